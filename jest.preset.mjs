@@ -1,0 +1,31 @@
+// Shared Jest preset: native ESM (run with NODE_OPTIONS=--experimental-vm-modules), swc transform.
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+
+const root = path.dirname(fileURLToPath(import.meta.url));
+
+export default {
+  testEnvironment: 'node',
+  extensionsToTreatAsEsm: ['.ts'],
+  resolver: '@nx/jest/plugins/resolver',
+  moduleFileExtensions: ['ts', 'js', 'mjs', 'json'],
+  transform: {
+    '^.+\\.ts$': [
+      '@swc/jest',
+      {
+        jsc: {
+          parser: { syntax: 'typescript', decorators: true },
+          transform: { legacyDecorator: true, decoratorMetadata: true, useDefineForClassFields: false },
+          target: 'es2023',
+          keepClassNames: true,
+        },
+        module: { type: 'es6' },
+        sourceMaps: 'inline',
+      },
+    ],
+  },
+  cacheDirectory: path.join(root, '.jest-cache'),
+  globalSetup: path.join(root, 'tools/jest/global-setup.mjs'),
+  globalTeardown: path.join(root, 'tools/jest/global-teardown.mjs'),
+  testTimeout: 30000,
+};
