@@ -1,1 +1,2 @@
 export * from './env.js';
+export * from './common.js';
