@@ -37,3 +37,15 @@ export function parseRateLimitOverrides(raw: string): Record<string, number> {
   }
   return out;
 }
+
+const pgUrl = (description: string) =>
+  env.url({ optional: true, secret: true, protocols: ['postgres', 'postgresql'], description });
+
+export const databaseUrl = pgUrl(
+  'PostgreSQL of apps/auth and apps/identity; unset under `npm start`: the embedded server under DATA_DIR',
+);
+export const treeDatabaseUrl = pgUrl('PostgreSQL of apps/tree (default: DATABASE_URL)');
+export const authUrl = env.url({
+  default: 'http://127.0.0.1:3000',
+  description: 'where identity and tree reach the token server (its /tokeninfo)',
+});

@@ -1,0 +1,2 @@
+/** Every migration of apps/auth, in order. */
+export const authMigrations = [];

@@ -1,0 +1,23 @@
+import { packageVersion, type ServiceDefinition } from '@gatehouse/service';
+import { identityEnv } from './config.js';
+import { IdentityAppModule } from './app.module.js';
+import { identityEntities } from './entities.js';
+import { identityMigrations } from './migrations/index.js';
+
+export const identityService: ServiceDefinition<typeof identityEnv> = {
+  name: 'identity',
+  version: packageVersion(),
+  envSchema: identityEnv,
+  port: (env) => env.IDENTITY_PORT,
+  databaseUrl: (env) => {
+    if (!env.DATABASE_URL) throw new Error('DATABASE_URL must be set (npm start sets it for you)');
+    return env.DATABASE_URL;
+  },
+  entities: identityEntities,
+  migrations: identityMigrations,
+  openapi: {
+    title: 'Gatehouse identity management API',
+    description: 'Clients, resources, scopes, users, roles, groups, tenants. /api/v1 serves document 1 shapes (snake_case), /api/v2 document 2 shapes (camelCase). See README.md.',
+  },
+  rootModule: (ctx) => IdentityAppModule.register(ctx),
+};

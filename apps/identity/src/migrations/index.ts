@@ -1,0 +1,2 @@
+/** Every migration of apps/identity, in order. */
+export const identityMigrations = [];

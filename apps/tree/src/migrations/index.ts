@@ -1,0 +1,2 @@
+/** Every migration of apps/tree, in order. */
+export const treeMigrations = [];

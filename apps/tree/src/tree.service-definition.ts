@@ -1,0 +1,24 @@
+import { packageVersion, type ServiceDefinition } from '@gatehouse/service';
+import { treeEnv } from './config.js';
+import { TreeAppModule } from './app.module.js';
+import { treeEntities } from './entities.js';
+import { treeMigrations } from './migrations/index.js';
+
+export const treeService: ServiceDefinition<typeof treeEnv> = {
+  name: 'tree',
+  version: packageVersion(),
+  envSchema: treeEnv,
+  port: (env) => env.TREE_PORT,
+  databaseUrl: (env) => {
+    const url = env.TREE_DATABASE_URL ?? env.DATABASE_URL;
+    if (!url) throw new Error('TREE_DATABASE_URL or DATABASE_URL must be set (npm start sets them for you)');
+    return url;
+  },
+  entities: treeEntities,
+  migrations: treeMigrations,
+  openapi: {
+    title: 'Gatehouse tree manager',
+    description: 'Versioned, translated hierarchies (trees, versions, nodes, translations). See README.md.',
+  },
+  rootModule: (ctx) => TreeAppModule.register(ctx),
+};

@@ -1,0 +1,143 @@
+import 'reflect-metadata';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { DynamicModule } from '@nestjs/common';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { DataSource, MixedList } from 'typeorm';
+import { type EnvOf, type EnvSchema, loadEnvOrExit, parseRateLimitOverrides, commonEnv } from '@gatehouse/config';
+import { checkConnection, createDataSource, runMigrations } from '@gatehouse/db';
+import { createHttpApp, listen } from '@gatehouse/http';
+
+export type CommonEnv = EnvOf<typeof commonEnv>;
+
+export interface ServiceContext<E> {
+  env: E;
+  dataSource: DataSource;
+}
+
+/** Everything that differs between the three services; the rest of start-up is the same code. */
+export interface ServiceDefinition<S extends EnvSchema> {
+  name: 'auth' | 'identity' | 'tree';
+  version: string;
+  envSchema: S;
+  port(env: EnvOf<S>): number;
+  databaseUrl(env: EnvOf<S>): string;
+  // TypeORM's own list types: entity classes and migration classes.
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
+  entities: MixedList<Function>;
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
+  migrations: MixedList<Function>;
+  openapi: { title: string; description: string };
+  rootModule(ctx: ServiceContext<EnvOf<S>>): DynamicModule;
+  /** Raw handlers mounted before Nest's routes (oidc-provider), with no body parser in front of them. */
+  mount?(app: NestExpressApplication, ctx: ServiceContext<EnvOf<S>>): void | Promise<void>;
+  excludeBodyParserPaths?: string[];
+  /** Runs once after migrations, before the HTTP server listens (bootstrap data, keys). */
+  afterMigrate?(ctx: ServiceContext<EnvOf<S>>): Promise<void>;
+}
+
+export interface BuiltService<E> extends ServiceContext<E> {
+  app: NestExpressApplication;
+  close(): Promise<void>;
+}
+
+/** Open the database, migrate it, and build the Nest application (not listening yet). Used by main and by tests. */
+export async function buildService<S extends EnvSchema>(
+  def: ServiceDefinition<S>,
+  env: EnvOf<S> & CommonEnv,
+): Promise<BuiltService<EnvOf<S>>> {
+  const dataSource = createDataSource({
+    url: def.databaseUrl(env),
+    entities: def.entities,
+    migrations: def.migrations,
+    applicationName: `gatehouse-${def.name}`,
+    poolMax: env.DB_POOL_MAX,
+  });
+  await dataSource.initialize();
+  try {
+    await runMigrations(dataSource);
+    const ctx = { env, dataSource };
+    await def.afterMigrate?.(ctx);
+    const app = await createHttpApp(def.rootModule(ctx), {
+      serviceName: def.name,
+      version: def.version,
+      logLevel: env.LOG_LEVEL,
+      bodyLimit: env.BODY_LIMIT,
+      rateLimit: {
+        points: env.RATE_LIMIT_POINTS,
+        durationSec: env.RATE_LIMIT_WINDOW_SEC,
+        redisUrl: env.REDIS_URL,
+        overrides: parseRateLimitOverrides(env.RATE_LIMIT_OVERRIDES),
+      },
+      openapi: { ...def.openapi, version: def.version },
+      readiness: () => checkConnection(dataSource),
+      excludeBodyParserPaths: def.excludeBodyParserPaths,
+      mount: def.mount ? (a: NestExpressApplication) => def.mount!(a, ctx) : undefined,
+    });
+    return {
+      ...ctx,
+      app,
+      close: async () => {
+        await app.close();
+        if (dataSource.isInitialized) await dataSource.destroy();
+      },
+    };
+  } catch (err) {
+    if (dataSource.isInitialized) await dataSource.destroy();
+    throw err;
+  }
+}
+
+/** The body of every app's main.ts: validated env, migrate, listen, stop cleanly on SIGTERM/SIGINT. */
+export async function runService<S extends EnvSchema>(def: ServiceDefinition<S>): Promise<void> {
+  const env = loadEnvOrExit({ ...commonEnv, ...def.envSchema }, def.name) as EnvOf<S> & CommonEnv;
+  const built = await buildService(def, env);
+  await listen(built.app, def.port(env));
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    process.stdout.write(`${JSON.stringify({ level: 30, service: def.name, msg: `received ${signal}, shutting down` })}\n`);
+    built.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+}
+
+/** The version of the Gatehouse package (root package.json), found by walking up from this file. */
+export function packageVersion(): string {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const candidate = path.join(dir, 'package.json');
+    if (existsSync(candidate)) {
+      const pkg = JSON.parse(readFileSync(candidate, 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'gatehouse' && pkg.version) return pkg.version;
+    }
+    const parent = path.dirname(dir);
+    if (parent === dir) return '0.0.0';
+    dir = parent;
+  }
+}
+
+/** The body of every app's migrate.ts (`nx run <app>:migrate`): apply pending migrations and exit. */
+export async function migrateService<S extends EnvSchema>(def: ServiceDefinition<S>): Promise<void> {
+  const env = loadEnvOrExit({ ...commonEnv, ...def.envSchema }, def.name) as EnvOf<S> & CommonEnv;
+  const dataSource = createDataSource({
+    url: def.databaseUrl(env),
+    entities: def.entities,
+    migrations: def.migrations,
+    applicationName: `gatehouse-${def.name}-migrate`,
+    poolMax: 2,
+  });
+  await dataSource.initialize();
+  try {
+    const applied = await runMigrations(dataSource);
+    process.stdout.write(`[${def.name}] migrations applied: ${JSON.stringify(applied)}\n`);
+  } finally {
+    await dataSource.destroy();
+  }
+}
