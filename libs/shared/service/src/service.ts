@@ -73,7 +73,7 @@ export async function buildService<S extends EnvSchema>(
       openapi: { ...def.openapi, version: def.version },
       readiness: () => checkConnection(dataSource),
       excludeBodyParserPaths: def.excludeBodyParserPaths,
-      mount: def.mount ? (a: NestExpressApplication) => def.mount!(a, ctx) : undefined,
+      mount: def.mount ? (a: NestExpressApplication) => def.mount?.(a, ctx) : undefined,
     });
     return {
       ...ctx,

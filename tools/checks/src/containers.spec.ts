@@ -1,0 +1,75 @@
+// No Docker engine runs in CI here, so the container files are checked as text: every path they copy exists,
+// every command they run exists, and the entry point is where the apps' build puts it.
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+const read = (p: string) => readFileSync(path.join(root, p), 'utf8');
+const dockerfile = read('docker/Dockerfile');
+const pkg = JSON.parse(read('package.json')) as { scripts: Record<string, string> };
+const apps = ['auth', 'identity', 'tree'];
+
+describe('docker/Dockerfile', () => {
+  it('copies only paths that exist in the build context', () => {
+    const copies = [...dockerfile.matchAll(/^COPY (?!--from)(.+)$/gm)].map((m) => m[1].trim().split(/\s+/));
+    expect(copies.length).toBeGreaterThan(3);
+    for (const parts of copies) {
+      const sources = parts.filter((p) => !p.startsWith('--')).slice(0, -1);
+      for (const src of sources) expect([src, existsSync(path.join(root, src))]).toEqual([src, true]);
+    }
+  });
+
+  it('copies from the build stage only what the build stage has', () => {
+    const fromBuild = [...dockerfile.matchAll(/^COPY --from=build (?:--chown=\S+ )?(\S+) /gm)].map((m) => m[1]);
+    for (const p of fromBuild) {
+      const rel = p.replace(/^\/src\//, '');
+      const producedByBuild = ['node_modules', 'dist'].includes(rel);
+      expect([rel, producedByBuild || existsSync(path.join(root, rel))]).toEqual([rel, true]);
+    }
+  });
+
+  it('builds the three apps with their real Nx build targets and starts the file the build writes', () => {
+    expect(dockerfile).toContain('nx run-many -t build -p auth,identity,tree');
+    for (const app of apps) {
+      const project = JSON.parse(read(`apps/${app}/project.json`)) as {
+        targets: { build: { command: string }; serve: { command: string } };
+      };
+      expect(project.targets.build.command).toContain(`-d dist/apps/${app}`);
+      const entry = dockerfile.match(/node (dist\/apps\/\$\{SERVICE\}\/\S+)"/)?.[1];
+      expect(entry?.replaceAll('${SERVICE}', app)).toBe(project.targets.serve.command.replace(/^node /, ''));
+      expect(existsSync(path.join(root, `apps/${app}/src/main.ts`))).toBe(true);
+    }
+  });
+
+  it('runs as a non-root user on a node 22 or 24 slim base with a readiness HEALTHCHECK', () => {
+    expect(dockerfile).toMatch(/^FROM node:(22|24)-slim AS build/m);
+    expect(dockerfile).toMatch(/^FROM node:(22|24)-slim AS runtime/m);
+    expect(dockerfile).toMatch(/^USER gatehouse$/m);
+    expect(dockerfile).toMatch(/^HEALTHCHECK .*healthcheck\.mjs/m);
+    expect(read('tools/docker/healthcheck.mjs')).toContain('/readyz');
+    expect(dockerfile).toContain('npm prune --omit=dev');
+  });
+});
+
+describe('docker/compose.yaml', () => {
+  const compose = read('docker/compose.yaml');
+  it('wires PostgreSQL, Redis and the three services by env', () => {
+    for (const s of ['postgres:', 'redis:', 'auth:', 'identity:', 'tree:']) expect(compose).toContain(`\n  ${s}`);
+    for (const v of ['DATABASE_URL', 'TREE_DATABASE_URL', 'REDIS_URL', 'AUTH_URL', 'ISSUER']) expect(compose).toContain(v);
+    expect(compose).toContain('dockerfile: docker/Dockerfile');
+    const mounted = [...compose.matchAll(/- \.\/(\S+):/g)].map((m) => m[1]);
+    for (const f of mounted) expect([f, existsSync(path.join(root, 'docker', f))]).toEqual([f, true]);
+  });
+});
+
+describe('CI', () => {
+  it('.ci/run calls the README test command and the workflow runs existing scripts', () => {
+    const readme = read('README.md');
+    expect(readme).toContain('npm test');
+    expect(read('.ci/run')).toMatch(/npm test/);
+    const workflow = read('.github/workflows/ci.yml');
+    for (const m of workflow.matchAll(/npm run ([\w:-]+)/g)) expect(Object.keys(pkg.scripts)).toContain(m[1]);
+    expect(workflow).toContain('nx affected');
+  });
+});
