@@ -1,0 +1,103 @@
+import type { Adapter, AdapterPayload } from 'oidc-provider';
+import type { Sql } from './sql.js';
+
+interface Row {
+  payload: AdapterPayload;
+  consumed_at: Date | null;
+}
+
+const withConsumed = (row: Row | undefined): AdapterPayload | undefined => {
+  if (!row) return undefined;
+  if (!row.consumed_at) return row.payload;
+  return { ...row.payload, consumed: Math.floor(new Date(row.consumed_at).getTime() / 1000) };
+};
+
+const LIVE = '(expires_at IS NULL OR expires_at > now())';
+
+/**
+ * oidc-provider artifacts in PostgreSQL: table `oidc_payloads` (model, id, payload jsonb, grant_id, user_code, uid,
+ * expires_at, consumed_at; primary key (model, id)), one adapter per model name. Expired rows are never returned
+ * and are removed by `purgeExpired` (run periodically by the token server).
+ */
+export class PgAdapter implements Adapter {
+  constructor(
+    private readonly sql: Sql,
+    readonly model: string,
+  ) {}
+
+  async upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
+    const expiresAt = expiresIn ? new Date(Date.now() + expiresIn * 1000) : null;
+    await this.sql.query(
+      `INSERT INTO oidc_payloads (model, id, payload, grant_id, user_code, uid, expires_at)
+       VALUES ($1, $2, $3::jsonb, $4, $5, $6, $7)
+       ON CONFLICT (model, id) DO UPDATE SET payload = EXCLUDED.payload, grant_id = EXCLUDED.grant_id,
+         user_code = EXCLUDED.user_code, uid = EXCLUDED.uid, expires_at = EXCLUDED.expires_at`,
+      [
+        this.model,
+        id,
+        JSON.stringify(payload),
+        payload.grantId ?? null,
+        payload.userCode ?? null,
+        payload.uid ?? null,
+        expiresAt,
+      ],
+    );
+  }
+
+  async find(id: string): Promise<AdapterPayload | undefined> {
+    const rows = await this.sql.query<Row>(
+      `SELECT payload, consumed_at FROM oidc_payloads WHERE model = $1 AND id = $2 AND ${LIVE}`,
+      [this.model, id],
+    );
+    return withConsumed(rows[0]);
+  }
+
+  async findByUid(uid: string): Promise<AdapterPayload | undefined> {
+    const rows = await this.sql.query<Row>(
+      `SELECT payload, consumed_at FROM oidc_payloads WHERE model = $1 AND uid = $2 AND ${LIVE} LIMIT 1`,
+      [this.model, uid],
+    );
+    return withConsumed(rows[0]);
+  }
+
+  async findByUserCode(userCode: string): Promise<AdapterPayload | undefined> {
+    const rows = await this.sql.query<Row>(
+      `SELECT payload, consumed_at FROM oidc_payloads WHERE model = $1 AND user_code = $2 AND ${LIVE} LIMIT 1`,
+      [this.model, userCode],
+    );
+    return withConsumed(rows[0]);
+  }
+
+  async consume(id: string): Promise<void> {
+    await this.sql.query(
+      'UPDATE oidc_payloads SET consumed_at = now() WHERE model = $1 AND id = $2 AND consumed_at IS NULL',
+      [this.model, id],
+    );
+  }
+
+  async destroy(id: string): Promise<void> {
+    await this.sql.query('DELETE FROM oidc_payloads WHERE model = $1 AND id = $2', [this.model, id]);
+  }
+
+  async revokeByGrantId(grantId: string): Promise<void> {
+    await this.sql.query('DELETE FROM oidc_payloads WHERE model = $1 AND grant_id = $2', [this.model, grantId]);
+  }
+}
+
+/** Delete expired artifacts in batches; returns how many rows went. */
+export async function purgeExpiredPayloads(sql: Sql, batch = 5000): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const rows = await sql.query<{ n: number }>(
+      `WITH gone AS (
+         DELETE FROM oidc_payloads WHERE ctid IN (
+           SELECT ctid FROM oidc_payloads WHERE expires_at <= now() LIMIT $1)
+         RETURNING 1)
+       SELECT count(*)::int AS n FROM gone`,
+      [batch],
+    );
+    const n = rows[0]?.n ?? 0;
+    total += n;
+    if (n < batch) return total;
+  }
+}
