@@ -1,0 +1,268 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { DataSource, EntityManager } from 'typeorm';
+import { DEFAULT_PASSWORD_VALIDATORS, hashPassword } from './passwords.js';
+import { loadSecretBox, type SecretBox, type SecretBoxEnv } from './secret-box.js';
+import { rows } from './sql.js';
+import { SYSTEM_RESOURCES } from './system.js';
+
+export interface BootstrapEnv extends SecretBoxEnv {
+  BOOTSTRAP_CLIENT_ID?: string;
+  BOOTSTRAP_CLIENT_SECRET?: string;
+  BOOTSTRAP_ADMIN_EMAIL?: string;
+  BOOTSTRAP_ADMIN_PASSWORD?: string;
+}
+
+/** The part of a logger bootstrap uses (a pino logger fits). Secrets are never passed to it. */
+export interface BootstrapLogger {
+  info(msg: string): void;
+  warn(msg: string): void;
+}
+
+export interface BootstrapOptions {
+  /** Where generated credentials are printed, once (default: process.stdout). */
+  print?: (text: string) => void;
+  /** Use this box instead of loading one from the environment. */
+  box?: SecretBox;
+}
+
+export interface BootstrapResult {
+  instanceId: string;
+  clientId: string;
+  adminUserId: string;
+  /** True when this call seeded the database; false when it had been seeded before. */
+  seeded: boolean;
+  /** Which values this call generated (and printed), e.g. ['BOOTSTRAP_CLIENT_SECRET']. Empty when not seeded. */
+  generated: string[];
+}
+
+export const DEFAULT_ADMIN_EMAIL = 'admin@gatehouse.local';
+const MARKER = 'default-instance';
+const LOCK_KEY = 'gatehouse:identity-bootstrap';
+
+const jsonLogger: BootstrapLogger = {
+  info: (msg) => process.stdout.write(`${JSON.stringify({ level: 30, msg })}\n`),
+  warn: (msg) => process.stdout.write(`${JSON.stringify({ level: 40, msg })}\n`),
+};
+
+const randomSecret = () => randomBytes(32).toString('base64url');
+
+/**
+ * Seed a new database once (API.md start-up contract): the default instance, the system resources
+ * `urn:gatehouse:management` and `urn:gatehouse:tree` with their scopes, the default client (allowed
+ * `client_credentials`, authorized on both resources and granted every scope of both) and an admin user.
+ * Ids and secrets come from BOOTSTRAP_* when set, else are generated and printed once.
+ *
+ * Safe to run from several processes at once and on every start: one transaction holds a PostgreSQL advisory lock,
+ * and the `default-instance` marker row makes every later call a no-op that changes nothing. Later calls only add
+ * system scopes introduced by a newer release (granting those new ones to the default client).
+ */
+export async function bootstrapIdentity(
+  ds: DataSource,
+  env: BootstrapEnv,
+  log: BootstrapLogger = jsonLogger,
+  opts: BootstrapOptions = {},
+): Promise<BootstrapResult> {
+  let box = opts.box;
+  if (!box) {
+    const loaded = loadSecretBox(env);
+    box = loaded.box;
+    if (loaded.source === 'generated') {
+      log.warn(
+        `generated the secret encryption key ${loaded.keyFile} (mode 0600); back it up, and set SECRET_ENCRYPTION_KEY in production`,
+      );
+    }
+  }
+  const sealer = box;
+
+  const result = await ds.transaction(async (m) => {
+    await m.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [LOCK_KEY]);
+    const [marker] = await rows<{
+      instance_id: string;
+      details: { client_id?: string; admin_user_id?: string };
+    }>(m, `SELECT instance_id, details FROM bootstrap_markers WHERE name = $1`, [MARKER]);
+    if (marker) return existing(m, marker.instance_id, marker.details, env, log);
+    return seed(m, env, sealer);
+  });
+
+  if (result.seeded) {
+    log.info(`bootstrap: seeded default instance ${result.instanceId}, default client ${result.clientId}`);
+    if (result.printable.length) (opts.print ?? ((t) => process.stdout.write(t)))(frame(result.printable));
+  }
+  const { printable: _printable, ...out } = result;
+  return out;
+}
+
+type Internal = BootstrapResult & { printable: [string, string][] };
+
+async function existing(
+  m: EntityManager,
+  instanceId: string,
+  details: { client_id?: string; admin_user_id?: string },
+  env: BootstrapEnv,
+  log: BootstrapLogger,
+): Promise<Internal> {
+  const clientId = details.client_id ?? '';
+  const adminUserId = details.admin_user_id ?? '';
+  if (env.BOOTSTRAP_CLIENT_ID && env.BOOTSTRAP_CLIENT_ID.toLowerCase() !== clientId) {
+    log.warn(
+      `BOOTSTRAP_CLIENT_ID differs from the default client created at first start (${clientId}); BOOTSTRAP_* only apply to an empty database and were ignored`,
+    );
+  }
+  // The default client may be gone only through direct SQL; then new scopes are added but granted to nobody.
+  const [client] = await rows<{ id: string }>(
+    m,
+    `SELECT id FROM clients WHERE id = $1::uuid AND is_default`,
+    [clientId || null],
+  );
+  await ensureSystemScopes(m, instanceId, client?.id);
+  return {
+    instanceId,
+    clientId,
+    adminUserId,
+    seeded: false,
+    generated: [],
+    printable: [],
+  };
+}
+
+/** Insert system scopes missing from the system resources (a newer release added them); grant only those new ones. */
+async function ensureSystemScopes(
+  m: EntityManager,
+  instanceId: string,
+  defaultClientId?: string,
+): Promise<void> {
+  for (const spec of SYSTEM_RESOURCES) {
+    const added = await rows<{ id: string; resource_id: string }>(
+      m,
+      `INSERT INTO scopes (instance_id, resource_id, scope_name, scope_description)
+       SELECT r.instance_id, r.id, s.name, s.description
+         FROM resources r, jsonb_to_recordset($3::jsonb) AS s(name text, description text)
+        WHERE r.instance_id = $1 AND r.identifier_url = $2 AND r.is_system
+       ON CONFLICT (resource_id, scope_name) DO NOTHING
+       RETURNING id, resource_id`,
+      [instanceId, spec.identifierUrl, JSON.stringify(spec.scopes)],
+    );
+    if (!added.length || !defaultClientId) continue;
+    await m.query(
+      `INSERT INTO client_permissions (instance_id, client_id, resource_id, scope_id)
+       SELECT $1, $2, a.resource_id, a.id
+         FROM unnest($3::uuid[], $4::uuid[]) AS a(id, resource_id)
+         JOIN client_resources cr ON cr.client_id = $2 AND cr.resource_id = a.resource_id
+       ON CONFLICT (client_id, scope_id) DO NOTHING`,
+      [instanceId, defaultClientId, added.map((a) => a.id), added.map((a) => a.resource_id)],
+    );
+  }
+}
+
+async function seed(m: EntityManager, env: BootstrapEnv, box: SecretBox): Promise<Internal> {
+  const generated: string[] = [];
+  const printable: [string, string][] = [];
+
+  const clientId = env.BOOTSTRAP_CLIENT_ID?.toLowerCase() ?? randomUUID();
+  if (!env.BOOTSTRAP_CLIENT_ID) generated.push('BOOTSTRAP_CLIENT_ID');
+  const clientSecret = env.BOOTSTRAP_CLIENT_SECRET ?? randomSecret();
+  if (!env.BOOTSTRAP_CLIENT_SECRET) generated.push('BOOTSTRAP_CLIENT_SECRET');
+  const adminEmail = env.BOOTSTRAP_ADMIN_EMAIL ?? DEFAULT_ADMIN_EMAIL;
+  const adminPassword = env.BOOTSTRAP_ADMIN_PASSWORD ?? randomSecret();
+  if (!env.BOOTSTRAP_ADMIN_PASSWORD) generated.push('BOOTSTRAP_ADMIN_PASSWORD');
+
+  const [instance] = await rows<{ id: string }>(
+    m,
+    `INSERT INTO instances (name, description, is_default, multi_tenant, settings)
+     VALUES ('default', 'Default instance', true, false, $1::jsonb) RETURNING id`,
+    [
+      JSON.stringify({
+        password_validators: DEFAULT_PASSWORD_VALIDATORS,
+        supported_locales: ['en'],
+        identity_providers: [],
+      }),
+    ],
+  );
+  const instanceId = instance.id;
+
+  const resourceIds: string[] = [];
+  for (const spec of SYSTEM_RESOURCES) {
+    const [r] = await rows<{ id: string }>(
+      m,
+      `INSERT INTO resources (instance_id, resource_type, resource_name, resource_description, identifier_url,
+                              is_system, signing_algorithm, token_lifetime, skip_consent_for_first_party)
+       VALUES ($1, 'api', $2, $3, $4, true, 'RS256', 3600, true) RETURNING id`,
+      [instanceId, spec.name, spec.description, spec.identifierUrl],
+    );
+    resourceIds.push(r.id);
+    await m.query(
+      `INSERT INTO scopes (instance_id, resource_id, scope_name, scope_description)
+       SELECT $1, $2, s.name, s.description FROM jsonb_to_recordset($3::jsonb) AS s(name text, description text)`,
+      [instanceId, r.id, JSON.stringify(spec.scopes)],
+    );
+  }
+
+  await m.query(
+    `INSERT INTO clients (id, instance_id, client_name, client_type, client_description, client_secret_enc,
+                          client_metadata, is_public, is_first_party, is_global, is_default)
+     VALUES ($1, $2, 'Default client', 'non_interactive',
+             'Created at first start; manages this instance. It cannot be deleted.', $3, $4::jsonb,
+             false, true, true, true)`,
+    [
+      clientId,
+      instanceId,
+      box.encrypt(clientSecret),
+      JSON.stringify({ grant_types: ['client_credentials'] }),
+    ],
+  );
+  // Authorize both system resources and grant every one of their scopes, set-based.
+  await m.query(
+    `INSERT INTO client_resources (instance_id, client_id, resource_id)
+     SELECT $1, $2, unnest($3::uuid[])`,
+    [instanceId, clientId, resourceIds],
+  );
+  await m.query(
+    `INSERT INTO client_permissions (instance_id, client_id, resource_id, scope_id)
+     SELECT $1, $2, s.resource_id, s.id FROM scopes s WHERE s.resource_id = ANY($3::uuid[])`,
+    [instanceId, clientId, resourceIds],
+  );
+
+  const [admin] = await rows<{ id: string }>(
+    m,
+    `INSERT INTO users (instance_id, user_email, user_name, password_hash, name, email_verified)
+     VALUES ($1, $2, 'admin', $3, 'Administrator', true) RETURNING id`,
+    [instanceId, adminEmail, await hashPassword(adminPassword)],
+  );
+
+  await m.query(`INSERT INTO bootstrap_markers (name, instance_id, details) VALUES ($1, $2, $3::jsonb)`, [
+    MARKER,
+    instanceId,
+    JSON.stringify({ client_id: clientId, admin_user_id: admin.id }),
+  ]);
+
+  if (generated.length) {
+    printable.push(['default client id', clientId]);
+    printable.push([
+      'default client secret',
+      generated.includes('BOOTSTRAP_CLIENT_SECRET') ? clientSecret : '(from BOOTSTRAP_CLIENT_SECRET)',
+    ]);
+    printable.push(['admin e-mail', adminEmail]);
+    printable.push([
+      'admin password',
+      generated.includes('BOOTSTRAP_ADMIN_PASSWORD') ? adminPassword : '(from BOOTSTRAP_ADMIN_PASSWORD)',
+    ]);
+  }
+  return { instanceId, clientId, adminUserId: admin.id, seeded: true, generated, printable };
+}
+
+function frame(lines: [string, string][]): string {
+  const bar = '='.repeat(78);
+  const body = lines.map(([k, v]) => `  ${`${k}:`.padEnd(24)}${v}`);
+  return [
+    '',
+    bar,
+    '  Gatehouse first start: generated bootstrap credentials (shown ONCE, never again)',
+    bar,
+    ...body,
+    '',
+    '  Store them now. To choose them yourself on an empty database, set BOOTSTRAP_CLIENT_ID,',
+    '  BOOTSTRAP_CLIENT_SECRET, BOOTSTRAP_ADMIN_EMAIL and BOOTSTRAP_ADMIN_PASSWORD.',
+    bar,
+    '',
+  ].join('\n');
+}

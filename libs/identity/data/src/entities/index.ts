@@ -1,0 +1,42 @@
+import { Instance } from './instance.entity.js';
+import { Tenant } from './tenant.entity.js';
+import { Client } from './client.entity.js';
+import { Resource } from './resource.entity.js';
+import { Scope } from './scope.entity.js';
+import { ClientResource } from './client-resource.entity.js';
+import { ClientPermission } from './client-permission.entity.js';
+import { User } from './user.entity.js';
+import { UserIdentity } from './user-identity.entity.js';
+import { OidcPayload } from './oidc-payload.entity.js';
+import { SigningKey } from './signing-key.entity.js';
+import { BootstrapMarker } from './bootstrap-marker.entity.js';
+
+export * from './audit.js';
+export * from './instance.entity.js';
+export * from './tenant.entity.js';
+export * from './client.entity.js';
+export * from './resource.entity.js';
+export * from './scope.entity.js';
+export * from './client-resource.entity.js';
+export * from './client-permission.entity.js';
+export * from './user.entity.js';
+export * from './user-identity.entity.js';
+export * from './oidc-payload.entity.js';
+export * from './signing-key.entity.js';
+export * from './bootstrap-marker.entity.js';
+
+/** Every entity of the identity data model (apps/auth and apps/identity both register all of them). */
+export const identityEntities = [
+  Instance,
+  Tenant,
+  Client,
+  Resource,
+  Scope,
+  ClientResource,
+  ClientPermission,
+  User,
+  UserIdentity,
+  OidcPayload,
+  SigningKey,
+  BootstrapMarker,
+];

@@ -1,0 +1,10 @@
+export * from './entities/index.js';
+export { identityMigrations, IdentitySchema1790000000000 } from './migrations/index.js';
+export * from './secret-box.js';
+export * from './passwords.js';
+export * from './lockout.js';
+export * from './token-data.js';
+export * from './bootstrap.js';
+export * from './system.js';
+export * from './env.js';
+export { isUuid, rows, type Queryable } from './sql.js';

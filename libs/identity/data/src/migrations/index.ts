@@ -1,0 +1,6 @@
+import { IdentitySchema1790000000000 } from './1790000000000-identity-schema.js';
+
+export { IdentitySchema1790000000000 };
+
+/** Every migration of the identity data model, in order (apps/auth and apps/identity run the same list). */
+export const identityMigrations = [IdentitySchema1790000000000];

@@ -1,0 +1,48 @@
+/** Audience (identifier_url) of the management API (apps/identity). */
+export const MANAGEMENT_AUDIENCE = 'urn:gatehouse:management';
+/** Audience (identifier_url) of the tree API (apps/tree). */
+export const TREE_AUDIENCE = 'urn:gatehouse:tree';
+
+export interface SystemResourceSpec {
+  identifierUrl: string;
+  name: string;
+  description: string;
+  scopes: { name: string; description: string }[];
+}
+
+const MANAGEMENT_GROUPS = [
+  'clients',
+  'resources',
+  'tenants',
+  'roles',
+  'users',
+  'groups',
+  'tickets',
+  'instances',
+];
+
+/** The system resources seeded into every instance (`is_system: true`; they cannot be deleted). */
+export const SYSTEM_RESOURCES: readonly SystemResourceSpec[] = [
+  {
+    identifierUrl: MANAGEMENT_AUDIENCE,
+    name: 'Gatehouse management API',
+    description: 'Identity management API (apps/identity)',
+    scopes: MANAGEMENT_GROUPS.flatMap((g) => [
+      { name: `${g}:read`, description: `Read ${g}` },
+      { name: `${g}:write`, description: `Create, modify and delete ${g}` },
+    ]),
+  },
+  {
+    identifierUrl: TREE_AUDIENCE,
+    name: 'Gatehouse tree API',
+    description: 'Tree manager API (apps/tree)',
+    scopes: [
+      { name: 'trees:read', description: 'Read trees, versions, nodes and translations' },
+      {
+        name: 'trees:write',
+        description: 'Create, modify and delete trees, versions, nodes and translations',
+      },
+      { name: 'settings:write', description: 'Modify tree manager settings' },
+    ],
+  },
+];

@@ -1,0 +1,244 @@
+import type { DataSource } from 'typeorm';
+import type { ClientMetadata } from './entities/client.entity.js';
+import { User } from './entities/user.entity.js';
+import type { SecretBox } from './secret-box.js';
+import { isUuid, rows, type Queryable } from './sql.js';
+
+/** What the token server needs to know about a client (secret decrypted). */
+export interface OidcClientRecord {
+  id: string;
+  instanceId: string;
+  tenantId: string | null;
+  clientName: string;
+  clientType: string | null;
+  /** Plaintext secret; null for a public client. */
+  clientSecret: string | null;
+  clientSecretExpiresAt: Date | null;
+  grantTypes: string[];
+  clientMetadata: ClientMetadata;
+  isPublic: boolean;
+  isFirstParty: boolean;
+  isGlobal: boolean;
+  isDefault: boolean;
+  updatedAt: Date;
+}
+
+interface ClientRow {
+  id: string;
+  instance_id: string;
+  tenant_id: string | null;
+  client_name: string;
+  client_type: string | null;
+  client_secret_enc: string | null;
+  client_secret_expires_at: Date | null;
+  client_metadata: ClientMetadata | null;
+  is_public: boolean;
+  is_first_party: boolean;
+  is_global: boolean;
+  is_default: boolean;
+  updated_at: Date;
+}
+
+/** The client with this id and its decrypted secret, or null (unknown or malformed id). One primary-key look-up. */
+export async function findClientForOidc(
+  db: Queryable,
+  clientId: string,
+  box: SecretBox,
+): Promise<OidcClientRecord | null> {
+  if (!isUuid(clientId)) return null;
+  const [r] = await rows<ClientRow>(
+    db,
+    `SELECT id, instance_id, tenant_id, client_name, client_type, client_secret_enc, client_secret_expires_at,
+            client_metadata, is_public, is_first_party, is_global, is_default, updated_at
+       FROM clients WHERE id = $1`,
+    [clientId],
+  );
+  if (!r) return null;
+  const metadata = r.client_metadata ?? {};
+  return {
+    id: r.id,
+    instanceId: r.instance_id,
+    tenantId: r.tenant_id,
+    clientName: r.client_name,
+    clientType: r.client_type,
+    clientSecret: box.decryptNullable(r.client_secret_enc),
+    clientSecretExpiresAt: r.client_secret_expires_at,
+    grantTypes: Array.isArray(metadata.grant_types)
+      ? metadata.grant_types.filter((g) => typeof g === 'string')
+      : [],
+    clientMetadata: metadata,
+    isPublic: r.is_public,
+    isFirstParty: r.is_first_party,
+    isGlobal: r.is_global,
+    isDefault: r.is_default,
+    updatedAt: r.updated_at,
+  };
+}
+
+/** A resource as the token server uses it (`resource_metadata` columns; signing secret decrypted when a box is given). */
+export interface OidcResourceRecord {
+  id: string;
+  instanceId: string;
+  tenantId: string | null;
+  resourceName: string;
+  identifierUrl: string;
+  isSystem: boolean;
+  signingAlgorithm: string;
+  /** Plaintext HS256 secret (only when a SecretBox was passed and the resource has one). */
+  signingSecret: string | null;
+  tokenLifetime: number;
+  rbacEnabled: boolean;
+  scopesAdded: boolean;
+  skipConsentForFirstParty: boolean;
+}
+
+interface ResourceRow {
+  id: string;
+  instance_id: string;
+  tenant_id: string | null;
+  resource_name: string;
+  identifier_url: string;
+  is_system: boolean;
+  signing_algorithm: string;
+  signing_secret_enc: string | null;
+  token_lifetime: number;
+  rbac_enabled: boolean;
+  scopes_added: boolean;
+  skip_consent_for_first_party: boolean;
+}
+
+const RESOURCE_COLUMNS = `r.id, r.instance_id, r.tenant_id, r.resource_name, r.identifier_url, r.is_system,
+  r.signing_algorithm, r.signing_secret_enc, r.token_lifetime, r.rbac_enabled, r.scopes_added,
+  r.skip_consent_for_first_party`;
+
+function toResource(r: ResourceRow, box?: SecretBox): OidcResourceRecord {
+  return {
+    id: r.id,
+    instanceId: r.instance_id,
+    tenantId: r.tenant_id,
+    resourceName: r.resource_name,
+    identifierUrl: r.identifier_url,
+    isSystem: r.is_system,
+    signingAlgorithm: r.signing_algorithm,
+    signingSecret: box ? box.decryptNullable(r.signing_secret_enc) : null,
+    tokenLifetime: r.token_lifetime,
+    rbacEnabled: r.rbac_enabled,
+    scopesAdded: r.scopes_added,
+    skipConsentForFirstParty: r.skip_consent_for_first_party,
+  };
+}
+
+/** The resource of an instance whose `identifier_url` (the token audience) is `url`, or null. */
+export async function findResourceByIdentifier(
+  db: Queryable,
+  instanceId: string,
+  url: string,
+  box?: SecretBox,
+): Promise<OidcResourceRecord | null> {
+  if (!isUuid(instanceId) || typeof url !== 'string') return null;
+  const [r] = await rows<ResourceRow>(
+    db,
+    `SELECT ${RESOURCE_COLUMNS} FROM resources r WHERE r.instance_id = $1 AND r.identifier_url = $2`,
+    [instanceId, url],
+  );
+  return r ? toResource(r, box) : null;
+}
+
+/** True when the resource is authorized to the client (a client_resources row). */
+export async function isAuthorized(db: Queryable, clientId: string, resourceId: string): Promise<boolean> {
+  if (!isUuid(clientId) || !isUuid(resourceId)) return false;
+  const r = await rows(db, `SELECT 1 FROM client_resources WHERE client_id = $1 AND resource_id = $2`, [
+    clientId,
+    resourceId,
+  ]);
+  return r.length > 0;
+}
+
+/** Names of the scopes of `resourceId` granted to the client, sorted. */
+export async function grantedScopes(db: Queryable, clientId: string, resourceId: string): Promise<string[]> {
+  if (!isUuid(clientId) || !isUuid(resourceId)) return [];
+  const r = await rows<{ scope_name: string }>(
+    db,
+    `SELECT s.scope_name
+       FROM client_permissions p JOIN scopes s ON s.id = p.scope_id
+      WHERE p.client_id = $1 AND p.resource_id = $2
+      ORDER BY s.scope_name`,
+    [clientId, resourceId],
+  );
+  return r.map((x) => x.scope_name);
+}
+
+export interface ClientResourceAccess {
+  resource: OidcResourceRecord;
+  /** The resource is authorized to the client. */
+  authorized: boolean;
+  /** Scope names granted to the client on the resource, sorted (empty when none or not authorized). */
+  scopes: string[];
+}
+
+/**
+ * Everything a token request for (client, audience) needs, in one round trip: the resource of the client's instance
+ * with that identifier, whether it is authorized to the client, and the granted scope names. Null when the client
+ * or the resource does not exist.
+ */
+export async function clientResourceAccess(
+  db: Queryable,
+  clientId: string,
+  identifierUrl: string,
+  box?: SecretBox,
+): Promise<ClientResourceAccess | null> {
+  if (!isUuid(clientId) || typeof identifierUrl !== 'string') return null;
+  const [r] = await rows<ResourceRow & { authorized: boolean; scopes: string[] }>(
+    db,
+    `SELECT ${RESOURCE_COLUMNS},
+            (cr.id IS NOT NULL) AS authorized,
+            coalesce((SELECT array_agg(s.scope_name ORDER BY s.scope_name)
+                        FROM client_permissions p JOIN scopes s ON s.id = p.scope_id
+                       WHERE p.client_id = c.id AND p.resource_id = r.id), '{}') AS scopes
+       FROM clients c
+       JOIN resources r ON r.instance_id = c.instance_id AND r.identifier_url = $2
+       LEFT JOIN client_resources cr ON cr.client_id = c.id AND cr.resource_id = r.id
+      WHERE c.id = $1`,
+    [clientId, identifierUrl],
+  );
+  if (!r) return null;
+  return { resource: toResource(r, box), authorized: r.authorized, scopes: r.authorized ? r.scopes : [] };
+}
+
+/** Phone numbers compare without spaces, dashes, dots and parentheses (`+976 9911-2233` is `+97699112233`). */
+export function normalizePhone(phone: string): string {
+  return phone.replace(/[\s\-.()]/g, '');
+}
+
+const PHONE_LIKE = /^\+?[\d\s\-.()]{4,}$/;
+
+/**
+ * The user of an instance whose e-mail or user name (both case-insensitive) or phone number is `login`, or null.
+ * Should two users match different fields, e-mail wins over user name over phone.
+ */
+export async function findUserByLogin(
+  ds: DataSource,
+  instanceId: string,
+  login: string,
+): Promise<User | null> {
+  if (!isUuid(instanceId) || typeof login !== 'string') return null;
+  const trimmed = login.trim();
+  if (!trimmed || trimmed.length > 320) return null;
+  const phone = PHONE_LIKE.test(trimmed) ? normalizePhone(trimmed) : null;
+  const qb = ds
+    .getRepository(User)
+    .createQueryBuilder('u')
+    .where('u.instance_id = :instanceId', { instanceId })
+    .andWhere(
+      phone
+        ? '(lower(u.user_email) = lower(:login) OR lower(u.user_name) = lower(:login) OR u.phone_number = :phone)'
+        : '(lower(u.user_email) = lower(:login) OR lower(u.user_name) = lower(:login))',
+      { login: trimmed, phone },
+    );
+  const found = await qb.getMany();
+  if (found.length <= 1) return found[0] ?? null;
+  const lower = trimmed.toLowerCase();
+  const rank = (u: User) =>
+    u.userEmail?.toLowerCase() === lower ? 0 : u.userName?.toLowerCase() === lower ? 1 : 2;
+  return found.sort((a, b) => rank(a) - rank(b))[0];
+}
