@@ -1,1 +1,18 @@
-export {};
+export {
+  createEmptyTestDatabase,
+  createTestDatabase,
+  testAdminUrl,
+  testRedisUrl,
+  withDatabase,
+  type CreateTestDatabaseOptions,
+  type TestDatabase,
+} from './test-database.js';
+export {
+  getFreePort,
+  isPortFree,
+  randomPassword,
+  startEmbeddedPostgres,
+  stopEmbeddedPostgres,
+  type EmbeddedPostgresHandle,
+  type StartEmbeddedPostgresOptions,
+} from './embedded.js';
