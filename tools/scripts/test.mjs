@@ -15,7 +15,9 @@ try {
   // Own process group: a Ctrl-C reaches Nx and Jest, and the database outlives them until we stop it.
   env = await prepareTestEnvironment({ detached: true, killOnSignal: false });
 } catch (err) {
-  process.stderr.write(`test: could not prepare the test database: ${err instanceof Error ? err.message : err}\n`);
+  process.stderr.write(
+    `test: could not prepare the test database: ${err instanceof Error ? err.message : err}\n`,
+  );
   process.exit(1);
 }
 
