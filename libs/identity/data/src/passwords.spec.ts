@@ -1,0 +1,64 @@
+import {
+  checkPasswordPolicy,
+  DEFAULT_PASSWORD_VALIDATORS,
+  hashPassword,
+  verifyPassword,
+} from './passwords.js';
+
+describe('argon2id passwords', () => {
+  it('hashes with argon2id and a random salt, and verifies', async () => {
+    const a = await hashPassword('correct horse battery staple');
+    const b = await hashPassword('correct horse battery staple');
+    expect(a).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
+    expect(a).not.toBe(b);
+    expect(await verifyPassword(a, 'correct horse battery staple')).toBe(true);
+    expect(await verifyPassword(a, 'correct horse battery stapl')).toBe(false);
+    expect(await verifyPassword(a, '')).toBe(false);
+  });
+
+  it('answers false, never throws, for a missing or malformed hash or an absurd password', async () => {
+    expect(await verifyPassword(null, 'x')).toBe(false);
+    expect(await verifyPassword(undefined, 'x')).toBe(false);
+    expect(await verifyPassword('not-a-hash', 'x')).toBe(false);
+    const h = await hashPassword('pw');
+    expect(await verifyPassword(h, 'p'.repeat(5000))).toBe(false);
+    await expect(hashPassword('p'.repeat(5000))).rejects.toThrow(RangeError);
+  });
+
+  it('spends comparable time for an unknown user and a wrong password', async () => {
+    const h = await hashPassword('pw');
+    await verifyPassword(null, 'warm-up');
+    const time = async (fn: () => Promise<unknown>) => {
+      const t = process.hrtime.bigint();
+      for (let i = 0; i < 3; i++) await fn();
+      return Number(process.hrtime.bigint() - t) / 3e6;
+    };
+    const wrong = await time(() => verifyPassword(h, 'nope'));
+    const unknown = await time(() => verifyPassword(null, 'nope'));
+    expect(unknown).toBeGreaterThan(wrong * 0.4);
+    expect(unknown).toBeLessThan(wrong * 2.5);
+  });
+});
+
+describe('checkPasswordPolicy', () => {
+  it('returns the descriptions of the failed rules, in order', () => {
+    const validators = [
+      { order: 2, validator: 'digit', description: 'A digit', rules: '\\d' },
+      { order: 1, validator: 'len', description: 'At least 10 characters', rules: '^.{10,}$' },
+      { description: 'An upper-case letter', regex: '[A-Z]' },
+    ];
+    expect(checkPasswordPolicy(validators, 'short')).toEqual([
+      'An upper-case letter',
+      'At least 10 characters',
+      'A digit',
+    ]);
+    expect(checkPasswordPolicy(validators, 'LongEnough1')).toEqual([]);
+    expect(checkPasswordPolicy(DEFAULT_PASSWORD_VALIDATORS, '1234567')).toEqual(['At least 8 characters']);
+    expect(checkPasswordPolicy(DEFAULT_PASSWORD_VALIDATORS, '12345678')).toEqual([]);
+    expect(checkPasswordPolicy(undefined, 'x')).toEqual([]);
+  });
+
+  it('reports a rule that does not compile as failed', () => {
+    expect(checkPasswordPolicy([{ description: 'broken', rules: '([' }], 'anything')).toEqual(['broken']);
+  });
+});

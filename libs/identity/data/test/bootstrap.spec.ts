@@ -1,0 +1,264 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { DataSource } from 'typeorm';
+import type { TestDatabase } from '@gatehouse/testing';
+import {
+  bootstrapIdentity,
+  DEFAULT_ADMIN_EMAIL,
+  findClientForOidc,
+  loadSecretBox,
+  MANAGEMENT_AUDIENCE,
+  rows,
+  SecretBox,
+  SYSTEM_RESOURCES,
+  TREE_AUDIENCE,
+  verifyPassword,
+  type BootstrapLogger,
+} from '../src/index.js';
+import { identityTestDatabase, openDataSource } from './support.js';
+
+const silent = (): BootstrapLogger & { lines: string[] } => {
+  const lines: string[] = [];
+  return { lines, info: (m) => lines.push(`info ${m}`), warn: (m) => lines.push(`warn ${m}`) };
+};
+
+/** Row counts of every seeded table: a second bootstrap must not change any. */
+async function counts(ds: DataSource): Promise<Record<string, number>> {
+  const [r] = await rows<Record<string, string>>(
+    ds,
+    `SELECT (SELECT count(*) FROM instances) AS instances, (SELECT count(*) FROM resources) AS resources,
+            (SELECT count(*) FROM scopes) AS scopes, (SELECT count(*) FROM clients) AS clients,
+            (SELECT count(*) FROM client_resources) AS client_resources,
+            (SELECT count(*) FROM client_permissions) AS client_permissions, (SELECT count(*) FROM users) AS users,
+            (SELECT count(*) FROM bootstrap_markers) AS markers`,
+  );
+  return Object.fromEntries(Object.entries(r).map(([k, v]) => [k, Number(v)]));
+}
+
+describe('bootstrapIdentity with generated credentials', () => {
+  let db: TestDatabase;
+  let ds: DataSource;
+  let dataDir: string;
+
+  beforeAll(async () => {
+    db = await identityTestDatabase();
+    ds = await openDataSource(db.url);
+    dataDir = mkdtempSync(path.join(tmpdir(), 'gh-bootstrap-'));
+  });
+  afterAll(async () => {
+    await ds?.destroy();
+    await db?.drop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('seeds instance, system resources, default client and admin once, prints generated secrets once', async () => {
+    const printed: string[] = [];
+    const log = silent();
+    const env = { DATA_DIR: dataDir };
+    const first = await bootstrapIdentity(ds, env, log, { print: (t) => printed.push(t) });
+    expect(first.seeded).toBe(true);
+    expect(first.generated).toEqual([
+      'BOOTSTRAP_CLIENT_ID',
+      'BOOTSTRAP_CLIENT_SECRET',
+      'BOOTSTRAP_ADMIN_PASSWORD',
+    ]);
+    // The encryption key was generated into DATA_DIR with a warning.
+    expect(statSync(path.join(dataDir, 'secret.key')).mode & 0o777).toBe(0o600);
+    expect(log.lines.some((l) => l.startsWith('warn generated the secret encryption key'))).toBe(true);
+
+    const box = loadSecretBox(env).box;
+    const client = await findClientForOidc(ds, first.clientId, box);
+    expect(client).toMatchObject({
+      id: first.clientId,
+      instanceId: first.instanceId,
+      isDefault: true,
+      isPublic: false,
+      grantTypes: ['client_credentials'],
+    });
+    const secret = client!.clientSecret!;
+    expect(secret.length).toBeGreaterThanOrEqual(32);
+
+    // Printed exactly once, framed, with the generated values; never through the logger.
+    expect(printed).toHaveLength(1);
+    expect(printed[0]).toContain('shown ONCE');
+    expect(printed[0]).toContain(first.clientId);
+    expect(printed[0]).toContain(secret);
+    expect(printed[0]).toContain(DEFAULT_ADMIN_EMAIL);
+    const password = /admin password:\s+(\S+)/.exec(printed[0])![1];
+    expect(log.lines.join('\n')).not.toContain(secret);
+    expect(log.lines.join('\n')).not.toContain(password);
+
+    const [admin] = await rows<{ id: string; password_hash: string; user_email: string }>(
+      ds,
+      `SELECT id, password_hash, user_email FROM users WHERE id = $1`,
+      [first.adminUserId],
+    );
+    expect(admin.user_email).toBe(DEFAULT_ADMIN_EMAIL);
+    expect(await verifyPassword(admin.password_hash, password)).toBe(true);
+
+    // System resources with every scope, all granted to the default client.
+    const resources = await rows<{
+      identifier_url: string;
+      is_system: boolean;
+      scopes: string[];
+      granted: string[];
+    }>(
+      ds,
+      `SELECT r.identifier_url, r.is_system,
+              array(SELECT scope_name FROM scopes s WHERE s.resource_id = r.id ORDER BY 1) AS scopes,
+              array(SELECT s.scope_name FROM client_permissions p JOIN scopes s ON s.id = p.scope_id
+                     WHERE p.client_id = $1 AND p.resource_id = r.id ORDER BY 1) AS granted
+         FROM resources r ORDER BY r.identifier_url`,
+      [first.clientId],
+    );
+    expect(resources.map((r) => r.identifier_url)).toEqual([MANAGEMENT_AUDIENCE, TREE_AUDIENCE]);
+    for (const r of resources) {
+      const spec = SYSTEM_RESOURCES.find((s) => s.identifierUrl === r.identifier_url)!;
+      expect(r.is_system).toBe(true);
+      expect(r.scopes).toEqual(spec.scopes.map((s) => s.name).sort());
+      expect(r.granted).toEqual(r.scopes);
+    }
+    expect(resources[0].scopes).toEqual(
+      expect.arrayContaining(['clients:read', 'clients:write', 'instances:write']),
+    );
+    expect(resources[1].scopes).toEqual(['settings:write', 'trees:read', 'trees:write']);
+  });
+
+  it('a restart changes nothing and prints nothing, even with other BOOTSTRAP_* values', async () => {
+    const before = await counts(ds);
+    const [clientBefore] = await rows(ds, `SELECT * FROM clients WHERE is_default`);
+    const printed: string[] = [];
+    const log = silent();
+    const again = await bootstrapIdentity(
+      ds,
+      {
+        DATA_DIR: dataDir,
+        BOOTSTRAP_CLIENT_ID: randomUUID(),
+        BOOTSTRAP_CLIENT_SECRET: 'another-secret-value',
+        BOOTSTRAP_ADMIN_PASSWORD: 'another-password',
+      },
+      log,
+      { print: (t) => printed.push(t) },
+    );
+    expect(again.seeded).toBe(false);
+    expect(again.generated).toEqual([]);
+    expect(printed).toEqual([]);
+    expect(await counts(ds)).toEqual(before);
+    expect((await rows(ds, `SELECT * FROM clients WHERE is_default`))[0]).toEqual(clientBefore);
+    expect(again.clientId).toBe((clientBefore as { id: string }).id);
+    expect(log.lines.some((l) => l.includes('BOOTSTRAP_CLIENT_ID differs'))).toBe(true);
+  });
+
+  it('adds system scopes a newer release introduces, granting only those to the default client', async () => {
+    const [{ id: scopeId }] = await rows<{ id: string }>(
+      ds,
+      `SELECT s.id FROM scopes s JOIN resources r ON r.id = s.resource_id
+        WHERE r.identifier_url = $1 AND s.scope_name = 'trees:read'`,
+      [TREE_AUDIENCE],
+    );
+    // Simulate an older release (scope missing), and an administrator having revoked another one.
+    await ds.query(`DELETE FROM scopes WHERE id = $1`, [scopeId]);
+    await ds.query(
+      `DELETE FROM client_permissions p USING scopes s WHERE s.id = p.scope_id AND s.scope_name = 'settings:write'`,
+    );
+    await bootstrapIdentity(ds, { DATA_DIR: dataDir }, silent(), { print: () => undefined });
+    const granted = await rows<{ scope_name: string }>(
+      ds,
+      `SELECT s.scope_name FROM client_permissions p JOIN scopes s ON s.id = p.scope_id
+        JOIN resources r ON r.id = p.resource_id WHERE r.identifier_url = $1 ORDER BY 1`,
+      [TREE_AUDIENCE],
+    );
+    expect(granted.map((g) => g.scope_name)).toEqual(['trees:read', 'trees:write']);
+  });
+});
+
+describe('bootstrapIdentity with BOOTSTRAP_* set', () => {
+  let db: TestDatabase;
+  let ds: DataSource;
+
+  beforeAll(async () => {
+    db = await identityTestDatabase();
+    ds = await openDataSource(db.url);
+  });
+  afterAll(async () => {
+    await ds?.destroy();
+    await db?.drop();
+  });
+
+  it('uses the given id, secret, e-mail and password and prints no secret', async () => {
+    const key = randomBytes(32).toString('base64');
+    const env = {
+      DATA_DIR: '/nonexistent-not-used',
+      SECRET_ENCRYPTION_KEY: key,
+      BOOTSTRAP_CLIENT_ID: randomUUID().toUpperCase(),
+      BOOTSTRAP_CLIENT_SECRET: 'given-client-secret-0123456789',
+      BOOTSTRAP_ADMIN_EMAIL: 'Root@Example.org',
+      BOOTSTRAP_ADMIN_PASSWORD: 'given-admin-password',
+    };
+    const printed: string[] = [];
+    const r = await bootstrapIdentity(ds, env, silent(), { print: (t) => printed.push(t) });
+    expect(r.seeded).toBe(true);
+    expect(r.generated).toEqual([]);
+    expect(r.clientId).toBe(env.BOOTSTRAP_CLIENT_ID.toLowerCase());
+    expect(printed).toEqual([]);
+
+    const client = await findClientForOidc(ds, r.clientId, new SecretBox(Buffer.from(key, 'base64')));
+    expect(client?.clientSecret).toBe(env.BOOTSTRAP_CLIENT_SECRET);
+    const [stored] = await rows<{ client_secret_enc: string }>(ds, `SELECT client_secret_enc FROM clients`);
+    expect(stored.client_secret_enc).not.toContain(env.BOOTSTRAP_CLIENT_SECRET);
+
+    const [admin] = await rows<{ user_email: string; password_hash: string }>(
+      ds,
+      `SELECT user_email, password_hash FROM users WHERE id = $1`,
+      [r.adminUserId],
+    );
+    expect(admin.user_email).toBe('Root@Example.org');
+    expect(await verifyPassword(admin.password_hash, env.BOOTSTRAP_ADMIN_PASSWORD)).toBe(true);
+  });
+});
+
+describe('bootstrapIdentity from two processes at once', () => {
+  let db: TestDatabase;
+  let a: DataSource;
+  let b: DataSource;
+
+  beforeAll(async () => {
+    db = await identityTestDatabase();
+    a = await openDataSource(db.url);
+    b = await openDataSource(db.url);
+  });
+  afterAll(async () => {
+    await a?.destroy();
+    await b?.destroy();
+    await db?.drop();
+  });
+
+  it('seeds exactly once and both see the same ids', async () => {
+    const env = { DATA_DIR: '/unused', SECRET_ENCRYPTION_KEY: randomBytes(32).toString('base64') };
+    const printed: string[] = [];
+    const print = (t: string) => printed.push(t);
+    const results = await Promise.all([
+      bootstrapIdentity(a, env, silent(), { print }),
+      bootstrapIdentity(b, env, silent(), { print }),
+      bootstrapIdentity(a, env, silent(), { print }),
+      bootstrapIdentity(b, env, silent(), { print }),
+    ]);
+    expect(results.filter((r) => r.seeded)).toHaveLength(1);
+    expect(new Set(results.map((r) => r.clientId)).size).toBe(1);
+    expect(new Set(results.map((r) => r.instanceId)).size).toBe(1);
+    expect(new Set(results.map((r) => r.adminUserId)).size).toBe(1);
+    expect(printed).toHaveLength(1);
+    expect(await counts(a)).toEqual({
+      instances: 1,
+      resources: 2,
+      scopes: SYSTEM_RESOURCES.reduce((n, s) => n + s.scopes.length, 0),
+      clients: 1,
+      client_resources: 2,
+      client_permissions: SYSTEM_RESOURCES.reduce((n, s) => n + s.scopes.length, 0),
+      users: 1,
+      markers: 1,
+    });
+  });
+});
