@@ -1,7 +1,9 @@
 import { authUrl, databaseUrl, identityPort } from '@gatehouse/config';
+import { identityDataEnv } from '@gatehouse/identity-data';
 
 export const identityEnv = {
   IDENTITY_PORT: identityPort,
   DATABASE_URL: databaseUrl,
   AUTH_URL: authUrl,
+  ...identityDataEnv,
 };

@@ -1,4 +1,6 @@
-import { packageVersion, type ServiceDefinition } from '@gatehouse/service';
+import { packageVersion, type CommonEnv, type ServiceDefinition } from '@gatehouse/service';
+import { bootstrapIdentity } from '@gatehouse/identity-data';
+import { createLogger } from '@gatehouse/http';
 import { identityEnv } from './config.js';
 import { IdentityAppModule } from './app.module.js';
 import { identityEntities } from './entities.js';
@@ -17,7 +19,17 @@ export const identityService: ServiceDefinition<typeof identityEnv> = {
   migrations: identityMigrations,
   openapi: {
     title: 'Gatehouse identity management API',
-    description: 'Clients, resources, scopes, users, roles, groups, tenants. /api/v1 serves document 1 shapes (snake_case), /api/v2 document 2 shapes (camelCase). See README.md.',
+    description:
+      'Clients, resources, scopes, users, roles, groups, tenants. /api/v1 serves document 1 shapes (snake_case), /api/v2 document 2 shapes (camelCase). See README.md.',
   },
   rootModule: (ctx) => IdentityAppModule.register(ctx),
+  /** First start seeds the default instance, system resources, default client and admin (API.md start-up). */
+  afterMigrate: async ({ dataSource, env }) => {
+    const full = env as typeof env & CommonEnv;
+    await bootstrapIdentity(
+      dataSource,
+      full,
+      createLogger({ serviceName: 'identity', level: full.LOG_LEVEL }),
+    );
+  },
 };

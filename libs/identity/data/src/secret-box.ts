@@ -167,3 +167,6 @@ export function loadSecretBox(env: SecretBoxEnv): LoadedSecretBox {
   const { key, generated, file } = readOrCreateKeyFile(env.DATA_DIR);
   return { box: new SecretBox(key, previous), source: generated ? 'generated' : 'file', keyFile: file };
 }
+
+/** Nest injection token of the process's SecretBox (`@Inject(SECRET_BOX) box: SecretBox`). */
+export const SECRET_BOX = Symbol.for('gatehouse.SecretBox');
