@@ -1,0 +1,42 @@
+import { notFound } from '@gatehouse/errors';
+import type { Sql } from './sql.js';
+
+/** A tree addressed by its code. */
+export interface TreeScope {
+  treeId: string;
+  treeCode: string;
+}
+
+/** A tree version addressed by tree code and version code. */
+export interface VersionScope extends TreeScope {
+  versionId: string;
+  version: string;
+}
+
+export async function resolveTree(sql: Sql, treeCode: string): Promise<TreeScope> {
+  const row = await sql.one<{ id: string }>(`SELECT id FROM trees WHERE code = $1`, [treeCode]);
+  if (!row) throw notFound(`Tree '${treeCode}' not found`);
+  return { treeId: row.id, treeCode };
+}
+
+export async function resolveVersion(sql: Sql, treeCode: string, version: string): Promise<VersionScope> {
+  const row = await sql.one<{ tree_id: string; version_id: string | null }>(
+    `SELECT t.id AS tree_id, v.id AS version_id
+       FROM trees t LEFT JOIN tree_versions v ON v.tree_id = t.id AND v.version = $2
+      WHERE t.code = $1`,
+    [treeCode, version],
+  );
+  if (!row) throw notFound(`Tree '${treeCode}' not found`);
+  if (!row.version_id) throw notFound(`Version '${version}' of tree '${treeCode}' not found`);
+  return { treeId: row.tree_id, treeCode, versionId: row.version_id, version };
+}
+
+/**
+ * Locks the version row for a structural write (create, move, delete, clone, import of nodes). Structural writes of
+ * one version are serialized by this lock; every statement after it sees all of them committed, so the checks that
+ * follow (parent exists, no cycle, has children) cannot be invalidated by a concurrent move. Reads never wait.
+ */
+export async function lockVersion(sql: Sql, versionId: string, what = 'Version'): Promise<void> {
+  const row = await sql.one(`SELECT id FROM tree_versions WHERE id = $1 FOR NO KEY UPDATE`, [versionId]);
+  if (!row) throw notFound(`${what} not found`);
+}

@@ -1,0 +1,78 @@
+import type { DataSource, QueryRunner } from 'typeorm';
+import { conflict, DomainError } from '@gatehouse/errors';
+import { findPgError } from '@gatehouse/http';
+
+/** Raw SQL on one connection: `rows` always returns the rows (also for UPDATE/DELETE ... RETURNING). */
+export class Sql {
+  constructor(readonly runner: QueryRunner) {}
+
+  async rows<T>(sql: string, params: unknown[] = []): Promise<T[]> {
+    const result = await this.runner.query(sql, params, true);
+    return (result.records ?? []) as T[];
+  }
+
+  async one<T>(sql: string, params: unknown[] = []): Promise<T | undefined> {
+    return (await this.rows<T>(sql, params))[0];
+  }
+
+  /** Number of rows a statement touched. */
+  async exec(sql: string, params: unknown[] = []): Promise<number> {
+    const result = await this.runner.query(sql, params, true);
+    return result.affected ?? 0;
+  }
+}
+
+/** Runs `fn` on one pooled connection, outside a transaction (each statement its own snapshot). */
+export async function withSql<T>(ds: DataSource, fn: (sql: Sql) => Promise<T>): Promise<T> {
+  const runner = ds.createQueryRunner();
+  try {
+    await runner.connect();
+    return await fn(new Sql(runner));
+  } finally {
+    await runner.release();
+  }
+}
+
+/** Runs `fn` in one READ COMMITTED transaction; commits when it resolves, rolls back when it throws. */
+export async function inTransaction<T>(ds: DataSource, fn: (sql: Sql) => Promise<T>): Promise<T> {
+  const runner = ds.createQueryRunner();
+  try {
+    await runner.connect();
+    await runner.startTransaction();
+    try {
+      const result = await fn(new Sql(runner));
+      await runner.commitTransaction();
+      return result;
+    } catch (err) {
+      if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
+      throw err;
+    }
+  } finally {
+    await runner.release();
+  }
+}
+
+/**
+ * Turns a unique violation of one of the named constraints into a 409 with a message of ours; any other error is
+ * returned unchanged (the HTTP filter maps it).
+ */
+export function uniqueConflict(err: unknown, messages: Record<string, string>): unknown {
+  if (err instanceof DomainError) return err;
+  const pg = findPgError(err);
+  if (pg?.code === '23505' && pg.constraint && messages[pg.constraint]) return conflict(messages[pg.constraint]);
+  return err;
+}
+
+/** Builds `$n` placeholders in order. */
+export class Params {
+  readonly values: unknown[] = [];
+
+  add(value: unknown): string {
+    this.values.push(value);
+    return `$${this.values.length}`;
+  }
+
+  get length(): number {
+    return this.values.length;
+  }
+}

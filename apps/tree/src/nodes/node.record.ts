@@ -1,0 +1,165 @@
+import { defineRecord } from '@gatehouse/query';
+import { nodePath, versionPath } from '../common/links.js';
+import type { VersionScope } from '../common/scope.js';
+
+/** What `q`, `sort` and `fields` know about a node (SQL alias `n`). */
+export const nodeSpec = defineRecord({
+  name: 'tree node',
+  attributes: [
+    { name: 'id', column: 'n.id', type: 'uuid' },
+    { name: 'tree_id', column: 'n.tree_id', type: 'uuid' },
+    { name: 'tree_version_id', column: 'n.tree_version_id', type: 'uuid' },
+    { name: 'code', column: 'n.code', type: 'string' },
+    { name: 'name', column: 'n.name', type: 'string' },
+    { name: 'description', column: 'n.description', type: 'string' },
+    { name: 'metadata', column: 'n.metadata', type: 'json' },
+    { name: 'depth', column: 'n.depth', type: 'integer' },
+    { name: 'leaf', column: 'n.leaf', type: 'boolean' },
+    { name: 'parent_id', column: 'n.parent_id', type: 'uuid' },
+    { name: 'enabled', column: 'n.enabled', type: 'boolean' },
+    { name: 'created_by', column: 'n.created_by', type: 'uuid' },
+    { name: 'created_at', column: 'n.created_at', type: 'datetime' },
+    { name: 'updated_by', column: 'n.updated_by', type: 'uuid' },
+    { name: 'updated_at', column: 'n.updated_at', type: 'datetime' },
+  ],
+  children: ['child_nodes'],
+  extraFields: ['aggregations', 'links'],
+});
+
+/** Columns of a node row as the services select them (`n` is tree_nodes). */
+export const NODE_COLUMNS = `n.id, n.tree_id, n.tree_version_id, n.code, n.name, n.description, n.metadata, n.depth,
+  n.leaf, n.parent_id, n.path, n.enabled, n.created_by, n.created_at, n.updated_by, n.updated_at,
+  CASE WHEN n.leaf THEN 0 ELSE (SELECT count(*)::int FROM tree_nodes c WHERE c.parent_id = n.id) END AS child_count`;
+
+export interface NodeRow {
+  id: string;
+  tree_id: string;
+  tree_version_id: string;
+  code: string;
+  name: string;
+  description: string | null;
+  metadata: Record<string, unknown>;
+  depth: number;
+  leaf: boolean;
+  parent_id: string | null;
+  path: number[];
+  enabled: boolean;
+  created_by: string | null;
+  created_at: Date;
+  updated_by: string | null;
+  updated_at: Date;
+  child_count: number;
+  /** Translated name/description in the requested language, when one exists. */
+  tr_name?: string | null;
+  tr_description?: string | null;
+}
+
+/** An embedded child (the seed's `child_nodes` item). */
+export interface ChildNode {
+  id: string;
+  code: string;
+  name: string;
+  description: string | null;
+  metadata: Record<string, unknown>;
+  depth: number;
+  leaf: boolean;
+  enabled: boolean;
+  created_by: string | null;
+  created_at: Date;
+  updated_by: string | null;
+  updated_at: Date;
+}
+
+export interface NodeRecord {
+  id: string;
+  tree_id: string;
+  tree_version_id: string;
+  code: string;
+  name: string;
+  description: string | null;
+  metadata: Record<string, unknown>;
+  depth: number;
+  leaf: boolean;
+  parent_id: string | null;
+  enabled: boolean;
+  created_by: string | null;
+  created_at: Date;
+  updated_by: string | null;
+  updated_at: Date;
+  aggregations: {
+    id: string;
+    tree_node_id: string;
+    child_nodes: number;
+    created_by: string | null;
+    created_at: Date;
+    updated_by: string | null;
+    updated_at: Date;
+  };
+  child_nodes?: ChildNode[];
+  links: Record<string, string>;
+}
+
+/** Name and description in the requested language, falling back to the base values. */
+function texts(row: NodeRow): { name: string; description: string | null } {
+  return { name: row.tr_name ?? row.name, description: row.tr_description ?? row.description };
+}
+
+export function toChildNode(row: NodeRow): ChildNode {
+  return {
+    id: row.id,
+    code: row.code,
+    ...texts(row),
+    metadata: row.metadata,
+    depth: row.depth,
+    leaf: row.leaf,
+    enabled: row.enabled,
+    created_by: row.created_by,
+    created_at: row.created_at,
+    updated_by: row.updated_by,
+    updated_at: row.updated_at,
+  };
+}
+
+/**
+ * The API shape of a node. `children` given (expand=all): embedded as `child_nodes`; a link remains when more
+ * children exist than were embedded. Otherwise `links.child_nodes` points to the node list filtered by parent.
+ */
+export function toNodeRecord(row: NodeRow, scope: VersionScope, children?: NodeRow[]): NodeRecord {
+  const self = nodePath(scope.treeCode, scope.version, row.id);
+  const childList = `${versionPath(scope.treeCode, scope.version)}/nodes?q=${encodeURIComponent(`parent_id = '${row.id}'`)}`;
+  const links: Record<string, string> = {
+    self,
+    descendants: `${self}/descendants`,
+    translations: `${self}/translations`,
+  };
+  if (!children || children.length < row.child_count) links.child_nodes = childList;
+  if (row.parent_id) links.parent = nodePath(scope.treeCode, scope.version, row.parent_id);
+  const record: NodeRecord = {
+    id: row.id,
+    tree_id: row.tree_id,
+    tree_version_id: row.tree_version_id,
+    code: row.code,
+    ...texts(row),
+    metadata: row.metadata,
+    depth: row.depth,
+    leaf: row.leaf,
+    parent_id: row.parent_id,
+    enabled: row.enabled,
+    created_by: row.created_by,
+    created_at: row.created_at,
+    updated_by: row.updated_by,
+    updated_at: row.updated_at,
+    aggregations: {
+      id: row.id,
+      tree_node_id: row.id,
+      child_nodes: row.child_count,
+      created_by: row.created_by,
+      created_at: row.created_at,
+      updated_by: row.updated_by,
+      updated_at: row.updated_at,
+    },
+    links,
+  };
+  if (children) record.child_nodes = children.map(toChildNode);
+  return record;
+}
