@@ -1,8 +1,12 @@
-import { packageVersion, type ServiceDefinition } from '@gatehouse/service';
+import { packageVersion, type CommonEnv, type ServiceDefinition } from '@gatehouse/service';
+import { bootstrapIdentity, loadSecretBox } from '@gatehouse/identity-data';
 import { authEnv } from './config.js';
 import { AuthAppModule } from './app.module.js';
 import { authEntities } from './entities.js';
 import { authMigrations } from './migrations/index.js';
+import { SigningKeys } from './keys/signing-keys.js';
+import { sqlFromDataSource } from './oidc/adapters/sql.js';
+import { TOKEN_SERVER_ROUTES, TokenServer } from './token-server.js';
 
 export const authService: ServiceDefinition<typeof authEnv> = {
   name: 'auth',
@@ -17,7 +21,21 @@ export const authService: ServiceDefinition<typeof authEnv> = {
   migrations: authMigrations,
   openapi: {
     title: 'Gatehouse token server',
-    description: 'OAuth 2.0 / OpenID Connect token server (oidc-provider). See README.md.',
+    description:
+      'OAuth 2.0 / OpenID Connect token server (oidc-provider 9 on PostgreSQL). Every OAuth endpoint takes form and ' +
+      'JSON bodies alike and answers errors as `{"error", "error_description", "code", "message"}`. See README.md.',
   },
   rootModule: (ctx) => AuthAppModule.register(ctx),
+  // Seed the identity tables once, then make sure signing keys exist (first start creates RS256 and ES256 keys).
+  afterMigrate: async ({ env: serviceEnv, dataSource }) => {
+    // buildService hands every service its own variables and the common ones (DATA_DIR, LOG_LEVEL, REDIS_URL...).
+    const env = serviceEnv as typeof serviceEnv & CommonEnv;
+    const { box } = loadSecretBox(env);
+    await bootstrapIdentity(dataSource, env, undefined, { box });
+    await new SigningKeys(sqlFromDataSource(dataSource), box).ensureActiveKeys();
+  },
+  excludeBodyParserPaths: Object.keys(TOKEN_SERVER_ROUTES),
+  mount: (app) => {
+    app.use(app.get(TokenServer).middleware());
+  },
 };

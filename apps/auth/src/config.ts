@@ -1,10 +1,61 @@
 import { authPort, databaseUrl, env } from '@gatehouse/config';
+import { identityDataEnv } from '@gatehouse/identity-data';
 
 export const authEnv = {
   AUTH_PORT: authPort,
   DATABASE_URL: databaseUrl,
+  ...identityDataEnv,
   ISSUER: env.url({
     optional: true,
-    description: "the token server's public URL and the iss of its tokens (default http://localhost:<AUTH_PORT>)",
+    description:
+      "the token server's public URL and the iss of its tokens (default http://localhost:<AUTH_PORT>)",
+  }),
+  AUTH_LOCKOUT_THRESHOLD: env.int({
+    default: 5,
+    min: 1,
+    max: 1000,
+    description: 'consecutive failed password logins that lock a user account',
+  }),
+  AUTH_LOCKOUT_SECONDS: env.int({
+    default: 900,
+    min: 1,
+    description: 'how long a locked account stays locked, in seconds',
+  }),
+  AUTH_ACCESS_TOKEN_TTL_SEC: env.int({
+    default: 3600,
+    min: 1,
+    description:
+      'lifetime of access tokens without an audience (userinfo only) and of resources without token_lifetime',
+  }),
+  AUTH_ID_TOKEN_TTL_SEC: env.int({
+    default: 3600,
+    min: 1,
+    description: "ID token lifetime when the client's client_metadata.id_token sets none",
+  }),
+  AUTH_REFRESH_TOKEN_TTL_SEC: env.int({
+    default: 2592000,
+    min: 1,
+    description:
+      "refresh token lifetime (each rotation starts a new one) when the client's client_metadata sets none",
+  }),
+  AUTH_GRANT_TTL_SEC: env.int({
+    default: 31536000,
+    min: 1,
+    description: 'longest life of a grant (a user login and the refresh tokens that follow it), in seconds',
+  }),
+  AUTH_PURGE_INTERVAL_SEC: env.int({
+    default: 300,
+    min: 1,
+    description: 'how often expired OAuth artifacts are deleted from oidc_payloads, in seconds',
+  }),
+  AUTH_KEY_REFRESH_SEC: env.int({
+    default: 60,
+    min: 1,
+    description:
+      'how often the token server checks signing_keys for a rotation made by another process, in seconds',
+  }),
+  AUTH_TRUST_PROXY: env.bool({
+    default: false,
+    description: 'trust X-Forwarded-Proto/-Host/-For (set when a TLS-terminating proxy is in front)',
   }),
 };

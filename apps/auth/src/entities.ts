@@ -1,2 +1,4 @@
-/** Every TypeORM entity of apps/auth (the drift test compares them with the migrations). */
-export const authEntities = [];
+import { identityEntities } from '@gatehouse/identity-data';
+
+/** Every TypeORM entity of apps/auth: the identity tables it reads and its own (oidc_payloads, signing_keys). */
+export const authEntities = [...identityEntities];

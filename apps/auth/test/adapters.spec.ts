@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { createEmptyTestDatabase, testRedisUrl, type TestDatabase } from '@gatehouse/testing';
+import { testRedisUrl, type TestDatabase } from '@gatehouse/testing';
 import { PgAdapter, purgeExpiredPayloads } from '../src/oidc/adapters/pg.adapter.js';
 import { RedisAdapter } from '../src/oidc/adapters/redis.adapter.js';
 import { createAdapterFactory, SHORT_LIVED_MODELS } from '../src/oidc/adapters/adapter-factory.js';
 import type { Sql } from '../src/oidc/adapters/sql.js';
 import { adapterContract } from './support/adapter-suite.js';
-import { OIDC_PAYLOADS_DDL } from './support/oidc-payloads-ddl.js';
+import { authTestDatabase } from './support/auth-app.js';
 
 let db: TestDatabase;
 let pool: pg.Pool;
@@ -16,10 +16,10 @@ let redis: Redis;
 const prefix = `gh:test:${randomBytes(4).toString('hex')}:`;
 
 beforeAll(async () => {
-  db = await createEmptyTestDatabase();
+  // The oidc_payloads table as the identity migrations create it.
+  db = await authTestDatabase();
   pool = new pg.Pool({ connectionString: db.url, max: 4 });
   sql = { query: async <T>(t: string, p?: unknown[]) => (await pool.query(t, p)).rows as T[] };
-  await sql.query(OIDC_PAYLOADS_DDL);
   redis = new Redis(testRedisUrl(), { lazyConnect: false, maxRetriesPerRequest: 1 });
 });
 
@@ -39,7 +39,9 @@ describe('PostgreSQL adapter specifics', () => {
     const a = new PgAdapter(sql, 'AccessToken');
     await a.upsert('purge-live', { jti: 'purge-live' }, 600);
     await a.upsert('purge-dead', { jti: 'purge-dead' }, 600);
-    await sql.query("UPDATE oidc_payloads SET expires_at = now() - interval '1 second' WHERE id = 'purge-dead'");
+    await sql.query(
+      "UPDATE oidc_payloads SET expires_at = now() - interval '1 second' WHERE id = 'purge-dead'",
+    );
     const removed = await purgeExpiredPayloads(sql);
     expect(removed).toBeGreaterThanOrEqual(1);
     const rows = await sql.query<{ id: string }>("SELECT id FROM oidc_payloads WHERE id LIKE 'purge-%'");

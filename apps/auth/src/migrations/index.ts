@@ -1,2 +1,4 @@
-/** Every migration of apps/auth, in order. */
-export const authMigrations = [];
+import { identityMigrations } from '@gatehouse/identity-data';
+
+/** Every migration of apps/auth, in order: the identity schema (owned by @gatehouse/identity-data). */
+export const authMigrations = [...identityMigrations];

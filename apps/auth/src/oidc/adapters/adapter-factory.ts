@@ -54,7 +54,8 @@ export interface AdapterStores {
 export function createAdapterFactory(stores: AdapterStores): (model: string) => Adapter {
   return (model: string) => {
     if (model === 'Client') return new ClientAdapter(stores.clients);
-    if (stores.redis && SHORT_LIVED_MODELS.has(model)) return new RedisAdapter(stores.redis, model, stores.redisPrefix);
+    if (stores.redis && SHORT_LIVED_MODELS.has(model))
+      return new RedisAdapter(stores.redis, model, stores.redisPrefix);
     return new PgAdapter(stores.sql, model);
   };
 }

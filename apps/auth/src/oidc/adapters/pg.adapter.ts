@@ -80,7 +80,10 @@ export class PgAdapter implements Adapter {
   }
 
   async revokeByGrantId(grantId: string): Promise<void> {
-    await this.sql.query('DELETE FROM oidc_payloads WHERE model = $1 AND grant_id = $2', [this.model, grantId]);
+    await this.sql.query('DELETE FROM oidc_payloads WHERE model = $1 AND grant_id = $2', [
+      this.model,
+      grantId,
+    ]);
   }
 }
 

@@ -70,7 +70,8 @@ export class RedisAdapter implements Adapter {
   async consume(id: string): Promise<void> {
     const key = this.key(id);
     // Only an existing artifact can be consumed (HSET on a missing key would create a payload-less hash).
-    if (await this.redis.exists(key)) await this.redis.hsetnx(key, 'consumed', String(Math.floor(Date.now() / 1000)));
+    if (await this.redis.exists(key))
+      await this.redis.hsetnx(key, 'consumed', String(Math.floor(Date.now() / 1000)));
   }
 
   async destroy(id: string): Promise<void> {

@@ -1,0 +1,181 @@
+import { Controller, Get, HttpCode, Post } from '@nestjs/common';
+import { ApiBody, ApiConsumes, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { Public } from '@gatehouse/http';
+
+const NOT_HERE = 'served by the token server middleware mounted before Nest routes';
+const BOTH = ['application/x-www-form-urlencoded', 'application/json'];
+
+const oauthError = {
+  type: 'object',
+  properties: {
+    error: { type: 'string', example: 'invalid_grant' },
+    error_description: { type: 'string' },
+    code: { type: 'string', example: 'invalid_grant' },
+    message: { type: 'string' },
+  },
+};
+
+const str = (description: string, example?: string) => ({ type: 'string', description, example });
+
+/**
+ * OpenAPI description of the token server's endpoints. The requests never reach these methods: the raw handlers
+ * (oidc-provider and /tokeninfo) mounted in front of Nest answer them; this controller only documents them and
+ * lets the route table know their methods.
+ */
+@ApiTags('OAuth 2.0 / OpenID Connect')
+@Public()
+@Controller()
+export class OAuthDocsController {
+  @Post('token')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Get a token',
+    description: `Grants: \`client_credentials\` (needs \`audience\`), \`password\` (username = e-mail, user name or phone),
+\`refresh_token\` (rotating; a reused refresh token revokes its grant). Other grant types (\`implicit\`, \`otp\`,
+\`device_code\`, \`token_exchange\` for now) answer 400 \`unsupported_grant_type\`. \`audience\` is an alias of RFC 8707
+\`resource\` (one per request); without \`scope\` the token carries every scope the client was granted on that API,
+with \`scope\` the intersection. Client authentication: Basic, or client_id/client_secret in the body, or client_id
+alone for public clients. Password logins: unknown user and wrong password give the same \`invalid_grant\`;
+AUTH_LOCKOUT_THRESHOLD consecutive failures lock the account for AUTH_LOCKOUT_SECONDS; a blocked user is refused.
+Access tokens for a resource are JWTs signed with its signing_algorithm (HS256 with its secret, RS256/ES256 with
+the server keys at /jwks) or opaque for any other value; tokens without an audience are opaque and only good at
+/userinfo.`,
+  })
+  @ApiConsumes(...BOTH)
+  @ApiBody({
+    schema: {
+      type: 'object',
+      required: ['grant_type'],
+      properties: {
+        grant_type: str('client_credentials | password | refresh_token', 'client_credentials'),
+        client_id: str('client id (uuid)'),
+        client_secret: str('client secret (or use Basic)'),
+        audience: str('API identifier (alias of resource)', 'urn:gatehouse:management'),
+        scope: str('space-separated scopes'),
+        username: str('password grant: e-mail, user name or phone'),
+        password: str('password grant'),
+        refresh_token: str('refresh_token grant'),
+      },
+    },
+  })
+  @ApiResponse({
+    status: 200,
+    description: 'Token response',
+    schema: {
+      type: 'object',
+      properties: {
+        access_token: { type: 'string' },
+        token_type: { type: 'string', example: 'Bearer' },
+        expires_in: { type: 'integer' },
+        scope: { type: 'string' },
+        refresh_token: { type: 'string' },
+        id_token: { type: 'string' },
+      },
+    },
+  })
+  @ApiResponse({
+    status: 400,
+    description:
+      'OAuth error (invalid_request, invalid_grant, unsupported_grant_type, invalid_target, access_denied, invalid_scope)',
+    schema: oauthError,
+  })
+  @ApiResponse({ status: 401, description: 'invalid_client', schema: oauthError })
+  token(): never {
+    throw new Error(NOT_HERE);
+  }
+
+  @Post('tokeninfo')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Token info (introspection, document 1 shape)',
+    description: `For opaque and JWT access tokens and refresh tokens. The caller authenticates with
+\`Authorization: Bearer <active access token>\` (the token itself counts) or Basic client credentials. Dates are ISO
+8601 strings. A token is inactive once expired, revoked (its grant), its client deleted or its user blocked:
+\`{"active": false}\`. \`fields\` picks attributes.`,
+  })
+  @ApiConsumes(...BOTH)
+  @ApiBody({
+    schema: {
+      type: 'object',
+      required: ['token'],
+      properties: {
+        token: str('the token to describe'),
+        token_type_hint: str('access_token | refresh_token | id_token'),
+        fields: str('comma-separated attributes to return'),
+      },
+    },
+  })
+  @ApiResponse({
+    status: 200,
+    description: 'Introspection response',
+    schema: {
+      type: 'object',
+      properties: {
+        active: { type: 'boolean' },
+        token_type: { type: 'string', example: 'Bearer' },
+        client_id: { type: 'string', format: 'uuid' },
+        scope: { type: 'string' },
+        username: { type: 'string' },
+        exp: { type: 'string', format: 'date-time' },
+        iat: { type: 'string', format: 'date-time' },
+        nbf: { type: 'string', format: 'date-time' },
+        subject: { type: 'string' },
+        sub: { type: 'string' },
+        jti: { type: 'string' },
+        aud: { type: 'string' },
+        iss: { type: 'string' },
+        tenant_id: { type: 'string' },
+      },
+    },
+  })
+  @ApiResponse({ status: 401, description: 'invalid_client / invalid_token', schema: oauthError })
+  tokeninfo(): never {
+    throw new Error(NOT_HERE);
+  }
+
+  @Post('token/introspection')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'RFC 7662 token introspection (oidc-provider)',
+    description:
+      'Client-authenticated; opaque tokens only (oidc-provider refuses JWT access tokens: use /tokeninfo).',
+  })
+  @ApiConsumes(...BOTH)
+  introspection(): never {
+    throw new Error(NOT_HERE);
+  }
+
+  @Post('revoke')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Revoke a token (RFC 7009)',
+    description:
+      "Body `client_id`, `token` (+ secret). Revoking a refresh token revokes its grant and the grant's access tokens. 200 with an empty body, also for an unknown token.",
+  })
+  @ApiConsumes(...BOTH)
+  revoke(): never {
+    throw new Error(NOT_HERE);
+  }
+
+  @Get('userinfo')
+  @ApiOperation({
+    summary: 'OpenID Connect userinfo',
+    description:
+      'Bearer access token with `openid` and no audience (password grant without audience). Claims by scope: profile, email, address, phone. POST works too.',
+  })
+  userinfo(): never {
+    throw new Error(NOT_HERE);
+  }
+
+  @Get('jwks')
+  @ApiOperation({ summary: 'Public signing keys (JWKS); a rotated key stays here until its tokens expired' })
+  jwks(): never {
+    throw new Error(NOT_HERE);
+  }
+
+  @Get('.well-known/openid-configuration')
+  @ApiOperation({ summary: 'OpenID Connect discovery (also lists tokeninfo_endpoint)' })
+  discovery(): never {
+    throw new Error(NOT_HERE);
+  }
+}

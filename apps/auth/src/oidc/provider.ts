@@ -1,0 +1,307 @@
+import { createSecretKey } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import Provider, {
+  errors,
+  type Account,
+  type AccountClaims,
+  type Configuration,
+  type KoaContextWithOIDC,
+  type ResourceServer,
+} from 'oidc-provider';
+import type { KeySet } from '../keys/signing-keys.js';
+import { createAdapterFactory } from './adapters/adapter-factory.js';
+import type { Sql } from './adapters/sql.js';
+import { EXTRA_CLIENT_PROPERTIES, toProviderClient } from './client-metadata.js';
+import { isStoreUnavailable, oauthError, withCommonShape } from './oauth-errors.js';
+import type { OidcData, User } from './oidc-data.js';
+import { PASSWORD_GRANT, PASSWORD_GRANT_PARAMS, passwordGrantHandler } from './password.grant.js';
+import type { PasswordLogin } from './password-login.js';
+
+/** Paths of the token server (oidc-provider routes). */
+export const ROUTES = {
+  token: '/token',
+  revocation: '/revoke',
+  introspection: '/token/introspection',
+  userinfo: '/userinfo',
+  jwks: '/jwks',
+  authorization: '/authorize',
+  end_session: '/session/end',
+} as const;
+
+export const OIDC_SCOPES = ['openid', 'offline_access', 'profile', 'email', 'address', 'phone'] as const;
+
+/** Claims per scope (document 1, "Get user info"); `phone_verified` is document 1's name, beside OIDC's own. */
+export const CLAIMS = {
+  openid: ['sub'],
+  profile: [
+    'name',
+    'family_name',
+    'given_name',
+    'middle_name',
+    'nickname',
+    'preferred_username',
+    'profile',
+    'picture',
+    'website',
+    'gender',
+    'birthdate',
+    'zoneinfo',
+    'locale',
+    'updated_at',
+  ],
+  email: ['email', 'email_verified'],
+  address: ['address'],
+  phone: ['phone_number', 'phone_number_verified', 'phone_verified'],
+};
+
+export interface TokenLifetimes {
+  /** Access tokens without a resource (userinfo only), seconds. */
+  accessToken: number;
+  idToken: number;
+  refreshToken: number;
+  grant: number;
+}
+
+export interface ProviderDeps {
+  issuer: string;
+  sql: Sql;
+  data: OidcData;
+  keys: KeySet;
+  login: PasswordLogin;
+  lifetimes: TokenLifetimes;
+  redis?: Redis;
+  redisPrefix?: string;
+  /** Trust X-Forwarded-* (behind a TLS-terminating proxy). */
+  proxy?: boolean;
+  log: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
+}
+
+/** Grant types the token endpoint serves. Others (implicit, otp, device code, token exchange) are unsupported_grant_type. */
+export const SUPPORTED_GRANT_TYPES: ReadonlySet<string> = new Set([
+  'client_credentials',
+  'password',
+  'refresh_token',
+]);
+
+/** oidc-provider Client with our extra metadata. */
+interface GatehouseClient {
+  clientId: string;
+  instance_id?: string;
+  tenant_id?: string;
+  refresh_token_ttl?: number;
+  id_token_ttl?: number;
+}
+
+export function userClaims(user: User): AccountClaims {
+  const epoch = (d: Date | string | null | undefined) =>
+    d ? Math.floor(new Date(d).getTime() / 1000) : undefined;
+  const claims: Record<string, unknown> = {
+    sub: user.id,
+    name: user.name ?? ([user.givenName, user.familyName].filter(Boolean).join(' ') || undefined),
+    given_name: user.givenName,
+    family_name: user.familyName,
+    middle_name: user.middleName,
+    nickname: user.nickname,
+    preferred_username: user.userName,
+    picture: user.picture,
+    gender: user.gender,
+    birthdate: user.birthdate,
+    zoneinfo: user.zoneinfo,
+    locale: user.locale,
+    updated_at: epoch(user.updatedAt),
+    email: user.userEmail,
+    email_verified: user.userEmail ? user.emailVerified : undefined,
+    address: user.address ?? undefined,
+    phone_number: user.phoneNumber,
+    phone_number_verified: user.phoneNumber ? user.phoneVerified : undefined,
+    phone_verified: user.phoneNumber ? user.phoneVerified : undefined,
+  };
+  for (const k of Object.keys(claims)) if (claims[k] === null || claims[k] === undefined) delete claims[k];
+  return claims as AccountClaims;
+}
+
+const toAccount = (user: User): Account => ({
+  accountId: user.id,
+  claims: () => userClaims(user),
+});
+
+/**
+ * Build the oidc-provider instance of the token server. Everything it knows comes from PostgreSQL (clients,
+ * resources, users, signing keys) and its artifacts go through our adapters; the instance itself is stateless,
+ * so a new one can replace it (e.g. after a key rotation) at any time.
+ */
+export function createProvider(deps: ProviderDeps): Provider {
+  const { data, keys, lifetimes } = deps;
+
+  async function getResourceServerInfo(
+    ctx: KoaContextWithOIDC,
+    indicator: string,
+    client: unknown,
+  ): Promise<ResourceServer> {
+    const c = client as GatehouseClient;
+    const access = await data.resourceAccess(c.clientId, indicator);
+    if (!access) throw oauthError(errors.InvalidTarget, `unknown audience (resource indicator) ${indicator}`);
+    if (!access.authorized) {
+      throw oauthError(errors.AccessDenied, `the client is not authorized for the audience ${indicator}`);
+    }
+    const scope = access.scopes.join(' ');
+    const params = ctx.oidc?.params as Record<string, unknown> | undefined;
+    // client_credentials without `scope`: every scope the client was granted on the resource.
+    if (params && params.grant_type === 'client_credentials' && !params.scope && scope) params.scope = scope;
+
+    const { resource } = access;
+    const info: ResourceServer = {
+      scope,
+      audience: indicator,
+      accessTokenTTL: resource.tokenLifetime > 0 ? resource.tokenLifetime : lifetimes.accessToken,
+      accessTokenFormat: 'jwt',
+    };
+    const alg = (resource.signingAlgorithm ?? '').toUpperCase();
+    if (alg === 'HS256') {
+      if (!resource.signingSecret)
+        throw new Error(`resource ${resource.id} uses HS256 but has no signing secret`);
+      info.jwt = { sign: { alg: 'HS256', key: createSecretKey(Buffer.from(resource.signingSecret)) } };
+    } else if (alg === 'ES256') {
+      info.jwt = { sign: { alg: 'ES256', kid: keys.active.ES256 } };
+    } else if (alg === 'RS256') {
+      info.jwt = { sign: { alg: 'RS256', kid: keys.active.RS256 } };
+    } else {
+      // Anything else ('opaque', 'none', ...): a reference token, checked at /tokeninfo.
+      info.accessTokenFormat = 'opaque';
+    }
+    return info;
+  }
+
+  const supportedGrants = SUPPORTED_GRANT_TYPES;
+
+  const configuration: Configuration = {
+    adapter: createAdapterFactory({
+      sql: deps.sql,
+      redis: deps.redis,
+      redisPrefix: deps.redisPrefix,
+      clients: {
+        find: async (clientId: string) => {
+          const record = await data.findClient(clientId);
+          return record ? toProviderClient(record, supportedGrants) : undefined;
+        },
+      },
+    }),
+    clients: [],
+    jwks: { keys: keys.keys.map((k) => k.privateJwk) as never },
+    routes: { ...ROUTES },
+    scopes: [...OIDC_SCOPES],
+    claims: CLAIMS,
+    clientAuthMethods: ['client_secret_basic', 'client_secret_post', 'none'],
+    clientDefaults: {
+      grant_types: ['client_credentials'],
+      response_types: [],
+      token_endpoint_auth_method: 'client_secret_basic',
+      id_token_signed_response_alg: 'RS256',
+    },
+    extraClientMetadata: { properties: EXTRA_CLIENT_PROPERTIES },
+    responseTypes: ['code', 'none'],
+    pkce: { required: () => true },
+    features: {
+      devInteractions: { enabled: false },
+      clientCredentials: { enabled: true },
+      introspection: {
+        enabled: true,
+        // Any authenticated confidential client (a resource server) may introspect; a public one its own tokens.
+        allowedPolicy: async (ctx, client, token) =>
+          client.clientAuthMethod !== 'none' || token.clientId === ctx.oidc.client?.clientId,
+      },
+      revocation: {
+        enabled: true,
+        // RFC 7009: a token of another client is left alone and the answer is still 200.
+        allowedPolicy: async (_ctx, client, token) => token.clientId === client.clientId,
+      },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: async (_ctx, _client, oneOf) => oneOf ?? undefined,
+        // A refresh keeps the audience the grant was for.
+        useGrantedResource: async () => true,
+        getResourceServerInfo,
+      },
+      userinfo: { enabled: true },
+      rpInitiatedLogout: { enabled: false },
+      pushedAuthorizationRequests: { enabled: false },
+    },
+    findAccount: async (_ctx, sub) => {
+      const user = await data.findUserById(sub);
+      if (!user || user.isBlocked) return undefined;
+      return toAccount(user);
+    },
+    extraTokenClaims: async (ctx, token) => {
+      const extra: Record<string, unknown> = {};
+      // JWT access tokens are not stored: the grant id lets /tokeninfo see a revoked grant.
+      const t = token as unknown as { format?: string; grantId?: string };
+      if (t.format === 'jwt' && t.grantId) extra.grant_id = t.grantId;
+      const tenant = (ctx?.oidc?.client as unknown as GatehouseClient | undefined)?.tenant_id;
+      if (tenant) extra.tenant_id = tenant;
+      return Object.keys(extra).length ? extra : undefined;
+    },
+    issueRefreshToken: async (_ctx, client, code) =>
+      client.grantTypeAllowed('refresh_token') && code.scopes.has('offline_access'),
+    rotateRefreshToken: true,
+    ttl: {
+      AccessToken: (_ctx, token) => token.resourceServer?.accessTokenTTL ?? lifetimes.accessToken,
+      ClientCredentials: (_ctx, token) => token.resourceServer?.accessTokenTTL ?? lifetimes.accessToken,
+      IdToken: (_ctx, _token, client) =>
+        (client as unknown as GatehouseClient | undefined)?.id_token_ttl ?? lifetimes.idToken,
+      RefreshToken: (_ctx, _token, client) =>
+        (client as unknown as GatehouseClient | undefined)?.refresh_token_ttl ?? lifetimes.refreshToken,
+      Grant: lifetimes.grant,
+      AuthorizationCode: 60,
+      DeviceCode: 600,
+      Interaction: 3600,
+      Session: lifetimes.grant,
+      BackchannelAuthenticationRequest: 600,
+      PreAuthorizedCode: 600,
+    },
+    clientBasedCORS: () => false,
+    renderError: async (ctx, out) => {
+      ctx.type = 'json';
+      ctx.body = withCommonShape(out);
+    },
+  };
+
+  const provider = new Provider(deps.issuer, configuration);
+  provider.proxy = deps.proxy ?? false;
+
+  provider.registerGrantType(
+    PASSWORD_GRANT,
+    passwordGrantHandler({
+      login: deps.login,
+      resourceServerInfo: (ctx, resource) => getResourceServerInfo(ctx, resource, ctx.oidc.client),
+      account: toAccount,
+      oidcScopes: new Set(OIDC_SCOPES),
+    }),
+    PASSWORD_GRANT_PARAMS,
+    ['resource'],
+  );
+
+  // Every error body gets our common shape beside RFC 6749's.
+  provider.use(async (ctx, next) => {
+    await next();
+    if (ctx.status >= 400) ctx.body = withCommonShape(ctx.body);
+  });
+
+  provider.on('server_error', (ctx, err) => {
+    if (isStoreUnavailable(err)) {
+      deps.log.warn({ err: (err as Error).message }, 'token server: data store unavailable');
+      const message = 'a data store of the token server is unavailable, try again later';
+      ctx.status = 503;
+      ctx.set('Retry-After', '5');
+      ctx.body = {
+        error: 'temporarily_unavailable',
+        error_description: message,
+        code: 'service_unavailable',
+        message,
+      };
+      return;
+    }
+    deps.log.error({ err }, 'token server error');
+  });
+
+  return provider;
+}

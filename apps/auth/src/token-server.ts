@@ -1,0 +1,261 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Redis } from 'ioredis';
+import type { JSONWebKeySet } from 'jose';
+import type Provider from 'oidc-provider';
+import { pino, type Logger } from 'pino';
+import type { DataSource } from 'typeorm';
+import { purgeExpiredPayloads } from './oidc/adapters/pg.adapter.js';
+import { sqlFromDataSource, type Sql } from './oidc/adapters/sql.js';
+import { isStoreUnavailable, sendOAuthError } from './oidc/oauth-errors.js';
+import { OidcData } from './oidc/oidc-data.js';
+import { PasswordLogin } from './oidc/password-login.js';
+import { createProvider, ROUTES, type TokenLifetimes } from './oidc/provider.js';
+import { BodyError, parseParams, readBody, replayAsForm, type Params } from './oidc/request-body.js';
+import { normalizeTokenParams } from './oidc/token-params.js';
+import type { SecretBox } from '@gatehouse/identity-data';
+import { SigningKeys, type KeySet } from './keys/signing-keys.js';
+import { TokenInfoService } from './tokeninfo/tokeninfo.service.js';
+import { handleTokenInfo } from './tokeninfo/tokeninfo.handler.js';
+
+export const TOKENINFO_PATH = '/tokeninfo';
+
+/** Paths served by the token server's raw handlers (no Nest body parser may run in front of them), and methods. */
+export const TOKEN_SERVER_ROUTES: Readonly<Record<string, readonly string[]>> = {
+  [ROUTES.token]: ['POST'],
+  [ROUTES.revocation]: ['POST'],
+  [ROUTES.introspection]: ['POST'],
+  [ROUTES.userinfo]: ['GET', 'POST'],
+  [ROUTES.jwks]: ['GET'],
+  '/.well-known/openid-configuration': ['GET'],
+  '/.well-known/oauth-authorization-server': ['GET'],
+  [TOKENINFO_PATH]: ['POST'],
+};
+
+export interface TokenServerEnv {
+  AUTH_PORT: number;
+  ISSUER?: string;
+  REDIS_URL?: string;
+  LOG_LEVEL?: string;
+  AUTH_LOCKOUT_THRESHOLD: number;
+  AUTH_LOCKOUT_SECONDS: number;
+  AUTH_ACCESS_TOKEN_TTL_SEC: number;
+  AUTH_ID_TOKEN_TTL_SEC: number;
+  AUTH_REFRESH_TOKEN_TTL_SEC: number;
+  AUTH_GRANT_TTL_SEC: number;
+  AUTH_PURGE_INTERVAL_SEC: number;
+  AUTH_KEY_REFRESH_SEC: number;
+  AUTH_TRUST_PROXY: boolean;
+}
+
+export interface TokenServerOptions {
+  env: TokenServerEnv;
+  dataSource: DataSource;
+  box: SecretBox;
+  log?: Logger;
+  /** Key prefix of the Redis artifacts (tests use their own). */
+  redisPrefix?: string;
+}
+
+export const issuerOf = (env: Pick<TokenServerEnv, 'ISSUER' | 'AUTH_PORT'>) =>
+  (env.ISSUER ?? `http://localhost:${env.AUTH_PORT}`).replace(/\/+$/, '');
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+
+/**
+ * The token server: oidc-provider (rebuilt whenever the published signing keys change), our /tokeninfo, the
+ * body handling in front of them (JSON and form alike), and the housekeeping timers (expired artifacts, keys).
+ */
+export class TokenServer {
+  readonly issuer: string;
+  readonly tokenInfo: TokenInfoService;
+  private provider!: Provider;
+  private callback!: Handler;
+  private keys!: KeySet;
+  private publicJwks!: JSONWebKeySet;
+  private readonly timers: NodeJS.Timeout[] = [];
+  private reloading?: Promise<boolean>;
+  private lastForcedReload = 0;
+
+  private constructor(
+    private readonly opts: TokenServerOptions,
+    private readonly sql: Sql,
+    private readonly data: OidcData,
+    private readonly signingKeys: SigningKeys,
+    private readonly login: PasswordLogin,
+    private readonly log: Logger,
+    private readonly redis: Redis | undefined,
+  ) {
+    this.issuer = issuerOf(opts.env);
+    this.tokenInfo = new TokenInfoService({
+      provider: () => this.provider,
+      publicJwks: () => this.publicJwks,
+      reloadKeys: () => this.reloadKeys(true),
+      data,
+      issuer: this.issuer,
+    });
+  }
+
+  static async start(opts: TokenServerOptions): Promise<TokenServer> {
+    const log = opts.log ?? pino({ level: opts.env.LOG_LEVEL ?? 'info', base: { service: 'auth' } });
+    const sql = sqlFromDataSource(opts.dataSource);
+    const data = new OidcData(opts.dataSource, sql, opts.box, (what, err) =>
+      log.error({ err: (err as Error).message }, `${what}: a stored secret cannot be decrypted`),
+    );
+    const signingKeys = new SigningKeys(sql, opts.box);
+    const login = new PasswordLogin(sql, data, {
+      threshold: opts.env.AUTH_LOCKOUT_THRESHOLD,
+      lockSeconds: opts.env.AUTH_LOCKOUT_SECONDS,
+    });
+    const redis = opts.env.REDIS_URL
+      ? new Redis(opts.env.REDIS_URL, { maxRetriesPerRequest: 2, lazyConnect: false })
+      : undefined;
+    redis?.on('error', (err) => log.warn({ err: err.message }, 'redis error'));
+    const server = new TokenServer(opts, sql, data, signingKeys, login, log, redis);
+    server.install(await signingKeys.load());
+
+    const every = (sec: number, fn: () => Promise<unknown>) => {
+      const t = setInterval(() => {
+        fn().catch((err: unknown) =>
+          log.warn({ err: (err as Error).message }, 'token server housekeeping failed'),
+        );
+      }, sec * 1000);
+      t.unref();
+      server.timers.push(t);
+    };
+    every(opts.env.AUTH_PURGE_INTERVAL_SEC, async () => {
+      const n = await purgeExpiredPayloads(sql);
+      if (n) log.debug({ removed: n }, 'expired oidc artifacts purged');
+    });
+    every(opts.env.AUTH_KEY_REFRESH_SEC, () => server.reloadKeys(false));
+    return server;
+  }
+
+  get currentProvider(): Provider {
+    return this.provider;
+  }
+
+  get keySet(): KeySet {
+    return this.keys;
+  }
+
+  /** Reload the key set when it changed in the database; `force` skips the cheap fingerprint check. */
+  async reloadKeys(force: boolean): Promise<boolean> {
+    if (force) {
+      // A burst of tokens with an unknown kid must not turn into a burst of reloads.
+      if (Date.now() - this.lastForcedReload < 5000) return false;
+      this.lastForcedReload = Date.now();
+    }
+    this.reloading ??= (async () => {
+      try {
+        if (!force && (await this.signingKeys.fingerprint()) === this.keys.fingerprint) return false;
+        const keys = await this.signingKeys.load();
+        if (keys.fingerprint === this.keys.fingerprint) return false;
+        this.install(keys);
+        this.log.info({ kids: keys.keys.map((k) => k.kid), active: keys.active }, 'signing keys reloaded');
+        return true;
+      } finally {
+        this.reloading = undefined;
+      }
+    })();
+    return this.reloading;
+  }
+
+  private install(keys: KeySet): void {
+    const env = this.opts.env;
+    const lifetimes: TokenLifetimes = {
+      accessToken: env.AUTH_ACCESS_TOKEN_TTL_SEC,
+      idToken: env.AUTH_ID_TOKEN_TTL_SEC,
+      refreshToken: env.AUTH_REFRESH_TOKEN_TTL_SEC,
+      grant: env.AUTH_GRANT_TTL_SEC,
+    };
+    const provider = createProvider({
+      issuer: this.issuer,
+      sql: this.sql,
+      data: this.data,
+      keys,
+      login: this.login,
+      lifetimes,
+      redis: this.redis,
+      redisPrefix: this.opts.redisPrefix,
+      proxy: env.AUTH_TRUST_PROXY,
+      log: this.log,
+    });
+    // Discovery also names our /tokeninfo.
+    provider.use(async (ctx, next) => {
+      await next();
+      if (
+        ctx.status === 200 &&
+        ctx.path.startsWith('/.well-known/') &&
+        ctx.body &&
+        typeof ctx.body === 'object'
+      ) {
+        (ctx.body as Record<string, unknown>).tokeninfo_endpoint = `${this.issuer}${TOKENINFO_PATH}`;
+      }
+    });
+    this.keys = keys;
+    this.publicJwks = { keys: keys.keys.map((k) => k.publicJwk) } as JSONWebKeySet;
+    this.provider = provider;
+    this.callback = provider.callback() as unknown as Handler;
+  }
+
+  /** Express-style middleware serving TOKEN_SERVER_ROUTES; other paths go to `next`. */
+  middleware() {
+    return (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void): void => {
+      const path = (req.url ?? '/').split('?')[0];
+      const methods = TOKEN_SERVER_ROUTES[path];
+      if (!methods) return next();
+      this.dispatch(req, res, path, methods).catch((err: unknown) => this.fail(res, err));
+    };
+  }
+
+  private async dispatch(
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: string,
+    methods: readonly string[],
+  ) {
+    const method = req.method ?? 'GET';
+    if (method === 'OPTIONS' && path !== TOKENINFO_PATH) return this.callback(req, res);
+    if (!methods.includes(method)) {
+      sendOAuthError(res, 405, 'method_not_allowed', `${method} is not allowed on ${path}`, {
+        Allow: methods.join(', '),
+      });
+      return;
+    }
+    if (method !== 'POST') return this.callback(req, res);
+
+    let params: Params;
+    try {
+      params = parseParams(req, await readBody(req));
+      if (path === ROUTES.token) params = normalizeTokenParams(params);
+    } catch (err) {
+      if (err instanceof BodyError) return sendOAuthError(res, err.status, err.error, err.message);
+      throw err;
+    }
+    if (path === TOKENINFO_PATH) return handleTokenInfo(this.tokenInfo, req, res, params, this.issuer);
+    this.callback(replayAsForm(req, params), res);
+  }
+
+  private fail(res: ServerResponse, err: unknown): void {
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    if (isStoreUnavailable(err)) {
+      this.log.warn({ err: (err as Error).message }, 'token server: data store unavailable');
+      sendOAuthError(res, 503, 'temporarily_unavailable', 'a data store of the token server is unavailable', {
+        'Retry-After': '5',
+      });
+      return;
+    }
+    this.log.error({ err }, 'token server error');
+    sendOAuthError(res, 500, 'server_error', 'internal error');
+  }
+
+  async close(): Promise<void> {
+    for (const t of this.timers) clearInterval(t);
+    this.timers.length = 0;
+    await this.reloading?.catch(() => undefined);
+    if (this.redis) await this.redis.quit().catch(() => this.redis?.disconnect());
+  }
+}

@@ -1,0 +1,244 @@
+import { timingSafeEqual } from 'node:crypto';
+import {
+  createLocalJWKSet,
+  decodeJwt,
+  decodeProtectedHeader,
+  errors as joseErrors,
+  jwtVerify,
+  type JSONWebKeySet,
+  type JWTPayload,
+} from 'jose';
+import type Provider from 'oidc-provider';
+import type { OidcData, User } from '../oidc/oidc-data.js';
+
+/** Document 1's introspection response, plus `aud`, `sub`, `iss` (RFC 7662) and `tenant_id` when the client has one. */
+export interface ActiveTokenInfo {
+  active: true;
+  token_type: 'Bearer' | 'refresh_token';
+  client_id: string;
+  scope: string;
+  username?: string;
+  exp?: string;
+  iat?: string;
+  nbf?: string;
+  subject: string;
+  sub: string;
+  jti?: string;
+  aud?: string | string[];
+  iss: string;
+  tenant_id?: string;
+}
+
+export type TokenInfo = ActiveTokenInfo | { active: false };
+
+export const INACTIVE: TokenInfo = Object.freeze({ active: false as const });
+
+export const TOKENINFO_FIELDS = [
+  'active',
+  'token_type',
+  'client_id',
+  'scope',
+  'username',
+  'exp',
+  'iat',
+  'nbf',
+  'subject',
+  'sub',
+  'jti',
+  'aud',
+  'iss',
+  'tenant_id',
+] as const;
+
+export interface TokenInfoDeps {
+  /** The current oidc-provider instance (it may be replaced after a key rotation). */
+  provider(): Provider;
+  /** Public keys currently published at /jwks. */
+  publicJwks(): JSONWebKeySet;
+  /** Reload the key set from the database (a token signed by a key this process does not know yet). */
+  reloadKeys(): Promise<boolean>;
+  data: OidcData;
+  issuer: string;
+  clockToleranceSec?: number;
+}
+
+interface OpaqueToken {
+  kind: string;
+  clientId: string;
+  accountId?: string;
+  scope?: string;
+  exp?: number;
+  iat?: number;
+  jti: string;
+  aud?: string | string[];
+  grantId?: string;
+  consumed?: unknown;
+  extra?: Record<string, unknown>;
+}
+
+const iso = (epoch: unknown) =>
+  typeof epoch === 'number' ? new Date(epoch * 1000).toISOString() : undefined;
+const looksLikeJwt = (t: string) => /^[\w-]+\.[\w-]+\.[\w-]+$/.test(t);
+const usernameOf = (u: User) => u.userEmail ?? u.userName ?? u.phoneNumber ?? undefined;
+
+/**
+ * /tokeninfo: document 1's token introspection for every access token the server issues, opaque (looked up
+ * through oidc-provider's models) and JWT (signature, issuer and expiry checked here, since oidc-provider neither
+ * stores nor introspects them), plus refresh tokens. A token is active only while its client exists, its user
+ * (if any) exists and is not blocked, and its grant (if any) was not revoked.
+ */
+export class TokenInfoService {
+  private jwks?: ReturnType<typeof createLocalJWKSet>;
+  private jwksSource?: JSONWebKeySet;
+
+  constructor(private readonly deps: TokenInfoDeps) {}
+
+  async introspect(token: string, hint?: string): Promise<TokenInfo> {
+    if (!token || token.length > 8192) return INACTIVE;
+    if (looksLikeJwt(token)) return this.introspectJwt(token);
+    return this.introspectOpaque(token, hint);
+  }
+
+  private keySet() {
+    const current = this.deps.publicJwks();
+    if (!this.jwks || current !== this.jwksSource) {
+      this.jwksSource = current;
+      this.jwks = createLocalJWKSet(current);
+    }
+    return this.jwks;
+  }
+
+  private async introspectJwt(token: string): Promise<TokenInfo> {
+    let header: ReturnType<typeof decodeProtectedHeader>;
+    let unverified: JWTPayload;
+    try {
+      header = decodeProtectedHeader(token);
+      unverified = decodeJwt(token);
+    } catch {
+      return INACTIVE;
+    }
+    if (unverified.iss !== this.deps.issuer || typeof unverified.client_id !== 'string') return INACTIVE;
+    const client = await this.deps.data.findClient(unverified.client_id);
+    if (!client) return INACTIVE;
+
+    let payload: JWTPayload;
+    try {
+      const opts = {
+        issuer: this.deps.issuer,
+        typ: 'at+jwt',
+        clockTolerance: this.deps.clockToleranceSec ?? 0,
+      };
+      if (header.alg === 'HS256') {
+        const aud = Array.isArray(unverified.aud) ? unverified.aud[0] : unverified.aud;
+        if (!aud) return INACTIVE;
+        const secret = (await this.deps.data.resourceAccess(client.id, aud))?.resource.signingSecret;
+        if (!secret) return INACTIVE;
+        const key = Buffer.from(secret);
+        ({ payload } = await jwtVerify(token, key, { ...opts, algorithms: ['HS256'] }));
+      } else if (header.alg === 'RS256' || header.alg === 'ES256') {
+        payload = await this.verifyAsymmetric(token, opts);
+      } else {
+        return INACTIVE;
+      }
+    } catch (err) {
+      if (err instanceof joseErrors.JOSEError) return INACTIVE;
+      throw err;
+    }
+
+    const grantId = typeof payload.grant_id === 'string' ? payload.grant_id : undefined;
+    if (grantId && !(await this.deps.provider().Grant.adapter.find(grantId))) return INACTIVE;
+    const sub = String(payload.sub ?? client.id);
+    let user: User | undefined;
+    if (sub !== client.id) {
+      user = await this.deps.data.findUserById(sub);
+      if (!user || user.isBlocked) return INACTIVE;
+    }
+    return {
+      active: true,
+      token_type: 'Bearer',
+      client_id: client.id,
+      scope: typeof payload.scope === 'string' ? payload.scope : '',
+      ...(user ? { username: usernameOf(user) } : {}),
+      exp: iso(payload.exp),
+      iat: iso(payload.iat),
+      nbf: iso(payload.nbf ?? payload.iat),
+      subject: sub,
+      sub,
+      jti: payload.jti,
+      aud: payload.aud,
+      iss: this.deps.issuer,
+      ...(typeof payload.tenant_id === 'string' ? { tenant_id: payload.tenant_id } : {}),
+    };
+  }
+
+  private async verifyAsymmetric(
+    token: string,
+    opts: { issuer: string; typ: string; clockTolerance: number },
+  ) {
+    try {
+      return (await jwtVerify(token, this.keySet(), { ...opts, algorithms: ['RS256', 'ES256'] })).payload;
+    } catch (err) {
+      // Signed by a key another process just added: reload the published keys once and try again.
+      if (err instanceof joseErrors.JWKSNoMatchingKey && (await this.deps.reloadKeys())) {
+        return (await jwtVerify(token, this.keySet(), { ...opts, algorithms: ['RS256', 'ES256'] })).payload;
+      }
+      throw err;
+    }
+  }
+
+  private async introspectOpaque(token: string, hint?: string): Promise<TokenInfo> {
+    const provider = this.deps.provider();
+    const order =
+      hint === 'refresh_token'
+        ? [provider.RefreshToken, provider.AccessToken, provider.ClientCredentials]
+        : [provider.AccessToken, provider.ClientCredentials, provider.RefreshToken];
+    for (const Model of order) {
+      const found = (await (Model as typeof provider.AccessToken).find(token).catch(() => undefined)) as
+        OpaqueToken | undefined;
+      if (!found) continue;
+      if (found.kind === 'RefreshToken' && found.consumed) return INACTIVE;
+      return this.describeOpaque(found);
+    }
+    return INACTIVE;
+  }
+
+  private async describeOpaque(t: OpaqueToken): Promise<TokenInfo> {
+    const client = await this.deps.data.findClient(t.clientId);
+    if (!client) return INACTIVE;
+    if (t.grantId && !(await this.deps.provider().Grant.adapter.find(t.grantId))) return INACTIVE;
+    let user: User | undefined;
+    if (t.accountId) {
+      user = await this.deps.data.findUserById(t.accountId);
+      if (!user || user.isBlocked) return INACTIVE;
+    }
+    const sub = t.accountId ?? t.clientId;
+    const tenant = t.extra?.tenant_id;
+    return {
+      active: true,
+      token_type: t.kind === 'RefreshToken' ? 'refresh_token' : 'Bearer',
+      client_id: t.clientId,
+      scope: t.scope ?? '',
+      ...(user ? { username: usernameOf(user) } : {}),
+      exp: iso(t.exp),
+      iat: iso(t.iat),
+      nbf: iso(t.iat),
+      subject: sub,
+      sub,
+      jti: t.jti,
+      ...(t.aud !== undefined ? { aud: t.aud } : {}),
+      iss: this.deps.issuer,
+      ...(typeof tenant === 'string' ? { tenant_id: tenant } : {}),
+    };
+  }
+
+  /** Basic client credentials of a caller: the client exists, is confidential, its secret matches and is current. */
+  async authenticateClient(clientId: string, secret: string): Promise<boolean> {
+    const client = await this.deps.data.findClient(clientId);
+    if (!client || client.isPublic || !client.clientSecret) return false;
+    if (client.clientSecretExpiresAt && new Date(client.clientSecretExpiresAt).getTime() <= Date.now())
+      return false;
+    const a = Buffer.from(client.clientSecret);
+    const b = Buffer.from(secret);
+    return a.length === b.length && timingSafeEqual(a, b);
+  }
+}

@@ -1,0 +1,116 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import type { Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { commonEnv, loadEnv } from '@gatehouse/config';
+import { migrateDatabase } from '@gatehouse/db';
+import { listen } from '@gatehouse/http';
+import { buildService, type BuiltService } from '@gatehouse/service';
+import { createTestDatabase, getFreePort, type TestDatabase } from '@gatehouse/testing';
+import { authEnv } from '../../src/config.js';
+import { authEntities } from '../../src/entities.js';
+import { authMigrations } from '../../src/migrations/index.js';
+import { authService } from '../../src/auth.service-definition.js';
+import { TokenServer } from '../../src/token-server.js';
+
+export type AuthEnv = ReturnType<typeof loadAuthEnv>;
+
+export function authTestDatabase(): Promise<TestDatabase> {
+  return createTestDatabase({
+    template: 'auth_app',
+    migrate: async (url) => {
+      await migrateDatabase({ url, entities: authEntities, migrations: authMigrations });
+    },
+  });
+}
+
+export function loadAuthEnv(vars: Record<string, string>) {
+  return loadEnv({ ...commonEnv, ...authEnv }, { LOG_LEVEL: 'silent', RATE_LIMIT_POINTS: '100000', ...vars });
+}
+
+export interface Bootstrap {
+  clientId: string;
+  clientSecret: string;
+  adminEmail: string;
+  adminPassword: string;
+}
+
+export interface AuthHarness {
+  db: TestDatabase;
+  dataDir: string;
+  /** Base URL (== issuer) of the listening server. */
+  url: string;
+  port: number;
+  boot: Bootstrap;
+  vars: Record<string, string>;
+  built: BuiltService<AuthEnv>;
+  server: Server;
+  tokenServer: TokenServer;
+  /** Stop the app only (database and DATA_DIR stay), e.g. to restart it. */
+  stop(): Promise<void>;
+  /** Start the app again on the same database, DATA_DIR, port and variables. */
+  restart(extra?: Record<string, string>): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * apps/auth built exactly as main.ts builds it (migrations, bootstrap, keys, Nest app with oidc-provider mounted),
+ * listening on a free port whose URL is the issuer, on this test file's own database.
+ */
+export async function startAuth(extra: Record<string, string> = {}): Promise<AuthHarness> {
+  const db = await authTestDatabase();
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'gh-auth-'));
+  const port = await getFreePort();
+  const url = `http://127.0.0.1:${port}`;
+  const boot: Bootstrap = {
+    clientId: randomUUID(),
+    clientSecret: `test-secret-${randomBytes(12).toString('hex')}`,
+    adminEmail: `admin-${randomBytes(3).toString('hex')}@auth.test`,
+    adminPassword: `pw-${randomBytes(8).toString('hex')}`,
+  };
+  const vars: Record<string, string> = {
+    DATABASE_URL: db.url,
+    DATA_DIR: dataDir,
+    AUTH_PORT: String(port),
+    ISSUER: url,
+    BOOTSTRAP_CLIENT_ID: boot.clientId,
+    BOOTSTRAP_CLIENT_SECRET: boot.clientSecret,
+    BOOTSTRAP_ADMIN_EMAIL: boot.adminEmail,
+    BOOTSTRAP_ADMIN_PASSWORD: boot.adminPassword,
+    ...extra,
+  };
+
+  const h = { db, dataDir, url, port, boot, vars } as AuthHarness;
+  const up = async (more: Record<string, string>) => {
+    const env = loadAuthEnv({ ...vars, ...more });
+    h.built = (await buildService(authService, env)) as BuiltService<AuthEnv>;
+    h.server = await listen(h.built.app, port, '127.0.0.1');
+    h.tokenServer = h.built.app.get(TokenServer);
+  };
+  let running = false;
+  h.stop = async () => {
+    if (!running) return;
+    running = false;
+    await h.built.close();
+  };
+  h.restart = async (more = {}) => {
+    await h.stop();
+    await up(more);
+    running = true;
+  };
+  h.close = async () => {
+    await h.stop();
+    await db.drop();
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  try {
+    await up({});
+    running = true;
+  } catch (err) {
+    await db.drop().catch(() => undefined);
+    rmSync(dataDir, { recursive: true, force: true });
+    throw err;
+  }
+  return h;
+}
