@@ -1,1 +1,57 @@
-export {};
+/**
+ * @gatehouse/http: the one HTTP foundation of the three NestJS apps (errors, validation, rate limits,
+ * logging, metrics, health, OpenAPI). An app's main.ts: `const app = await createHttpApp(AppModule, {...});
+ * await listen(app, port);`.
+ */
+export { createHttpApp, listen, type HttpAppOptions } from './create-app.js';
+export { HttpErrorFilter } from './error.filter.js';
+export {
+  mapError,
+  statusOf,
+  codeOfStatus,
+  httpExceptionMessage,
+  type ErrorBody,
+  type MappedError,
+} from './error-mapping.js';
+export { mapPgError, isConnectionError, findPgError, keyColumns, type PgErrorLike } from './pg-errors.js';
+export { allowedMethods, classifyRouteMiss, type RouteMiss } from './method-not-allowed.js';
+export {
+  RouteTable,
+  compilePattern,
+  parseRouteSpec,
+  UNMATCHED_ROUTE,
+  type RouteEntry,
+} from './route-table.js';
+export {
+  HttpRateLimiter,
+  callerKey,
+  endpointKey,
+  RATE_LIMIT_EXEMPT_PATHS,
+  TOO_MANY_REQUESTS_MESSAGE,
+  type RateLimitOptions,
+  type RateLimitDecision,
+} from './rate-limit.js';
+export {
+  createLogger,
+  requestLogging,
+  sanitizeRequestId,
+  PinoNestLogger,
+  REDACT_PATHS,
+  type CreateLoggerOptions,
+  type Logger,
+} from './logging.js';
+export { HttpMetrics } from './metrics.js';
+export { HealthController, HTTP_FOUNDATION, type HttpFoundation } from './health.controller.js';
+export {
+  Public,
+  IS_PUBLIC_KEY,
+  ApiErrorResponses,
+  ErrorResponseDto,
+  ErrorDetailDto,
+  buildOpenApiDocument,
+  setupOpenApi,
+  COMMON_API_NOTES,
+  type OpenApiOptions,
+} from './openapi.js';
+export { createValidationPipe, flattenValidationErrors, validationException } from './validation.js';
+export { bodyParsers, mapBodyParserError, isUnderPrefix, type BodyParserOptions } from './body-parser.js';

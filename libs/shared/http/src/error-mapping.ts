@@ -1,0 +1,137 @@
+import { HttpException } from '@nestjs/common';
+import { DomainError, ErrorCode, assertUnreachable, type ErrorDetail } from '@gatehouse/errors';
+import { isConnectionError, mapPgError } from './pg-errors.js';
+
+/** The error object of API.md. */
+export interface ErrorBody {
+  code: string;
+  message: string;
+  details?: ErrorDetail[];
+}
+
+export interface MappedError {
+  status: number;
+  body: ErrorBody;
+  /** How loud to log it: 4xx are the client's business, 5xx ours. */
+  severity: 'client' | 'unavailable' | 'internal';
+}
+
+/** HTTP status of each domain error code: the one exhaustive switch. */
+export function statusOf(code: ErrorCode): number {
+  switch (code) {
+    case ErrorCode.InvalidRequest:
+      return 400;
+    case ErrorCode.Unauthorized:
+      return 401;
+    case ErrorCode.Forbidden:
+      return 403;
+    case ErrorCode.NotFound:
+      return 404;
+    case ErrorCode.MethodNotAllowed:
+      return 405;
+    case ErrorCode.Conflict:
+      return 409;
+    case ErrorCode.PayloadTooLarge:
+      return 413;
+    case ErrorCode.TooManyRequests:
+      return 429;
+    case ErrorCode.InternalError:
+      return 500;
+    case ErrorCode.NotImplemented:
+      return 501;
+    case ErrorCode.ServiceUnavailable:
+      return 503;
+    default:
+      return assertUnreachable(code);
+  }
+}
+
+/**
+ * The `code` for a bare HTTP status (Nest HttpExceptions, body-parser errors). Statuses without their own
+ * code keep their status: other 4xx use `invalid_request` (e.g. 415, 406, 422), other 5xx `internal_error`.
+ */
+export function codeOfStatus(status: number): ErrorCode {
+  switch (status) {
+    case 401:
+      return ErrorCode.Unauthorized;
+    case 403:
+      return ErrorCode.Forbidden;
+    case 404:
+      return ErrorCode.NotFound;
+    case 405:
+      return ErrorCode.MethodNotAllowed;
+    case 409:
+      return ErrorCode.Conflict;
+    case 413:
+      return ErrorCode.PayloadTooLarge;
+    case 429:
+      return ErrorCode.TooManyRequests;
+    case 501:
+      return ErrorCode.NotImplemented;
+    case 503:
+      return ErrorCode.ServiceUnavailable;
+    default:
+      return status >= 500 ? ErrorCode.InternalError : ErrorCode.InvalidRequest;
+  }
+}
+
+export const INTERNAL_MESSAGE = 'Internal error';
+
+function fromDomain(err: DomainError): MappedError {
+  const status = statusOf(err.code);
+  const body: ErrorBody = { code: err.code, message: err.message };
+  if (err.details && err.details.length > 0) body.details = err.details;
+  return { status, body, severity: severityOf(status) };
+}
+
+function severityOf(status: number): MappedError['severity'] {
+  if (status === 503) return 'unavailable';
+  return status >= 500 && status !== 501 ? 'internal' : 'client';
+}
+
+/** A readable message out of an HttpException's response (string, `{message}` or `{message: string[]}`). */
+export function httpExceptionMessage(err: HttpException): string {
+  const res = err.getResponse();
+  if (typeof res === 'string') return res;
+  const msg = (res as { message?: unknown }).message;
+  if (Array.isArray(msg)) return msg.map(String).join('; ');
+  if (typeof msg === 'string') return msg;
+  return err.message;
+}
+
+/**
+ * Turns anything thrown into the HTTP error of API.md. Unknown errors (and 5xx HttpExceptions, whose text
+ * may hold internals) become `internal` with a generic message: the caller adds the error id.
+ */
+export function mapError(err: unknown): MappedError {
+  if (err instanceof DomainError) return fromDomain(err);
+  if (err instanceof HttpException) {
+    const status = err.getStatus();
+    if (status >= 500 && status !== 501 && status !== 503) {
+      return {
+        status: 500,
+        body: { code: ErrorCode.InternalError, message: INTERNAL_MESSAGE },
+        severity: 'internal',
+      };
+    }
+    return {
+      status,
+      body: { code: codeOfStatus(status), message: httpExceptionMessage(err) },
+      severity: severityOf(status),
+    };
+  }
+  const pg = mapPgError(err);
+  if (pg) return fromDomain(pg);
+  if (isConnectionError(err)) {
+    return {
+      status: 503,
+      body: { code: ErrorCode.ServiceUnavailable, message: 'A backing service is unavailable; retry later' },
+      severity: 'unavailable',
+    };
+  }
+  return {
+    status: 500,
+    body: { code: ErrorCode.InternalError, message: INTERNAL_MESSAGE },
+    severity: 'internal',
+  };
+}

@@ -1,0 +1,128 @@
+import { SetMetadata, applyDecorators } from '@nestjs/common';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import {
+  ApiProperty,
+  ApiPropertyOptional,
+  ApiResponse,
+  DocumentBuilder,
+  SwaggerModule,
+  getSchemaPath,
+  type OpenAPIObject,
+} from '@nestjs/swagger';
+import { ErrorCode } from '@gatehouse/errors';
+
+export interface OpenApiOptions {
+  title: string;
+  description: string;
+  version: string;
+  /** Declare the `bearer` security scheme (JWT access tokens). Default true. */
+  bearer?: boolean;
+}
+
+/** Metadata key set by `@Public()`; the bearer guard skips routes carrying it. */
+export const IS_PUBLIC_KEY = 'gatehouse:public';
+
+/** Marks a route (or a whole controller) as needing no authentication. */
+export const Public = () => SetMetadata(IS_PUBLIC_KEY, true);
+
+export class ErrorDetailDto {
+  @ApiPropertyOptional({ description: 'The request field concerned (dotted path)', example: 'client_name' })
+  field?: string;
+
+  @ApiProperty({ example: 'client_name must be a string' })
+  message: string;
+}
+
+/** The error object every JSON API answers with (API.md). */
+export class ErrorResponseDto {
+  @ApiProperty({ enum: ErrorCode, enumName: 'ErrorCode', example: ErrorCode.InvalidRequest })
+  code: ErrorCode;
+
+  @ApiProperty({ example: 'client_name must be a string; unknown field: foo' })
+  message: string;
+
+  @ApiPropertyOptional({ type: [ErrorDetailDto] })
+  details?: ErrorDetailDto[];
+}
+
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: 'invalid_request: a field is missing, has the wrong type or is unknown; the message names it',
+  401: 'unauthorized: missing, malformed, expired or revoked bearer token',
+  403: 'forbidden: the token lacks the scope, or the operation is not allowed on this record',
+  404: 'not_found: no such record or route',
+  405: 'method_not_allowed: known path, wrong method (see the Allow header)',
+  409: 'conflict: duplicate, or a state that forbids the change',
+  413: 'payload_too_large: the body is over the limit',
+  415: 'invalid_request: the body is not JSON',
+  429: 'too_many_requests: check X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset',
+  500: 'internal_error: the message carries an error id',
+  501: 'not_implemented',
+  503: 'service_unavailable: the database or the token server is unreachable',
+};
+
+/** Documents the listed error statuses of a route with the error object schema. */
+export function ApiErrorResponses(...statuses: number[]) {
+  return applyDecorators(
+    ...statuses.map((status) =>
+      ApiResponse({ status, description: ERROR_DESCRIPTIONS[status] ?? 'Error', type: ErrorResponseDto }),
+    ),
+  );
+}
+
+/** Conventions every service shares, appended to its OpenAPI description. */
+export const COMMON_API_NOTES = `
+## Common behaviour
+
+- Errors are \`{"code", "message", "details"?}\`; unknown body fields are rejected (400 \`invalid_request\`).
+- A body must be JSON (\`application/json\`); another Content-Type is answered 415 with code \`invalid_request\`.
+  Bodies over the size limit are answered 413 \`payload_too_large\`.
+- A known path with a wrong method is answered 405 \`method_not_allowed\` with an \`Allow\` header. \`HEAD\` is
+  allowed wherever \`GET\` is; \`OPTIONS\` on a known path answers 204 with the \`Allow\` header.
+- Rate limits apply per endpoint (method and route) and per caller (bearer token, Basic client id, else IP
+  address). Every response carries \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and \`X-RateLimit-Reset\`
+  (epoch seconds); over the limit the answer is 429 \`too_many_requests\` with \`Retry-After\`.
+  \`/livez\`, \`/readyz\` and \`/metrics\` are not rate limited and carry no rate-limit headers.
+- Every response carries \`X-Request-Id\` (the caller's, when it is 1-128 characters of \`[A-Za-z0-9._-]\`).
+`;
+
+/** Builds the OpenAPI document (3.1) from the app's controllers. */
+export function buildOpenApiDocument(app: NestExpressApplication, opts: OpenApiOptions): OpenAPIObject {
+  const builder = new DocumentBuilder()
+    .setOpenAPIVersion('3.1.0')
+    .setTitle(opts.title)
+    .setDescription(`${opts.description.trim()}\n${COMMON_API_NOTES}`)
+    .setVersion(opts.version);
+  if (opts.bearer !== false) {
+    builder.addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' }, 'bearer');
+  }
+  const document = SwaggerModule.createDocument(app, builder.build(), { extraModels: [ErrorResponseDto] });
+  addCommonResponses(document);
+  return document;
+}
+
+/** Every operation may answer 429 and 500: documented once here rather than on each route. */
+function addCommonResponses(document: OpenAPIObject): void {
+  const schema = { $ref: getSchemaPath(ErrorResponseDto) };
+  for (const item of Object.values(document.paths ?? {})) {
+    for (const method of ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'] as const) {
+      const op = item?.[method];
+      if (!op) continue;
+      op.responses ??= {};
+      for (const status of ['429', '500']) {
+        op.responses[status] ??= {
+          description: ERROR_DESCRIPTIONS[Number(status)],
+          content: { 'application/json': { schema } },
+        };
+      }
+    }
+  }
+}
+
+/** Serves Swagger UI at `/docs` and the document at `/docs/openapi.json`. */
+export function setupOpenApi(app: NestExpressApplication, opts: OpenApiOptions): void {
+  SwaggerModule.setup('docs', app, () => buildOpenApiDocument(app, opts), {
+    jsonDocumentUrl: 'docs/openapi.json',
+    raw: ['json'],
+    customSiteTitle: opts.title,
+  });
+}

@@ -1,0 +1,144 @@
+import { DomainError, ErrorCode } from '@gatehouse/errors';
+
+/**
+ * PostgreSQL errors, mapped in one place (CONVENTIONS.md "Errors"). Works on `pg`'s DatabaseError and on
+ * TypeORM's QueryFailedError (which carries the driver error as `driverError` and copies its fields).
+ * Messages are safe: column names at most, never values, SQL or constraint internals.
+ */
+
+export interface PgErrorLike {
+  code: string;
+  severity?: string;
+  detail?: string;
+  column?: string;
+  constraint?: string;
+}
+
+const SQLSTATE = /^[0-9A-Z]{5}$/;
+
+/** The PostgreSQL error inside `err` (itself, its `driverError`, or its `cause`), if any. */
+export function findPgError(err: unknown): PgErrorLike | undefined {
+  let cur: unknown = err;
+  for (let depth = 0; depth < 5 && cur && typeof cur === 'object'; depth++) {
+    const o = cur as Record<string, unknown>;
+    const driver = o['driverError'] as Record<string, unknown> | undefined;
+    if (driver && isPgError(driver)) return driver as unknown as PgErrorLike;
+    if (isPgError(o)) return o as unknown as PgErrorLike;
+    cur = o['cause'];
+  }
+  return undefined;
+}
+
+function isPgError(o: Record<string, unknown>): boolean {
+  // Node system errors have codes too (EPIPE is five capitals); a server error always carries a severity.
+  return typeof o['code'] === 'string' && SQLSTATE.test(o['code']) && typeof o['severity'] === 'string';
+}
+
+/** Column names from a pg detail like `Key (name, tenant_id)=(x, y) already exists.`; never the values. */
+export function keyColumns(detail: string | undefined): string | undefined {
+  const m = detail ? /^Key \(([^)]*)\)=/.exec(detail) : null;
+  if (!m) return undefined;
+  const cols = m[1]
+    .split(',')
+    .map((c) => c.trim().replace(/^"|"$/g, ''))
+    .filter((c) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(c));
+  return cols.length > 0 ? cols.join(', ') : undefined;
+}
+
+const CONNECTION_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  '57P01', // admin_shutdown
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now
+  '53300', // too_many_connections
+]);
+
+const CONNECTION_MESSAGES = [
+  /Connection terminated/i,
+  /timeout exceeded when trying to connect/i,
+  /Client has encountered a connection error/i,
+  /connection is not yet established/i,
+  /Connection is closed/i,
+];
+
+/** True for "the database (or another backend) cannot be reached" errors: these answer 503. */
+export function isConnectionError(err: unknown): boolean {
+  const seen = new Set<unknown>();
+  const queue: unknown[] = [err];
+  while (queue.length > 0 && seen.size < 20) {
+    const cur = queue.shift();
+    if (!cur || typeof cur !== 'object' || seen.has(cur)) continue;
+    seen.add(cur);
+    const o = cur as Record<string, unknown>;
+    const code = typeof o['code'] === 'string' ? o['code'] : undefined;
+    if (code && (CONNECTION_CODES.has(code) || code.startsWith('08'))) return true;
+    if (o['name'] === 'CannotExecuteNotConnectedError' || o['name'] === 'ConnectionIsNotSetError')
+      return true;
+    if (typeof o['message'] === 'string' && CONNECTION_MESSAGES.some((re) => re.test(o['message'] as string)))
+      return true;
+    queue.push(o['driverError'], o['cause']);
+    if (Array.isArray(o['errors'])) queue.push(...(o['errors'] as unknown[]));
+  }
+  return false;
+}
+
+/**
+ * Maps a PostgreSQL error to a DomainError, or undefined when it is not one we answer with a 4xx
+ * (the filter then treats it as unknown: 500 with an error id).
+ */
+export function mapPgError(err: unknown): DomainError | undefined {
+  const pg = findPgError(err);
+  if (!pg) return undefined;
+  switch (pg.code) {
+    case '23505': {
+      const cols = keyColumns(pg.detail);
+      return new DomainError(
+        ErrorCode.Conflict,
+        cols ? `A record with the same ${cols} already exists` : 'A record with the same key already exists',
+      );
+    }
+    case '23503': {
+      const cols = keyColumns(pg.detail);
+      if (pg.detail?.includes('is still referenced')) {
+        return new DomainError(ErrorCode.Conflict, 'The record is still referenced by other records');
+      }
+      return new DomainError(
+        ErrorCode.Conflict,
+        cols ? `Referenced record does not exist (${cols})` : 'Referenced record does not exist',
+      );
+    }
+    case '23502':
+      return new DomainError(
+        ErrorCode.InvalidRequest,
+        pg.column ? `${pg.column} is required` : 'A required value is missing',
+      );
+    case '23514':
+      return new DomainError(ErrorCode.InvalidRequest, 'A value violates a check constraint');
+    case '22P02':
+      return new DomainError(
+        ErrorCode.InvalidRequest,
+        'Invalid input syntax for a value (e.g. a malformed id)',
+      );
+    case '22007':
+    case '22008':
+      return new DomainError(ErrorCode.InvalidRequest, 'Invalid date or time value');
+    case '22003':
+      return new DomainError(ErrorCode.InvalidRequest, 'Numeric value out of range');
+    case '22001':
+      return new DomainError(ErrorCode.InvalidRequest, 'A value is too long');
+    case '22021':
+    case '22P05':
+      return new DomainError(ErrorCode.InvalidRequest, 'Invalid character in a value');
+    case '40001':
+    case '40P01':
+      return new DomainError(ErrorCode.Conflict, 'Concurrent update conflict; retry the request');
+    default:
+      return undefined;
+  }
+}

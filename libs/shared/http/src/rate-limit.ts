@@ -1,0 +1,220 @@
+import { createHash } from 'node:crypto';
+import type { NextFunction, Request, Response } from 'express';
+import { Redis } from 'ioredis';
+import {
+  RateLimiterMemory,
+  RateLimiterRedis,
+  RateLimiterRes,
+  type RateLimiterAbstract,
+} from 'rate-limiter-flexible';
+import { DomainError, ErrorCode } from '@gatehouse/errors';
+import type { Logger } from 'pino';
+import { UNMATCHED_ROUTE, parseRouteSpec, type RouteTable } from './route-table.js';
+
+export interface RateLimitOptions {
+  /** Requests allowed per endpoint and caller in each window. */
+  points: number;
+  /** Window length in seconds. */
+  durationSec: number;
+  /** When set, counts live in Redis and are shared by every replica; else in process memory. */
+  redisUrl?: string;
+  /** Redis key prefix (default `gatehouse:rl:<serviceName>`); replicas of one service must share it. */
+  keyPrefix?: string;
+  /** Per-endpoint limits, keyed `'<METHOD> <pattern>'`, e.g. `{ 'POST /token': 30 }`. */
+  overrides?: Record<string, number>;
+}
+
+/**
+ * Paths never counted and answered without rate-limit headers: probes and the scrape must keep working
+ * when a client is throttled, and an orchestrator polling them must not eat anyone's budget.
+ */
+export const RATE_LIMIT_EXEMPT_PATHS: readonly string[] = ['/livez', '/readyz', '/metrics'];
+
+export const TOO_MANY_REQUESTS_MESSAGE =
+  'Rate limit exceeded; check the X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset headers and retry after the reset';
+
+/**
+ * Who is calling: a hash of the bearer token, the client id of Basic credentials, else the IP address.
+ * (A token is hashed so the store never holds a credential.)
+ */
+export function callerKey(
+  req: Pick<Request, 'headers' | 'ip'> & { socket?: { remoteAddress?: string } },
+): string {
+  const auth = req.headers.authorization;
+  if (typeof auth === 'string') {
+    const [scheme, value] = auth.trim().split(/\s+/, 2);
+    if (value && scheme.toLowerCase() === 'bearer') {
+      return `bearer:${createHash('sha256').update(value).digest('base64url').slice(0, 32)}`;
+    }
+    if (value && scheme.toLowerCase() === 'basic') {
+      const decoded = Buffer.from(value, 'base64').toString('utf8');
+      const sep = decoded.indexOf(':');
+      const id = sep >= 0 ? decoded.slice(0, sep) : decoded;
+      if (id) return `client:${createHash('sha256').update(id).digest('base64url').slice(0, 32)}`;
+    }
+  }
+  return `ip:${req.ip ?? req.socket?.remoteAddress ?? 'unknown'}`;
+}
+
+/** The endpoint key: `'<METHOD> <pattern>'`, or one shared key for every unknown route. */
+export function endpointKey(routes: RouteTable, method: string, path: string): string {
+  const m = method.toUpperCase();
+  const pattern = routes.resolve(m, path) ?? routes.resolveAnyMethod(path);
+  return pattern ? `${m} ${pattern}` : UNMATCHED_ROUTE;
+}
+
+export interface RateLimitDecision {
+  limit: number;
+  remaining: number;
+  /** Epoch seconds when the window resets. */
+  reset: number;
+  allowed: boolean;
+  retryAfterSec: number;
+}
+
+export class HttpRateLimiter {
+  private readonly limiters = new Map<number, RateLimiterAbstract>();
+  private readonly overrides = new Map<string, number>();
+  private readonly redis?: Redis;
+  private readonly keyPrefix: string;
+  private lastWarn = 0;
+
+  constructor(
+    private readonly opts: RateLimitOptions,
+    serviceName: string,
+    private readonly logger: Logger,
+  ) {
+    if (!Number.isInteger(opts.points) || opts.points < 1)
+      throw new Error('rateLimit.points must be an integer >= 1');
+    if (!Number.isInteger(opts.durationSec) || opts.durationSec < 1)
+      throw new Error('rateLimit.durationSec must be an integer >= 1');
+    for (const [spec, points] of Object.entries(opts.overrides ?? {})) {
+      const { method, pattern } = parseRouteSpec(spec);
+      if (!Number.isInteger(points) || points < 1)
+        throw new Error(`rateLimit.overrides["${spec}"] must be >= 1`);
+      this.overrides.set(`${method} ${pattern}`, points);
+    }
+    this.keyPrefix = opts.keyPrefix ?? `gatehouse:rl:${serviceName}`;
+    if (opts.redisUrl) {
+      this.redis = new Redis(opts.redisUrl, {
+        enableOfflineQueue: false,
+        maxRetriesPerRequest: 1,
+        connectTimeout: 2000,
+        // ioredis keeps a timer of this length after disconnect() even when the socket is already gone.
+        disconnectTimeout: 200,
+        lazyConnect: true,
+      });
+      this.redis.on('error', (err: Error) =>
+        this.warn('Redis for rate limits unavailable; counting in memory', err),
+      );
+    }
+  }
+
+  /** Connects to Redis (when configured), waiting at most `timeoutMs`; never throws. */
+  async start(timeoutMs = 2000): Promise<void> {
+    if (!this.redis) return;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        this.redis.connect(),
+        new Promise((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+        }),
+      ]);
+    } catch (err) {
+      this.warn('Redis for rate limits unavailable at start; counting in memory until it answers', err);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private closed = false;
+
+  /** Idempotent: Nest's shutdown hook and the service's own signal handler may both close the app. */
+  async close(): Promise<void> {
+    if (!this.redis || this.closed) return;
+    this.closed = true;
+    if (this.redis.status !== 'ready') {
+      this.redis.disconnect();
+      return;
+    }
+    try {
+      await this.redis.quit();
+    } catch {
+      this.redis.disconnect();
+    }
+  }
+
+  limitFor(endpoint: string): number {
+    return this.overrides.get(endpoint) ?? this.opts.points;
+  }
+
+  private limiter(points: number): RateLimiterAbstract {
+    let l = this.limiters.get(points);
+    if (!l) {
+      const base = { points, duration: this.opts.durationSec, keyPrefix: `${this.keyPrefix}:${points}` };
+      l = this.redis
+        ? new RateLimiterRedis({
+            ...base,
+            storeClient: this.redis,
+            rejectIfRedisNotReady: true,
+            // Redis down: each replica keeps counting on its own rather than letting everything through.
+            insuranceLimiter: new RateLimiterMemory(base),
+          })
+        : new RateLimiterMemory(base);
+      this.limiters.set(points, l);
+    }
+    return l;
+  }
+
+  /** Counts one request of `caller` on `endpoint`. Fails open (allowed) when the store errors. */
+  async consume(endpoint: string, caller: string): Promise<RateLimitDecision> {
+    const limit = this.limitFor(endpoint);
+    const decide = (r: RateLimiterRes, allowed: boolean): RateLimitDecision => ({
+      limit,
+      remaining: Math.max(0, r.remainingPoints),
+      reset: Math.ceil((Date.now() + r.msBeforeNext) / 1000),
+      allowed,
+      retryAfterSec: Math.max(1, Math.ceil(r.msBeforeNext / 1000)),
+    });
+    try {
+      return decide(await this.limiter(limit).consume(`${endpoint}|${caller}`), true);
+    } catch (err) {
+      if (err instanceof RateLimiterRes) return decide(err, false);
+      this.warn('Rate limiter failed; request let through', err);
+      return {
+        limit,
+        remaining: limit,
+        reset: Math.ceil(Date.now() / 1000 + this.opts.durationSec),
+        allowed: true,
+        retryAfterSec: 0,
+      };
+    }
+  }
+
+  private warn(msg: string, err: unknown) {
+    const now = Date.now();
+    if (now - this.lastWarn < 10_000) return;
+    this.lastWarn = now;
+    this.logger.warn({ err }, msg);
+  }
+
+  /** Express middleware: sets the X-RateLimit-* headers on every response, 429 over the limit. */
+  middleware(routes: RouteTable) {
+    return (req: Request, res: Response, next: NextFunction) => {
+      if (RATE_LIMIT_EXEMPT_PATHS.includes(req.path)) return next();
+      const endpoint = endpointKey(routes, req.method, req.path);
+      this.consume(endpoint, callerKey(req)).then(
+        (d) => {
+          res.setHeader('X-RateLimit-Limit', String(d.limit));
+          res.setHeader('X-RateLimit-Remaining', String(d.remaining));
+          res.setHeader('X-RateLimit-Reset', String(d.reset));
+          if (d.allowed) return next();
+          res.setHeader('Retry-After', String(d.retryAfterSec));
+          next(new DomainError(ErrorCode.TooManyRequests, TOO_MANY_REQUESTS_MESSAGE));
+        },
+        (err: unknown) => next(err),
+      );
+    };
+  }
+}
