@@ -1,0 +1,3 @@
+import preset from '../../../jest.preset.mjs';
+
+export default { ...preset, displayName: 'bearer', rootDir: '.', testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/test/**/*.spec.ts'] };

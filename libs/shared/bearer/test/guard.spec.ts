@@ -1,0 +1,155 @@
+import { Controller, Get, Module } from '@nestjs/common';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import request from 'supertest';
+import { createHttpApp } from '@gatehouse/http';
+import { BearerModule, Caller, Public, Scopes, type CallerInfo } from '../src/index.js';
+import { isoIn, TokenInfoServer } from './tokeninfo-server.js';
+
+@Controller('api/v1')
+class TestController {
+  @Get('open')
+  @Public()
+  open() {
+    return { open: true };
+  }
+
+  @Get('trees')
+  @Scopes('trees:read')
+  trees(@Caller() caller: CallerInfo) {
+    return { caller };
+  }
+
+  @Get('settings')
+  @Scopes('trees:read', 'settings:write')
+  settings() {
+    return { ok: true };
+  }
+
+  @Get('unmarked')
+  unmarked(@Caller() caller: CallerInfo) {
+    return { client: caller.clientId };
+  }
+}
+
+describe('BearerGuard in a Nest app', () => {
+  let server: TokenInfoServer;
+  let app: NestExpressApplication;
+  let http: ReturnType<NestExpressApplication['getHttpServer']>;
+
+  beforeAll(async () => {
+    server = await new TokenInfoServer().start();
+    @Module({
+      imports: [
+        BearerModule.forRoot({
+          authUrl: server.url,
+          audience: 'urn:gatehouse:tree',
+          cacheTtlSec: 60,
+          negativeTtlSec: 1,
+          timeoutMs: 500,
+        }),
+      ],
+      controllers: [TestController],
+    })
+    class TestModule {}
+    app = await createHttpApp(TestModule, {
+      serviceName: 'bearer-test',
+      version: '0',
+      logLevel: 'silent',
+      rateLimit: { points: 10_000, durationSec: 60 },
+      openapi: { title: 't', description: 't', version: '0' },
+      readiness: async () => undefined,
+      shutdownHooks: false,
+    });
+    http = app.getHttpServer();
+    const base = { active: true, client_id: 'c1', sub: 'c1', exp: isoIn(600) };
+    server.tokens.set('reader', { ...base, scope: 'trees:read', aud: 'urn:gatehouse:tree', tenant_id: 't9' });
+    server.tokens.set('admin', { ...base, scope: 'trees:read settings:write', aud: ['urn:gatehouse:tree'] });
+    server.tokens.set('other-api', { ...base, scope: 'trees:read', aud: 'urn:gatehouse:management' });
+  });
+  afterAll(async () => {
+    await app?.close();
+    await server?.stop();
+  });
+
+  it('lets public routes through without a token', async () => {
+    await request(http).get('/api/v1/open').expect(200, { open: true });
+    await request(http).get('/livez').expect(200);
+  });
+
+  it('401 with a Bearer challenge when the token is missing, malformed or inactive', async () => {
+    const missing = await request(http).get('/api/v1/trees').expect(401);
+    expect(missing.body).toEqual({
+      code: 'unauthorized',
+      message: expect.stringContaining('Missing access token'),
+    });
+    expect(missing.headers['www-authenticate']).toBe('Bearer realm="gatehouse"');
+
+    const basic = await request(http).get('/api/v1/trees').set('Authorization', 'Basic YTpi').expect(401);
+    expect(basic.headers['www-authenticate']).toBe('Bearer realm="gatehouse", error="invalid_request"');
+    await request(http).get('/api/v1/trees').set('Authorization', 'Bearer').expect(401);
+    await request(http).get('/api/v1/trees').set('Authorization', 'Bearer a b').expect(401);
+
+    const inactive = await request(http).get('/api/v1/trees').set('Authorization', 'Bearer nope').expect(401);
+    expect(inactive.body.code).toBe('unauthorized');
+    expect(inactive.headers['www-authenticate']).toBe('Bearer realm="gatehouse", error="invalid_token"');
+    // Unmarked routes are guarded too.
+    await request(http).get('/api/v1/unmarked').expect(401);
+  });
+
+  it('200 with the caller on the request when audience and scopes fit', async () => {
+    const res = await request(http).get('/api/v1/trees').set('Authorization', 'Bearer reader').expect(200);
+    expect(res.body.caller).toMatchObject({
+      clientId: 'c1',
+      sub: 'c1',
+      scopes: ['trees:read'],
+      audience: ['urn:gatehouse:tree'],
+      tenantId: 't9',
+    });
+    await request(http).get('/api/v1/settings').set('Authorization', 'bearer admin').expect(200);
+    await request(http)
+      .get('/api/v1/unmarked')
+      .set('Authorization', 'Bearer reader')
+      .expect(200, { client: 'c1' });
+  });
+
+  it('403 forbidden for a missing scope or another audience', async () => {
+    const scope = await request(http)
+      .get('/api/v1/settings')
+      .set('Authorization', 'Bearer reader')
+      .expect(403);
+    expect(scope.body).toEqual({
+      code: 'forbidden',
+      message: 'The access token lacks the scope settings:write',
+    });
+    expect(scope.headers['www-authenticate']).toContain('error="insufficient_scope"');
+    const aud = await request(http).get('/api/v1/trees').set('Authorization', 'Bearer other-api').expect(403);
+    expect(aud.body.code).toBe('forbidden');
+    expect(aud.body.message).toContain('urn:gatehouse:tree');
+  });
+
+  it('503 when the token server is unreachable and the token is not cached; cached tokens still pass', async () => {
+    await request(http).get('/api/v1/trees').set('Authorization', 'Bearer reader').expect(200); // cached now
+    server.tokens.set('fresh', {
+      active: true,
+      client_id: 'c2',
+      scope: 'trees:read',
+      aud: 'urn:gatehouse:tree',
+    });
+    server.status = 502;
+    const res = await request(http).get('/api/v1/trees').set('Authorization', 'Bearer fresh').expect(503);
+    expect(res.body).toEqual({
+      code: 'service_unavailable',
+      message: expect.stringContaining('token server'),
+    });
+    await request(http).get('/api/v1/trees').set('Authorization', 'Bearer reader').expect(200);
+    server.status = 200;
+  });
+
+  it('documents scopes and bearer security in OpenAPI', async () => {
+    const doc = (await request(http).get('/docs/openapi.json').expect(200)).body;
+    const op = doc.paths['/api/v1/settings'].get;
+    expect(op.security).toEqual([{ bearer: [] }]);
+    expect(op['x-required-scopes']).toEqual(['trees:read', 'settings:write']);
+    expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['401', '403', '503']));
+  });
+});
