@@ -1,4 +1,4 @@
-import { Controller, Get, Header, Inject, Res } from '@nestjs/common';
+import { Controller, Get, Inject, Res } from '@nestjs/common';
 import { ApiExcludeEndpoint, ApiOkResponse, ApiProperty, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { serviceUnavailable } from '@gatehouse/errors';
@@ -62,11 +62,11 @@ export class HealthController {
   }
 
   @Get('metrics')
-  @Header('Cache-Control', 'no-store')
   @ApiExcludeEndpoint()
   async metrics(@Res() res: Response): Promise<void> {
     const { metrics } = this.foundation;
     const body = await metrics.text();
+    res.setHeader('Cache-Control', 'no-store');
     res.type(metrics.contentType()).send(body);
   }
 }

@@ -69,6 +69,7 @@ describe('metrics', () => {
     await request(s).get('/unknown/path/1').expect(404);
     const res = await request(s).get('/metrics').expect(200);
     expect(res.headers['content-type']).toMatch(/^text\/plain/);
+    expect(res.headers['cache-control']).toBe('no-store');
     expect(res.text).toContain(
       'http_requests_total{method="GET",route="/things/:thing_id",status="200",service="http-spec"} 2',
     );
