@@ -33,6 +33,14 @@ export interface ServiceDefinition<S extends EnvSchema> {
   /** Raw handlers mounted before Nest's routes (oidc-provider), with no body parser in front of them. */
   mount?(app: NestExpressApplication, ctx: ServiceContext<EnvOf<S>>): void | Promise<void>;
   excludeBodyParserPaths?: string[];
+  /** Raw-handler routes ('POST /token') for rate-limit keys, metrics labels and 405 answers. */
+  routes?: string[];
+  /** Paths whose errors also carry RFC 6749 `error`/`error_description`. */
+  oauthErrorPaths?: string[];
+  /** Parse form bodies too (token server pages and endpoints served by Nest). */
+  urlencoded?: boolean;
+  /** Last adjustments before init (global guards such as the bearer guard). */
+  configure?(app: NestExpressApplication, ctx: ServiceContext<EnvOf<S>>): void | Promise<void>;
   /** Runs once after migrations, before the HTTP server listens (bootstrap data, keys). */
   afterMigrate?(ctx: ServiceContext<EnvOf<S>>): Promise<void>;
 }
@@ -74,6 +82,12 @@ export async function buildService<S extends EnvSchema>(
       readiness: () => checkConnection(dataSource),
       excludeBodyParserPaths: def.excludeBodyParserPaths,
       mount: def.mount ? (a: NestExpressApplication) => def.mount?.(a, ctx) : undefined,
+      configure: def.configure ? (a: NestExpressApplication) => def.configure?.(a, ctx) : undefined,
+      routes: def.routes,
+      oauthErrorPaths: def.oauthErrorPaths,
+      urlencoded: def.urlencoded,
+      // runService owns SIGTERM/SIGINT: closing the app, then the data source, then exiting.
+      shutdownHooks: false,
     });
     return {
       ...ctx,
