@@ -11,7 +11,7 @@ import {
   pendingSchemaChanges,
   quoteIdentifier,
   runMigrations,
-} from '@gatehouse/db';
+} from '../src/index.js';
 import {
   createEmptyTestDatabase,
   createTestDatabase,
