@@ -1,7 +1,8 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { ServiceCoreModule, type CommonEnv, type ServiceContext } from '@gatehouse/service';
 import type { EnvOf } from '@gatehouse/config';
-import { loadSecretBox, SECRET_BOX } from '@gatehouse/identity-data';
+import { BearerModule, bearerOptionsFromEnv } from '@gatehouse/bearer';
+import { loadSecretBox, MANAGEMENT_AUDIENCE, SECRET_BOX } from '@gatehouse/identity-data';
 import type { identityEnv } from './config.js';
 
 @Module({})
@@ -11,7 +12,12 @@ export class IdentityAppModule {
     return {
       module: IdentityAppModule,
       global: true,
-      imports: [ServiceCoreModule.register(ctx)],
+      imports: [
+        ServiceCoreModule.register(ctx),
+        // Every route not marked @Public() needs a management-API token (audience urn:gatehouse:management),
+        // validated through the token server's /tokeninfo, plus the scopes of its @Scopes().
+        BearerModule.forRoot(bearerOptionsFromEnv(env, MANAGEMENT_AUDIENCE)),
+      ],
       // Client secrets are sealed with this box (SECRET_ENCRYPTION_KEY or DATA_DIR/secret.key, see bootstrap).
       providers: [{ provide: SECRET_BOX, useFactory: () => loadSecretBox(env).box }],
       exports: [SECRET_BOX],

@@ -1,4 +1,5 @@
 import { authUrl, databaseUrl, identityPort } from '@gatehouse/config';
+import { bearerEnv } from '@gatehouse/bearer';
 import { identityDataEnv } from '@gatehouse/identity-data';
 
 export const identityEnv = {
@@ -6,4 +7,5 @@ export const identityEnv = {
   DATABASE_URL: databaseUrl,
   AUTH_URL: authUrl,
   ...identityDataEnv,
+  ...bearerEnv,
 };

@@ -6,6 +6,8 @@ import { rows } from './sql.js';
 import { SYSTEM_RESOURCES } from './system.js';
 
 export interface BootstrapEnv extends SecretBoxEnv {
+  /** Level of the default logger (when no logger is passed). */
+  LOG_LEVEL?: string;
   BOOTSTRAP_CLIENT_ID?: string;
   BOOTSTRAP_CLIENT_SECRET?: string;
   BOOTSTRAP_ADMIN_EMAIL?: string;
@@ -39,10 +41,24 @@ export const DEFAULT_ADMIN_EMAIL = 'admin@gatehouse.local';
 const MARKER = 'default-instance';
 const LOCK_KEY = 'gatehouse:identity-bootstrap';
 
-const jsonLogger: BootstrapLogger = {
-  info: (msg) => process.stdout.write(`${JSON.stringify({ level: 30, msg })}\n`),
-  warn: (msg) => process.stdout.write(`${JSON.stringify({ level: 40, msg })}\n`),
+const LEVELS: Record<string, number> = {
+  trace: 10,
+  debug: 20,
+  info: 30,
+  warn: 40,
+  error: 50,
+  fatal: 60,
+  silent: 99,
 };
+
+/** Default logger: JSON lines on stdout, honouring LOG_LEVEL when the env carries it. */
+function jsonLogger(level: string | undefined): BootstrapLogger {
+  const min = LEVELS[level ?? 'info'] ?? 30;
+  const line = (lvl: number, msg: string) => {
+    if (lvl >= min) process.stdout.write(`${JSON.stringify({ level: lvl, msg })}\n`);
+  };
+  return { info: (msg) => line(30, msg), warn: (msg) => line(40, msg) };
+}
 
 const randomSecret = () => randomBytes(32).toString('base64url');
 
@@ -59,7 +75,7 @@ const randomSecret = () => randomBytes(32).toString('base64url');
 export async function bootstrapIdentity(
   ds: DataSource,
   env: BootstrapEnv,
-  log: BootstrapLogger = jsonLogger,
+  log: BootstrapLogger = jsonLogger(env.LOG_LEVEL),
   opts: BootstrapOptions = {},
 ): Promise<BootstrapResult> {
   let box = opts.box;

@@ -1,0 +1,91 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { commonEnv, loadEnv } from '@gatehouse/config';
+import { listen } from '@gatehouse/http';
+import { buildService, type BuiltService } from '@gatehouse/service';
+import { getFreePort } from '@gatehouse/testing';
+// The real token server, booted in-process exactly as its main.ts does: the bearer lib is tested against it.
+// eslint-disable-next-line @nx/enforce-module-boundaries
+import { authEnv } from '../../auth/src/config.js';
+// eslint-disable-next-line @nx/enforce-module-boundaries
+import { authService } from '../../auth/src/auth.service-definition.js';
+
+export interface RealTokenServer {
+  url: string;
+  clientId: string;
+  clientSecret: string;
+  /** The variables identity must share with it (database, encryption key, bootstrap values). */
+  shared: Record<string, string>;
+  stop(): Promise<void>;
+}
+
+/** apps/auth on `databaseUrl`, listening on a free port (issuer = its URL). */
+export async function startTokenServer(databaseUrl: string, dataDir: string): Promise<RealTokenServer> {
+  const port = await getFreePort();
+  const url = `http://127.0.0.1:${port}`;
+  const shared = {
+    DATABASE_URL: databaseUrl,
+    DATA_DIR: dataDir,
+    SECRET_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    BOOTSTRAP_CLIENT_ID: randomUUID(),
+    BOOTSTRAP_CLIENT_SECRET: `bearer-test-${randomBytes(12).toString('hex')}`,
+    BOOTSTRAP_ADMIN_PASSWORD: `pw-${randomBytes(8).toString('hex')}`,
+  };
+  const env = loadEnv(
+    { ...commonEnv, ...authEnv },
+    { LOG_LEVEL: 'silent', RATE_LIMIT_POINTS: '100000', AUTH_PORT: String(port), ISSUER: url, ...shared },
+  );
+  const built = (await buildService(authService, env)) as BuiltService<typeof env>;
+  await listen(built.app, port, '127.0.0.1');
+  let stopped = false;
+  return {
+    url,
+    clientId: shared.BOOTSTRAP_CLIENT_ID,
+    clientSecret: shared.BOOTSTRAP_CLIENT_SECRET,
+    shared,
+    stop: async () => {
+      if (stopped) return;
+      stopped = true;
+      await built.close();
+    },
+  };
+}
+
+/** A real HTTP proxy in front of the token server that counts the /tokeninfo calls passing through it. */
+export class CountingProxy {
+  tokeninfoCalls = 0;
+  private server?: Server;
+
+  constructor(private readonly target: string) {}
+
+  get url(): string {
+    return `http://127.0.0.1:${(this.server!.address() as AddressInfo).port}`;
+  }
+
+  async start(): Promise<this> {
+    const target = new URL(this.target);
+    this.server = createServer((req, res) => {
+      if (req.url?.startsWith('/tokeninfo')) this.tokeninfoCalls++;
+      const upstream = httpRequest(
+        { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers },
+        (up) => {
+          res.writeHead(up.statusCode ?? 502, up.headers);
+          up.pipe(res);
+        },
+      );
+      // Token server down: drop the client connection, as an unreachable server would look.
+      upstream.on('error', () => res.destroy());
+      req.pipe(upstream);
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    const s = this.server;
+    if (!s) return;
+    s.closeAllConnections();
+    await new Promise<void>((resolve) => s.close(() => resolve()));
+  }
+}
