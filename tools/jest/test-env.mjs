@@ -78,6 +78,17 @@ export async function prepareTestEnvironment(opts = {}) {
     return { owner: false, cleanup: async () => {} };
   }
   const runId = newRunId();
+  const saved = { runId: env[RUN_ID_VAR], pgUrl: env.TEST_PG_URL };
+  // Put the variables back as they were, so a second run in this process (jest --watch) prepares afresh.
+  const restore = () => {
+    for (const [name, value] of [
+      [RUN_ID_VAR, saved.runId],
+      ['TEST_PG_URL', saved.pgUrl],
+    ]) {
+      if (value === undefined) delete env[name];
+      else env[name] = value;
+    }
+  };
   env[RUN_ID_VAR] = runId;
 
   const external = env.TEST_PG_URL || env.DATABASE_URL;
@@ -86,6 +97,7 @@ export async function prepareTestEnvironment(opts = {}) {
     return {
       owner: true,
       cleanup: async () => {
+        restore();
         await dropRunDatabases(external, runId);
       },
     };
@@ -128,6 +140,7 @@ export async function prepareTestEnvironment(opts = {}) {
   return {
     owner: true,
     cleanup: async () => {
+      restore();
       process.removeListener('SIGTERM', onSignal);
       process.removeListener('SIGHUP', onSignal);
       await pgHandle.stop();

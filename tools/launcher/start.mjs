@@ -62,9 +62,12 @@ function pipeLines(stream, out, prefix, { skipBlank = false } = {}) {
   });
 }
 
-function run(cmd, args, prefix, env) {
+function run(cmd, args, prefix, env, state) {
   return new Promise((resolve) => {
-    const child = spawn(cmd, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    // Own process group, so stopping the build stops npx and the nx processes under it.
+    const child = spawn(cmd, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    state.build = { child, exited: new Promise((r) => child.once('exit', r)) };
+    void state.build.exited.then(() => (state.build = undefined));
     pipeLines(child.stdout, process.stdout, prefix, { skipBlank: true });
     pipeLines(child.stderr, process.stderr, prefix, { skipBlank: true });
     child.once('error', (err) => {
@@ -75,7 +78,7 @@ function run(cmd, args, prefix, env) {
   });
 }
 
-async function buildApps() {
+async function buildApps(state) {
   if (['1', 'true', 'yes'].includes(String(process.env.LAUNCHER_SKIP_BUILD ?? '').toLowerCase())) return;
   say('building auth, identity, tree ...');
   const started = Date.now();
@@ -84,6 +87,7 @@ async function buildApps() {
     ['nx', 'run-many', '-t', 'build', '-p', SERVICES.map((s) => s.name).join(','), '--output-style=static'],
     '[build] ',
     { ...process.env, NX_DAEMON: process.env.NX_DAEMON ?? 'false' },
+    state,
   );
   if (code !== 0) throw new StartError(`build failed (exit code ${code})`);
   say(`built in ${((Date.now() - started) / 1000).toFixed(1)} s`);
@@ -248,6 +252,14 @@ async function shutdown(state, code) {
     return state.stopping;
   }
   state.stopping = (async () => {
+    if (state.build) {
+      try {
+        process.kill(-state.build.child.pid, 'SIGTERM');
+      } catch {
+        /* already gone */
+      }
+      await Promise.race([state.build.exited, new Promise((r) => setTimeout(r, 5000).unref())]);
+    }
     const live = SERVICES.filter((s) => s.child);
     if (live.length) say(`stopping ${live.map((s) => s.name).join(', ')} ...`);
     await Promise.all(live.map((s) => stopChild(s, false)));
@@ -263,7 +275,7 @@ async function shutdown(state, code) {
 }
 
 async function main() {
-  const state = { pg: undefined, pgLog: undefined, stopping: undefined };
+  const state = { pg: undefined, pgLog: undefined, build: undefined, stopping: undefined };
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
     process.on(signal, () => {
       say(`${signal} received`);
@@ -289,7 +301,7 @@ async function main() {
         throw new StartError(`port ${svc.port} (${svc.portVar}) is already in use`);
       }
     }
-    await buildApps();
+    await buildApps(state);
     for (const svc of SERVICES) {
       const main = path.join(process.env.LAUNCHER_DIST_DIR, svc.name, 'apps', svc.name, 'src', 'main.js');
       if (!fs.existsSync(main))
