@@ -74,7 +74,8 @@ export class TokenServer {
   private publicJwks!: JSONWebKeySet;
   private readonly timers: NodeJS.Timeout[] = [];
   private reloading?: Promise<boolean>;
-  private lastForcedReload = 0;
+  /** Unknown kids recently looked up, so a flood of forged tokens cannot turn into a flood of key reloads. */
+  private readonly unknownKids = new Map<string, number>();
 
   private constructor(
     private readonly opts: TokenServerOptions,
@@ -89,7 +90,7 @@ export class TokenServer {
     this.tokenInfo = new TokenInfoService({
       provider: () => this.provider,
       publicJwks: () => this.publicJwks,
-      reloadKeys: () => this.reloadKeys(true),
+      reloadKeys: (kid) => this.reloadForKid(kid),
       data,
       issuer: this.issuer,
     });
@@ -138,13 +139,19 @@ export class TokenServer {
     return this.keys;
   }
 
+  /** A token names a key this process does not know: reload once, unless that kid was already tried recently. */
+  private async reloadForKid(kid: string | undefined): Promise<boolean> {
+    if (!kid || kid.length > 200) return false;
+    const now = Date.now();
+    const tried = this.unknownKids.get(kid);
+    if (tried !== undefined && now - tried < 30_000) return false;
+    if (this.unknownKids.size > 1000) this.unknownKids.clear();
+    this.unknownKids.set(kid, now);
+    return this.reloadKeys(false);
+  }
+
   /** Reload the key set when it changed in the database; `force` skips the cheap fingerprint check. */
   async reloadKeys(force: boolean): Promise<boolean> {
-    if (force) {
-      // A burst of tokens with an unknown kid must not turn into a burst of reloads.
-      if (Date.now() - this.lastForcedReload < 5000) return false;
-      this.lastForcedReload = Date.now();
-    }
     this.reloading ??= (async () => {
       try {
         if (!force && (await this.signingKeys.fingerprint()) === this.keys.fingerprint) return false;

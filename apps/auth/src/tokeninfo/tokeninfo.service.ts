@@ -55,8 +55,8 @@ export interface TokenInfoDeps {
   provider(): Provider;
   /** Public keys currently published at /jwks. */
   publicJwks(): JSONWebKeySet;
-  /** Reload the key set from the database (a token signed by a key this process does not know yet). */
-  reloadKeys(): Promise<boolean>;
+  /** Reload the key set from the database (a token signed by key `kid`, which this process does not know yet). */
+  reloadKeys(kid: string | undefined): Promise<boolean>;
   data: OidcData;
   issuer: string;
   clockToleranceSec?: number;
@@ -136,7 +136,7 @@ export class TokenInfoService {
         const key = Buffer.from(secret);
         ({ payload } = await jwtVerify(token, key, { ...opts, algorithms: ['HS256'] }));
       } else if (header.alg === 'RS256' || header.alg === 'ES256') {
-        payload = await this.verifyAsymmetric(token, opts);
+        payload = await this.verifyAsymmetric(token, header.kid, opts);
       } else {
         return INACTIVE;
       }
@@ -173,13 +173,14 @@ export class TokenInfoService {
 
   private async verifyAsymmetric(
     token: string,
+    kid: string | undefined,
     opts: { issuer: string; typ: string; clockTolerance: number },
   ) {
     try {
       return (await jwtVerify(token, this.keySet(), { ...opts, algorithms: ['RS256', 'ES256'] })).payload;
     } catch (err) {
       // Signed by a key another process just added: reload the published keys once and try again.
-      if (err instanceof joseErrors.JWKSNoMatchingKey && (await this.deps.reloadKeys())) {
+      if (err instanceof joseErrors.JWKSNoMatchingKey && (await this.deps.reloadKeys(kid))) {
         return (await jwtVerify(token, this.keySet(), { ...opts, algorithms: ['RS256', 'ES256'] })).payload;
       }
       throw err;

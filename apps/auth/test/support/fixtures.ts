@@ -29,13 +29,17 @@ export interface TestUser {
  * the instance the bootstrap created.
  */
 export class Fixtures {
-  readonly ds: DataSource;
-  readonly box: SecretBox;
   private instanceIdCache?: string;
 
-  constructor(h: AuthHarness) {
-    this.ds = h.built.dataSource;
-    this.box = h.built.app.get<SecretBox>(SECRET_BOX);
+  constructor(private readonly h: AuthHarness) {}
+
+  /** The running app's DataSource (a restart makes a new one). */
+  get ds(): DataSource {
+    return this.h.built.dataSource;
+  }
+
+  get box(): SecretBox {
+    return this.h.built.app.get<SecretBox>(SECRET_BOX);
   }
 
   async instanceId(): Promise<string> {
