@@ -58,7 +58,7 @@ describe('docker/compose.yaml', () => {
     for (const s of ['postgres:', 'redis:', 'auth:', 'identity:', 'tree:']) expect(compose).toContain(`\n  ${s}`);
     for (const v of ['DATABASE_URL', 'TREE_DATABASE_URL', 'REDIS_URL', 'AUTH_URL', 'ISSUER']) expect(compose).toContain(v);
     expect(compose).toContain('dockerfile: docker/Dockerfile');
-    const mounted = [...compose.matchAll(/- \.\/(\S+):/g)].map((m) => m[1]);
+    const mounted = [...compose.matchAll(/- \.\/([^\s:]+):/g)].map((m) => m[1]);
     for (const f of mounted) expect([f, existsSync(path.join(root, 'docker', f))]).toEqual([f, true]);
   });
 });
