@@ -3,6 +3,8 @@ import { treeEnv } from './config.js';
 import { TreeAppModule } from './app.module.js';
 import { treeEntities } from './entities.js';
 import { treeMigrations } from './migrations/index.js';
+import { TREE_ROUTES_PREFIX } from './common/body.middleware.js';
+import { TREE_API_DESCRIPTION } from './openapi-description.js';
 
 export const treeService: ServiceDefinition<typeof treeEnv> = {
   name: 'tree',
@@ -18,7 +20,9 @@ export const treeService: ServiceDefinition<typeof treeEnv> = {
   migrations: treeMigrations,
   openapi: {
     title: 'Gatehouse tree manager',
-    description: 'Versioned, translated hierarchies (trees, versions, nodes, translations). See README.md.',
+    description: TREE_API_DESCRIPTION,
   },
+  // JSON bodies under /api/v1/trees are parsed by TreeBodyMiddleware, which lets CSV uploads through as streams.
+  excludeBodyParserPaths: [TREE_ROUTES_PREFIX],
   rootModule: (ctx) => TreeAppModule.register(ctx),
 };

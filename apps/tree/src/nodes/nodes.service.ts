@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
@@ -12,6 +13,7 @@ import {
   toEnvelope,
   type EnvelopeV1,
 } from '@gatehouse/query';
+import type { Actor } from '../common/actor.js';
 import type { Language } from '../common/language.js';
 import { lockVersion, resolveVersion, type VersionScope } from '../common/scope.js';
 import { inTransaction, Params, uniqueConflict, withSql, type Sql } from '../common/sql.js';
@@ -20,6 +22,8 @@ import { NODE_COLUMNS, nodeSpec, toNodeRecord, type NodeRecord, type NodeRow } f
 
 /** How many children `expand=all` embeds per node (the rest stay reachable through `links.child_nodes`). */
 export const MAX_EMBEDDED_CHILDREN = 100;
+/** Rows per database round trip when streaming a subtree. */
+export const STREAM_BATCH = 5000;
 /** Labels are int4 and a subtree's upper bound is `label + 1`. */
 const MAX_LABEL = 2_147_483_646;
 /** Attempts at finding a free `-copy-<n>` suffix for a deep clone. */
@@ -48,11 +52,6 @@ interface StructRow {
   path: number[];
   depth: number;
   leaf: boolean;
-}
-
-export interface Actor {
-  /** uuid of the caller (token subject) or null when it is not a uuid. */
-  id: string | null;
 }
 
 /**
@@ -92,6 +91,48 @@ export class NodesService {
         range: { from: root.path, to: subtreeEnd(root.path), exclusiveFrom: true },
       });
     });
+  }
+
+  /**
+   * The whole subtree below a node as NDJSON, depth-first, read in keyset batches of STREAM_BATCH rows along the
+   * path index (no connection is held while the client reads). `q` and `fields` apply; paging parameters do not.
+   * Errors about the request (unknown node, bad `q`) are thrown before the stream starts.
+   */
+  async streamDescendants(treeCode: string, version: string, nodeId: string, query: Query, lang?: Language): Promise<Readable> {
+    const list = parseListQuery(query, nodeSpec, 'v1', { paramOffset: 3 + (lang ? 1 : 0) });
+    const { scope, root } = await withSql(this.ds, async (sql) => {
+      const s = await resolveVersion(sql, treeCode, version);
+      return { scope: s, root: await this.struct(sql, s, nodeId) };
+    });
+    const end = subtreeEnd(root.path);
+    const ds = this.ds;
+    const p = new Params();
+    p.add(scope.versionId);
+    p.add(root.path);
+    p.add(end);
+    const join = this.translationJoin(p, lang);
+    const where = list.where ? ` AND ${list.where.sql}` : '';
+    const extra = list.where?.params ?? [];
+    async function* lines(): AsyncGenerator<string> {
+      let after: number[] = root.path;
+      for (;;) {
+        const rows = await withSql(ds, (sql) =>
+          sql.rows<NodeRow>(
+            `SELECT ${NODE_COLUMNS}${join.columns} FROM tree_nodes n ${join.sql}
+              WHERE n.tree_version_id = $1 AND n.path > $2 AND n.path < $3${where}
+              ORDER BY n.path LIMIT ${STREAM_BATCH}`,
+            [scope.versionId, after, end, ...p.values.slice(3), ...extra],
+          ),
+        );
+        if (rows.length === 0) return;
+        let chunk = '';
+        for (const row of rows) chunk += `${JSON.stringify(pickFields(toNodeRecord(row, scope), list.fields))}\n`;
+        yield chunk;
+        if (rows.length < STREAM_BATCH) return;
+        after = rows[rows.length - 1].path;
+      }
+    }
+    return Readable.from(lines(), { objectMode: false });
   }
 
   async get(treeCode: string, version: string, nodeId: string, query: Query, lang?: Language): Promise<Partial<NodeRecord>> {

@@ -1,0 +1,64 @@
+import { Controller, Get, HttpCode, HttpException, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { ApiBody, ApiConsumes, ApiOperation, ApiProduces, ApiQuery, ApiTags } from '@nestjs/swagger';
+import type { Request, Response } from 'express';
+import { Scopes } from '@gatehouse/bearer';
+import { ApiErrorResponses } from '@gatehouse/http';
+import type { Actor } from '../common/actor.js';
+import { isCsvUpload } from '../common/body.middleware.js';
+import { booleanQuery } from '../common/params.js';
+import { CurrentActor } from '../common/request.js';
+import { READ, WRITE } from '../common/scopes.js';
+import { sendStream } from '../common/stream.js';
+import { CsvService } from './csv.service.js';
+
+const FORMAT =
+  'Format (RFC 4180, UTF-8): header `code,parent_code,name,description` plus optional `name@<lang>` / ' +
+  '`description@<lang>` pairs (`en_US`, `en_UK`, `mn_MN`) holding node translations; one node per line; ' +
+  '`parent_code` empty for a root. Metadata and `enabled` are not part of the format.';
+
+@ApiTags('CSV exchange')
+@Controller('api/v1/trees/:tree_code/versions/:tree_version')
+export class CsvController {
+  constructor(private readonly csv: CsvService) {}
+
+  @Get('export')
+  @Scopes(READ)
+  @ApiOperation({
+    summary: 'Export a version as CSV',
+    description: `${FORMAT} Lines come parents first (depth-first, siblings in creation order), streamed from one consistent snapshot.`,
+  })
+  @ApiProduces('text/csv')
+  @ApiErrorResponses(404)
+  async export(@Param('tree_code') code: string, @Param('tree_version') version: string, @Res() res: Response) {
+    const stream = await this.csv.export(code, version);
+    await sendStream(res, stream, 'text/csv; charset=utf-8', `${code}-${version}.csv`);
+  }
+
+  @Post('import')
+  @Scopes(WRITE)
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Import nodes from CSV',
+    description:
+      `${FORMAT} Send \`Content-Type: text/csv\`; the body is streamed, not buffered. All or nothing: any problem ` +
+      '(malformed line, duplicate code, code already in the version, unknown parent_code, cycle) answers 400 ' +
+      'with `details` naming each line (`field: "line 12"`, up to 100), and nothing is written. Lines may come ' +
+      'in any order; `parent_code` may name a node already in the version. `replace=true` deletes the ' +
+      "version's nodes first, in the same transaction. Answers `{imported, replaced, nodes}`.",
+  })
+  @ApiConsumes('text/csv')
+  @ApiBody({ schema: { type: 'string', example: 'code,parent_code,name,description,name@mn_MN\nA,,Assets,,Хөрөнгө\nA1,A,Cash,,Бэлэн мөнгө\n' } })
+  @ApiQuery({ name: 'replace', required: false, schema: { type: 'boolean', default: false } })
+  @ApiErrorResponses(400, 404, 413, 415)
+  async import(
+    @Param('tree_code') code: string,
+    @Param('tree_version') version: string,
+    @Query('replace') replace: unknown,
+    @CurrentActor() actor: Actor,
+    @Req() req: Request,
+  ) {
+    const doReplace = booleanQuery('replace', replace);
+    if (!isCsvUpload(req)) throw new HttpException('Send the nodes as Content-Type: text/csv', 415);
+    return this.csv.import(code, version, req, actor, doReplace);
+  }
+}

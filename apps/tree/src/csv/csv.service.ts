@@ -1,0 +1,348 @@
+import { Readable } from 'node:stream';
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { parse } from 'csv-parse';
+import { stringify } from 'csv-stringify/sync';
+import type { DataSource } from 'typeorm';
+import { DomainError, ErrorCode, invalidRequest, type ErrorDetail } from '@gatehouse/errors';
+import { SERVICE_ENV } from '@gatehouse/service';
+import type { Actor } from '../common/actor.js';
+import { LANGUAGES, type Language } from '../common/language.js';
+import { lockVersion, resolveVersion } from '../common/scope.js';
+import { inTransaction, withSql, type Sql } from '../common/sql.js';
+import { BASE_COLUMNS, lineProblems, parseHeader, type CsvLayout } from './csv-format.js';
+
+/** Rows per INSERT into the staging table while the upload streams in. */
+const LOAD_BATCH = 5000;
+/** Rows per database round trip when exporting. */
+const EXPORT_BATCH = 10000;
+/** Line-numbered problems reported at most (the import stops reading after that many). */
+export const MAX_REPORTED_PROBLEMS = 100;
+/** Deepest tree an import may build (path arrays grow with depth). */
+export const MAX_IMPORT_DEPTH = 1000;
+const MAX_LABEL = 2_147_483_646;
+
+/** Translation columns of the staging table, by language. */
+const TR_COLUMNS: Record<Language, { name: string; description: string }> = {
+  en_US: { name: 'en_us_name', description: 'en_us_description' },
+  en_UK: { name: 'en_uk_name', description: 'en_uk_description' },
+  mn_MN: { name: 'mn_mn_name', description: 'mn_mn_description' },
+};
+
+export interface ImportResult {
+  /** Nodes created by this import. */
+  imported: number;
+  /** Nodes of the version before the import that were deleted (`replace=true`). */
+  replaced: number;
+  /** Nodes in the version now. */
+  nodes: number;
+}
+
+interface Problem {
+  line: number;
+  message: string;
+}
+
+function failure(problems: Problem[], truncated = false): DomainError {
+  const sorted = [...problems].sort((a, b) => a.line - b.line).slice(0, MAX_REPORTED_PROBLEMS);
+  const details: ErrorDetail[] = sorted.map((p) => ({ field: `line ${p.line}`, message: p.message }));
+  const more = truncated || problems.length > sorted.length ? ' (first problems only)' : '';
+  const head = sorted
+    .slice(0, 3)
+    .map((p) => `line ${p.line}: ${p.message}`)
+    .join('; ');
+  return invalidRequest(`CSV import refused, nothing was written${more}: ${head}`, details);
+}
+
+/** Streams a version to CSV and loads one from CSV, all-or-nothing. Format: see csv-format.ts. */
+@Injectable()
+export class CsvService {
+  private readonly maxRows: number;
+
+  constructor(
+    @InjectDataSource() private readonly ds: DataSource,
+    @Inject(SERVICE_ENV) env: { TREE_IMPORT_MAX_ROWS?: number },
+  ) {
+    this.maxRows = env.TREE_IMPORT_MAX_ROWS ?? 5_000_000;
+  }
+
+  /**
+   * The version as CSV, parents before children. Runs in one REPEATABLE READ transaction (a consistent snapshot
+   * even while the version changes), reading keyset batches along the path index; the parent code of each line
+   * comes from a stack of the current ancestors, so no join and no per-node memory is needed.
+   */
+  async export(treeCode: string, version: string): Promise<Readable> {
+    const scope = await withSql(this.ds, (sql) => resolveVersion(sql, treeCode, version));
+    const ds = this.ds;
+    async function* chunks(): AsyncGenerator<string> {
+      const runner = ds.createQueryRunner();
+      await runner.connect();
+      try {
+        await runner.startTransaction('REPEATABLE READ');
+        await runner.query('SET TRANSACTION READ ONLY');
+        const q = async <T>(text: string, params: unknown[]) => (await runner.query(text, params, true)).records as T[];
+        const used = await q<{ language: Language }>(
+          `SELECT DISTINCT language FROM tree_node_translations WHERE tree_version_id = $1`,
+          [scope.versionId],
+        );
+        const languages = LANGUAGES.filter((l) => used.some((u) => u.language === l));
+        const header = [...BASE_COLUMNS, ...languages.flatMap((l) => [`name@${l}`, `description@${l}`])];
+        yield stringify([header]);
+        const joins = languages
+          .map((l, i) => `LEFT JOIN tree_node_translations t${i} ON t${i}.tree_node_id = n.id AND t${i}.language = '${l}'`)
+          .join(' ');
+        const trCols = languages.map((_, i) => `, t${i}.name AS n${i}, t${i}.description AS d${i}`).join('');
+        const stack: { path: number[]; code: string }[] = [];
+        let after: number[] = [];
+        for (;;) {
+          const rows = await q<{ code: string; name: string; description: string | null; path: number[] } & Record<string, string | null>>(
+            `SELECT n.code, n.name, n.description, n.path${trCols} FROM tree_nodes n ${joins}
+              WHERE n.tree_version_id = $1 AND n.path > $2 ORDER BY n.path LIMIT ${EXPORT_BATCH}`,
+            [scope.versionId, after],
+          );
+          if (rows.length === 0) break;
+          const records: (string | null)[][] = [];
+          for (const r of rows) {
+            while (stack.length > 0 && stack[stack.length - 1].path.length >= r.path.length) stack.pop();
+            const parent = stack.length > 0 ? stack[stack.length - 1].code : '';
+            stack.push({ path: r.path, code: r.code });
+            const line: (string | null)[] = [r.code, parent, r.name, r.description ?? ''];
+            languages.forEach((_, i) => line.push(r[`n${i}`] ?? '', r[`d${i}`] ?? ''));
+            records.push(line);
+          }
+          yield stringify(records);
+          if (rows.length < EXPORT_BATCH) break;
+          after = rows[rows.length - 1].path;
+        }
+        await runner.commitTransaction();
+      } finally {
+        if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
+        await runner.release();
+      }
+    }
+    return Readable.from(chunks(), { objectMode: false });
+  }
+
+  /**
+   * Loads CSV lines into the version in one transaction: the upload is parsed as it streams in and staged in a
+   * temporary table; then duplicate codes, unknown parents and cycles are found set-based, paths are computed by one
+   * recursive query, and nodes and translations are inserted set-based. Any problem: 400 naming the lines, nothing
+   * written. With `replace` the version's current nodes are deleted first (in the same transaction).
+   */
+  async import(treeCode: string, version: string, body: Readable, actor: Actor, replace: boolean): Promise<ImportResult> {
+    return inTransaction(this.ds, async (sql) => {
+      const scope = await resolveVersion(sql, treeCode, version);
+      // Held until commit: no structural write in this version runs while its import does.
+      await lockVersion(sql, scope.versionId);
+      let replaced = 0;
+      if (replace) {
+        await sql.exec(`DELETE FROM tree_node_translations WHERE tree_version_id = $1`, [scope.versionId]);
+        replaced = await sql.exec(`DELETE FROM tree_nodes WHERE tree_version_id = $1`, [scope.versionId]);
+        await sql.exec(`UPDATE tree_versions SET node_count = 0 WHERE id = $1`, [scope.versionId]);
+      }
+      const { next_label: lastLabel } = (await sql.one<{ next_label: number }>(
+        `SELECT next_label FROM tree_versions WHERE id = $1`,
+        [scope.versionId],
+      ))!;
+      const base = lastLabel + 1;
+      await sql.exec(
+        `CREATE TEMP TABLE import_rows (
+           label integer NOT NULL, line integer NOT NULL, code text NOT NULL, parent_code text, name text NOT NULL,
+           description text, en_us_name text, en_us_description text, en_uk_name text, en_uk_description text,
+           mn_mn_name text, mn_mn_description text) ON COMMIT DROP`,
+      );
+      const count = await this.load(sql, body, base);
+      if (count === 0) {
+        return { imported: 0, replaced, nodes: await this.nodeCount(sql, scope.versionId) };
+      }
+      if (lastLabel + count > MAX_LABEL) {
+        throw failure([{ line: 1, message: 'this version has no node labels left for so many nodes' }]);
+      }
+      await sql.exec(`CREATE UNIQUE INDEX ON import_rows (label)`);
+      await sql.exec(`CREATE INDEX ON import_rows (code)`);
+      await sql.exec(`CREATE INDEX ON import_rows (parent_code)`);
+      await sql.exec(`ANALYZE import_rows`);
+      await this.validate(sql, scope.versionId);
+      await this.insert(sql, scope.versionId, scope.treeId, actor, count, lastLabel + count);
+      return { imported: count, replaced, nodes: await this.nodeCount(sql, scope.versionId) };
+    });
+  }
+
+  private async nodeCount(sql: Sql, versionId: string): Promise<number> {
+    return (await sql.one<{ node_count: number }>(`SELECT node_count FROM tree_versions WHERE id = $1`, [versionId]))!
+      .node_count;
+  }
+
+  /** Parses the upload and stages its lines; returns their number. Line problems are collected, then thrown. */
+  private async load(sql: Sql, body: Readable, base: number): Promise<number> {
+    const parser = body.pipe(
+      parse({ bom: true, info: true, skip_empty_lines: true, relax_column_count: true, relax_quotes: false }),
+    );
+    body.on('error', (err) => parser.destroy(err));
+    const problems: Problem[] = [];
+    let layout: CsvLayout | undefined;
+    let batch: (string | number | null)[][] = [];
+    let count = 0;
+    const columns = 12;
+    const flush = async () => {
+      if (batch.length === 0 || problems.length > 0) {
+        batch = [];
+        return;
+      }
+      const arrays: unknown[][] = Array.from({ length: columns }, () => []);
+      for (const row of batch) row.forEach((v, i) => arrays[i].push(v));
+      batch = [];
+      await sql.exec(
+        `INSERT INTO import_rows SELECT * FROM unnest($1::int[], $2::int[], $3::text[], $4::text[], $5::text[],
+           $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[])`,
+        arrays,
+      );
+    };
+    try {
+      for await (const item of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
+        const { record, info } = item;
+        if (!layout) {
+          const header = parseHeader(record);
+          if (!header.layout) throw failure(header.problems.map((message) => ({ line: info.lines, message })));
+          layout = header.layout;
+          continue;
+        }
+        const found = lineProblems(record, layout);
+        if (found.length > 0) {
+          problems.push({ line: info.lines, message: found.join('; ') });
+          if (problems.length >= MAX_REPORTED_PROBLEMS) throw failure(problems, true);
+          continue;
+        }
+        if (count >= this.maxRows) {
+          throw new DomainError(ErrorCode.PayloadTooLarge, `CSV import refused: more than ${this.maxRows} lines`);
+        }
+        const tr = (lang: Language, which: 'name' | 'description') => {
+          const i = layout!.translations.get(lang)?.[which];
+          return i === undefined || record[i] === '' ? null : record[i];
+        };
+        const description = layout.description === undefined ? '' : record[layout.description];
+        batch.push([
+          base + count,
+          info.lines,
+          record[layout.code],
+          record[layout.parentCode] === '' ? null : record[layout.parentCode],
+          record[layout.name],
+          description === '' ? null : description,
+          tr('en_US', 'name'),
+          tr('en_US', 'description'),
+          tr('en_UK', 'name'),
+          tr('en_UK', 'description'),
+          tr('mn_MN', 'name'),
+          tr('mn_MN', 'description'),
+        ]);
+        count++;
+        if (batch.length >= LOAD_BATCH) await flush();
+      }
+    } catch (err) {
+      parser.destroy();
+      if (err instanceof DomainError) throw err;
+      const e = err as { code?: string; message?: string; lines?: number };
+      if (typeof e.code === 'string' && e.code.startsWith('CSV_')) {
+        throw failure([{ line: e.lines ?? 0, message: `malformed CSV: ${e.message ?? e.code}` }]);
+      }
+      throw err;
+    }
+    if (!layout) throw failure([{ line: 1, message: `missing header line (${BASE_COLUMNS.join(',')})` }]);
+    if (problems.length > 0) throw failure(problems);
+    await flush();
+    return count;
+  }
+
+  /** Duplicate codes, codes already in the version, unknown parents and cycles, all by set-based queries. */
+  private async validate(sql: Sql, versionId: string): Promise<void> {
+    const limit = MAX_REPORTED_PROBLEMS;
+    const problems: Problem[] = [];
+    const add = (rows: Problem[]) => problems.push(...rows);
+    add(
+      await sql.rows<Problem>(
+        `SELECT line, format('duplicate code %L (first on line %s)', code, first) AS message
+           FROM (SELECT line, code, min(line) OVER (PARTITION BY code) AS first FROM import_rows) x
+          WHERE line <> first ORDER BY line LIMIT ${limit}`,
+      ),
+    );
+    add(
+      await sql.rows<Problem>(
+        `SELECT r.line, format('code %L already exists in this version', r.code) AS message
+           FROM import_rows r JOIN tree_nodes n ON n.tree_version_id = $1 AND n.code = r.code
+          ORDER BY r.line LIMIT ${limit}`,
+        [versionId],
+      ),
+    );
+    add(
+      await sql.rows<Problem>(
+        `SELECT r.line, format('unknown parent_code %L (no such line, nor node in the version)', r.parent_code) AS message
+           FROM import_rows r
+          WHERE r.parent_code IS NOT NULL
+            AND NOT EXISTS (SELECT 1 FROM import_rows p WHERE p.code = r.parent_code)
+            AND NOT EXISTS (SELECT 1 FROM tree_nodes n WHERE n.tree_version_id = $1 AND n.code = r.parent_code)
+          ORDER BY r.line LIMIT ${limit}`,
+        [versionId],
+      ),
+    );
+    if (problems.length > 0) throw failure(problems);
+
+    // Paths: from the file's roots and from lines whose parent is an existing node, down the parent codes.
+    await sql.exec(
+      `CREATE TEMP TABLE import_paths ON COMMIT DROP AS
+       WITH RECURSIVE p (label, code, path) AS (
+           SELECT r.label, r.code, ARRAY[r.label] FROM import_rows r WHERE r.parent_code IS NULL
+         UNION ALL
+           SELECT r.label, r.code, e.path || r.label
+             FROM import_rows r JOIN tree_nodes e ON e.tree_version_id = $1 AND e.code = r.parent_code
+         UNION ALL
+           SELECT r.label, r.code, p.path || r.label
+             FROM p JOIN import_rows r ON r.parent_code = p.code
+            WHERE cardinality(p.path) < ${MAX_IMPORT_DEPTH})
+       SELECT label, path FROM p`,
+      [versionId],
+    );
+    const unreached = await sql.rows<Problem>(
+      `SELECT r.line, format('node %L is not reachable from a root: its parent chain forms a cycle or is deeper than %s levels',
+                             r.code, ${MAX_IMPORT_DEPTH}) AS message
+         FROM import_rows r WHERE NOT EXISTS (SELECT 1 FROM import_paths p WHERE p.label = r.label)
+        ORDER BY r.line LIMIT ${limit}`,
+    );
+    if (unreached.length > 0) throw failure(unreached);
+  }
+
+  private async insert(sql: Sql, versionId: string, treeId: string, actor: Actor, count: number, lastLabel: number) {
+    await sql.exec(
+      `INSERT INTO tree_nodes (id, tree_id, tree_version_id, code, name, description, depth, leaf, parent_id, path,
+                               created_by, updated_by)
+       SELECT tree_node_id($1, p.label), $2, $1, r.code, r.name, r.description, cardinality(p.path) - 1,
+              NOT EXISTS (SELECT 1 FROM import_rows c WHERE c.parent_code = r.code),
+              CASE WHEN cardinality(p.path) = 1 THEN NULL ELSE tree_node_id($1, p.path[cardinality(p.path) - 1]) END,
+              p.path, $3, $3
+         FROM import_paths p JOIN import_rows r ON r.label = p.label
+        ORDER BY p.path`,
+      [versionId, treeId, actor.id],
+    );
+    // Existing nodes (append mode) that received children from the file.
+    await sql.exec(
+      `UPDATE tree_nodes n SET leaf = false
+         FROM (SELECT DISTINCT r.parent_code FROM import_rows r
+                WHERE r.parent_code IS NOT NULL AND NOT EXISTS (SELECT 1 FROM import_rows f WHERE f.code = r.parent_code)) e
+        WHERE n.tree_version_id = $1 AND n.code = e.parent_code AND n.leaf`,
+      [versionId],
+    );
+    for (const lang of LANGUAGES) {
+      const c = TR_COLUMNS[lang];
+      await sql.exec(
+        `INSERT INTO tree_node_translations (tree_version_id, tree_node_id, language, name, description, created_by, updated_by)
+         SELECT $1, tree_node_id($1, r.label), $2, r.${c.name}, r.${c.description}, $3, $3
+           FROM import_rows r WHERE r.${c.name} IS NOT NULL OR r.${c.description} IS NOT NULL`,
+        [versionId, lang, actor.id],
+      );
+    }
+    await sql.exec(`UPDATE tree_versions SET next_label = $2, node_count = node_count + $3 WHERE id = $1`, [
+      versionId,
+      lastLabel,
+      count,
+    ]);
+  }
+}

@@ -1,0 +1,28 @@
+import { Controller, Get, Query } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Scopes } from '@gatehouse/bearer';
+import { ApiErrorResponses } from '@gatehouse/http';
+import { ApiReadQuery } from '../common/openapi.js';
+import { READ } from '../common/scopes.js';
+import { HealthService } from './health.service.js';
+
+@ApiTags('Health')
+@Controller('api/v1/health')
+export class TreeHealthController {
+  constructor(private readonly health: HealthService) {}
+
+  @Get()
+  @Scopes(READ)
+  @ApiOperation({
+    summary: 'Health check',
+    description:
+      '`server_status`: `Active`; `Warning` when the token server cannot be reached (a token still in the cache ' +
+      'is accepted); `Error` when the database cannot be reached. `server_version` is the package version. ' +
+      'Unauthenticated probes: `/livez`, `/readyz`.',
+  })
+  @ApiReadQuery()
+  @ApiErrorResponses(400)
+  check(@Query() q: Record<string, unknown>) {
+    return this.health.check(q);
+  }
+}

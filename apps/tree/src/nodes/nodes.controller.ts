@@ -1,0 +1,164 @@
+import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Patch, Post, Query, StreamableFile } from '@nestjs/common';
+import { ApiOperation, ApiProduces, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { Scopes } from '@gatehouse/bearer';
+import { ApiErrorResponses } from '@gatehouse/http';
+import type { Actor } from '../common/actor.js';
+import type { Language } from '../common/language.js';
+import { ApiListQuery, ApiReadQuery } from '../common/openapi.js';
+import { booleanQuery, uuidParam } from '../common/params.js';
+import { AcceptLanguage, CurrentActor } from '../common/request.js';
+import { READ, WRITE } from '../common/scopes.js';
+import { CloneNodeDto, CreateNodeDto, UpdateNodeDto } from './dto/node.dto.js';
+import { NodesService } from './nodes.service.js';
+
+type Q = Record<string, unknown>;
+
+const NDJSON = 'application/x-ndjson';
+
+@ApiTags('Tree nodes')
+@Controller('api/v1/trees/:tree_code/versions/:tree_version/nodes')
+export class NodesController {
+  constructor(private readonly nodes: NodesService) {}
+
+  @Get()
+  @Scopes(READ)
+  @ApiOperation({ summary: 'Get Tree Nodes', description: 'Default order: depth-first (each parent before its children).' })
+  @ApiListQuery()
+  list(
+    @Param('tree_code') code: string,
+    @Param('tree_version') version: string,
+    @Query() q: Q,
+    @AcceptLanguage() lang?: Language,
+  ) {
+    return this.nodes.list(code, version, q, lang);
+  }
+
+  @Post()
+  @Scopes(WRITE)
+  @ApiOperation({
+    summary: 'Create Tree Node',
+    description:
+      'Without `parent_id`: a root (depth 0). With it: depth = parent depth + 1 and the parent stops being a leaf. ' +
+      'A parent of another version (or no such node) is 400; a duplicate code in the version 409.',
+  })
+  @ApiReadQuery()
+  @ApiErrorResponses(400, 404, 409)
+  create(
+    @Param('tree_code') code: string,
+    @Param('tree_version') version: string,
+    @Body() dto: CreateNodeDto,
+    @CurrentActor() actor: Actor,
+    @Query() q: Q,
+    @AcceptLanguage() lang?: Language,
+  ) {
+    return this.nodes.create(code, version, dto, actor, q, lang);
+  }
+
+  @Get(':tree_node_id')
+  @Scopes(READ)
+  @ApiOperation({ summary: 'Get Tree Node' })
+  @ApiReadQuery()
+  @ApiErrorResponses(400, 404)
+  get(
+    @Param('tree_code') code: string,
+    @Param('tree_version') version: string,
+    @Param('tree_node_id') id: string,
+    @Query() q: Q,
+    @AcceptLanguage() lang?: Language,
+  ) {
+    return this.nodes.get(code, version, uuidParam('tree_node_id', id), q, lang);
+  }
+
+  @Get(':tree_node_id/descendants')
+  @Scopes(READ)
+  @ApiOperation({
+    summary: 'Get descendants of a node',
+    description:
+      'The subtree below the node (the node itself excluded), depth-first, paged like every list. With ' +
+      '`Accept: application/x-ndjson` the whole subtree is streamed instead, one node per line (paging parameters ' +
+      'ignored; `fields` applies), read from the database in batches by path.',
+  })
+  @ApiListQuery()
+  @ApiProduces('application/json', NDJSON)
+  async descendants(
+    @Param('tree_code') code: string,
+    @Param('tree_version') version: string,
+    @Param('tree_node_id') id: string,
+    @Query() q: Q,
+    @Headers('accept') accept: string | undefined,
+    @AcceptLanguage() lang?: Language,
+  ) {
+    const nodeId = uuidParam('tree_node_id', id);
+    if (accept?.includes(NDJSON)) {
+      const stream = await this.nodes.streamDescendants(code, version, nodeId, q, lang);
+      return new StreamableFile(stream, { type: NDJSON });
+    }
+    return this.nodes.descendants(code, version, nodeId, q, lang);
+  }
+
+  @Patch(':tree_node_id')
+  @Scopes(WRITE)
+  @ApiOperation({
+    summary: 'Update Tree Node',
+    description:
+      'Partial update. A new `parent_id` moves the whole subtree in one statement (depths follow, leaf flags of the ' +
+      'old and new parent are kept right); under the node itself or its descendant: 409; `null`: becomes a root.',
+  })
+  @ApiReadQuery()
+  @ApiErrorResponses(400, 404, 409)
+  update(
+    @Param('tree_code') code: string,
+    @Param('tree_version') version: string,
+    @Param('tree_node_id') id: string,
+    @Body() dto: UpdateNodeDto,
+    @CurrentActor() actor: Actor,
+    @Query() q: Q,
+    @AcceptLanguage() lang?: Language,
+  ) {
+    return this.nodes.update(code, version, uuidParam('tree_node_id', id), dto, actor, q, lang);
+  }
+
+  @Delete(':tree_node_id')
+  @Scopes(WRITE)
+  @HttpCode(204)
+  @ApiOperation({
+    summary: 'Delete Tree Node',
+    description: 'A node with children: 409 unless `cascade=true`, which deletes the whole subtree. 204.',
+  })
+  @ApiQuery({ name: 'cascade', required: false, schema: { type: 'boolean', default: false } })
+  @ApiErrorResponses(400, 404, 409)
+  async remove(
+    @Param('tree_code') code: string,
+    @Param('tree_version') version: string,
+    @Param('tree_node_id') id: string,
+    @Query('cascade') cascade: unknown,
+  ): Promise<void> {
+    await this.nodes.remove(code, version, uuidParam('tree_node_id', id), booleanQuery('cascade', cascade));
+  }
+
+  @Post(':tree_node_id/clone')
+  @Scopes(WRITE)
+  @ApiOperation({
+    summary: 'Clone Tree Node',
+    description:
+      'Copies the node (with its translations) under `parent_id` (absent: beside the original; null: as a root). ' +
+      'With `deep=true` the whole subtree is copied: the copy of the node gets `code`, every copied descendant the ' +
+      'code `<original code>-copy-<n>`, n being the smallest positive integer for which none of these codes exists ' +
+      'in the version yet. 201 with the new node.',
+  })
+  @ApiQuery({ name: 'deep', required: false, schema: { type: 'boolean', default: false } })
+  @ApiReadQuery()
+  @ApiErrorResponses(400, 404, 409)
+  clone(
+    @Param('tree_code') code: string,
+    @Param('tree_version') version: string,
+    @Param('tree_node_id') id: string,
+    @Body() dto: CloneNodeDto,
+    @Query('deep') deep: unknown,
+    @CurrentActor() actor: Actor,
+    @Query() q: Q,
+    @AcceptLanguage() lang?: Language,
+  ) {
+    return this.nodes.clone(code, version, uuidParam('tree_node_id', id), dto, booleanQuery('deep', deep), actor, q, lang);
+  }
+}

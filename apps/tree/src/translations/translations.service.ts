@@ -1,0 +1,195 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
+import { notFound } from '@gatehouse/errors';
+import { parseReadQuery, pickFields, toEnvelope, type EnvelopeV1 } from '@gatehouse/query';
+import type { Actor } from '../common/actor.js';
+import { DEFAULT_LANGUAGE, normalizeLanguage, type Language } from '../common/language.js';
+import { nodePath, treePath, versionPath } from '../common/links.js';
+import { listRows } from '../common/list.js';
+import { resolveTree, resolveVersion } from '../common/scope.js';
+import { inTransaction, Params, uniqueConflict, withSql, type Sql } from '../common/sql.js';
+import type { CreateTranslationDto, UpdateTranslationDto } from './dto/translation.dto.js';
+import { translationSpec, type TranslationRecord } from './translation.record.js';
+
+/** The record a translation belongs to, as given by the path. */
+export type Subject =
+  | { kind: 'tree'; treeCode: string }
+  | { kind: 'version'; treeCode: string; version: string }
+  | { kind: 'node'; treeCode: string; version: string; nodeId: string };
+
+interface Resolved {
+  table: string;
+  /** Column holding the subject id. */
+  column: string;
+  subjectId: string;
+  /** For node translations: the version (stored with each row, locked while writing). */
+  versionId?: string;
+  basePath: string;
+  noun: string;
+}
+
+const CONFLICT = 'A translation in this language already exists';
+const CONFLICTS = {
+  uq_tree_translations_language: CONFLICT,
+  uq_tree_version_translations_language: CONFLICT,
+  uq_tree_node_translations_language: CONFLICT,
+};
+
+interface Row {
+  id: string;
+  label_id: string;
+  language: string;
+  name: string | null;
+  description: string | null;
+  created_by: string | null;
+  created_at: Date;
+  updated_by: string | null;
+  updated_at: Date;
+}
+
+type Query = Record<string, unknown>;
+
+/** Translations of trees, versions and nodes: the same five operations over three tables. */
+@Injectable()
+export class TranslationsService {
+  constructor(@InjectDataSource() private readonly ds: DataSource) {}
+
+  async list(subject: Subject, query: Query): Promise<EnvelopeV1<Partial<TranslationRecord>>> {
+    return withSql(this.ds, async (sql) => {
+      const s = await this.resolve(sql, subject);
+      const page = await listRows<Row>(sql, {
+        spec: translationSpec,
+        query,
+        conditions: (p) => [`x.${s.column} = ${p.add(s.subjectId)}`],
+        select: () => ({ columns: this.columns(s), from: `${s.table} x` }),
+        countFrom: `${s.table} x`,
+        defaultOrder: 'ORDER BY x.language',
+      });
+      const items = page.rows.map((r) => pickFields(this.present(s, r), page.list.fields));
+      return toEnvelope(items, { offset: page.list.offset, limit: page.list.limit, total: page.total, hasMore: page.hasMore }, 'v1');
+    });
+  }
+
+  async get(subject: Subject, language: Language, query: Query): Promise<Partial<TranslationRecord>> {
+    const read = parseReadQuery(query, translationSpec, 'v1');
+    return withSql(this.ds, async (sql) => {
+      const s = await this.resolve(sql, subject);
+      return pickFields(this.present(s, await this.row(sql, s, language)), read.fields);
+    });
+  }
+
+  async create(subject: Subject, dto: CreateTranslationDto, actor: Actor, query: Query) {
+    const read = parseReadQuery(query, translationSpec, 'v1');
+    const language = dto.language ? normalizeLanguage(dto.language)! : DEFAULT_LANGUAGE;
+    return inTransaction(this.ds, async (sql) => {
+      const s = await this.resolve(sql, subject, true);
+      const cols = [s.column, 'language', 'name', 'description', 'created_by', 'updated_by'];
+      const values: unknown[] = [s.subjectId, language, dto.name ?? null, dto.description ?? null, actor.id, actor.id];
+      if (s.versionId) {
+        cols.push('tree_version_id');
+        values.push(s.versionId);
+      }
+      await sql
+        .exec(
+          `INSERT INTO ${s.table} (${cols.join(', ')}) VALUES (${values.map((_, i) => `$${i + 1}`).join(', ')})`,
+          values,
+        )
+        .catch((err: unknown) => {
+          throw uniqueConflict(err, CONFLICTS);
+        });
+      return pickFields(this.present(s, await this.row(sql, s, language)), read.fields);
+    });
+  }
+
+  async update(subject: Subject, language: Language, dto: UpdateTranslationDto, actor: Actor, query: Query) {
+    const read = parseReadQuery(query, translationSpec, 'v1');
+    return withSql(this.ds, async (sql) => {
+      const s = await this.resolve(sql, subject);
+      const p = new Params();
+      const sets: string[] = [];
+      if (dto.name !== undefined) sets.push(`name = ${p.add(dto.name)}`);
+      if (dto.description !== undefined) sets.push(`description = ${p.add(dto.description)}`);
+      sets.push(`updated_by = ${p.add(actor.id)}`, 'updated_at = now()');
+      const n = await sql.exec(
+        `UPDATE ${s.table} SET ${sets.join(', ')} WHERE ${s.column} = ${p.add(s.subjectId)} AND language = ${p.add(language)}`,
+        p.values,
+      );
+      if (n === 0) throw notFound(`No ${language} translation of this ${s.noun}`);
+      return pickFields(this.present(s, await this.row(sql, s, language)), read.fields);
+    });
+  }
+
+  async remove(subject: Subject, language: Language): Promise<void> {
+    await withSql(this.ds, async (sql) => {
+      const s = await this.resolve(sql, subject);
+      const n = await sql.exec(`DELETE FROM ${s.table} WHERE ${s.column} = $1 AND language = $2`, [s.subjectId, language]);
+      if (n === 0) throw notFound(`No ${language} translation of this ${s.noun}`);
+    });
+  }
+
+  private columns(s: Resolved): string {
+    return `x.id, x.${s.column} AS label_id, x.language, x.name, x.description, x.created_by, x.created_at,
+            x.updated_by, x.updated_at`;
+  }
+
+  private async row(sql: Sql, s: Resolved, language: Language): Promise<Row> {
+    const row = await sql.one<Row>(`SELECT ${this.columns(s)} FROM ${s.table} x WHERE x.${s.column} = $1 AND x.language = $2`, [
+      s.subjectId,
+      language,
+    ]);
+    if (!row) throw notFound(`No ${language} translation of this ${s.noun}`);
+    return row;
+  }
+
+  private present(s: Resolved, r: Row): TranslationRecord {
+    return { ...r, links: { self: `${s.basePath}/translations/${r.language}`, subject: s.basePath } };
+  }
+
+  /**
+   * Finds the subject (404 when missing). With `forWrite` on a node, takes a share lock on the version row first:
+   * a concurrent node delete (which holds the version lock) finishes before we look, and cannot start before we
+   * commit, so no translation outlives its node.
+   */
+  private async resolve(sql: Sql, subject: Subject, forWrite = false): Promise<Resolved> {
+    switch (subject.kind) {
+      case 'tree': {
+        const t = await resolveTree(sql, subject.treeCode);
+        return {
+          table: 'tree_translations',
+          column: 'tree_id',
+          subjectId: t.treeId,
+          basePath: treePath(subject.treeCode),
+          noun: 'tree',
+        };
+      }
+      case 'version': {
+        const v = await resolveVersion(sql, subject.treeCode, subject.version);
+        return {
+          table: 'tree_version_translations',
+          column: 'tree_version_id',
+          subjectId: v.versionId,
+          basePath: versionPath(subject.treeCode, subject.version),
+          noun: 'tree version',
+        };
+      }
+      case 'node': {
+        const v = await resolveVersion(sql, subject.treeCode, subject.version);
+        if (forWrite) await sql.one(`SELECT 1 FROM tree_versions WHERE id = $1 FOR SHARE`, [v.versionId]);
+        const node = await sql.one(`SELECT 1 FROM tree_nodes WHERE id = $1 AND tree_version_id = $2`, [
+          subject.nodeId,
+          v.versionId,
+        ]);
+        if (!node) throw notFound(`Node ${subject.nodeId} not found in version '${subject.version}'`);
+        return {
+          table: 'tree_node_translations',
+          column: 'tree_node_id',
+          subjectId: subject.nodeId,
+          versionId: v.versionId,
+          basePath: nodePath(subject.treeCode, subject.version, subject.nodeId),
+          noun: 'tree node',
+        };
+      }
+    }
+  }
+}

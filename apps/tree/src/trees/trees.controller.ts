@@ -1,0 +1,108 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Scopes } from '@gatehouse/bearer';
+import { ApiErrorResponses } from '@gatehouse/http';
+import type { Actor } from '../common/actor.js';
+import type { Language } from '../common/language.js';
+import { ApiListQuery, ApiReadQuery } from '../common/openapi.js';
+import { AcceptLanguage, CurrentActor } from '../common/request.js';
+import { READ, WRITE } from '../common/scopes.js';
+import { ChangeTreeCodeDto, CloneTreeDto, CreateTreeDto, UpdateTreeDto } from './dto/tree.dto.js';
+import { TreesService } from './trees.service.js';
+
+type Q = Record<string, unknown>;
+
+@ApiTags('Trees')
+@Controller('api/v1/trees')
+export class TreesController {
+  constructor(private readonly trees: TreesService) {}
+
+  @Get()
+  @Scopes(READ)
+  @ApiOperation({ summary: 'Get Trees', description: 'Default order: code.' })
+  @ApiListQuery()
+  list(@Query() q: Q, @AcceptLanguage() lang?: Language) {
+    return this.trees.list(q, lang);
+  }
+
+  @Post()
+  @Scopes(WRITE)
+  @ApiOperation({ summary: 'Create Tree', description: 'Also creates the default version `v1` (empty).' })
+  @ApiReadQuery()
+  @ApiErrorResponses(400, 409)
+  create(@Body() dto: CreateTreeDto, @CurrentActor() actor: Actor, @Query() q: Q, @AcceptLanguage() lang?: Language) {
+    return this.trees.create(dto, actor, q, lang);
+  }
+
+  @Get(':tree_code')
+  @Scopes(READ)
+  @ApiOperation({ summary: 'Get Tree' })
+  @ApiReadQuery()
+  @ApiErrorResponses(400, 404)
+  get(@Param('tree_code') code: string, @Query() q: Q, @AcceptLanguage() lang?: Language) {
+    return this.trees.get(code, q, lang);
+  }
+
+  @Patch(':tree_code')
+  @Scopes(WRITE)
+  @ApiOperation({ summary: 'Update Tree', description: 'Partial update; `code` changes through change-code.' })
+  @ApiReadQuery()
+  @ApiErrorResponses(400, 404)
+  update(
+    @Param('tree_code') code: string,
+    @Body() dto: UpdateTreeDto,
+    @CurrentActor() actor: Actor,
+    @Query() q: Q,
+    @AcceptLanguage() lang?: Language,
+  ) {
+    return this.trees.update(code, dto, actor, q, lang);
+  }
+
+  @Delete(':tree_code')
+  @Scopes(WRITE)
+  @HttpCode(204)
+  @ApiOperation({ summary: 'Delete Tree', description: 'Deletes every version, node and translation under it. 204.' })
+  @ApiErrorResponses(404)
+  async remove(@Param('tree_code') code: string): Promise<void> {
+    await this.trees.remove(code);
+  }
+
+  @Post(':tree_code/clone')
+  @Scopes(WRITE)
+  @ApiOperation({
+    summary: 'Clone Tree',
+    description:
+      'Deep copy under a new code: the tree and its translations, every version (same version codes) with its ' +
+      'nodes (same codes, new ids) and translations. Description and metadata default to the original. 201 with the new tree.',
+  })
+  @ApiReadQuery()
+  @ApiErrorResponses(400, 404, 409)
+  clone(
+    @Param('tree_code') code: string,
+    @Body() dto: CloneTreeDto,
+    @CurrentActor() actor: Actor,
+    @Query() q: Q,
+    @AcceptLanguage() lang?: Language,
+  ) {
+    return this.trees.clone(code, dto, actor, q, lang);
+  }
+
+  @Post(':tree_code/change-code')
+  @Scopes(WRITE)
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Change Tree Code',
+    description: 'Renames the tree; versions, nodes and translations stay attached. 200 with the tree.',
+  })
+  @ApiReadQuery()
+  @ApiErrorResponses(400, 404, 409)
+  changeCode(
+    @Param('tree_code') code: string,
+    @Body() dto: ChangeTreeCodeDto,
+    @CurrentActor() actor: Actor,
+    @Query() q: Q,
+    @AcceptLanguage() lang?: Language,
+  ) {
+    return this.trees.changeCode(code, dto, actor, q, lang);
+  }
+}

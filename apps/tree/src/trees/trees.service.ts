@@ -1,0 +1,200 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
+import { notFound } from '@gatehouse/errors';
+import { parseReadQuery, pickFields, toEnvelope, type EnvelopeV1 } from '@gatehouse/query';
+import type { Actor } from '../common/actor.js';
+import type { Language } from '../common/language.js';
+import { listRows } from '../common/list.js';
+import { resolveTree } from '../common/scope.js';
+import { inTransaction, Params, uniqueConflict, withSql, type Sql } from '../common/sql.js';
+import { copyVersionContent, deleteVersionNodes } from '../versions/version-copy.js';
+import { VersionsService } from '../versions/versions.service.js';
+import type { ChangeTreeCodeDto, CloneTreeDto, CreateTreeDto, UpdateTreeDto } from './dto/tree.dto.js';
+import { TREE_COLUMNS, toTreeRecord, treeSpec, type TreeRecord, type TreeRow } from './tree.record.js';
+
+/** The version every new tree starts with. */
+export const DEFAULT_VERSION = 'v1';
+
+export const TREE_CONFLICTS = { uq_trees_code: 'A tree with this code already exists' };
+
+type Query = Record<string, unknown>;
+
+function translationJoin(p: Params, lang: Language | undefined) {
+  return lang
+    ? {
+        columns: `, tr.name AS tr_name, tr.description AS tr_description`,
+        join: `LEFT JOIN tree_translations tr ON tr.tree_id = t.id AND tr.language = ${p.add(lang)}`,
+      }
+    : { columns: '', join: '' };
+}
+
+@Injectable()
+export class TreesService {
+  constructor(
+    @InjectDataSource() private readonly ds: DataSource,
+    private readonly versions: VersionsService,
+  ) {}
+
+  async list(query: Query, lang?: Language): Promise<EnvelopeV1<Partial<TreeRecord>>> {
+    return withSql(this.ds, async (sql) => {
+      const page = await listRows<TreeRow>(sql, {
+        spec: treeSpec,
+        query,
+        conditions: () => [],
+        select: (p) => {
+          const tr = translationJoin(p, lang);
+          return { columns: `${TREE_COLUMNS}${tr.columns}`, from: `trees t ${tr.join}` };
+        },
+        countFrom: 'trees t',
+        defaultOrder: 'ORDER BY t.code',
+      });
+      const wantVersions = page.list.expand && (!page.list.fields || page.list.fields.includes('versions'));
+      const items: Partial<TreeRecord>[] = [];
+      for (const row of page.rows) {
+        const versions = wantVersions
+          ? await this.versions.embedded(sql, { treeId: row.id, treeCode: row.code }, lang)
+          : undefined;
+        items.push(pickFields(toTreeRecord(row, versions), page.list.fields));
+      }
+      return toEnvelope(items, { offset: page.list.offset, limit: page.list.limit, total: page.total, hasMore: page.hasMore }, 'v1');
+    });
+  }
+
+  async get(treeCode: string, query: Query, lang?: Language): Promise<Partial<TreeRecord>> {
+    const read = parseReadQuery(query, treeSpec, 'v1');
+    return withSql(this.ds, async (sql) => {
+      const row = await this.row(sql, treeCode, lang);
+      const versions = read.expand
+        ? await this.versions.embedded(sql, { treeId: row.id, treeCode: row.code }, lang)
+        : undefined;
+      return pickFields(toTreeRecord(row, versions), read.fields);
+    });
+  }
+
+  /** Creates the tree and its default version `v1`. */
+  async create(dto: CreateTreeDto, actor: Actor, query: Query, lang?: Language) {
+    parseReadQuery(query, treeSpec, 'v1');
+    await inTransaction(this.ds, async (sql) => {
+      const tree = await sql
+        .one<{ id: string }>(
+          `INSERT INTO trees (code, name, description, metadata, created_by, updated_by)
+           VALUES ($1, $2, $3, $4, $5, $5) RETURNING id`,
+          [dto.code, dto.name, dto.description ?? null, dto.metadata ?? {}, actor.id],
+        )
+        .catch((err: unknown) => {
+          throw uniqueConflict(err, TREE_CONFLICTS);
+        });
+      await sql.exec(`INSERT INTO tree_versions (tree_id, version, created_by, updated_by) VALUES ($1, $2, $3, $3)`, [
+        tree!.id,
+        DEFAULT_VERSION,
+        actor.id,
+      ]);
+    });
+    return this.get(dto.code, query, lang);
+  }
+
+  async update(treeCode: string, dto: UpdateTreeDto, actor: Actor, query: Query, lang?: Language) {
+    parseReadQuery(query, treeSpec, 'v1');
+    await withSql(this.ds, async (sql) => {
+      const p = new Params();
+      const sets: string[] = [];
+      if (dto.name !== undefined) sets.push(`name = ${p.add(dto.name)}`);
+      if (dto.description !== undefined) sets.push(`description = ${p.add(dto.description)}`);
+      if (dto.metadata !== undefined) sets.push(`metadata = ${p.add(dto.metadata ?? {})}`);
+      if (dto.enabled !== undefined) sets.push(`enabled = ${p.add(dto.enabled)}`);
+      sets.push(`updated_by = ${p.add(actor.id)}`, 'updated_at = now()');
+      const n = await sql.exec(`UPDATE trees SET ${sets.join(', ')} WHERE code = ${p.add(treeCode)}`, p.values);
+      if (n === 0) throw notFound(`Tree '${treeCode}' not found`);
+    });
+    return this.get(treeCode, query, lang);
+  }
+
+  /** Deletes the tree with every version, node and translation under it. */
+  async remove(treeCode: string): Promise<void> {
+    await inTransaction(this.ds, async (sql) => {
+      const tree = await resolveTree(sql, treeCode);
+      // Wait for structural writes in flight in any version, and keep new ones out until the tree is gone.
+      const versions = await sql.rows<{ id: string }>(`SELECT id FROM tree_versions WHERE tree_id = $1 FOR UPDATE`, [
+        tree.treeId,
+      ]);
+      await deleteVersionNodes(
+        sql,
+        versions.map((v) => v.id),
+      );
+      await sql.exec(`DELETE FROM trees WHERE id = $1`, [tree.treeId]);
+    });
+  }
+
+  /** Deep copy under a new code: the tree, its translations, every version with its nodes and translations. */
+  async clone(treeCode: string, dto: CloneTreeDto, actor: Actor, query: Query, lang?: Language) {
+    parseReadQuery(query, treeSpec, 'v1');
+    await inTransaction(this.ds, async (sql) => {
+      const source = await sql.one<TreeRow>(`SELECT * FROM trees WHERE code = $1 FOR SHARE`, [treeCode]);
+      if (!source) throw notFound(`Tree '${treeCode}' not found`);
+      const created = await sql
+        .one<{ id: string }>(
+          `INSERT INTO trees (code, name, description, metadata, enabled, created_by, updated_by)
+           VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING id`,
+          [
+            dto.code,
+            dto.name,
+            dto.description !== undefined ? dto.description : source.description,
+            dto.metadata !== undefined ? (dto.metadata ?? {}) : source.metadata,
+            source.enabled,
+            actor.id,
+          ],
+        )
+        .catch((err: unknown) => {
+          throw uniqueConflict(err, TREE_CONFLICTS);
+        });
+      const treeId = created!.id;
+      await sql.exec(
+        `INSERT INTO tree_translations (tree_id, language, name, description, created_by, updated_by)
+         SELECT $2, language, name, description, $3, $3 FROM tree_translations WHERE tree_id = $1`,
+        [source.id, treeId, actor.id],
+      );
+      const versions = await sql.rows<{ id: string }>(
+        `SELECT id FROM tree_versions WHERE tree_id = $1 ORDER BY created_at, id FOR SHARE`,
+        [source.id],
+      );
+      for (const v of versions) {
+        const copy = await sql.one<{ id: string }>(
+          `INSERT INTO tree_versions (tree_id, version, name, description, metadata, enabled, next_label, node_count,
+                                      created_by, updated_by)
+           SELECT $2, version, name, description, metadata, enabled, next_label, node_count, $3, $3
+             FROM tree_versions WHERE id = $1 RETURNING id`,
+          [v.id, treeId, actor.id],
+        );
+        await copyVersionContent(sql, v.id, copy!.id, treeId, actor.id);
+      }
+    });
+    return this.get(dto.code, query, lang);
+  }
+
+  async changeCode(treeCode: string, dto: ChangeTreeCodeDto, actor: Actor, query: Query, lang?: Language) {
+    parseReadQuery(query, treeSpec, 'v1');
+    await withSql(this.ds, async (sql) => {
+      const n = await sql
+        .exec(`UPDATE trees SET code = $2, updated_by = $3, updated_at = now() WHERE code = $1`, [
+          treeCode,
+          dto.new_code,
+          actor.id,
+        ])
+        .catch((err: unknown) => {
+          throw uniqueConflict(err, TREE_CONFLICTS);
+        });
+      if (n === 0) throw notFound(`Tree '${treeCode}' not found`);
+    });
+    return this.get(dto.new_code, query, lang);
+  }
+
+  private async row(sql: Sql, treeCode: string, lang?: Language): Promise<TreeRow> {
+    const p = new Params();
+    const codeParam = p.add(treeCode);
+    const tr = translationJoin(p, lang);
+    const row = await sql.one<TreeRow>(`SELECT ${TREE_COLUMNS}${tr.columns} FROM trees t ${tr.join} WHERE t.code = ${codeParam}`, p.values);
+    if (!row) throw notFound(`Tree '${treeCode}' not found`);
+    return row;
+  }
+}

@@ -1,0 +1,131 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Scopes } from '@gatehouse/bearer';
+import { ApiErrorResponses } from '@gatehouse/http';
+import type { Actor } from '../common/actor.js';
+import type { Language } from '../common/language.js';
+import { ApiListQuery, ApiReadQuery } from '../common/openapi.js';
+import { AcceptLanguage, CurrentActor } from '../common/request.js';
+import { READ, WRITE } from '../common/scopes.js';
+import { ChangeVersionCodeDto, CloneVersionDto, CreateVersionDto, UpdateVersionDto } from './dto/version.dto.js';
+import { VersionsService } from './versions.service.js';
+
+type Q = Record<string, unknown>;
+
+@ApiTags('Tree versions')
+@Controller('api/v1/trees/:tree_code/versions')
+export class VersionsController {
+  constructor(private readonly versions: VersionsService) {}
+
+  @Get()
+  @Scopes(READ)
+  @ApiOperation({ summary: 'Get Tree Versions', description: 'Default order: creation time.' })
+  @ApiListQuery()
+  list(@Param('tree_code') code: string, @Query() q: Q, @AcceptLanguage() lang?: Language) {
+    return this.versions.list(code, q, lang);
+  }
+
+  @Post()
+  @Scopes(WRITE)
+  @ApiOperation({
+    summary: 'Create Tree Version',
+    description:
+      'Creates an empty version. Without `version` the code is the next free `vN`: one above the highest existing ' +
+      '`v<number>` code of the tree (`v1` when there is none), so a deleted version code is not handed out again ' +
+      'while a higher one exists.',
+  })
+  @ApiReadQuery()
+  @ApiErrorResponses(400, 404, 409)
+  create(
+    @Param('tree_code') code: string,
+    @Body() dto: CreateVersionDto,
+    @CurrentActor() actor: Actor,
+    @Query() q: Q,
+    @AcceptLanguage() lang?: Language,
+  ) {
+    return this.versions.create(code, dto, actor, q, lang);
+  }
+
+  @Get(':tree_version')
+  @Scopes(READ)
+  @ApiOperation({
+    summary: 'Get Tree Version',
+    description: '`aggregations.levels` is the number of depth levels (max depth + 1), `nodes` the node count.',
+  })
+  @ApiReadQuery()
+  @ApiErrorResponses(400, 404)
+  get(
+    @Param('tree_code') code: string,
+    @Param('tree_version') version: string,
+    @Query() q: Q,
+    @AcceptLanguage() lang?: Language,
+  ) {
+    return this.versions.get(code, version, q, lang);
+  }
+
+  @Patch(':tree_version')
+  @Scopes(WRITE)
+  @ApiOperation({ summary: 'Update Tree Version', description: 'Partial update; the code changes through change-code.' })
+  @ApiReadQuery()
+  @ApiErrorResponses(400, 404)
+  update(
+    @Param('tree_code') code: string,
+    @Param('tree_version') version: string,
+    @Body() dto: UpdateVersionDto,
+    @CurrentActor() actor: Actor,
+    @Query() q: Q,
+    @AcceptLanguage() lang?: Language,
+  ) {
+    return this.versions.update(code, version, dto, actor, q, lang);
+  }
+
+  @Delete(':tree_version')
+  @Scopes(WRITE)
+  @HttpCode(204)
+  @ApiOperation({
+    summary: 'Delete Tree Version',
+    description: 'Deletes the version with all its nodes and translations. 204. The only version of a tree: 409.',
+  })
+  @ApiErrorResponses(404, 409)
+  async remove(@Param('tree_code') code: string, @Param('tree_version') version: string): Promise<void> {
+    await this.versions.remove(code, version);
+  }
+
+  @Post(':tree_version/clone')
+  @Scopes(WRITE)
+  @ApiOperation({
+    summary: 'Clone Tree Version',
+    description:
+      'Copies the version under a new version code in the same tree: every node (same codes and structure, new ids) ' +
+      'and the translations of the version and its nodes. 201 with the new version.',
+  })
+  @ApiReadQuery()
+  @ApiErrorResponses(400, 404, 409)
+  clone(
+    @Param('tree_code') code: string,
+    @Param('tree_version') version: string,
+    @Body() dto: CloneVersionDto,
+    @CurrentActor() actor: Actor,
+    @Query() q: Q,
+    @AcceptLanguage() lang?: Language,
+  ) {
+    return this.versions.clone(code, version, dto, actor, q, lang);
+  }
+
+  @Post(':tree_version/change-code')
+  @Scopes(WRITE)
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Change Tree Version Code', description: 'Renames the version; nodes stay attached. 200.' })
+  @ApiReadQuery()
+  @ApiErrorResponses(400, 404, 409)
+  changeCode(
+    @Param('tree_code') code: string,
+    @Param('tree_version') version: string,
+    @Body() dto: ChangeVersionCodeDto,
+    @CurrentActor() actor: Actor,
+    @Query() q: Q,
+    @AcceptLanguage() lang?: Language,
+  ) {
+    return this.versions.changeCode(code, version, dto, actor, q, lang);
+  }
+}

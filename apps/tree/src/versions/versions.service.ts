@@ -1,0 +1,242 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
+import { conflict, notFound } from '@gatehouse/errors';
+import { parseReadQuery, pickFields, toEnvelope, type EnvelopeV1 } from '@gatehouse/query';
+import type { Language } from '../common/language.js';
+import { listRows } from '../common/list.js';
+import { resolveTree, type TreeScope, type VersionScope } from '../common/scope.js';
+import { inTransaction, Params, uniqueConflict, withSql, type Sql } from '../common/sql.js';
+import { NODE_COLUMNS, toNodeRecord, type NodeRow } from '../nodes/node.record.js';
+import type { Actor } from '../common/actor.js';
+import type { ChangeVersionCodeDto, CloneVersionDto, CreateVersionDto, UpdateVersionDto } from './dto/version.dto.js';
+import { copyVersionContent, deleteVersionNodes } from './version-copy.js';
+import { VERSION_COLUMNS, toVersionRecord, versionSpec, type VersionRecord, type VersionRow } from './version.record.js';
+
+/** How many nodes `expand=all` embeds in a version (depth-first); the rest stay reachable through `links.nodes`. */
+export const MAX_EMBEDDED_NODES = 100;
+
+export const VERSION_CONFLICTS = {
+  uq_tree_versions_version: 'A version with this code already exists in this tree',
+};
+
+type Query = Record<string, unknown>;
+
+/** `v<N>` one above the highest `v<N>` code of the tree (v1 for a tree without one). */
+export async function nextFreeVersionCode(sql: Sql, treeId: string): Promise<string> {
+  const row = await sql.one<{ n: number }>(
+    `SELECT coalesce(max(substring(version FROM '^v([0-9]{1,9})$')::int), 0) + 1 AS n
+       FROM tree_versions WHERE tree_id = $1`,
+    [treeId],
+  );
+  return `v${row!.n}`;
+}
+
+function translationJoin(p: Params, lang: Language | undefined) {
+  return lang
+    ? {
+        columns: `, tr.name AS tr_name, tr.description AS tr_description`,
+        join: `LEFT JOIN tree_version_translations tr ON tr.tree_version_id = v.id AND tr.language = ${p.add(lang)}`,
+      }
+    : { columns: '', join: '' };
+}
+
+@Injectable()
+export class VersionsService {
+  constructor(@InjectDataSource() private readonly ds: DataSource) {}
+
+  async list(treeCode: string, query: Query, lang?: Language): Promise<EnvelopeV1<Partial<VersionRecord>>> {
+    return withSql(this.ds, async (sql) => {
+      const tree = await resolveTree(sql, treeCode);
+      const page = await listRows<VersionRow>(sql, {
+        spec: versionSpec,
+        query,
+        conditions: (p) => [`v.tree_id = ${p.add(tree.treeId)}`],
+        select: (p) => {
+          const tr = translationJoin(p, lang);
+          return { columns: `${VERSION_COLUMNS}${tr.columns}`, from: `tree_versions v ${tr.join}` };
+        },
+        countFrom: 'tree_versions v',
+        defaultOrder: 'ORDER BY v.created_at, v.id',
+      });
+      const wantNodes = page.list.expand && (!page.list.fields || page.list.fields.includes('nodes'));
+      const items: Partial<VersionRecord>[] = [];
+      for (const row of page.rows) {
+        const nodes = wantNodes ? await this.embeddedNodes(sql, tree, row, lang) : undefined;
+        items.push(pickFields(toVersionRecord(row, treeCode, nodes), page.list.fields));
+      }
+      return toEnvelope(items, { offset: page.list.offset, limit: page.list.limit, total: page.total, hasMore: page.hasMore }, 'v1');
+    });
+  }
+
+  async get(treeCode: string, version: string, query: Query, lang?: Language): Promise<Partial<VersionRecord>> {
+    const read = parseReadQuery(query, versionSpec, 'v1');
+    return withSql(this.ds, async (sql) => {
+      const tree = await resolveTree(sql, treeCode);
+      const row = await this.row(sql, tree, version, lang);
+      const nodes = read.expand ? await this.embeddedNodes(sql, tree, row, lang) : undefined;
+      return pickFields(toVersionRecord(row, treeCode, nodes), read.fields);
+    });
+  }
+
+  /** Version rows of a tree for embedding in the tree record (no nodes; links instead). */
+  async embedded(sql: Sql, tree: TreeScope, lang?: Language): Promise<VersionRecord[]> {
+    const p = new Params();
+    const treeParam = p.add(tree.treeId);
+    const tr = translationJoin(p, lang);
+    const rows = await sql.rows<VersionRow>(
+      `SELECT ${VERSION_COLUMNS}${tr.columns} FROM tree_versions v ${tr.join}
+        WHERE v.tree_id = ${treeParam} ORDER BY v.created_at, v.id LIMIT 100`,
+      p.values,
+    );
+    return rows.map((r) => toVersionRecord(r, tree.treeCode));
+  }
+
+  async create(treeCode: string, dto: CreateVersionDto, actor: Actor, query: Query, lang?: Language) {
+    parseReadQuery(query, versionSpec, 'v1');
+    const code = await inTransaction(this.ds, async (sql) => {
+      const tree = await resolveTree(sql, treeCode);
+      // Serializes version creation in this tree, so two callers never compute the same next vN.
+      await sql.one(`SELECT id FROM trees WHERE id = $1 FOR NO KEY UPDATE`, [tree.treeId]);
+      const version = dto.version ?? (await nextFreeVersionCode(sql, tree.treeId));
+      await sql
+        .exec(
+          `INSERT INTO tree_versions (tree_id, version, name, description, metadata, created_by, updated_by)
+           VALUES ($1, $2, $3, $4, $5, $6, $6)`,
+          [tree.treeId, version, dto.name ?? null, dto.description ?? null, dto.metadata ?? {}, actor.id],
+        )
+        .catch((err: unknown) => {
+          throw uniqueConflict(err, VERSION_CONFLICTS);
+        });
+      return version;
+    });
+    return this.get(treeCode, code, query, lang);
+  }
+
+  async update(treeCode: string, version: string, dto: UpdateVersionDto, actor: Actor, query: Query, lang?: Language) {
+    parseReadQuery(query, versionSpec, 'v1');
+    await withSql(this.ds, async (sql) => {
+      const tree = await resolveTree(sql, treeCode);
+      const p = new Params();
+      const sets: string[] = [];
+      if (dto.name !== undefined) sets.push(`name = ${p.add(dto.name)}`);
+      if (dto.description !== undefined) sets.push(`description = ${p.add(dto.description)}`);
+      if (dto.metadata !== undefined) sets.push(`metadata = ${p.add(dto.metadata ?? {})}`);
+      if (dto.enabled !== undefined) sets.push(`enabled = ${p.add(dto.enabled)}`);
+      sets.push(`updated_by = ${p.add(actor.id)}`, 'updated_at = now()');
+      const n = await sql.exec(
+        `UPDATE tree_versions SET ${sets.join(', ')} WHERE tree_id = ${p.add(tree.treeId)} AND version = ${p.add(version)}`,
+        p.values,
+      );
+      if (n === 0) throw notFound(`Version '${version}' of tree '${treeCode}' not found`);
+    });
+    return this.get(treeCode, version, query, lang);
+  }
+
+  /** Deletes a version with its nodes and translations. The last version of a tree cannot go (409). */
+  async remove(treeCode: string, version: string): Promise<void> {
+    await inTransaction(this.ds, async (sql) => {
+      const tree = await resolveTree(sql, treeCode);
+      await sql.one(`SELECT id FROM trees WHERE id = $1 FOR NO KEY UPDATE`, [tree.treeId]);
+      const row = await sql.one<{ id: string }>(
+        `SELECT id FROM tree_versions WHERE tree_id = $1 AND version = $2 FOR UPDATE`,
+        [tree.treeId, version],
+      );
+      if (!row) throw notFound(`Version '${version}' of tree '${treeCode}' not found`);
+      const others = await sql.one(`SELECT 1 FROM tree_versions WHERE tree_id = $1 AND id <> $2 LIMIT 1`, [
+        tree.treeId,
+        row.id,
+      ]);
+      if (!others) throw conflict('A tree keeps at least one version; delete the tree instead');
+      await deleteVersionNodes(sql, [row.id]);
+      await sql.exec(`DELETE FROM tree_versions WHERE id = $1`, [row.id]);
+    });
+  }
+
+  /** Copies a version (nodes, node translations, version translations) under a new version code. */
+  async clone(treeCode: string, version: string, dto: CloneVersionDto, actor: Actor, query: Query, lang?: Language) {
+    parseReadQuery(query, versionSpec, 'v1');
+    await inTransaction(this.ds, async (sql) => {
+      const tree = await resolveTree(sql, treeCode);
+      // Share lock: structural writes of the source wait until the copy is done, so all statements see one state.
+      const source = await sql.one<VersionRow & { next_label: number }>(
+        `SELECT id, name, description, metadata, enabled, next_label, node_count FROM tree_versions
+          WHERE tree_id = $1 AND version = $2 FOR SHARE`,
+        [tree.treeId, version],
+      );
+      if (!source) throw notFound(`Version '${version}' of tree '${treeCode}' not found`);
+      const created = await sql
+        .one<{ id: string }>(
+          `INSERT INTO tree_versions (tree_id, version, name, description, metadata, enabled, next_label, node_count,
+                                      created_by, updated_by)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9) RETURNING id`,
+          [
+            tree.treeId,
+            dto.version,
+            dto.name,
+            dto.description !== undefined ? dto.description : source.description,
+            dto.metadata !== undefined ? (dto.metadata ?? {}) : source.metadata,
+            source.enabled,
+            source.next_label,
+            source.node_count,
+            actor.id,
+          ],
+        )
+        .catch((err: unknown) => {
+          throw uniqueConflict(err, VERSION_CONFLICTS);
+        });
+      await copyVersionContent(sql, source.id, created!.id, tree.treeId, actor.id);
+    });
+    return this.get(treeCode, dto.version, query, lang);
+  }
+
+  async changeCode(treeCode: string, version: string, dto: ChangeVersionCodeDto, actor: Actor, query: Query, lang?: Language) {
+    parseReadQuery(query, versionSpec, 'v1');
+    await withSql(this.ds, async (sql) => {
+      const tree = await resolveTree(sql, treeCode);
+      const n = await sql
+        .exec(
+          `UPDATE tree_versions SET version = $3, updated_by = $4, updated_at = now() WHERE tree_id = $1 AND version = $2`,
+          [tree.treeId, version, dto.new_version, actor.id],
+        )
+        .catch((err: unknown) => {
+          throw uniqueConflict(err, VERSION_CONFLICTS);
+        });
+      if (n === 0) throw notFound(`Version '${version}' of tree '${treeCode}' not found`);
+    });
+    return this.get(treeCode, dto.new_version, query, lang);
+  }
+
+  private async row(sql: Sql, tree: TreeScope, version: string, lang?: Language): Promise<VersionRow> {
+    const p = new Params();
+    const treeParam = p.add(tree.treeId);
+    const versionParam = p.add(version);
+    const tr = translationJoin(p, lang);
+    const row = await sql.one<VersionRow>(
+      `SELECT ${VERSION_COLUMNS}${tr.columns} FROM tree_versions v ${tr.join}
+        WHERE v.tree_id = ${treeParam} AND v.version = ${versionParam}`,
+      p.values,
+    );
+    if (!row) throw notFound(`Version '${version}' of tree '${tree.treeCode}' not found`);
+    return row;
+  }
+
+  /** The first MAX_EMBEDDED_NODES nodes of the version, depth-first. */
+  private async embeddedNodes(sql: Sql, tree: TreeScope, row: VersionRow, lang?: Language) {
+    const scope: VersionScope = { ...tree, versionId: row.id, version: row.version };
+    const p = new Params();
+    const versionParam = p.add(row.id);
+    const join = lang
+      ? {
+          columns: `, tr.name AS tr_name, tr.description AS tr_description`,
+          sql: `LEFT JOIN tree_node_translations tr ON tr.tree_node_id = n.id AND tr.language = ${p.add(lang)}`,
+        }
+      : { columns: '', sql: '' };
+    const rows = await sql.rows<NodeRow>(
+      `SELECT ${NODE_COLUMNS}${join.columns} FROM tree_nodes n ${join.sql}
+        WHERE n.tree_version_id = ${versionParam} ORDER BY n.path LIMIT ${MAX_EMBEDDED_NODES}`,
+      p.values,
+    );
+    return rows.map((r) => toNodeRecord(r, scope));
+  }
+}

@@ -1,0 +1,124 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import * as oidc from 'openid-client';
+import { commonEnv, loadEnv } from '@gatehouse/config';
+import { migrateDatabase } from '@gatehouse/db';
+import { listen } from '@gatehouse/http';
+import { buildService, type BuiltService } from '@gatehouse/service';
+import { createTestDatabase, getFreePort, type TestDatabase } from '@gatehouse/testing';
+// The real token server (apps/auth), booted in-process exactly as its main.ts does. Tests only.
+// eslint-disable-next-line @nx/enforce-module-boundaries
+import { authEnv } from '../../../auth/src/config.js';
+// eslint-disable-next-line @nx/enforce-module-boundaries
+import { authEntities } from '../../../auth/src/entities.js';
+// eslint-disable-next-line @nx/enforce-module-boundaries
+import { authMigrations } from '../../../auth/src/migrations/index.js';
+// eslint-disable-next-line @nx/enforce-module-boundaries
+import { authService } from '../../../auth/src/auth.service-definition.js';
+
+export interface TokenServer {
+  url: string;
+  clientId: string;
+  clientSecret: string;
+  /** A client_credentials access token of the bootstrap client (which holds every scope) for `audience`. */
+  token(audience: string, scope?: string): Promise<string>;
+  stop(): Promise<void>;
+}
+
+/** apps/auth on its own test database, listening on a free port; the bootstrap client comes from BOOTSTRAP_*. */
+export async function startTokenServer(): Promise<TokenServer> {
+  const db: TestDatabase = await createTestDatabase({
+    template: 'tree_auth',
+    migrate: async (url) => {
+      await migrateDatabase({ url, entities: authEntities, migrations: authMigrations });
+    },
+  });
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'gh-tree-auth-'));
+  const port = await getFreePort();
+  const url = `http://127.0.0.1:${port}`;
+  const clientId = randomUUID();
+  const clientSecret = `tree-test-${randomBytes(12).toString('hex')}`;
+  const env = loadEnv(
+    { ...commonEnv, ...authEnv },
+    {
+      LOG_LEVEL: 'silent',
+      RATE_LIMIT_POINTS: '100000',
+      DATABASE_URL: db.url,
+      DATA_DIR: dataDir,
+      AUTH_PORT: String(port),
+      ISSUER: url,
+      SECRET_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+      BOOTSTRAP_CLIENT_ID: clientId,
+      BOOTSTRAP_CLIENT_SECRET: clientSecret,
+      BOOTSTRAP_ADMIN_PASSWORD: `pw-${randomBytes(8).toString('hex')}`,
+    },
+  );
+  const built = (await buildService(authService, env)) as BuiltService<typeof env>;
+  await listen(built.app, port, '127.0.0.1');
+  let config: oidc.Configuration | undefined;
+  let stopped = false;
+  return {
+    url,
+    clientId,
+    clientSecret,
+    async token(audience, scope) {
+      config ??= await oidc.discovery(new URL(url), clientId, undefined, oidc.ClientSecretBasic(clientSecret), {
+        execute: [oidc.allowInsecureRequests],
+      });
+      const params: Record<string, string> = { resource: audience };
+      if (scope !== undefined) params.scope = scope;
+      return (await oidc.clientCredentialsGrant(config, params)).access_token;
+    },
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await built.close();
+      await db.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A plain HTTP proxy to the token server that can be switched off (the token server then looks unreachable). */
+export class SwitchableProxy {
+  private server?: Server;
+  up = true;
+
+  constructor(private readonly target: string) {}
+
+  get url(): string {
+    return `http://127.0.0.1:${(this.server!.address() as AddressInfo).port}`;
+  }
+
+  async start(): Promise<this> {
+    const target = new URL(this.target);
+    this.server = createServer((req, res) => {
+      if (!this.up) {
+        res.destroy();
+        return;
+      }
+      const upstream = httpRequest(
+        { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers },
+        (up) => {
+          res.writeHead(up.statusCode ?? 502, up.headers);
+          up.pipe(res);
+        },
+      );
+      upstream.on('error', () => res.destroy());
+      req.pipe(upstream);
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    const s = this.server;
+    if (!s) return;
+    s.closeAllConnections();
+    await new Promise<void>((resolve) => s.close(() => resolve()));
+  }
+}
