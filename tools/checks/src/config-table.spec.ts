@@ -1,0 +1,65 @@
+// The README's configuration table is generated from the env schemas the services validate at boot, so it can
+// never miss a variable. Regenerate after adding one: UPDATE_README=1 npm test -- -p workspace-checks
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { commonEnv, type EnvSchema } from '@gatehouse/config';
+/* eslint-disable @nx/enforce-module-boundaries -- reads the apps' env schemas to document them */
+import { authEnv } from '../../../apps/auth/src/config.js';
+import { identityEnv } from '../../../apps/identity/src/config.js';
+import { treeEnv } from '../../../apps/tree/src/config.js';
+/* eslint-enable @nx/enforce-module-boundaries */
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+const readmePath = path.join(root, 'README.md');
+const START = '<!-- config-table:start -->';
+const END = '<!-- config-table:end -->';
+
+/** Variables read by plain-JS tools (launcher, test runner), which have no schema object. */
+const toolVars: [string, string, string][] = [
+  ['EMBEDDED_PG_PORT', '54329', '`npm start`: port of the embedded PostgreSQL (used only when DATABASE_URL is unset)'],
+  ['EMBEDDED_PG_PASSWORD', 'generated into `DATA_DIR/pg-password`', '`npm start`: password of the embedded PostgreSQL (secret)'],
+  ['LAUNCHER_SKIP_BUILD', 'false', '`npm start`: skip the swc build and run what is in `dist/`'],
+  ['LAUNCHER_DIST_DIR', '`dist`', '`npm start`: where the built apps are'],
+  ['LAUNCHER_READY_TIMEOUT_SEC', '60', '`npm start`: how long to wait for every `/readyz`'],
+  ['TEST_PG_URL', 'embedded server', 'tests: PostgreSQL where test databases are created (falls back to DATABASE_URL)'],
+  ['TEST_REDIS_URL', 'redis://127.0.0.1:6379 when it answers', 'tests: Redis for the Redis-backed tests'],
+];
+
+function table(): string {
+  const services: Record<string, EnvSchema> = { auth: authEnv, identity: identityEnv, tree: treeEnv };
+  const rows = new Map<string, { services: string[]; spec: EnvSchema[string] }>();
+  for (const [name, spec] of Object.entries(commonEnv)) rows.set(name, { services: ['all'], spec });
+  for (const [service, schema] of Object.entries(services)) {
+    for (const [name, spec] of Object.entries(schema)) {
+      const row = rows.get(name) ?? { services: [], spec };
+      if (!row.services.includes('all')) row.services.push(service);
+      rows.set(name, row);
+    }
+  }
+  const lines = ['| variable | read by | default | meaning |', '|---|---|---|---|'];
+  for (const [name, { services: s, spec }] of rows) {
+    const def = spec.default === undefined ? (spec.optional ? 'unset' : '**required**') : `\`${String(spec.default)}\``;
+    const meaning = `${spec.description}${spec.secret ? ' (secret)' : ''}`.replaceAll('|', '\\|');
+    lines.push(`| \`${name}\` | ${s.join(', ')} | ${def === '``' ? 'empty' : def} | ${meaning} |`);
+  }
+  for (const [name, def, meaning] of toolVars) lines.push(`| \`${name}\` | tools | ${def} | ${meaning} |`);
+  return lines.join('\n');
+}
+
+describe('README configuration table', () => {
+  it('lists every variable the services validate, with default and meaning', () => {
+    const readme = readFileSync(readmePath, 'utf8');
+    const start = readme.indexOf(START);
+    const end = readme.indexOf(END);
+    expect(start).toBeGreaterThan(0);
+    expect(end).toBeGreaterThan(start);
+    const expected = `${START}\n${table()}\n${END}`;
+    const actual = readme.slice(start, end + END.length);
+    if (process.env.UPDATE_README === '1' && actual !== expected) {
+      writeFileSync(readmePath, readme.replace(actual, expected));
+      return;
+    }
+    expect(actual).toBe(expected);
+  });
+});
