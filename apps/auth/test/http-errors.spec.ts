@@ -1,0 +1,71 @@
+// The HTTP error shapes of the foundation, seen on the real token server: 404, 405 with Allow, 413, malformed
+// bodies, rate-limit headers on every response and 429 after a low limit set by env.
+import request from 'supertest';
+import { startAuth, type AuthHarness } from './support/auth-app.js';
+
+describe('auth: HTTP error shapes', () => {
+  let h: AuthHarness;
+
+  beforeAll(async () => {
+    h = await startAuth({ RATE_LIMIT_OVERRIDES: 'POST /token=3,GET /jwks=2', RATE_LIMIT_WINDOW_SEC: '60' });
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  const rateLimitHeaders = (res: request.Response) => {
+    expect(res.headers['x-ratelimit-limit']).toMatch(/^\d+$/);
+    expect(res.headers['x-ratelimit-remaining']).toMatch(/^\d+$/);
+    expect(Number(res.headers['x-ratelimit-reset'])).toBeGreaterThan(Date.now() / 1000 - 1);
+  };
+
+  it('404 not_found for an unknown route, with rate-limit headers', async () => {
+    const res = await request(h.url).get('/no/such/route').expect(404);
+    expect(res.body).toMatchObject({ code: 'not_found' });
+    expect(typeof res.body.message).toBe('string');
+    rateLimitHeaders(res);
+  });
+
+  it('405 method_not_allowed with Allow on a known path', async () => {
+    const res = await request(h.url).delete('/token').expect(405);
+    expect(res.body).toMatchObject({ code: 'method_not_allowed' });
+    expect(res.headers.allow).toContain('POST');
+    const live = await request(h.url).post('/livez').expect(405);
+    expect(live.headers.allow).toContain('GET');
+  });
+
+  it('413 payload_too_large for a body over 1 MiB, in the same error shape', async () => {
+    const big = JSON.stringify({ token: 'x'.repeat(1024 * 1024 + 10) });
+    const res = await request(h.url)
+      .post('/tokeninfo')
+      .set('Content-Type', 'application/json')
+      .send(big);
+    expect(res.status).toBe(413);
+    expect(res.body).toMatchObject({ code: 'payload_too_large' });
+  });
+
+  it('400 for a malformed JSON body at the token endpoint, in both error shapes', async () => {
+    const res = await request(h.url)
+      .post('/token')
+      .set('Content-Type', 'application/json')
+      .send('{"grant_type": ');
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ code: 'invalid_request', error: 'invalid_request' });
+  });
+
+  it('429 too_many_requests after the per-endpoint limit, telling the client to check the headers', async () => {
+    const statuses: number[] = [];
+    let last: request.Response | undefined;
+    for (let i = 0; i < 3; i++) {
+      last = await request(h.url).get('/jwks');
+      statuses.push(last.status);
+      rateLimitHeaders(last);
+    }
+    expect(statuses).toEqual([200, 200, 429]);
+    expect(last!.body).toMatchObject({ code: 'too_many_requests' });
+    expect(last!.body.message).toMatch(/X-RateLimit-Limit/);
+    expect(last!.headers['x-ratelimit-limit']).toBe('2');
+    expect(last!.headers['x-ratelimit-remaining']).toBe('0');
+    expect(last!.headers['retry-after']).toMatch(/^\d+$/);
+  });
+});
