@@ -36,10 +36,7 @@ describe('auth: HTTP error shapes', () => {
 
   it('413 payload_too_large for a body over 1 MiB, in the same error shape', async () => {
     const big = JSON.stringify({ token: 'x'.repeat(1024 * 1024 + 10) });
-    const res = await request(h.url)
-      .post('/tokeninfo')
-      .set('Content-Type', 'application/json')
-      .send(big);
+    const res = await request(h.url).post('/tokeninfo').set('Content-Type', 'application/json').send(big);
     expect(res.status).toBe(413);
     expect(res.body).toMatchObject({ code: 'payload_too_large' });
   });

@@ -213,3 +213,33 @@ describe('with REDIS_URL: short-lived artifacts in Redis, grants and refresh tok
     expect((await tokenInfo(h.url, at, { basic })).body).toEqual({ active: false });
   });
 });
+
+describe('the shared HTTP foundation in front of the token server', () => {
+  let h: AuthHarness;
+
+  beforeAll(async () => {
+    h = await startAuth({ RATE_LIMIT_OVERRIDES: 'POST /token=3' });
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it('rate-limits POST /token on its own key, with the headers on every answer', async () => {
+    const basic = { id: h.boot.clientId, secret: h.boot.clientSecret };
+    const cc = () =>
+      tokenRequest(h.url, { grant_type: 'client_credentials', audience: MANAGEMENT_AUDIENCE }, { basic });
+    const first = await cc();
+    expect(first.status).toBe(200);
+    expect(first.headers.get('x-ratelimit-limit')).toBe('3');
+    await cc();
+    await cc();
+    const limited = await cc();
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get('x-ratelimit-remaining')).toBe('0');
+    // Other endpoints have their own budget.
+    const info = await tokenInfo(h.url, String(first.body.access_token), { basic });
+    expect(info.status).toBe(200);
+    const metrics = await (await fetch(`${h.url}/metrics`)).text();
+    expect(metrics).toMatch(/http_requests_total\{[^}]*route="\/token"[^}]*status="200"[^}]*\} 3/);
+  });
+});

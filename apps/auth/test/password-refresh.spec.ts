@@ -376,3 +376,52 @@ describe('userinfo', () => {
     expect(payload.sub).toBe(user.id);
   });
 });
+
+describe('public clients (token_endpoint_auth_method none)', () => {
+  it('log users in with client_id alone and rotate refresh tokens, but never get client_credentials', async () => {
+    const pub = await fx.client({
+      grantTypes: ['password', 'refresh_token', 'client_credentials'],
+      isPublic: true,
+    });
+    await fx.grant(pub, api);
+    const user = await fx.user();
+    const login = await tokenRequest(h.url, {
+      grant_type: 'password',
+      client_id: pub.id,
+      username: user.email,
+      password: user.password,
+      scope: 'offline_access',
+      audience: api.identifier,
+    });
+    expect(login.status).toBe(200);
+    expect(decodeJwt(String(login.body.access_token))).toMatchObject({ sub: user.id, client_id: pub.id });
+    const refreshed = await tokenRequest(h.url, {
+      grant_type: 'refresh_token',
+      client_id: pub.id,
+      refresh_token: String(login.body.refresh_token),
+    });
+    expect(refreshed.status).toBe(200);
+    expect(refreshed.body.refresh_token).not.toBe(login.body.refresh_token);
+
+    const cc = await tokenRequest(h.url, {
+      grant_type: 'client_credentials',
+      client_id: pub.id,
+      audience: api.identifier,
+    });
+    expect(cc.status).toBe(400);
+    expect(cc.body.code).toBe('invalid_request');
+    expect(cc.body.access_token).toBeUndefined();
+  });
+
+  it('a confidential client cannot authenticate with its id alone', async () => {
+    const user = await fx.user();
+    const r = await tokenRequest(h.url, {
+      grant_type: 'password',
+      client_id: client.id,
+      username: user.email,
+      password: user.password,
+    });
+    expect(r.status).toBe(401);
+    expect(r.body.code).toBe('invalid_client');
+  });
+});

@@ -39,7 +39,15 @@ export function toProviderClient(
     id_token_ttl: positiveInt((md.id_token as Record<string, unknown> | undefined)?.expiration_lifetime),
   };
 
-  if (c.isPublic) return { ...base, token_endpoint_auth_method: 'none' };
+  // A public client has no secret: it may never act as itself (client_credentials would hand a token to anyone
+  // who knows its id).
+  if (c.isPublic) {
+    return {
+      ...base,
+      grant_types: grantTypes.filter((g) => g !== 'client_credentials'),
+      token_endpoint_auth_method: 'none',
+    };
+  }
   if (!c.clientSecret) return undefined;
   return {
     ...base,

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sendOAuthError } from '../oidc/oauth-errors.js';
+import type { OidcClientRecord } from '../oidc/oidc-data.js';
 import { one, type Params } from '../oidc/request-body.js';
 import { TOKENINFO_FIELDS, type TokenInfo, type TokenInfoService } from './tokeninfo.service.js';
 
@@ -53,6 +54,7 @@ export async function handleTokenInfo(
 
   const authz = req.headers.authorization ?? '';
   let result: TokenInfo | undefined;
+  let caller: OidcClientRecord | undefined;
   if (/^bearer /i.test(authz)) {
     const bearer = authz.slice(7).trim();
     const caller = await service.introspect(bearer);
@@ -82,14 +84,15 @@ export async function handleTokenInfo(
         { 'WWW-Authenticate': `Bearer realm="${realm}", Basic realm="${realm}"` },
       );
     }
-    if (!(await service.authenticateClient(creds.id, creds.secret))) {
+    caller = await service.authenticateClient(creds.id, creds.secret);
+    if (!caller) {
       return sendOAuthError(res, 401, 'invalid_client', 'client authentication failed', {
         'WWW-Authenticate': `Basic realm="${realm}", error="invalid_client"`,
       });
     }
   }
 
-  result ??= await service.introspect(token, hint);
+  result ??= await service.introspect(token, hint, caller);
   let out: Record<string, unknown> = result as unknown as Record<string, unknown>;
   if (fields && result.active) {
     out = Object.fromEntries(fields.filter((f) => f in out).map((f) => [f, out[f]]));

@@ -9,7 +9,7 @@ import {
   type JWTPayload,
 } from 'jose';
 import type Provider from 'oidc-provider';
-import type { OidcData, User } from '../oidc/oidc-data.js';
+import type { OidcClientRecord, OidcData, User } from '../oidc/oidc-data.js';
 
 /** Document 1's introspection response, plus `aud`, `sub`, `iss` (RFC 7662) and `tenant_id` when the client has one. */
 export interface ActiveTokenInfo {
@@ -93,10 +93,18 @@ export class TokenInfoService {
 
   constructor(private readonly deps: TokenInfoDeps) {}
 
-  async introspect(token: string, hint?: string): Promise<TokenInfo> {
+  /**
+   * Describe `token`. `caller` is the client the request authenticated as, if any: when the token is that client's
+   * own, its record is not read twice.
+   */
+  async introspect(token: string, hint?: string, caller?: OidcClientRecord): Promise<TokenInfo> {
     if (!token || token.length > 8192) return INACTIVE;
-    if (looksLikeJwt(token)) return this.introspectJwt(token);
-    return this.introspectOpaque(token, hint);
+    if (looksLikeJwt(token)) return this.introspectJwt(token, caller);
+    return this.introspectOpaque(token, hint, caller);
+  }
+
+  private client(clientId: string, caller?: OidcClientRecord): Promise<OidcClientRecord | undefined> {
+    return caller?.id === clientId ? Promise.resolve(caller) : this.deps.data.findClient(clientId);
   }
 
   private keySet() {
@@ -108,7 +116,7 @@ export class TokenInfoService {
     return this.jwks;
   }
 
-  private async introspectJwt(token: string): Promise<TokenInfo> {
+  private async introspectJwt(token: string, caller?: OidcClientRecord): Promise<TokenInfo> {
     let header: ReturnType<typeof decodeProtectedHeader>;
     let unverified: JWTPayload;
     try {
@@ -118,7 +126,7 @@ export class TokenInfoService {
       return INACTIVE;
     }
     if (unverified.iss !== this.deps.issuer || typeof unverified.client_id !== 'string') return INACTIVE;
-    const client = await this.deps.data.findClient(unverified.client_id);
+    const client = await this.client(unverified.client_id, caller);
     if (!client) return INACTIVE;
 
     let payload: JWTPayload;
@@ -187,7 +195,11 @@ export class TokenInfoService {
     }
   }
 
-  private async introspectOpaque(token: string, hint?: string): Promise<TokenInfo> {
+  private async introspectOpaque(
+    token: string,
+    hint?: string,
+    caller?: OidcClientRecord,
+  ): Promise<TokenInfo> {
     const provider = this.deps.provider();
     const order =
       hint === 'refresh_token'
@@ -198,13 +210,13 @@ export class TokenInfoService {
         OpaqueToken | undefined;
       if (!found) continue;
       if (found.kind === 'RefreshToken' && found.consumed) return INACTIVE;
-      return this.describeOpaque(found);
+      return this.describeOpaque(found, caller);
     }
     return INACTIVE;
   }
 
-  private async describeOpaque(t: OpaqueToken): Promise<TokenInfo> {
-    const client = await this.deps.data.findClient(t.clientId);
+  private async describeOpaque(t: OpaqueToken, caller?: OidcClientRecord): Promise<TokenInfo> {
+    const client = await this.client(t.clientId, caller);
     if (!client) return INACTIVE;
     if (t.grantId && !(await this.deps.provider().Grant.adapter.find(t.grantId))) return INACTIVE;
     let user: User | undefined;
@@ -232,14 +244,17 @@ export class TokenInfoService {
     };
   }
 
-  /** Basic client credentials of a caller: the client exists, is confidential, its secret matches and is current. */
-  async authenticateClient(clientId: string, secret: string): Promise<boolean> {
+  /**
+   * Basic client credentials of a caller: the client exists, is confidential, its secret matches and is current.
+   * Returns the client, or undefined.
+   */
+  async authenticateClient(clientId: string, secret: string): Promise<OidcClientRecord | undefined> {
     const client = await this.deps.data.findClient(clientId);
-    if (!client || client.isPublic || !client.clientSecret) return false;
-    if (client.clientSecretExpiresAt && new Date(client.clientSecretExpiresAt).getTime() <= Date.now())
-      return false;
+    if (!client || client.isPublic || !client.clientSecret) return undefined;
+    const expires = client.clientSecretExpiresAt;
+    if (expires && new Date(expires).getTime() <= Date.now()) return undefined;
     const a = Buffer.from(client.clientSecret);
     const b = Buffer.from(secret);
-    return a.length === b.length && timingSafeEqual(a, b);
+    return a.length === b.length && timingSafeEqual(a, b) ? client : undefined;
   }
 }

@@ -1,0 +1,356 @@
+#!/usr/bin/env node
+// Token server benchmark: client_credentials tokens/s and tokeninfo/s of apps/auth on its PostgreSQL adapter,
+// beside a bare oidc-provider (same keys, minimal pg adapter) measured in the same run.
+//
+//   npx nx run auth:build && node tools/bench/auth/run.mjs        (or: npx nx run auth:bench)
+//
+// Variables: BENCH_PG_URL (admin URL of a PostgreSQL where a throw-away database may be created; default
+// TEST_PG_URL, DATABASE_URL, postgres://postgres@127.0.0.1:5432/postgres), BENCH_DURATION (s, default 10),
+// BENCH_CONNECTIONS (default 20), BENCH_SERVER_CPUS (taskset CPU list for the servers, default 0: one core;
+// empty: no pinning), BENCH_ONLY (comma-separated scenario names), BENCH_JSON (write the results there).
+import { spawn, execFileSync } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import autocannon from 'autocannon';
+import pg from 'pg';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+const dist = path.join(root, 'dist/apps/auth');
+const mainJs = path.join(dist, 'apps/auth/src/main.js');
+if (!existsSync(mainJs)) {
+  console.error(`${mainJs} is missing: build first (npx nx run auth:build)`);
+  process.exit(1);
+}
+
+const env = process.env;
+const adminUrl =
+  env.BENCH_PG_URL || env.TEST_PG_URL || env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
+const duration = Number(env.BENCH_DURATION || 10);
+const connections = Number(env.BENCH_CONNECTIONS || 20);
+const cpus = env.BENCH_SERVER_CPUS ?? '0';
+const only = env.BENCH_ONLY ? new Set(env.BENCH_ONLY.split(',')) : undefined;
+const hasTaskset =
+  cpus !== '' &&
+  (() => {
+    try {
+      execFileSync('taskset', ['-V'], { stdio: 'ignore' });
+      return true;
+    } catch {
+      return false;
+    }
+  })();
+
+const freePort = () =>
+  new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+
+const withDb = (url, db) => {
+  const u = new URL(url);
+  u.pathname = `/${db}`;
+  return u.toString();
+};
+
+const children = [];
+function start(name, args, childEnv, ready) {
+  const cmd = hasTaskset ? 'taskset' : process.execPath;
+  const argv = hasTaskset ? ['-c', cpus, process.execPath, ...args] : args;
+  const child = spawn(cmd, argv, {
+    cwd: root,
+    env: { ...env, ...childEnv },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let log = '';
+  child.stdout.on('data', (d) => (log += d));
+  child.stderr.on('data', (d) => (log += d));
+  return new Promise((resolve, reject) => {
+    const deadline = Date.now() + 60_000;
+    const poll = async () => {
+      if (child.exitCode !== null) return reject(new Error(`${name} exited:\n${log}`));
+      if (await ready().catch(() => false)) return resolve(child);
+      if (Date.now() > deadline) return reject(new Error(`${name} did not start:\n${log}`));
+      setTimeout(poll, 200);
+    };
+    poll();
+  });
+}
+
+async function stopAll() {
+  await Promise.all(
+    children.map(
+      (c) =>
+        new Promise((resolve) => {
+          if (c.exitCode !== null) return resolve();
+          c.once('exit', resolve);
+          c.kill('SIGTERM');
+          setTimeout(() => c.kill('SIGKILL'), 5000).unref();
+        }),
+    ),
+  );
+}
+
+const form = (o) => new URLSearchParams(o).toString();
+const basicAuth = (id, secret) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
+
+async function post(url, body, headers = {}) {
+  const r = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    body,
+  });
+  const text = await r.text();
+  if (r.status !== 200) throw new Error(`${url}: ${r.status} ${text}`);
+  return JSON.parse(text);
+}
+
+function measure(name, { url, body, headers, method = 'POST' }) {
+  return new Promise((resolve, reject) => {
+    const opts = {
+      url,
+      method,
+      connections,
+      pipelining: 1,
+      headers:
+        method === 'POST' ? { 'content-type': 'application/x-www-form-urlencoded', ...headers } : headers,
+      body,
+    };
+    // Warm-up (JIT, pools), then the measured run.
+    autocannon({ ...opts, duration: 2 }, (err) => {
+      if (err) return reject(err);
+      autocannon({ ...opts, duration }, (err2, result) => {
+        if (err2) return reject(err2);
+        resolve({
+          name,
+          rps: result.requests.average,
+          p50: result.latency.p50,
+          p99: result.latency.p99,
+          max: result.latency.max,
+          non2xx: result.non2xx,
+          errors: result.errors + result.timeouts,
+          total: result.requests.total,
+        });
+      });
+    });
+  });
+}
+
+const dbName = `gh_bench_auth_${randomBytes(4).toString('hex')}`;
+const admin = new pg.Client({ connectionString: adminUrl });
+await admin.connect();
+await admin.query(`CREATE DATABASE ${dbName}`);
+const dbUrl = withDb(adminUrl, dbName);
+const dataDir = mkdtempSync(path.join(os.tmpdir(), 'gh-bench-auth-'));
+
+const results = [];
+try {
+  // ---- Gatehouse apps/auth (the built service, as in production) ----
+  const ghPort = await freePort();
+  const gh = `http://127.0.0.1:${ghPort}`;
+  const clientId = randomUUID();
+  const clientSecret = randomBytes(24).toString('base64url');
+  await start(
+    'apps/auth',
+    [mainJs],
+    {
+      DATABASE_URL: dbUrl,
+      DATA_DIR: dataDir,
+      AUTH_PORT: String(ghPort),
+      ISSUER: gh,
+      BOOTSTRAP_CLIENT_ID: clientId,
+      BOOTSTRAP_CLIENT_SECRET: clientSecret,
+      BOOTSTRAP_ADMIN_PASSWORD: randomBytes(12).toString('hex'),
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_POINTS: '1000000000',
+      DB_POOL_MAX: '10',
+      REDIS_URL: '',
+    },
+    async () => (await fetch(`${gh}/readyz`)).status === 200,
+  );
+
+  // Two more resources for the bootstrap client, in the same shape as the system ones: ES256 and opaque.
+  const db = new pg.Client({ connectionString: dbUrl });
+  await db.connect();
+  const [{ id: instanceId }] = (await db.query('SELECT id FROM instances WHERE is_default')).rows;
+  for (const [identifier, alg] of [
+    ['https://bench-es256.test/', 'ES256'],
+    ['https://bench-opaque.test/', 'opaque'],
+  ]) {
+    const {
+      rows: [r],
+    } = await db.query(
+      `INSERT INTO resources (instance_id, resource_type, resource_name, identifier_url, signing_algorithm, token_lifetime)
+       VALUES ($1, 'api', $2, $2, $3, 3600) RETURNING id`,
+      [instanceId, identifier, alg],
+    );
+    const {
+      rows: [s],
+    } = await db.query(
+      `INSERT INTO scopes (instance_id, resource_id, scope_name) VALUES ($1, $2, 'bench:read') RETURNING id`,
+      [instanceId, r.id],
+    );
+    await db.query(`INSERT INTO client_resources (instance_id, client_id, resource_id) VALUES ($1, $2, $3)`, [
+      instanceId,
+      clientId,
+      r.id,
+    ]);
+    await db.query(
+      `INSERT INTO client_permissions (instance_id, client_id, resource_id, scope_id) VALUES ($1, $2, $3, $4)`,
+      [instanceId, clientId, r.id, s.id],
+    );
+  }
+
+  // The same private keys for the bare provider, read as the token server reads them.
+  const { loadSecretBox } = await import(
+    pathToFileURL(path.join(dist, 'libs/identity/data/src/secret-box.js')).href
+  );
+  const { SigningKeys } = await import(
+    pathToFileURL(path.join(dist, 'apps/auth/src/keys/signing-keys.js')).href
+  );
+  const sql = { query: async (t, p) => (await db.query(t, p)).rows };
+  const keys = await new SigningKeys(sql, loadSecretBox({ DATA_DIR: dataDir }).box).load();
+  await db.end();
+
+  // ---- bare oidc-provider ----
+  const barePort = await freePort();
+  const bare = `http://127.0.0.1:${barePort}`;
+  await start(
+    'bare oidc-provider',
+    [path.join(root, 'tools/bench/auth/bare-provider.mjs')],
+    {
+      BARE_PORT: String(barePort),
+      BARE_ISSUER: bare,
+      BARE_DATABASE_URL: dbUrl,
+      BARE_CLIENT_ID: clientId,
+      BARE_CLIENT_SECRET: clientSecret,
+      BARE_JWKS: JSON.stringify({ keys: keys.keys.map((k) => k.privateJwk) }),
+      BARE_RESOURCES: JSON.stringify({
+        'urn:gatehouse:management': {
+          format: 'jwt',
+          alg: 'RS256',
+          kid: keys.active.RS256,
+          scope: 'clients:read clients:write',
+        },
+        'https://bench-es256.test/': {
+          format: 'jwt',
+          alg: 'ES256',
+          kid: keys.active.ES256,
+          scope: 'bench:read',
+        },
+        'https://bench-opaque.test/': { format: 'opaque', scope: 'bench:read' },
+      }),
+    },
+    async () => (await fetch(`${bare}/.well-known/openid-configuration`)).status === 200,
+  );
+
+  const auth = { authorization: basicAuth(clientId, clientSecret) };
+  const cc = (audience, scope) => form({ grant_type: 'client_credentials', audience, scope });
+  const ccBare = (resource, scope) => form({ grant_type: 'client_credentials', resource, scope });
+  const M = 'urn:gatehouse:management';
+  const ES = 'https://bench-es256.test/';
+  const OP = 'https://bench-opaque.test/';
+
+  // Tokens to introspect (long-lived enough for the run).
+  const ghJwt = (await post(`${gh}/token`, cc(M, 'clients:read clients:write'), auth)).access_token;
+  const ghOpaque = (await post(`${gh}/token`, cc(OP, 'bench:read'), auth)).access_token;
+  const bareOpaque = (await post(`${bare}/token`, ccBare(OP, 'bench:read'), auth)).access_token;
+  const ghInfo = await post(`${gh}/tokeninfo`, form({ token: ghJwt }), auth);
+  if (!ghInfo.active) throw new Error('tokeninfo says the fresh token is inactive');
+
+  const scenarios = [
+    // The same oidc-provider route on both: the difference is what sits in front of it (Nest, logging, metrics,
+    // rate limit, our body handling).
+    ['GET /jwks', 'gatehouse', { url: `${gh}/jwks`, method: 'GET' }],
+    ['GET /jwks', 'bare', { url: `${bare}/jwks`, method: 'GET' }],
+    [
+      'token RS256 JWT',
+      'gatehouse',
+      { url: `${gh}/token`, body: cc(M, 'clients:read clients:write'), headers: auth },
+    ],
+    [
+      'token RS256 JWT',
+      'bare',
+      { url: `${bare}/token`, body: ccBare(M, 'clients:read clients:write'), headers: auth },
+    ],
+    ['token ES256 JWT', 'gatehouse', { url: `${gh}/token`, body: cc(ES, 'bench:read'), headers: auth }],
+    ['token ES256 JWT', 'bare', { url: `${bare}/token`, body: ccBare(ES, 'bench:read'), headers: auth }],
+    [
+      'token opaque (pg write)',
+      'gatehouse',
+      { url: `${gh}/token`, body: cc(OP, 'bench:read'), headers: auth },
+    ],
+    [
+      'token opaque (pg write)',
+      'bare',
+      { url: `${bare}/token`, body: ccBare(OP, 'bench:read'), headers: auth },
+    ],
+    [
+      'tokeninfo JWT (Basic)',
+      'gatehouse',
+      { url: `${gh}/tokeninfo`, body: form({ token: ghJwt }), headers: auth },
+    ],
+    [
+      'tokeninfo JWT (self Bearer)',
+      'gatehouse',
+      { url: `${gh}/tokeninfo`, body: form({ token: ghJwt }), headers: { authorization: `Bearer ${ghJwt}` } },
+    ],
+    [
+      'tokeninfo opaque (Basic)',
+      'gatehouse',
+      { url: `${gh}/tokeninfo`, body: form({ token: ghOpaque }), headers: auth },
+    ],
+    [
+      'introspection opaque (Basic)',
+      'bare',
+      { url: `${bare}/token/introspection`, body: form({ token: bareOpaque }), headers: auth },
+    ],
+  ];
+
+  for (const [name, server, opts] of scenarios) {
+    if (only && !only.has(name)) continue;
+    process.stderr.write(`  ${server.padEnd(9)} ${name} ...`);
+    const r = await measure(name, opts);
+    results.push({ server, ...r });
+    process.stderr.write(` ${Math.round(r.rps)}/s p99 ${r.p99} ms\n`);
+  }
+} finally {
+  await stopAll();
+  await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => undefined);
+  await admin.end();
+  rmSync(dataDir, { recursive: true, force: true });
+}
+
+const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
+const pgVersion = await (async () => {
+  const c = new pg.Client({ connectionString: adminUrl });
+  await c.connect();
+  const v = (await c.query('SHOW server_version')).rows[0].server_version;
+  await c.end();
+  return v;
+})();
+const machine = `${cpu}, ${os.cpus().length} vCPU, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.versions.node}, PostgreSQL ${pgVersion}; servers ${hasTaskset ? `pinned to CPU ${cpus}` : 'not pinned'}; ${connections} connections, ${duration} s per run after a 2 s warm-up`;
+
+const lines = [
+  `| scenario | server | req/s | p50 ms | p99 ms | max ms | non-2xx | errors |`,
+  `|---|---|---:|---:|---:|---:|---:|---:|`,
+  ...results.map(
+    (r) =>
+      `| ${r.name} | ${r.server === 'bare' ? 'bare oidc-provider' : 'Gatehouse apps/auth'} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${r.max} | ${r.non2xx} | ${r.errors} |`,
+  ),
+];
+console.log(`\nMachine: ${machine}\n`);
+console.log(lines.join('\n'));
+if (env.BENCH_JSON)
+  writeFileSync(
+    env.BENCH_JSON,
+    JSON.stringify({ machine, date: new Date().toISOString(), results }, null, 2),
+  );
