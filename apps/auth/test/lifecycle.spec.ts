@@ -236,6 +236,7 @@ describe('the shared HTTP foundation in front of the token server', () => {
     const limited = await cc();
     expect(limited.status).toBe(429);
     expect(limited.headers.get('x-ratelimit-remaining')).toBe('0');
+    expect(limited.body).toMatchObject({ error: 'too_many_requests', code: 'too_many_requests' });
     // Other endpoints have their own budget.
     const info = await tokenInfo(h.url, String(first.body.access_token), { basic });
     expect(info.status).toBe(200);
