@@ -37,6 +37,13 @@ export async function startTree(authUrl: string, vars: Record<string, string> = 
   };
 }
 
+/** apps/tree on a given database URL (the caller owns the database). */
+export async function startTreeOn(databaseUrl: string, authUrl: string, vars: Record<string, string> = {}) {
+  const env = loadTreeEnv({ TREE_DATABASE_URL: databaseUrl, AUTH_URL: authUrl, ...vars });
+  const built = (await buildService(treeService, env)) as BuiltService<TreeEnv>;
+  return { built, http: built.app.getHttpServer() };
+}
+
 /** Tokens for the tree API: every scope, read only, and one for another API. */
 export async function treeTokens(auth: TokenServer) {
   return {

@@ -30,10 +30,10 @@ export async function treeProblems(ds: DataSource, versionId: string): Promise<T
     `WITH RECURSIVE up AS (
        SELECT n.id AS start, n.parent_id AS at, 0 AS steps FROM tree_nodes n WHERE n.tree_version_id = $1
        UNION ALL
-       SELECT up.start, p.parent_id, up.steps + 1 FROM up JOIN tree_nodes p ON p.id = up.at WHERE up.steps < 10000)
-     SELECT n.id FROM tree_nodes n
-      WHERE n.tree_version_id = $1
-        AND n.depth IS DISTINCT FROM (SELECT max(steps) FROM up WHERE up.start = n.id AND up.at IS NULL)`,
+       SELECT up.start, p.parent_id, up.steps + 1 FROM up JOIN tree_nodes p ON p.id = up.at WHERE up.steps < 10000),
+     reach AS (SELECT start, max(steps) FILTER (WHERE at IS NULL) AS depth FROM up GROUP BY start)
+     SELECT n.id FROM tree_nodes n LEFT JOIN reach r ON r.start = n.id
+      WHERE n.tree_version_id = $1 AND n.depth IS DISTINCT FROM r.depth`,
   );
   const badLeaf = await ids(
     `SELECT n.id FROM tree_nodes n WHERE n.tree_version_id = $1

@@ -122,3 +122,43 @@ export class SwitchableProxy {
     await new Promise<void>((resolve) => s.close(() => resolve()));
   }
 }
+
+/** A TCP proxy (e.g. in front of PostgreSQL) that can be cut: open connections dropped, new ones refused. */
+export class TcpProxy {
+  private server?: import('node:net').Server;
+  private readonly sockets = new Set<import('node:net').Socket>();
+
+  constructor(
+    private readonly host: string,
+    private readonly port: number,
+  ) {}
+
+  get listenPort(): number {
+    return (this.server!.address() as AddressInfo).port;
+  }
+
+  async start(): Promise<this> {
+    const net = await import('node:net');
+    this.server = net.createServer((client) => {
+      const upstream = net.connect(this.port, this.host);
+      for (const s of [client, upstream]) {
+        this.sockets.add(s);
+        s.on('close', () => this.sockets.delete(s));
+        s.on('error', () => undefined);
+      }
+      client.pipe(upstream).pipe(client);
+      client.on('close', () => upstream.destroy());
+      upstream.on('close', () => client.destroy());
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    return this;
+  }
+
+  /** Drop every connection and stop listening: the server now looks unreachable. */
+  async cut(): Promise<void> {
+    for (const s of this.sockets) s.destroy();
+    const server = this.server;
+    this.server = undefined;
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+}
