@@ -69,8 +69,10 @@ export async function handleTokenInfo(
   } else {
     let creds: { id: string; secret: string } | undefined;
     if (/^basic /i.test(authz)) creds = basicCredentials(authz);
-    else if (!authz && one(body, 'client_id') && one(body, 'client_secret')) {
-      creds = { id: one(body, 'client_id')!, secret: one(body, 'client_secret')! };
+    else if (!authz) {
+      const id = one(body, 'client_id');
+      const secret = one(body, 'client_secret');
+      if (id && secret) creds = { id, secret };
     }
     if (!creds) {
       const given = Boolean(authz);

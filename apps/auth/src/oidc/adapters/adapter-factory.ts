@@ -38,9 +38,16 @@ class ClientAdapter implements Adapter {
   async findByUserCode(): Promise<undefined> {
     return undefined;
   }
-  async consume(): Promise<void> {}
-  async destroy(): Promise<void> {}
-  async revokeByGrantId(): Promise<void> {}
+  // Clients have no consumable, destroyable or grant-bound artifacts: nothing to do.
+  async consume(): Promise<void> {
+    return undefined;
+  }
+  async destroy(): Promise<void> {
+    return undefined;
+  }
+  async revokeByGrantId(): Promise<void> {
+    return undefined;
+  }
 }
 
 export interface AdapterStores {
