@@ -2,8 +2,10 @@ import { applyDecorators } from '@nestjs/common';
 import { IsNotEmpty, IsString, Matches, MaxLength } from 'class-validator';
 
 /** No control characters (they make codes unprintable and break CSV lines). */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
 export const NO_CONTROL_CHARS = /^[^\u0000-\u001f\u007f]*$/;
 /** Codes used as path segments: no `/`, no surrounding spaces, no control characters. */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
 export const PATH_CODE = /^(?!\s)[^/\u0000-\u001f\u007f]*(?<!\s)$/;
 
 /** A tree code or a version code (appears in paths). */

@@ -11,7 +11,7 @@ import { Audited } from '../common/audit.entity.js';
 @Check('ck_tree_nodes_depth', 'depth >= 0 AND depth = cardinality(path) - 1')
 @Index('ix_tree_nodes_parent', ['parentId'])
 @Index('ix_tree_nodes_depth', ['treeVersionId', 'depth'])
-export class TreeNode {
+export class TreeNode extends Audited {
   @PrimaryColumn('uuid', { primaryKeyConstraintName: 'pk_tree_nodes' })
   id: string;
 
@@ -47,16 +47,4 @@ export class TreeNode {
 
   @Column('boolean', { default: true })
   enabled: boolean;
-
-  @Column('uuid', { name: 'created_by', nullable: true })
-  createdBy: string | null;
-
-  @Column('timestamptz', { name: 'created_at', default: () => 'now()' })
-  createdAt: Date;
-
-  @Column('uuid', { name: 'updated_by', nullable: true })
-  updatedBy: string | null;
-
-  @Column('timestamptz', { name: 'updated_at', default: () => 'now()' })
-  updatedAt: Date;
 }
