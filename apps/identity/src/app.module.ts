@@ -4,6 +4,11 @@ import type { EnvOf } from '@gatehouse/config';
 import { BearerModule, bearerOptionsFromEnv } from '@gatehouse/bearer';
 import { loadSecretBox, MANAGEMENT_AUDIENCE, SECRET_BOX } from '@gatehouse/identity-data';
 import type { identityEnv } from './config.js';
+import { ClientsModule } from './clients/clients.module.js';
+import { ClientAccessModule } from './client-access/client-access.module.js';
+import { ResourcesModule } from './resources/resources.module.js';
+import { ScopesModule } from './scopes/scopes.module.js';
+import { UsersModule } from './users/users.module.js';
 
 @Module({})
 export class IdentityAppModule {
@@ -17,6 +22,11 @@ export class IdentityAppModule {
         // Every route not marked @Public() needs a management-API token (audience urn:gatehouse:management),
         // validated through the token server's /tokeninfo, plus the scopes of its @Scopes().
         BearerModule.forRoot(bearerOptionsFromEnv(env, MANAGEMENT_AUDIENCE)),
+        ClientsModule,
+        ClientAccessModule,
+        ResourcesModule,
+        ScopesModule,
+        UsersModule,
       ],
       // Client secrets are sealed with this box (SECRET_ENCRYPTION_KEY or DATA_DIR/secret.key, see bootstrap).
       providers: [{ provide: SECRET_BOX, useFactory: () => loadSecretBox(env).box }],

@@ -1,0 +1,46 @@
+import { auditAttributes, defineVersionedRecord } from '../common/records.js';
+import type { ApiVersion } from '../common/version.js';
+import { MD_V1, MD_V2, shapeResourceSummary, type ResourceSummary } from '../resources/resource.record.js';
+
+/** A resource authorized to a client (document 1's Client Resource). */
+export interface ClientResourceRecord {
+  id: string;
+  client_id: string;
+  resource_id: string;
+  resource_data: ResourceSummary;
+  created_by: string | null;
+  created_at: Date;
+  updated_by: string | null;
+  updated_at: Date;
+}
+
+/** `resource_data` of alias `r` as jsonb (for `q`), in the shape of each presentation. */
+export const resourceDataJson = (md: string) =>
+  `jsonb_build_object('id', r.id, 'resource_type', r.resource_type, 'resource_name', r.resource_name,
+    'resource_description', r.resource_description, 'resource_metadata', ${md}, 'app_metadata', r.app_metadata,
+    'created_date', r.created_date, 'updated_date', r.updated_date)`;
+
+export const clientResourceSpecs = defineVersionedRecord({
+  name: 'client_resource',
+  attributes: [
+    { name: 'id', column: 'cr.id', type: 'uuid' },
+    { name: 'client_id', column: 'cr.client_id', type: 'uuid' },
+    { name: 'resource_id', column: 'cr.resource_id', type: 'uuid' },
+    {
+      name: 'resource_data',
+      column: resourceDataJson(MD_V1),
+      v2Column: resourceDataJson(MD_V2),
+      type: 'json',
+      opaque: false,
+    },
+    ...auditAttributes('cr'),
+  ],
+  children: { v1: [], v2: [] },
+});
+
+export const shapeClientResource =
+  (v: ApiVersion) =>
+  (rec: ClientResourceRecord): Record<string, unknown> => ({
+    ...rec,
+    resource_data: shapeResourceSummary(v, rec.resource_data),
+  });

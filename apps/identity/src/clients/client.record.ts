@@ -1,0 +1,177 @@
+import type { AppMetadataEntry, ClientMetadata } from '@gatehouse/identity-data';
+import { auditAttributes, defineVersionedRecord } from '../common/records.js';
+import { linksOf, mapKeys } from '../common/present.js';
+import { apiBase, type ApiVersion } from '../common/version.js';
+import { shapeClientResource, type ClientResourceRecord } from '../client-access/client-resource.record.js';
+import {
+  shapeClientPermission,
+  type ClientPermissionRecord,
+} from '../client-access/client-permission.record.js';
+
+/** Columns of a clients row (alias `c`); the secret's ciphertext is read only where a secret is answered. */
+export const CLIENT_COLUMNS = `c.id, c.instance_id, c.tenant_id, c.client_type, c.client_name, c.client_secret_expires_at,
+  c.client_description, c.client_metadata, c.app_metadata, c.is_public, c.is_first_party, c.is_global, c.is_default,
+  c.created_by, c.created_at, c.updated_by, c.updated_at`;
+
+export interface ClientRow {
+  id: string;
+  instance_id: string;
+  tenant_id: string | null;
+  client_type: string | null;
+  client_name: string;
+  client_secret_expires_at: Date | null;
+  client_description: string | null;
+  client_metadata: ClientMetadata;
+  app_metadata: AppMetadataEntry[];
+  is_public: boolean;
+  is_first_party: boolean;
+  is_global: boolean;
+  is_default: boolean;
+  created_by: string | null;
+  created_at: Date;
+  updated_by: string | null;
+  updated_at: Date;
+}
+
+/** Keys of `client_metadata` in document 1 (common client metadata). */
+export const CLIENT_METADATA_V1_KEYS = [
+  'grant_types',
+  'urls',
+  'refresh_token',
+  'id_token',
+  'oauth',
+  'saml',
+  'wsfed',
+];
+/** Keys of `client_metadata` in document 2 (`app_type` is the client type). */
+export const CLIENT_METADATA_V2_KEYS = ['app_type', 'grant_types', 'refresh_token', 'mobile'];
+
+export interface ClientAggregations {
+  id: string;
+  client_id: string;
+  resources: number;
+  permissions: number;
+  created_by: string | null;
+  created_at: Date;
+  updated_by: string | null;
+  updated_at: Date;
+}
+
+/**
+ * A client as the service returns it. `client_metadata` is the stored object (every key either presentation may
+ * have set); `client_secret` only on single-record answers; children only when expanded.
+ */
+export interface ClientRecord {
+  id: string;
+  instance_id: string;
+  tenant_id: string | null;
+  client_type: string | null;
+  client_name: string;
+  client_secret?: string | null;
+  client_secret_expires_at: Date | null;
+  client_description: string | null;
+  client_metadata: ClientMetadata;
+  app_metadata: AppMetadataEntry[];
+  is_public: boolean;
+  is_first_party: boolean;
+  is_global: boolean;
+  created_by: string | null;
+  created_at: Date;
+  updated_by: string | null;
+  updated_at: Date;
+  aggregations?: ClientAggregations;
+  resources?: ClientResourceRecord[];
+  permissions?: ClientPermissionRecord[];
+}
+
+export function clientRecord(row: ClientRow, secret?: string | null): ClientRecord {
+  return {
+    id: row.id,
+    instance_id: row.instance_id,
+    tenant_id: row.tenant_id,
+    client_type: row.client_type,
+    client_name: row.client_name,
+    ...(secret !== undefined ? { client_secret: secret } : {}),
+    client_secret_expires_at: row.client_secret_expires_at,
+    client_description: row.client_description,
+    client_metadata: row.client_metadata ?? {},
+    app_metadata: row.app_metadata ?? [],
+    is_public: row.is_public,
+    is_first_party: row.is_first_party,
+    is_global: row.is_global,
+    created_by: row.created_by,
+    created_at: row.created_at,
+    updated_by: row.updated_by,
+    updated_at: row.updated_at,
+  };
+}
+
+const pick = (o: Record<string, unknown>, keys: string[]) =>
+  Object.fromEntries(keys.filter((k) => o[k] !== undefined).map((k) => [k, o[k]]));
+
+/** `client_metadata` of a presentation: v1 its own keys, v2 `app_type` (the client type) and its own keys. */
+export function clientMetadataOf(v: ApiVersion, md: ClientMetadata, clientType: string | null) {
+  if (v === 'v1') return pick(md, CLIENT_METADATA_V1_KEYS);
+  return pick({ ...md, app_type: clientType ?? undefined }, CLIENT_METADATA_V2_KEYS);
+}
+
+export const CLIENT_CHILDREN: Record<ApiVersion, string[]> = {
+  v1: ['resources', 'permissions'],
+  v2: ['permissions'],
+};
+
+/**
+ * Document 2's client record has no `client_type` (it is `client_metadata.app_type`), `is_public`, `is_global`,
+ * `tenant_id` or embedded `resources`; its `client_metadata` has `app_type`, `grant_types`, `refresh_token`, `mobile`.
+ */
+export function shapeClient(v: ApiVersion) {
+  return (rec: ClientRecord, expand: boolean): Record<string, unknown> => {
+    const base = mapKeys(rec, {
+      client_metadata: (md: ClientMetadata) => ['client_metadata', clientMetadataOf(v, md, rec.client_type)],
+      aggregations: (a: ClientAggregations) => [v === 'v1' ? 'aggregations' : 'aggregates', a],
+      resources: (items: ClientResourceRecord[]) => ['resources', items.map(shapeClientResource(v))],
+      ...(v === 'v2'
+        ? { client_type: null, is_public: null, is_global: null, tenant_id: null, resources: null }
+        : {}),
+      permissions: (items: ClientPermissionRecord[]) => ['permissions', items.map(shapeClientPermission(v))],
+    });
+    if (!expand) base.links = linksOf(`${apiBase(v)}/clients/${rec.id}`, CLIENT_CHILDREN[v]);
+    return base;
+  };
+}
+
+/** `client_data` of a Resource Client: the client record without children, aggregations or secret. */
+export function clientData(v: ApiVersion, rec: ClientRecord): Record<string, unknown> {
+  const { client_secret: _s, aggregations: _a, resources: _r, permissions: _p, ...plain } = rec;
+  const shaped = shapeClient(v)(plain, true);
+  return shaped;
+}
+
+const CLIENT_MD_V2 = `(c.client_metadata || jsonb_strip_nulls(jsonb_build_object('app_type', c.client_type)))`;
+
+export const clientSpecs = defineVersionedRecord({
+  name: 'client',
+  attributes: [
+    { name: 'id', column: 'c.id', type: 'uuid' },
+    { name: 'instance_id', column: 'c.instance_id', type: 'uuid' },
+    { name: 'client_type', column: 'c.client_type', type: 'string', only: 'v1' },
+    { name: 'client_name', column: 'c.client_name', type: 'string' },
+    { name: 'client_secret_expires_at', column: 'c.client_secret_expires_at', type: 'datetime' },
+    { name: 'client_description', column: 'c.client_description', type: 'string' },
+    {
+      name: 'client_metadata',
+      column: 'c.client_metadata',
+      v2Column: CLIENT_MD_V2,
+      type: 'json',
+      opaque: false,
+    },
+    { name: 'app_metadata', column: 'c.app_metadata', type: 'json' },
+    { name: 'is_public', column: 'c.is_public', type: 'boolean', only: 'v1' },
+    { name: 'is_first_party', column: 'c.is_first_party', type: 'boolean' },
+    { name: 'is_global', column: 'c.is_global', type: 'boolean', only: 'v1' },
+    { name: 'tenant_id', column: 'c.tenant_id', type: 'uuid', only: 'v1' },
+    ...auditAttributes('c'),
+  ],
+  children: CLIENT_CHILDREN,
+  extraFields: [{ name: 'client_secret' }, { name: 'aggregations', v2Name: 'aggregates' }, { name: 'links' }],
+});

@@ -1,0 +1,147 @@
+import { Controller, Delete, Get, HttpCode, Inject, Patch, Post, Query, type Type } from '@nestjs/common';
+import { ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Scopes } from '@gatehouse/bearer';
+import { ApiErrorResponses } from '@gatehouse/http';
+import { CallerAccess } from '../common/access.js';
+import type { Access } from '../common/access.js';
+import { ValidBody } from '../common/body.js';
+import { versioned, type QueryParams } from '../common/controller.js';
+import { ApiCollection, ApiListQuery, ApiNoContent, ApiReadQuery, ApiRecord } from '../common/openapi.js';
+import { ApiUuidParams, UuidParam } from '../common/params.js';
+import { CLIENTS_READ, CLIENTS_WRITE } from '../common/scopes.js';
+import { routeOf, type ApiVersion } from '../common/version.js';
+import { clientInputV1, clientInputV2, clientPresenters } from './client.presenter.js';
+import { ClientsService } from './clients.service.js';
+import { ClientV1Doc, ClientV2Doc } from './dto/client.docs.js';
+import {
+  CreateClientV1Dto,
+  CreateClientV2Dto,
+  UpdateClientV1Dto,
+  UpdateClientV2Dto,
+} from './dto/client.dto.js';
+
+/** Clients, one controller class per presentation over the one ClientsService. */
+export function clientsController(v: ApiVersion): Type<unknown> {
+  const P = clientPresenters[v];
+  const Doc = v === 'v1' ? ClientV1Doc : ClientV2Doc;
+  const CreateDto = v === 'v1' ? CreateClientV1Dto : CreateClientV2Dto;
+  const UpdateDto = v === 'v1' ? UpdateClientV1Dto : UpdateClientV2Dto;
+  const input = v === 'v1' ? clientInputV1 : clientInputV2;
+
+  @ApiTags(`Clients (${v})`)
+  @Controller(routeOf(v, 'clients'))
+  class ClientsController {
+    constructor(@Inject(ClientsService) private readonly clients: ClientsService) {}
+
+    @Get()
+    @Scopes(CLIENTS_READ)
+    @ApiOperation({
+      summary: 'Get clients',
+      description:
+        'Clients of the instance (a client that is not global sees only its tenant). Secrets never appear here.',
+    })
+    @ApiListQuery(v)
+    @ApiCollection(Doc, v)
+    async list(@CallerAccess() access: Access, @Query() query: QueryParams) {
+      return P.page(await this.clients.list(access, P.list(query)));
+    }
+
+    @Post()
+    @Scopes(CLIENTS_WRITE)
+    @ApiOperation({
+      summary: 'Create a client',
+      description:
+        'A confidential client gets a generated secret (shown in the answer) and, without grant_types, is allowed ' +
+        'client_credentials. A client that is not global creates only non-global clients of its own tenant (403 ' +
+        'otherwise). A client_name already used in the tenant: 409.',
+    })
+    @ApiReadQuery()
+    @ApiBody({ type: CreateDto })
+    @ApiRecord(Doc, 201)
+    @ApiErrorResponses(400, 409)
+    async create(
+      @CallerAccess() access: Access,
+      @ValidBody(CreateDto) body: object,
+      @Query() query: QueryParams,
+    ) {
+      const read = P.read(query);
+      return P.one(await this.clients.create(access, input(body), read), read);
+    }
+
+    @Get(':client_id')
+    @Scopes(CLIENTS_READ)
+    @ApiOperation({ summary: 'Get a client', description: 'With its secret (client_secret).' })
+    @ApiUuidParams('client_id')
+    @ApiReadQuery()
+    @ApiRecord(Doc, 200)
+    @ApiErrorResponses(400, 404)
+    async get(
+      @CallerAccess() access: Access,
+      @UuidParam('client_id') id: string,
+      @Query() query: QueryParams,
+    ) {
+      const read = P.read(query);
+      return P.one(await this.clients.get(access, id, read), read);
+    }
+
+    @Patch(':client_id')
+    @Scopes(CLIENTS_WRITE)
+    @ApiOperation({
+      summary: 'Modify a client',
+      description:
+        'Partial update. client_metadata keys given replace the stored ones (null removes a key); app_metadata is ' +
+        "replaced whole. Turning a client public drops its secret. The default client's is_public, is_global and " +
+        'tenant_id cannot change (403).',
+    })
+    @ApiUuidParams('client_id')
+    @ApiReadQuery()
+    @ApiBody({ type: UpdateDto })
+    @ApiRecord(Doc, 200)
+    @ApiErrorResponses(400, 404, 409)
+    async update(
+      @CallerAccess() access: Access,
+      @UuidParam('client_id') id: string,
+      @ValidBody(UpdateDto) body: object,
+      @Query() query: QueryParams,
+    ) {
+      const read = P.read(query);
+      return P.one(await this.clients.update(access, id, input(body), read), read);
+    }
+
+    @Delete(':client_id')
+    @Scopes(CLIENTS_WRITE)
+    @HttpCode(204)
+    @ApiOperation({
+      summary: 'Delete a client',
+      description:
+        'Also drops its authorizations and permissions; its tokens are inactive from now on. The default client: 403.',
+    })
+    @ApiUuidParams('client_id')
+    @ApiNoContent('Deleted')
+    @ApiErrorResponses(400, 404)
+    async remove(@CallerAccess() access: Access, @UuidParam('client_id') id: string): Promise<void> {
+      await this.clients.remove(access, id);
+    }
+
+    @Post(':client_id/rotate-secret')
+    @Scopes(CLIENTS_WRITE)
+    @HttpCode(200)
+    @ApiOperation({
+      summary: 'Change a client secret',
+      description: 'A new secret; the token endpoint refuses the old one at once. A public client: 409.',
+    })
+    @ApiUuidParams('client_id')
+    @ApiReadQuery()
+    @ApiRecord(Doc, 200)
+    @ApiErrorResponses(400, 404, 409)
+    async rotateSecret(
+      @CallerAccess() access: Access,
+      @UuidParam('client_id') id: string,
+      @Query() query: QueryParams,
+    ) {
+      const read = P.read(query);
+      return P.one(await this.clients.rotateSecret(access, id, read), read);
+    }
+  }
+  return versioned(ClientsController, 'Clients', v);
+}

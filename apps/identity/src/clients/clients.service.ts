@@ -1,0 +1,256 @@
+import { randomBytes } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { conflict, forbidden } from '@gatehouse/errors';
+import {
+  rows,
+  SECRET_BOX,
+  type AppMetadataEntry,
+  type Queryable,
+  type SecretBox,
+} from '@gatehouse/identity-data';
+import type { ReadQuery } from '@gatehouse/query';
+import { tenantCondition, type Access } from '../common/access.js';
+import { withConflicts } from '../common/db.js';
+import { listPage, wants, type ListPage } from '../common/list.js';
+import type { ListRequest } from '../common/presenter.js';
+import { assertTenant, tenantForNewRecord } from '../common/tenants.js';
+import { permissionsOfClients, resourcesOfClients } from '../client-access/client-access.queries.js';
+import { CLIENT_COLUMNS, clientRecord, type ClientRecord, type ClientRow } from './client.record.js';
+import {
+  AGGREGATION_COLUMNS,
+  assertTenantChange,
+  findClient,
+  type ClientRowWithSecret,
+} from './client.queries.js';
+
+/** What create and modify take, in canonical names (v2 bodies are mapped to this by their presenter). */
+export interface ClientInput {
+  client_name?: string;
+  client_type?: string | null;
+  client_description?: string | null;
+  /** On modify: given keys replace stored ones, null removes a key. */
+  client_metadata?: object | null;
+  app_metadata?: AppMetadataEntry[];
+  is_public?: boolean;
+  is_first_party?: boolean;
+  is_global?: boolean;
+  tenant_id?: string | null;
+}
+
+const CONFLICTS = {
+  ux_clients_name: 'A client with this client_name already exists in the tenant',
+};
+
+/** A new client secret: 256 random bits, base64url (43 characters). */
+export const newClientSecret = () => randomBytes(32).toString('base64url');
+
+/** Plain JSON (validated DTO instances become plain objects), keys with null or undefined values removed. */
+function plainWithoutNulls(value: object | null | undefined): Record<string, unknown> {
+  const plain = JSON.parse(JSON.stringify(value ?? {})) as Record<string, unknown>;
+  for (const [k, v] of Object.entries(plain)) if (v === null) delete plain[k];
+  return plain;
+}
+
+/** Shallow merge of a metadata patch: a given key replaces the stored one, a null removes it. */
+export function mergeMetadata(stored: object, patch: object): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...stored };
+  for (const [k, v] of Object.entries(JSON.parse(JSON.stringify(patch)) as Record<string, unknown>)) {
+    if (v === null) delete out[k];
+    else out[k] = v;
+  }
+  return out;
+}
+
+/**
+ * Clients of the caller's instance (and, for a caller that is not global, of its tenant only). Secrets are sealed
+ * with the SecretBox and answered only on single-record operations. Every change is visible to the token server
+ * from its next request (it reads the same rows, uncached).
+ */
+@Injectable()
+export class ClientsService {
+  constructor(
+    @Inject(DataSource) private readonly ds: DataSource,
+    @Inject(SECRET_BOX) private readonly box: SecretBox,
+  ) {}
+
+  async list(access: Access, req: ListRequest): Promise<ListPage<ClientRecord>> {
+    const params: unknown[] = [access.instanceId];
+    const conditions = ['c.instance_id = $1'];
+    const tenant = tenantCondition(access, 'c.tenant_id', params);
+    if (tenant) conditions.push(tenant);
+    const page = await listPage<ClientRow & { agg_resources?: number; agg_permissions?: number }>(this.ds, {
+      ...req,
+      select: (list) =>
+        wants(list.fields, 'aggregations') ? `${CLIENT_COLUMNS}, ${AGGREGATION_COLUMNS}` : CLIENT_COLUMNS,
+      from: 'clients c',
+      conditions,
+      params,
+    });
+    const records = page.rows.map((r) => this.withAggregations(clientRecord(r), r));
+    await this.embedChildren(this.ds, records, page.list);
+    return { ...page, rows: records };
+  }
+
+  async get(access: Access, id: string, read: ReadQuery): Promise<ClientRecord> {
+    return this.load(this.ds, access, id, read);
+  }
+
+  async create(access: Access, input: ClientInput, read: ReadQuery): Promise<ClientRecord> {
+    return this.ds.transaction(async (m) => {
+      assertTenantChange(access, input);
+      const tenantId = await tenantForNewRecord(m, access, input.tenant_id);
+      const isGlobal = access.restricted ? false : (input.is_global ?? true);
+      const isPublic = input.is_public ?? false;
+      const metadata = plainWithoutNulls(input.client_metadata);
+      // A confidential client created without grant types may use client_credentials (what it is for).
+      if (!isPublic && metadata.grant_types === undefined) metadata.grant_types = ['client_credentials'];
+      const secret = isPublic ? null : newClientSecret();
+      const [row] = await withConflicts(CONFLICTS, () =>
+        rows<{ id: string }>(
+          m,
+          `INSERT INTO clients (instance_id, tenant_id, client_name, client_type, client_description,
+                                client_secret_enc, client_metadata, app_metadata, is_public, is_first_party,
+                                is_global, created_by, updated_by)
+           VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9, $10, $11, $12, $12)
+           RETURNING id`,
+          [
+            access.instanceId,
+            tenantId,
+            input.client_name,
+            input.client_type ?? null,
+            input.client_description ?? null,
+            this.box.encryptNullable(secret),
+            JSON.stringify(metadata),
+            JSON.stringify(input.app_metadata ?? []),
+            isPublic,
+            input.is_first_party ?? false,
+            isGlobal,
+            access.actor,
+          ],
+        ),
+      );
+      return this.load(m, access, row.id, read);
+    });
+  }
+
+  async update(access: Access, id: string, input: ClientInput, read: ReadQuery): Promise<ClientRecord> {
+    return this.ds.transaction(async (m) => {
+      const current = await findClient(m, access, id, { lock: true });
+      assertTenantChange(access, input);
+      if (current.is_default) {
+        for (const key of ['is_public', 'is_global', 'tenant_id'] as const) {
+          if (input[key] !== undefined && input[key] !== current[key]) {
+            throw forbidden(`The default client's ${key} cannot be changed`);
+          }
+        }
+      }
+      if (input.tenant_id && input.tenant_id !== current.tenant_id)
+        await assertTenant(m, access, input.tenant_id);
+
+      const isPublic = input.is_public ?? current.is_public;
+      let secretEnc = current.client_secret_enc;
+      if (isPublic) secretEnc = null;
+      else if (!secretEnc) secretEnc = this.box.encrypt(newClientSecret());
+      const metadata =
+        input.client_metadata === undefined || input.client_metadata === null
+          ? current.client_metadata
+          : mergeMetadata(current.client_metadata ?? {}, input.client_metadata);
+
+      await withConflicts(CONFLICTS, () =>
+        m.query(
+          `UPDATE clients SET client_name = $2, client_type = $3, client_description = $4, client_secret_enc = $5,
+                  client_metadata = $6::jsonb, app_metadata = $7::jsonb, is_public = $8, is_first_party = $9,
+                  is_global = $10, tenant_id = $11, updated_by = $12, updated_at = now()
+            WHERE id = $1`,
+          [
+            current.id,
+            input.client_name ?? current.client_name,
+            input.client_type !== undefined ? input.client_type : current.client_type,
+            input.client_description !== undefined ? input.client_description : current.client_description,
+            secretEnc,
+            JSON.stringify(metadata ?? {}),
+            JSON.stringify(input.app_metadata ?? current.app_metadata ?? []),
+            isPublic,
+            input.is_first_party ?? current.is_first_party,
+            input.is_global ?? current.is_global,
+            input.tenant_id !== undefined ? input.tenant_id : current.tenant_id,
+            access.actor,
+          ],
+        ),
+      );
+      return this.load(m, access, current.id, read);
+    });
+  }
+
+  /** Deletes the client, its authorizations and permissions; its tokens are inactive at once. Default client: 403. */
+  async remove(access: Access, id: string): Promise<void> {
+    await this.ds.transaction(async (m) => {
+      const current = await findClient(m, access, id, { lock: true });
+      if (current.is_default) throw forbidden('The default client cannot be deleted');
+      await m.query(`DELETE FROM clients WHERE id = $1`, [current.id]);
+    });
+  }
+
+  /** A new secret; the old one is refused by the token endpoint from now on. A public client has none: 409. */
+  async rotateSecret(access: Access, id: string, read: ReadQuery): Promise<ClientRecord> {
+    return this.ds.transaction(async (m) => {
+      const current = await findClient(m, access, id, { lock: true });
+      if (current.is_public) throw conflict('A public client has no secret to change');
+      await m.query(
+        `UPDATE clients SET client_secret_enc = $2, client_secret_expires_at = NULL, updated_by = $3,
+                updated_at = now()
+          WHERE id = $1`,
+        [current.id, this.box.encrypt(newClientSecret()), access.actor],
+      );
+      return this.load(m, access, current.id, read);
+    });
+  }
+
+  /** One client with its secret, aggregations and (expanded) children as `read` asks. */
+  private async load(db: Queryable, access: Access, id: string, read: ReadQuery): Promise<ClientRecord> {
+    const row = await findClient(db, access, id, { aggregations: wants(read.fields, 'aggregations') });
+    const rec = this.withAggregations(clientRecord(row, this.openSecret(row)), row);
+    await this.embedChildren(db, [rec], read);
+    return rec;
+  }
+
+  private openSecret(row: ClientRowWithSecret): string | null {
+    try {
+      return this.box.decryptNullable(row.client_secret_enc);
+    } catch {
+      // Sealed with a key this process does not have: the secret cannot be shown (rotate it).
+      return null;
+    }
+  }
+
+  private withAggregations(
+    rec: ClientRecord,
+    row: { agg_resources?: number; agg_permissions?: number },
+  ): ClientRecord {
+    if (row.agg_resources === undefined) return rec;
+    rec.aggregations = {
+      id: rec.id,
+      client_id: rec.id,
+      resources: row.agg_resources,
+      permissions: row.agg_permissions ?? 0,
+      created_by: rec.created_by,
+      created_at: rec.created_at,
+      updated_by: rec.updated_by,
+      updated_at: rec.updated_at,
+    };
+    return rec;
+  }
+
+  private async embedChildren(db: Queryable, records: ClientRecord[], read: ReadQuery): Promise<void> {
+    if (!read.expand || !records.length) return;
+    const ids = records.map((r) => r.id);
+    // One after the other: inside a transaction both would share one connection anyway.
+    const resources = wants(read.fields, 'resources') ? await resourcesOfClients(db, ids) : undefined;
+    const permissions = wants(read.fields, 'permissions') ? await permissionsOfClients(db, ids) : undefined;
+    for (const rec of records) {
+      if (resources) rec.resources = resources.get(rec.id) ?? [];
+      if (permissions) rec.permissions = permissions.get(rec.id) ?? [];
+    }
+  }
+}

@@ -1,0 +1,112 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { AppMetadataEntryDto } from '../../common/validation.js';
+import { AuditDoc } from '../../resources/dto/resource.docs.js';
+import {
+  ClientPermissionV1Doc,
+  ClientPermissionV2Doc,
+  ClientResourceV1Doc,
+} from '../../client-access/dto/client-access.docs.js';
+import { CLIENT_TYPES, ClientMetadataV1Dto, ClientMetadataV2Dto } from './client-metadata.dto.js';
+
+/** OpenAPI shapes of clients (answers). */
+export class ClientAggregationsDoc extends AuditDoc {
+  @ApiProperty({ format: 'uuid' })
+  id: string;
+
+  @ApiProperty({ format: 'uuid' })
+  client_id: string;
+
+  @ApiProperty({ description: 'Number of resources authorized to the client' })
+  resources: number;
+
+  @ApiProperty({ description: 'Number of permissions granted to the client' })
+  permissions: number;
+}
+
+class ClientLinksV1Doc {
+  @ApiProperty({ example: '/api/v1/clients/7d1c.../resources' })
+  resources: string;
+
+  @ApiProperty({ example: '/api/v1/clients/7d1c.../permissions' })
+  permissions: string;
+}
+
+class ClientLinksV2Doc {
+  @ApiProperty({ example: '/api/v2/clients/7d1c.../permissions' })
+  permissions: string;
+}
+
+class ClientBaseDoc extends AuditDoc {
+  @ApiProperty({ format: 'uuid' })
+  id: string;
+
+  @ApiProperty({ format: 'uuid' })
+  instance_id: string;
+
+  @ApiProperty({ example: 'Orders web app' })
+  client_name: string;
+
+  @ApiPropertyOptional({
+    nullable: true,
+    description:
+      'Only on single-record answers (read, create, modify, change secret); null for a public client',
+  })
+  client_secret?: string | null;
+
+  @ApiProperty({ format: 'date-time', nullable: true })
+  client_secret_expires_at: string | null;
+
+  @ApiProperty({ nullable: true })
+  client_description: string | null;
+
+  @ApiProperty({ type: [AppMetadataEntryDto] })
+  app_metadata: AppMetadataEntryDto[];
+
+  @ApiProperty()
+  is_first_party: boolean;
+}
+
+/** Document 1's Client. */
+export class ClientV1Doc extends ClientBaseDoc {
+  @ApiProperty({ enum: CLIENT_TYPES, nullable: true })
+  client_type: string | null;
+
+  @ApiProperty({ type: () => ClientMetadataV1Dto })
+  client_metadata: ClientMetadataV1Dto;
+
+  @ApiProperty()
+  is_public: boolean;
+
+  @ApiProperty({ description: 'A global client reaches every tenant; otherwise only its tenant_id' })
+  is_global: boolean;
+
+  @ApiProperty({ format: 'uuid', nullable: true })
+  tenant_id: string | null;
+
+  @ApiPropertyOptional({ type: () => ClientAggregationsDoc })
+  aggregations?: ClientAggregationsDoc;
+
+  @ApiPropertyOptional({ type: () => [ClientResourceV1Doc], description: 'With expand=all' })
+  resources?: ClientResourceV1Doc[];
+
+  @ApiPropertyOptional({ type: () => [ClientPermissionV1Doc], description: 'With expand=all' })
+  permissions?: ClientPermissionV1Doc[];
+
+  @ApiPropertyOptional({ type: () => ClientLinksV1Doc, description: 'Without expand' })
+  links?: ClientLinksV1Doc;
+}
+
+/** Document 2's Client. */
+export class ClientV2Doc extends ClientBaseDoc {
+  @ApiProperty({ type: () => ClientMetadataV2Dto })
+  client_metadata: ClientMetadataV2Dto;
+
+  @ApiPropertyOptional({ type: () => ClientAggregationsDoc })
+  aggregates?: ClientAggregationsDoc;
+
+  @ApiPropertyOptional({ type: () => [ClientPermissionV2Doc], description: 'With expand=all' })
+  permissions?: ClientPermissionV2Doc[];
+
+  @ApiPropertyOptional({ type: () => ClientLinksV2Doc, description: 'Without expand' })
+  links?: ClientLinksV2Doc;
+}

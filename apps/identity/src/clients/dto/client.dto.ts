@@ -1,0 +1,95 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { IsBoolean, IsIn, IsNotEmpty, IsString, IsUUID, MaxLength, ValidateNested } from 'class-validator';
+import type { AppMetadataEntry } from '@gatehouse/identity-data';
+import { AppMetadata, NotNullIfPresent, NullableIfPresent } from '../../common/validation.js';
+import { CLIENT_TYPES, ClientMetadataV1Dto, ClientMetadataV2Dto } from './client-metadata.dto.js';
+
+const NAME_MAX = 255;
+const DESCRIPTION_MAX = 2000;
+
+class ClientNameAndDescription {
+  @ApiProperty({ example: 'Orders web app', maxLength: NAME_MAX, description: 'Unique within its tenant' })
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(NAME_MAX)
+  client_name: string;
+
+  @ApiPropertyOptional({ example: 'The storefront', maxLength: DESCRIPTION_MAX, nullable: true })
+  @NullableIfPresent()
+  @IsString()
+  @MaxLength(DESCRIPTION_MAX)
+  client_description?: string | null;
+
+  @AppMetadata()
+  app_metadata?: AppMetadataEntry[];
+}
+
+/** Document 1: Create a client. */
+export class CreateClientV1Dto extends ClientNameAndDescription {
+  @ApiPropertyOptional({ enum: CLIENT_TYPES, example: 'spa', nullable: true })
+  @NullableIfPresent()
+  @IsIn(CLIENT_TYPES)
+  client_type?: string | null;
+
+  @ApiPropertyOptional({
+    type: () => ClientMetadataV1Dto,
+    description: 'Without grant_types a confidential client is allowed client_credentials',
+  })
+  @NullableIfPresent()
+  @ValidateNested()
+  @Type(() => ClientMetadataV1Dto)
+  client_metadata?: ClientMetadataV1Dto;
+
+  @ApiPropertyOptional({ default: false, description: 'A public client has no secret' })
+  @NotNullIfPresent()
+  @IsBoolean()
+  is_public?: boolean;
+
+  @ApiPropertyOptional({ default: false })
+  @NotNullIfPresent()
+  @IsBoolean()
+  is_first_party?: boolean;
+
+  @ApiPropertyOptional({
+    default: true,
+    description: 'A global client reaches every tenant; otherwise only the tenant in tenant_id',
+  })
+  @NotNullIfPresent()
+  @IsBoolean()
+  is_global?: boolean;
+
+  @ApiPropertyOptional({ format: 'uuid', nullable: true })
+  @NullableIfPresent()
+  @IsUUID('all')
+  tenant_id?: string | null;
+}
+
+/** Document 1: Modify a client (every field optional; `client_metadata` keys merge, null removes one). */
+export class UpdateClientV1Dto extends CreateClientV1Dto {
+  @ApiPropertyOptional({ example: 'Orders web app', maxLength: NAME_MAX })
+  @NotNullIfPresent()
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(NAME_MAX)
+  declare client_name: string;
+}
+
+/** Document 2: Create a client (`client_name` non-empty, `client_description`; metadata may be set at once too). */
+export class CreateClientV2Dto extends ClientNameAndDescription {
+  @ApiPropertyOptional({ type: () => ClientMetadataV2Dto })
+  @NullableIfPresent()
+  @ValidateNested()
+  @Type(() => ClientMetadataV2Dto)
+  client_metadata?: ClientMetadataV2Dto;
+}
+
+/** Document 2: Modify a client: client_name, client_description, client_metadata, app_metadata. */
+export class UpdateClientV2Dto extends CreateClientV2Dto {
+  @ApiPropertyOptional({ example: 'Orders web app', maxLength: NAME_MAX })
+  @NotNullIfPresent()
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(NAME_MAX)
+  declare client_name: string;
+}

@@ -1,0 +1,83 @@
+import { Inject, Injectable, type PipeTransform } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { Caller, type CallerInfo } from '@gatehouse/bearer';
+import { unauthorized } from '@gatehouse/errors';
+import { isUuid, rows } from '@gatehouse/identity-data';
+
+/**
+ * What a management request may see and who it is, derived from the caller's token and its client row:
+ * the instance, the tenant restriction of a client that is not global, and the actor of audit fields.
+ */
+export interface Access {
+  /** Instance of the calling client: every record read or written belongs to it. */
+  instanceId: string;
+  /** The calling client (the token's client_id). */
+  clientId: string;
+  /**
+   * True for a client with `is_global: false`: it sees and changes only records of `tenantId` (records of other
+   * tenants answer 404).
+   */
+  restricted: boolean;
+  /** The caller's tenant (null: none). The only tenant a restricted caller reaches. */
+  tenantId: string | null;
+  /** The instance runs in multi-tenant mode (the `tenant_id` header of Get resources is honoured). */
+  multiTenant: boolean;
+  /** `created_by` / `updated_by` of what this request writes: the token's subject when it is a uuid, else null. */
+  actor: string | null;
+}
+
+interface CallerRow {
+  instance_id: string;
+  tenant_id: string | null;
+  is_global: boolean;
+  multi_tenant: boolean;
+}
+
+/**
+ * Turns the authenticated caller into its Access. One primary-key read per request, no cache: a client made
+ * non-global, moved to another tenant or deleted is treated so from its next request on.
+ */
+@Injectable()
+export class AccessPipe implements PipeTransform<CallerInfo | undefined, Promise<Access>> {
+  constructor(@Inject(DataSource) private readonly ds: DataSource) {}
+
+  async transform(caller: CallerInfo | undefined): Promise<Access> {
+    if (!caller || !isUuid(caller.clientId)) throw unauthorized('The access token names no known client');
+    const [row] = await rows<CallerRow>(
+      this.ds,
+      `SELECT c.instance_id, c.tenant_id, c.is_global, i.multi_tenant
+         FROM clients c JOIN instances i ON i.id = c.instance_id
+        WHERE c.id = $1`,
+      [caller.clientId],
+    );
+    // The client was deleted after the token was issued (and validated from the cache).
+    if (!row) throw unauthorized('The client of this access token no longer exists');
+    return {
+      instanceId: row.instance_id,
+      clientId: caller.clientId.toLowerCase(),
+      restricted: !row.is_global,
+      tenantId: row.tenant_id,
+      multiTenant: row.multi_tenant,
+      actor: isUuid(caller.sub) ? caller.sub.toLowerCase() : null,
+    };
+  }
+}
+
+/** `@CallerAccess() access: Access` on a guarded route. */
+export const CallerAccess = () => Caller(AccessPipe);
+
+/**
+ * SQL condition limiting `column` (a tenant_id column) to what the caller may reach, with its parameter appended to
+ * `params`; undefined for a global caller.
+ */
+export function tenantCondition(access: Access, column: string, params: unknown[]): string | undefined {
+  if (!access.restricted) return undefined;
+  if (access.tenantId === null) return `${column} IS NULL`;
+  params.push(access.tenantId);
+  return `${column} = $${params.length}`;
+}
+
+/** True when a record of `tenantId` is visible to the caller. */
+export function canSee(access: Access, tenantId: string | null): boolean {
+  return !access.restricted || tenantId === access.tenantId;
+}

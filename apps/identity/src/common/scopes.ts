@@ -1,0 +1,7 @@
+/** Scopes of the management API (API.md): `<group>:read` for GET, `<group>:write` otherwise. */
+export const CLIENTS_READ = 'clients:read';
+export const CLIENTS_WRITE = 'clients:write';
+export const RESOURCES_READ = 'resources:read';
+export const RESOURCES_WRITE = 'resources:write';
+export const USERS_READ = 'users:read';
+export const USERS_WRITE = 'users:write';

@@ -1,0 +1,210 @@
+import type { AppMetadataEntry } from '@gatehouse/identity-data';
+import { defineVersionedRecord } from '../common/records.js';
+import { linksOf, mapKeys } from '../common/present.js';
+import { apiBase, type ApiVersion } from '../common/version.js';
+import type { ScopeRecord } from '../scopes/scope.record.js';
+import { shapeResourceClient, type ResourceClientRecord } from '../client-access/resource-client.record.js';
+
+/** The resource has scopes (the seeded system resources got theirs without the flag). */
+const SCOPES_ADDED = `(r.scopes_added OR EXISTS (SELECT 1 FROM scopes sx WHERE sx.resource_id = r.id))`;
+
+/** Columns of a resources row (alias `r`), as every query selecting a resource reads them. */
+export const RESOURCE_COLUMNS = `r.id, r.instance_id, r.tenant_id, r.resource_type, r.resource_name,
+  r.resource_description, r.identifier_url, r.is_system, r.signing_algorithm, r.signing_secret_enc, r.token_lifetime,
+  r.rbac_enabled, ${SCOPES_ADDED} AS scopes_added, r.skip_consent_for_first_party, r.app_metadata, r.created_by,
+  r.created_date, r.updated_by, r.updated_date`;
+
+export interface ResourceRow {
+  id: string;
+  instance_id: string;
+  tenant_id: string | null;
+  resource_type: string;
+  resource_name: string;
+  resource_description: string | null;
+  identifier_url: string | null;
+  is_system: boolean;
+  signing_algorithm: string;
+  signing_secret_enc: string | null;
+  token_lifetime: number;
+  rbac_enabled: boolean;
+  scopes_added: boolean;
+  skip_consent_for_first_party: boolean;
+  app_metadata: AppMetadataEntry[];
+  created_by: string | null;
+  created_date: Date;
+  updated_by: string | null;
+  updated_date: Date;
+}
+
+/** Document 1's `resource_metadata` (the canonical form; v2 nests it differently). */
+export interface ResourceMetadata {
+  is_system: boolean;
+  identifier_url: string | null;
+  signing_algorithm: string;
+  /** Only on single-record answers of an HS256 resource. */
+  signing_secret?: string | null;
+  token_lifetime: number;
+  rbac_enabled: boolean;
+  scopes_added: boolean;
+  skip_consent_for_first_party: boolean;
+}
+
+/** Summary of a resource embedded in other records (`resource_data`); never carries the signing secret. */
+export interface ResourceSummary {
+  id: string;
+  resource_type: string;
+  resource_name: string;
+  resource_description: string | null;
+  resource_metadata: ResourceMetadata;
+  app_metadata: AppMetadataEntry[];
+  created_date: Date;
+  updated_date: Date;
+}
+
+export function resourceMetadata(row: ResourceRow, secret?: string | null): ResourceMetadata {
+  return {
+    is_system: row.is_system,
+    identifier_url: row.identifier_url,
+    signing_algorithm: row.signing_algorithm,
+    ...(secret !== undefined ? { signing_secret: secret } : {}),
+    token_lifetime: row.token_lifetime,
+    rbac_enabled: row.rbac_enabled,
+    scopes_added: row.scopes_added,
+    skip_consent_for_first_party: row.skip_consent_for_first_party,
+  };
+}
+
+export function resourceSummary(row: ResourceRow): ResourceSummary {
+  return {
+    id: row.id,
+    resource_type: row.resource_type,
+    resource_name: row.resource_name,
+    resource_description: row.resource_description,
+    resource_metadata: resourceMetadata(row),
+    app_metadata: row.app_metadata,
+    created_date: row.created_date,
+    updated_date: row.updated_date,
+  };
+}
+
+/**
+ * Document 2's `resource_metadata`: `api` {identifier_url, expiration_lifetime, is_system}, `token`
+ * {expiration_lifetime, signing_algorithm, signing_secret}, `skip_consent_for_first_party`. Both lifetimes are the
+ * access-token lifetime of the resource (`token_lifetime` of document 1).
+ */
+export function resourceMetadataV2(md: ResourceMetadata) {
+  return {
+    api: {
+      identifier_url: md.identifier_url,
+      expiration_lifetime: md.token_lifetime,
+      is_system: md.is_system,
+    },
+    token: {
+      expiration_lifetime: md.token_lifetime,
+      signing_algorithm: md.signing_algorithm,
+      ...(md.signing_secret !== undefined ? { signing_secret: md.signing_secret } : {}),
+    },
+    skip_consent_for_first_party: md.skip_consent_for_first_party,
+  };
+}
+
+export function shapeResourceSummary(v: ApiVersion, s: ResourceSummary): Record<string, unknown> {
+  return v === 'v1' ? { ...s } : { ...s, resource_metadata: resourceMetadataV2(s.resource_metadata) };
+}
+
+export interface ResourceAggregations {
+  id: string;
+  resource_id: string;
+  scopes: number;
+  clients: number;
+  created_by: string | null;
+  created_at: Date;
+  updated_by: string | null;
+  updated_at: Date;
+}
+
+/** A resource as the service returns it; children only when expanded, aggregations only when wanted. */
+export interface ResourceRecord {
+  id: string;
+  instance_id: string;
+  tenant_id: string | null;
+  resource_type: string;
+  resource_name: string;
+  resource_description: string | null;
+  resource_metadata: ResourceMetadata;
+  app_metadata: AppMetadataEntry[];
+  created_by: string | null;
+  created_date: Date;
+  updated_by: string | null;
+  updated_date: Date;
+  aggregations?: ResourceAggregations;
+  scopes?: ScopeRecord[];
+  /** The clients the resource is authorized to (each `authorized: true`). */
+  clients?: ResourceClientRecord[];
+}
+
+export function resourceRecord(row: ResourceRow, secret?: string | null): ResourceRecord {
+  return {
+    id: row.id,
+    instance_id: row.instance_id,
+    tenant_id: row.tenant_id,
+    resource_type: row.resource_type,
+    resource_name: row.resource_name,
+    resource_description: row.resource_description,
+    resource_metadata: resourceMetadata(row, secret),
+    app_metadata: row.app_metadata,
+    created_by: row.created_by,
+    created_date: row.created_date,
+    updated_by: row.updated_by,
+    updated_date: row.updated_date,
+  };
+}
+
+/** `resource_metadata` of alias `r` as jsonb, for `q` filters (v1 and v2 shapes). */
+export const MD_V1 = `jsonb_build_object('is_system', r.is_system, 'identifier_url', r.identifier_url,
+  'signing_algorithm', r.signing_algorithm, 'token_lifetime', r.token_lifetime, 'rbac_enabled', r.rbac_enabled,
+  'scopes_added', ${SCOPES_ADDED}, 'skip_consent_for_first_party', r.skip_consent_for_first_party)`;
+export const MD_V2 = `jsonb_build_object('api', jsonb_build_object('identifier_url', r.identifier_url,
+  'expiration_lifetime', r.token_lifetime, 'is_system', r.is_system), 'token', jsonb_build_object(
+  'expiration_lifetime', r.token_lifetime, 'signing_algorithm', r.signing_algorithm),
+  'skip_consent_for_first_party', r.skip_consent_for_first_party)`;
+
+export const RESOURCE_CHILDREN = ['scopes', 'clients'];
+
+export const resourceSpecs = defineVersionedRecord({
+  name: 'resource',
+  attributes: [
+    { name: 'id', column: 'r.id', type: 'uuid' },
+    { name: 'instance_id', column: 'r.instance_id', type: 'uuid' },
+    { name: 'tenant_id', column: 'r.tenant_id', type: 'uuid', only: 'v1' },
+    { name: 'resource_type', column: 'r.resource_type', type: 'string' },
+    { name: 'resource_name', column: 'r.resource_name', type: 'string' },
+    { name: 'resource_description', column: 'r.resource_description', type: 'string' },
+    { name: 'resource_metadata', column: MD_V1, v2Column: MD_V2, type: 'json', opaque: false },
+    { name: 'app_metadata', column: 'r.app_metadata', type: 'json' },
+    { name: 'created_by', column: 'r.created_by', type: 'uuid' },
+    { name: 'created_date', column: 'r.created_date', type: 'datetime' },
+    { name: 'updated_by', column: 'r.updated_by', type: 'uuid' },
+    { name: 'updated_date', column: 'r.updated_date', type: 'datetime' },
+  ],
+  children: { v1: RESOURCE_CHILDREN, v2: RESOURCE_CHILDREN },
+  extraFields: [{ name: 'aggregations', v2Name: 'aggregates' }, { name: 'links' }],
+});
+
+/** The Resource of a presentation: v2 nests `resource_metadata`, says `aggregates`, has no `tenant_id`. */
+export function shapeResource(v: ApiVersion) {
+  return (rec: ResourceRecord, expand: boolean): Record<string, unknown> => {
+    const base = mapKeys(rec, {
+      ...(v === 'v2' ? { tenant_id: null } : {}),
+      resource_metadata: (md: ResourceMetadata) => [
+        'resource_metadata',
+        v === 'v1' ? md : resourceMetadataV2(md),
+      ],
+      aggregations: (a: ResourceAggregations) => [v === 'v1' ? 'aggregations' : 'aggregates', a],
+      scopes: (items: ScopeRecord[]) => ['scopes', items.map((s) => ({ ...s }))],
+      clients: (items: ResourceClientRecord[]) => ['clients', items.map(shapeResourceClient(v))],
+    });
+    if (!expand) base.links = linksOf(`${apiBase(v)}/resources/${rec.id}`, RESOURCE_CHILDREN);
+    return base;
+  };
+}

@@ -1,0 +1,286 @@
+import { randomBytes } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { forbidden, invalidRequest } from '@gatehouse/errors';
+import {
+  isUuid,
+  rows,
+  SECRET_BOX,
+  type AppMetadataEntry,
+  type Queryable,
+  type SecretBox,
+} from '@gatehouse/identity-data';
+import type { ReadQuery } from '@gatehouse/query';
+import { tenantCondition, type Access } from '../common/access.js';
+import { withConflicts } from '../common/db.js';
+import { listPage, wants, type ListPage } from '../common/list.js';
+import type { ListRequest } from '../common/presenter.js';
+import { clientsOfResources } from '../client-access/client-access.queries.js';
+import { SCOPE_COLUMNS, type ScopeRecord } from '../scopes/scope.record.js';
+import {
+  RESOURCE_COLUMNS,
+  resourceRecord,
+  type ResourceRecord,
+  type ResourceRow,
+} from './resource.record.js';
+import {
+  findResource,
+  RESOURCE_AGGREGATION_COLUMNS,
+  type ResourceRowWithCounts,
+} from './resource.queries.js';
+import { EMBED_LIMIT } from '../client-access/client-access.queries.js';
+
+/** `resource_metadata` as written, in canonical (document 1) names. */
+export interface ResourceMetadataInput {
+  is_system?: boolean;
+  identifier_url?: string | null;
+  signing_algorithm?: string;
+  signing_secret?: string;
+  token_lifetime?: number;
+  rbac_enabled?: boolean;
+  skip_consent_for_first_party?: boolean;
+}
+
+export interface ResourceInput {
+  resource_type?: string;
+  resource_name?: string;
+  resource_description?: string | null;
+  resource_metadata?: ResourceMetadataInput;
+  app_metadata?: AppMetadataEntry[];
+}
+
+const CONFLICTS = {
+  uq_resources_identifier_url: 'A resource with this identifier_url already exists in the instance',
+};
+
+/** What may change on a system resource; everything else is protected (403). */
+const SYSTEM_MUTABLE = new Set([
+  'resource_description',
+  'app_metadata',
+  'token_lifetime',
+  'skip_consent_for_first_party',
+]);
+
+const newSigningSecret = () => randomBytes(32).toString('base64url');
+
+/**
+ * Resources (APIs) of the caller's instance. `resource_metadata` lives in columns the token server reads on every
+ * token request: a changed identifier, lifetime or signing algorithm shapes the next token.
+ */
+@Injectable()
+export class ResourcesService {
+  constructor(
+    @Inject(DataSource) private readonly ds: DataSource,
+    @Inject(SECRET_BOX) private readonly box: SecretBox,
+  ) {}
+
+  /**
+   * In multi-tenant mode the `tenant_id` header narrows the list to one tenant (a caller that is not global may
+   * name only its own: 403 otherwise); elsewhere the header is ignored.
+   */
+  async list(access: Access, req: ListRequest, tenantHeader: unknown): Promise<ListPage<ResourceRecord>> {
+    const params: unknown[] = [access.instanceId];
+    const conditions = ['r.instance_id = $1'];
+    const tenant = tenantCondition(access, 'r.tenant_id', params);
+    if (tenant) conditions.push(tenant);
+    if (access.multiTenant && tenantHeader !== undefined) {
+      if (typeof tenantHeader !== 'string' || !isUuid(tenantHeader.trim())) {
+        throw invalidRequest('Header tenant_id must be a UUID', [
+          { field: 'tenant_id', message: 'must be a UUID' },
+        ]);
+      }
+      const wanted = tenantHeader.trim().toLowerCase();
+      if (access.restricted && wanted !== access.tenantId) {
+        throw forbidden('A client that is not global can only list its own tenant');
+      }
+      params.push(wanted);
+      conditions.push(`r.tenant_id = $${params.length}`);
+    }
+    const page = await listPage<ResourceRowWithCounts>(this.ds, {
+      ...req,
+      select: (list) =>
+        wants(list.fields, 'aggregations')
+          ? `${RESOURCE_COLUMNS}, ${RESOURCE_AGGREGATION_COLUMNS}`
+          : RESOURCE_COLUMNS,
+      from: 'resources r',
+      conditions,
+      params,
+    });
+    const records = page.rows.map((r) => this.withAggregations(resourceRecord(r), r));
+    await this.embedChildren(this.ds, access, records, page.list);
+    return { ...page, rows: records };
+  }
+
+  async get(access: Access, id: string, read: ReadQuery): Promise<ResourceRecord> {
+    return this.load(this.ds, access, id, read);
+  }
+
+  async create(access: Access, input: ResourceInput, read: ReadQuery): Promise<ResourceRecord> {
+    const md = input.resource_metadata ?? {};
+    if (md.is_system) throw forbidden('System resources are made by the server; is_system must be false');
+    const alg = md.signing_algorithm ?? 'RS256';
+    const secret = this.secretFor(alg, md.signing_secret, null);
+    return this.ds.transaction(async (m) => {
+      const [row] = await withConflicts(CONFLICTS, () =>
+        rows<{ id: string }>(
+          m,
+          `INSERT INTO resources (instance_id, tenant_id, resource_type, resource_name, resource_description,
+                                  identifier_url, signing_algorithm, signing_secret_enc, token_lifetime, rbac_enabled,
+                                  skip_consent_for_first_party, app_metadata, created_by, updated_by)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::jsonb, $13, $13)
+           RETURNING id`,
+          [
+            access.instanceId,
+            access.restricted ? access.tenantId : null,
+            input.resource_type,
+            input.resource_name,
+            input.resource_description ?? null,
+            md.identifier_url ?? null,
+            alg,
+            this.box.encryptNullable(secret),
+            md.token_lifetime ?? 86400,
+            md.rbac_enabled ?? false,
+            md.skip_consent_for_first_party ?? true,
+            JSON.stringify(input.app_metadata ?? []),
+            access.actor,
+          ],
+        ),
+      );
+      return this.load(m, access, row.id, read);
+    });
+  }
+
+  async update(access: Access, id: string, input: ResourceInput, read: ReadQuery): Promise<ResourceRecord> {
+    return this.ds.transaction(async (m) => {
+      const cur = await findResource(m, access, id, { lock: true });
+      const md = input.resource_metadata ?? {};
+      const next = {
+        resource_name: input.resource_name ?? cur.resource_name,
+        resource_description:
+          input.resource_description !== undefined ? input.resource_description : cur.resource_description,
+        identifier_url: md.identifier_url !== undefined ? md.identifier_url : cur.identifier_url,
+        signing_algorithm: md.signing_algorithm ?? cur.signing_algorithm,
+        token_lifetime: md.token_lifetime ?? cur.token_lifetime,
+        rbac_enabled: md.rbac_enabled ?? cur.rbac_enabled,
+        skip_consent_for_first_party: md.skip_consent_for_first_party ?? cur.skip_consent_for_first_party,
+        is_system: md.is_system ?? cur.is_system,
+        app_metadata: input.app_metadata ?? cur.app_metadata,
+      };
+      this.protect(cur, next, md.signing_secret !== undefined);
+      const currentSecret =
+        cur.signing_algorithm === 'HS256' ? this.openSecret(cur.signing_secret_enc) : null;
+      const secret = this.secretFor(next.signing_algorithm, md.signing_secret, currentSecret);
+      await withConflicts(CONFLICTS, () =>
+        m.query(
+          `UPDATE resources SET resource_name = $2, resource_description = $3, identifier_url = $4,
+                  signing_algorithm = $5, signing_secret_enc = $6, token_lifetime = $7, rbac_enabled = $8,
+                  skip_consent_for_first_party = $9, app_metadata = $10::jsonb, updated_by = $11,
+                  updated_date = now()
+            WHERE id = $1`,
+          [
+            cur.id,
+            next.resource_name,
+            next.resource_description,
+            next.identifier_url,
+            next.signing_algorithm,
+            secret === currentSecret ? cur.signing_secret_enc : this.box.encryptNullable(secret),
+            next.token_lifetime,
+            next.rbac_enabled,
+            next.skip_consent_for_first_party,
+            JSON.stringify(next.app_metadata),
+            access.actor,
+          ],
+        ),
+      );
+      return this.load(m, access, cur.id, read);
+    });
+  }
+
+  /** Deletes the resource with its scopes, authorizations and permissions. A system resource: 403. */
+  async remove(access: Access, id: string): Promise<void> {
+    await this.ds.transaction(async (m) => {
+      const cur = await findResource(m, access, id, { lock: true });
+      if (cur.is_system) throw forbidden('A system resource cannot be deleted');
+      await m.query(`DELETE FROM resources WHERE id = $1`, [cur.id]);
+    });
+  }
+
+  /** System resources keep their name, identifier, signing and system flag (the services depend on them). */
+  private protect(cur: ResourceRow, next: Record<string, unknown>, secretGiven: boolean): void {
+    if (!cur.is_system) {
+      if (next.is_system) throw forbidden('System resources are made by the server; is_system must be false');
+      return;
+    }
+    const changed = Object.keys(next).filter(
+      (k) =>
+        !SYSTEM_MUTABLE.has(k) && JSON.stringify(next[k]) !== JSON.stringify(cur[k as keyof ResourceRow]),
+    );
+    if (secretGiven) changed.push('signing_secret');
+    if (changed.length) throw forbidden(`A system resource's ${changed.join(', ')} cannot be changed`);
+  }
+
+  /** The HS256 key to store: the one given, else the current one, else a new one; none for other algorithms. */
+  private secretFor(alg: string, given: string | undefined, current: string | null): string | null {
+    if (alg !== 'HS256') {
+      if (given !== undefined) {
+        throw invalidRequest('resource_metadata.signing_secret applies only to signing_algorithm HS256', [
+          { field: 'resource_metadata.signing_secret', message: 'only for HS256' },
+        ]);
+      }
+      return null;
+    }
+    return given ?? current ?? newSigningSecret();
+  }
+
+  private openSecret(sealed: string | null): string | null {
+    try {
+      return this.box.decryptNullable(sealed);
+    } catch {
+      return null;
+    }
+  }
+
+  private async load(db: Queryable, access: Access, id: string, read: ReadQuery): Promise<ResourceRecord> {
+    const row = await findResource(db, access, id, { aggregations: wants(read.fields, 'aggregations') });
+    const secret = row.signing_algorithm === 'HS256' ? this.openSecret(row.signing_secret_enc) : null;
+    const rec = this.withAggregations(resourceRecord(row, secret), row);
+    await this.embedChildren(db, access, [rec], read);
+    return rec;
+  }
+
+  private withAggregations(rec: ResourceRecord, row: ResourceRowWithCounts): ResourceRecord {
+    if (row.agg_scopes === undefined) return rec;
+    rec.aggregations = {
+      id: rec.id,
+      resource_id: rec.id,
+      scopes: row.agg_scopes,
+      clients: row.agg_clients ?? 0,
+      created_by: rec.created_by,
+      created_at: rec.created_date,
+      updated_by: rec.updated_by,
+      updated_at: rec.updated_date,
+    };
+    return rec;
+  }
+
+  private async embedChildren(db: Queryable, access: Access, records: ResourceRecord[], read: ReadQuery) {
+    if (!read.expand || !records.length) return;
+    const ids = records.map((r) => r.id);
+    if (wants(read.fields, 'scopes')) {
+      const scopes = await rows<ScopeRecord & { rn: string }>(
+        db,
+        `SELECT * FROM (SELECT ${SCOPE_COLUMNS}, row_number() OVER (PARTITION BY s.resource_id ORDER BY s.scope_name, s.id) AS rn
+                          FROM scopes s WHERE s.resource_id = ANY($1::uuid[])) t
+          WHERE rn <= ${EMBED_LIMIT} ORDER BY scope_name, id`,
+        [ids],
+      );
+      for (const rec of records) {
+        rec.scopes = scopes.filter((s) => s.resource_id === rec.id).map(({ rn: _rn, ...s }) => s);
+      }
+    }
+    if (wants(read.fields, 'clients')) {
+      const clients = await clientsOfResources(db, access, ids);
+      for (const rec of records) rec.clients = clients.get(rec.id) ?? [];
+    }
+  }
+}

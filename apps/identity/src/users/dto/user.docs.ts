@@ -1,0 +1,114 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { AppMetadataEntryDto } from '../../common/validation.js';
+import { AuditDoc } from '../../resources/dto/resource.docs.js';
+
+/** OpenAPI shapes of users (answers). */
+export class UserAggregationsDoc extends AuditDoc {
+  @ApiProperty({ format: 'uuid' })
+  id: string;
+
+  @ApiProperty({ format: 'uuid' })
+  user_id: string;
+
+  @ApiProperty({ format: 'date-time', nullable: true })
+  last_sign_in_at: string | null;
+
+  @ApiProperty({ description: 'Successful logins' })
+  logins: number;
+
+  @ApiProperty()
+  identities: number;
+
+  @ApiProperty()
+  permissions: number;
+
+  @ApiProperty()
+  roles: number;
+
+  @ApiProperty({ description: 'Live refresh tokens and stored access tokens' })
+  tokens: number;
+}
+
+export class IdentityDataDoc {
+  @ApiProperty({ nullable: true }) profile_picture: string | null;
+  @ApiProperty({ nullable: true }) username: string | null;
+  @ApiProperty({ nullable: true }) user_fullname: string | null;
+  @ApiProperty({ nullable: true }) email_verified: boolean | null;
+  @ApiProperty({ nullable: true }) phone: string | null;
+  @ApiProperty({ nullable: true }) phone_verified: boolean | null;
+}
+
+export class UserIdentityDoc extends AuditDoc {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty({ format: 'uuid' }) user_id: string;
+  @ApiProperty({ example: 'google' }) identity_provider: string;
+  @ApiProperty() user_identifier: string;
+  @ApiProperty({ type: () => IdentityDataDoc }) identity_data: IdentityDataDoc;
+  @ApiProperty({ nullable: true, description: 'Not kept: null' }) refresh_token: string | null;
+  @ApiProperty({ nullable: true, description: 'Not kept: null' }) access_token: string | null;
+  @ApiProperty({ nullable: true, description: 'Not kept: null' }) access_token_secret: string | null;
+  @ApiProperty({ format: 'date-time', nullable: true }) last_sign_in_at: string | null;
+}
+
+export class UserLinkDoc extends AuditDoc {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty({ format: 'uuid' }) user_id: string;
+}
+
+class UserLinksDoc {
+  @ApiProperty() identities: string;
+  @ApiProperty() roles: string;
+  @ApiProperty() permissions: string;
+  @ApiProperty() groups: string;
+  @ApiProperty() tenants: string;
+}
+
+class UserBaseDoc extends AuditDoc {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty({ format: 'uuid' }) instance_id: string;
+  @ApiProperty({ nullable: true, example: 'bat@example.com' }) user_email: string | null;
+  @ApiProperty({ nullable: true, example: 'bat.dorj' }) user_name: string | null;
+  @ApiProperty({ nullable: true }) user_nickname: string | null;
+  @ApiProperty({ nullable: true }) user_fullName: string | null;
+  @ApiProperty() user_email_verified: boolean;
+  @ApiProperty({ nullable: true, example: '+97699112233' }) user_phone: string | null;
+  @ApiProperty() user_phone_verified: boolean;
+  @ApiProperty({ type: 'object', additionalProperties: true }) user_metadata: Record<string, unknown>;
+  @ApiProperty({ type: [AppMetadataEntryDto] }) app_metadata: AppMetadataEntryDto[];
+  @ApiProperty() is_blocked: boolean;
+  @ApiProperty() is_invited: boolean;
+  @ApiProperty({ format: 'date-time', nullable: true }) invited_at: string | null;
+  @ApiPropertyOptional({ type: () => [UserIdentityDoc], description: 'With expand=all' })
+  identities?: UserIdentityDoc[];
+  @ApiPropertyOptional({
+    type: () => [UserLinkDoc],
+    description: 'With expand=all: {id, user_id, role_id, ...}',
+  })
+  roles?: UserLinkDoc[];
+  @ApiPropertyOptional({
+    type: () => [UserLinkDoc],
+    description: 'With expand=all: {id, user_id, resource_id, scope_id, ...}',
+  })
+  permissions?: UserLinkDoc[];
+  @ApiPropertyOptional({
+    type: () => [UserLinkDoc],
+    description: 'With expand=all: {id, user_id, group_id, ...}',
+  })
+  groups?: UserLinkDoc[];
+  @ApiPropertyOptional({
+    type: () => [UserLinkDoc],
+    description: 'With expand=all: {id, user_id, tenant_id, ...}',
+  })
+  tenants?: UserLinkDoc[];
+  @ApiPropertyOptional({ type: () => UserLinksDoc, description: 'Without expand' }) links?: UserLinksDoc;
+}
+
+/** The User (document 2's plus user_email and user_name) under v1. */
+export class UserV1Doc extends UserBaseDoc {
+  @ApiPropertyOptional({ type: () => UserAggregationsDoc }) aggregations?: UserAggregationsDoc;
+}
+
+/** The User under v2. */
+export class UserV2Doc extends UserBaseDoc {
+  @ApiPropertyOptional({ type: () => UserAggregationsDoc }) aggregates?: UserAggregationsDoc;
+}

@@ -1,0 +1,164 @@
+import type { AppMetadataEntry } from '@gatehouse/identity-data';
+import { auditAttributes, defineVersionedRecord } from '../common/records.js';
+import { linksOf, mapKeys } from '../common/present.js';
+import { apiBase, type ApiVersion } from '../common/version.js';
+
+export const USER_COLUMNS = `u.id, u.instance_id, u.tenant_id, u.user_email, u.user_name, u.nickname, u.name,
+  u.email_verified, u.phone_number, u.phone_verified, u.user_metadata, u.app_metadata, u.is_blocked, u.is_invited,
+  u.invited_at, u.last_login_at, u.login_count, u.created_by, u.created_at, u.updated_by, u.updated_at`;
+
+export interface UserRow {
+  id: string;
+  instance_id: string;
+  tenant_id: string | null;
+  user_email: string | null;
+  user_name: string | null;
+  nickname: string | null;
+  name: string | null;
+  email_verified: boolean;
+  phone_number: string | null;
+  phone_verified: boolean;
+  user_metadata: Record<string, unknown>;
+  app_metadata: AppMetadataEntry[];
+  is_blocked: boolean;
+  is_invited: boolean;
+  invited_at: Date | null;
+  last_login_at: Date | null;
+  login_count: number;
+  created_by: string | null;
+  created_at: Date;
+  updated_by: string | null;
+  updated_at: Date;
+}
+
+export interface UserAggregations {
+  id: string;
+  user_id: string;
+  last_sign_in_at: Date | null;
+  logins: number;
+  identities: number;
+  permissions: number;
+  roles: number;
+  /** Live refresh tokens and stored (opaque) access tokens of the user. */
+  tokens: number;
+  created_by: string | null;
+  created_at: Date;
+  updated_by: string | null;
+  updated_at: Date;
+}
+
+/** Document 2's `identities` item. Tokens of the identity provider are not kept: null. */
+export interface UserIdentityRecord {
+  id: string;
+  user_id: string;
+  identity_provider: string;
+  user_identifier: string;
+  identity_data: {
+    profile_picture: unknown;
+    username: unknown;
+    user_fullname: unknown;
+    email_verified: unknown;
+    phone: unknown;
+    phone_verified: unknown;
+  };
+  refresh_token: null;
+  access_token: null;
+  access_token_secret: null;
+  last_sign_in_at: Date | null;
+  created_by: string | null;
+  created_at: Date;
+  updated_by: string | null;
+  updated_at: Date;
+}
+
+/** A link of the user to a role, group or tenant (document 2's `roles`, `groups`, `tenants` items). */
+export type UserLinkRecord = Record<string, unknown>;
+
+/**
+ * Document 2's User plus `user_email` and `user_name` (API.md), in both presentations; v1 says `aggregations`,
+ * v2 `aggregates`. Password hashes never leave the service.
+ */
+export interface UserRecord {
+  id: string;
+  instance_id: string;
+  user_email: string | null;
+  user_name: string | null;
+  user_nickname: string | null;
+  user_fullName: string | null;
+  user_email_verified: boolean;
+  user_phone: string | null;
+  user_phone_verified: boolean;
+  user_metadata: Record<string, unknown>;
+  app_metadata: AppMetadataEntry[];
+  is_blocked: boolean;
+  is_invited: boolean;
+  invited_at: Date | null;
+  created_by: string | null;
+  created_at: Date;
+  updated_by: string | null;
+  updated_at: Date;
+  aggregations?: UserAggregations;
+  identities?: UserIdentityRecord[];
+  roles?: UserLinkRecord[];
+  permissions?: UserLinkRecord[];
+  groups?: UserLinkRecord[];
+  tenants?: UserLinkRecord[];
+}
+
+export function userRecord(row: UserRow): UserRecord {
+  return {
+    id: row.id,
+    instance_id: row.instance_id,
+    user_email: row.user_email,
+    user_name: row.user_name,
+    user_nickname: row.nickname,
+    user_fullName: row.name,
+    user_email_verified: row.email_verified,
+    user_phone: row.phone_number,
+    user_phone_verified: row.phone_verified,
+    user_metadata: row.user_metadata ?? {},
+    app_metadata: row.app_metadata ?? [],
+    is_blocked: row.is_blocked,
+    is_invited: row.is_invited,
+    invited_at: row.invited_at,
+    created_by: row.created_by,
+    created_at: row.created_at,
+    updated_by: row.updated_by,
+    updated_at: row.updated_at,
+  };
+}
+
+export const USER_CHILDREN = ['identities', 'roles', 'permissions', 'groups', 'tenants'];
+
+export const userSpecs = defineVersionedRecord({
+  name: 'user',
+  attributes: [
+    { name: 'id', column: 'u.id', type: 'uuid' },
+    { name: 'instance_id', column: 'u.instance_id', type: 'uuid' },
+    { name: 'user_email', column: 'u.user_email', type: 'string' },
+    { name: 'user_name', column: 'u.user_name', type: 'string' },
+    { name: 'user_nickname', column: 'u.nickname', type: 'string' },
+    { name: 'user_fullName', column: 'u.name', type: 'string' },
+    { name: 'user_email_verified', column: 'u.email_verified', type: 'boolean' },
+    { name: 'user_phone', column: 'u.phone_number', type: 'string' },
+    { name: 'user_phone_verified', column: 'u.phone_verified', type: 'boolean' },
+    { name: 'user_metadata', column: 'u.user_metadata', type: 'json' },
+    { name: 'app_metadata', column: 'u.app_metadata', type: 'json' },
+    { name: 'is_blocked', column: 'u.is_blocked', type: 'boolean' },
+    { name: 'is_invited', column: 'u.is_invited', type: 'boolean' },
+    { name: 'invited_at', column: 'u.invited_at', type: 'datetime' },
+    ...auditAttributes('u'),
+  ],
+  children: { v1: USER_CHILDREN, v2: USER_CHILDREN },
+  extraFields: [{ name: 'aggregations', v2Name: 'aggregates' }, { name: 'links' }],
+});
+
+export function shapeUser(v: ApiVersion) {
+  return (rec: UserRecord, expand: boolean): Record<string, unknown> => {
+    const base = mapKeys(rec, {
+      aggregations: (a: UserAggregations) => [v === 'v1' ? 'aggregations' : 'aggregates', a],
+    });
+    if (!expand) base.links = linksOf(`${apiBase(v)}/users/${rec.id}`, USER_CHILDREN);
+    return base;
+  };
+}

@@ -1,0 +1,379 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { invalidRequest, notFound } from '@gatehouse/errors';
+import {
+  checkPasswordPolicy,
+  hashPassword,
+  normalizePhone,
+  rows,
+  type AppMetadataEntry,
+  type InstanceSettings,
+  type Queryable,
+} from '@gatehouse/identity-data';
+import type { ReadQuery } from '@gatehouse/query';
+import { tenantCondition, type Access } from '../common/access.js';
+import { withConflicts } from '../common/db.js';
+import { listPage, wants, type ListPage } from '../common/list.js';
+import type { ListRequest } from '../common/presenter.js';
+import { tenantForNewRecord } from '../common/tenants.js';
+import { EMBED_LIMIT } from '../client-access/client-access.queries.js';
+import {
+  USER_COLUMNS,
+  userRecord,
+  type UserIdentityRecord,
+  type UserRecord,
+  type UserRow,
+} from './user.record.js';
+
+export interface UserInput {
+  user_email?: string | null;
+  user_name?: string | null;
+  user_phone?: string | null;
+  password?: string;
+  user_nickname?: string | null;
+  user_fullName?: string | null;
+  user_email_verified?: boolean;
+  user_phone_verified?: boolean;
+  user_metadata?: Record<string, unknown>;
+  app_metadata?: AppMetadataEntry[];
+  tenant_id?: string | null;
+}
+
+const CONFLICTS = {
+  ux_users_email: 'A user with this user_email already exists in the instance',
+  ux_users_name: 'A user with this user_name already exists in the instance',
+  ux_users_phone: 'A user with this user_phone already exists in the instance',
+};
+
+const USER_AGGREGATION_COLUMNS = `(SELECT count(*) FROM user_identities x WHERE x.user_id = u.id)::int AS agg_identities`;
+
+type UserRowWithCounts = UserRow & { agg_identities?: number };
+
+/** `+976 9911-2233` -> `+97699112233`; a number that is not E.164 afterwards is 400. */
+function phone(value: string | null | undefined): string | null | undefined {
+  if (value === undefined || value === null) return value;
+  const e164 = normalizePhone(value);
+  if (!/^\+[1-9]\d{4,14}$/.test(e164)) {
+    throw invalidRequest('user_phone must be an E.164 phone number (+ and 5 to 15 digits)', [
+      { field: 'user_phone', message: 'not an E.164 number' },
+    ]);
+  }
+  return e164;
+}
+
+const trimmed = (v: string | null | undefined) => (typeof v === 'string' ? v.trim() : v);
+
+/**
+ * Users of the caller's instance (a caller that is not global: of its tenant). A blocked user gets no token (the
+ * token server checks `is_blocked` at every login, refresh and introspection) and its grants, refresh tokens and
+ * stored access tokens are revoked when it is blocked or deleted.
+ */
+@Injectable()
+export class UsersService {
+  constructor(@Inject(DataSource) private readonly ds: DataSource) {}
+
+  async list(access: Access, req: ListRequest): Promise<ListPage<UserRecord>> {
+    const params: unknown[] = [access.instanceId];
+    const conditions = ['u.instance_id = $1'];
+    const tenant = tenantCondition(access, 'u.tenant_id', params);
+    if (tenant) conditions.push(tenant);
+    const page = await listPage<UserRowWithCounts>(this.ds, {
+      ...req,
+      select: (list) =>
+        wants(list.fields, 'aggregations') ? `${USER_COLUMNS}, ${USER_AGGREGATION_COLUMNS}` : USER_COLUMNS,
+      from: 'users u',
+      conditions,
+      params,
+    });
+    const records = await this.complete(this.ds, page.rows, page.list);
+    return { ...page, rows: records };
+  }
+
+  async get(access: Access, id: string, read: ReadQuery): Promise<UserRecord> {
+    return this.load(this.ds, access, id, read);
+  }
+
+  async create(access: Access, input: UserInput, read: ReadQuery): Promise<UserRecord> {
+    const email = trimmed(input.user_email);
+    const name = trimmed(input.user_name);
+    const phoneNumber = phone(input.user_phone);
+    if (!email && !name && !phoneNumber) {
+      throw invalidRequest('A user needs at least one of user_email, user_name, user_phone', [
+        { field: 'user_email', message: 'one of user_email, user_name, user_phone is required' },
+      ]);
+    }
+    return this.ds.transaction(async (m) => {
+      const tenantId = await tenantForNewRecord(m, access, input.tenant_id);
+      const passwordHash =
+        input.password !== undefined ? await this.checkedHash(m, access.instanceId, input.password) : null;
+      const [row] = await withConflicts(CONFLICTS, () =>
+        rows<{ id: string }>(
+          m,
+          `INSERT INTO users (instance_id, tenant_id, user_email, user_name, phone_number, password_hash, nickname,
+                              name, email_verified, phone_verified, user_metadata, app_metadata, created_by,
+                              updated_by)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12::jsonb, $13, $13) RETURNING id`,
+          [
+            access.instanceId,
+            tenantId,
+            email ?? null,
+            name ?? null,
+            phoneNumber ?? null,
+            passwordHash,
+            input.user_nickname ?? null,
+            input.user_fullName ?? null,
+            input.user_email_verified ?? false,
+            input.user_phone_verified ?? false,
+            JSON.stringify(input.user_metadata ?? {}),
+            JSON.stringify(input.app_metadata ?? []),
+            access.actor,
+          ],
+        ),
+      );
+      return this.load(m, access, row.id, read);
+    });
+  }
+
+  async update(access: Access, id: string, input: UserInput, read: ReadQuery): Promise<UserRecord> {
+    return this.ds.transaction(async (m) => {
+      const cur = await this.find(m, access, id, true);
+      const email = input.user_email !== undefined ? trimmed(input.user_email) : cur.user_email;
+      const name = input.user_name !== undefined ? trimmed(input.user_name) : cur.user_name;
+      const phoneNumber = input.user_phone !== undefined ? phone(input.user_phone) : cur.phone_number;
+      if (!email && !name && !phoneNumber) {
+        throw invalidRequest('A user needs at least one of user_email, user_name, user_phone', [
+          { field: 'user_email', message: 'one of user_email, user_name, user_phone must remain' },
+        ]);
+      }
+      // A new address is not verified unless the caller says so.
+      const emailChanged = (email ?? '').toLowerCase() !== (cur.user_email ?? '').toLowerCase();
+      const phoneChanged = (phoneNumber ?? '') !== (cur.phone_number ?? '');
+      await withConflicts(CONFLICTS, () =>
+        m.query(
+          `UPDATE users SET user_email = $2, user_name = $3, phone_number = $4, nickname = $5, name = $6,
+                  email_verified = $7, phone_verified = $8, user_metadata = $9::jsonb, app_metadata = $10::jsonb,
+                  updated_by = $11, updated_at = now()
+            WHERE id = $1`,
+          [
+            cur.id,
+            email ?? null,
+            name ?? null,
+            phoneNumber ?? null,
+            input.user_nickname !== undefined ? input.user_nickname : cur.nickname,
+            input.user_fullName !== undefined ? input.user_fullName : cur.name,
+            input.user_email_verified ?? (emailChanged ? false : cur.email_verified),
+            input.user_phone_verified ?? (phoneChanged ? false : cur.phone_verified),
+            JSON.stringify(input.user_metadata ?? cur.user_metadata ?? {}),
+            JSON.stringify(input.app_metadata ?? cur.app_metadata ?? []),
+            access.actor,
+          ],
+        ),
+      );
+      return this.load(m, access, cur.id, read);
+    });
+  }
+
+  /** Deletes the user (with its identities) and revokes everything the token server issued to it. */
+  async remove(access: Access, id: string): Promise<void> {
+    await this.ds.transaction(async (m) => {
+      const cur = await this.find(m, access, id, true);
+      await m.query(`DELETE FROM users WHERE id = $1`, [cur.id]);
+      await this.revokeTokens(m, cur.id);
+    });
+  }
+
+  /**
+   * Sets the password after checking it against the instance's `password_validators` (400 naming every rule it
+   * fails). Clears a brute-force lock.
+   */
+  async setPassword(access: Access, id: string, password: string, read: ReadQuery): Promise<UserRecord> {
+    return this.ds.transaction(async (m) => {
+      const cur = await this.find(m, access, id, true);
+      const hash = await this.checkedHash(m, access.instanceId, password);
+      await m.query(
+        `UPDATE users SET password_hash = $2, failed_login_count = 0, locked_until = NULL, updated_by = $3,
+                updated_at = now()
+          WHERE id = $1`,
+        [cur.id, hash, access.actor],
+      );
+      return this.load(m, access, cur.id, read);
+    });
+  }
+
+  /** Blocks (or unblocks) the user; blocking revokes its grants, refresh tokens and stored access tokens. */
+  async setBlocked(access: Access, id: string, blocked: boolean, read: ReadQuery): Promise<UserRecord> {
+    return this.ds.transaction(async (m) => {
+      const cur = await this.find(m, access, id, true);
+      await m.query(`UPDATE users SET is_blocked = $2, updated_by = $3, updated_at = now() WHERE id = $1`, [
+        cur.id,
+        blocked,
+        access.actor,
+      ]);
+      if (blocked) await this.revokeTokens(m, cur.id);
+      return this.load(m, access, cur.id, read);
+    });
+  }
+
+  /**
+   * Removes the user's oidc-provider artifacts from PostgreSQL: its grants, every artifact of those grants (refresh
+   * and access tokens, codes) and anything else bound to its account. JWT access tokens carry their grant id, so
+   * /tokeninfo reports them inactive once the grant is gone.
+   */
+  private async revokeTokens(db: Queryable, userId: string): Promise<void> {
+    await db.query(
+      `DELETE FROM oidc_payloads
+        WHERE payload->>'accountId' = $1
+           OR grant_id IN (SELECT id FROM oidc_payloads WHERE model = 'Grant' AND payload->>'accountId' = $1)`,
+      [userId],
+    );
+  }
+
+  private async checkedHash(db: Queryable, instanceId: string, password: string): Promise<string> {
+    const [instance] = await rows<{ settings: InstanceSettings }>(
+      db,
+      `SELECT settings FROM instances WHERE id = $1`,
+      [instanceId],
+    );
+    const failures = checkPasswordPolicy(instance?.settings?.password_validators, password);
+    if (failures.length) {
+      throw invalidRequest(
+        `password does not meet the instance's password rules: ${failures.join('; ')}`,
+        failures.map((message) => ({ field: 'password', message })),
+      );
+    }
+    return hashPassword(password);
+  }
+
+  /** The user in the caller's instance and reach, or 404. */
+  private async find(
+    db: Queryable,
+    access: Access,
+    id: string,
+    lock = false,
+    counts = false,
+  ): Promise<UserRowWithCounts> {
+    const params: unknown[] = [id, access.instanceId];
+    const tenant = tenantCondition(access, 'u.tenant_id', params);
+    const [row] = await rows<UserRowWithCounts>(
+      db,
+      `SELECT ${USER_COLUMNS}${counts ? `, ${USER_AGGREGATION_COLUMNS}` : ''} FROM users u
+        WHERE u.id = $1 AND u.instance_id = $2${tenant ? ` AND ${tenant}` : ''}${lock ? ' FOR UPDATE OF u' : ''}`,
+      params,
+    );
+    if (!row) throw notFound(`User ${id} not found`);
+    return row;
+  }
+
+  private async load(db: Queryable, access: Access, id: string, read: ReadQuery): Promise<UserRecord> {
+    const row = await this.find(db, access, id, false, wants(read.fields, 'aggregations'));
+    const [rec] = await this.complete(db, [row], read);
+    return rec;
+  }
+
+  /** Records of the rows, with aggregations and children as the query asks (one query per kind for the page). */
+  private async complete(db: Queryable, found: UserRowWithCounts[], read: ReadQuery): Promise<UserRecord[]> {
+    const records = found.map(userRecord);
+    if (!found.length) return records;
+    const ids = found.map((r) => r.id);
+    if (wants(read.fields, 'aggregations')) {
+      const tokens = await rows<{ user_id: string; n: number }>(
+        db,
+        `SELECT payload->>'accountId' AS user_id, count(*)::int AS n FROM oidc_payloads
+          WHERE model IN ('RefreshToken', 'AccessToken') AND payload->>'accountId' = ANY($1::text[])
+            AND consumed_at IS NULL AND (expires_at IS NULL OR expires_at > now())
+          GROUP BY 1`,
+        [ids],
+      );
+      records.forEach((rec, i) => {
+        const row = found[i];
+        rec.aggregations = {
+          id: rec.id,
+          user_id: rec.id,
+          last_sign_in_at: row.last_login_at,
+          logins: row.login_count,
+          identities: row.agg_identities ?? 0,
+          // Roles and user permissions come with the roles part of the API; none can exist yet.
+          permissions: 0,
+          roles: 0,
+          tokens: tokens.find((t) => t.user_id === rec.id)?.n ?? 0,
+          created_by: rec.created_by,
+          created_at: rec.created_at,
+          updated_by: rec.updated_by,
+          updated_at: rec.updated_at,
+        };
+      });
+    }
+    if (read.expand) {
+      const identities = wants(read.fields, 'identities') ? await this.identitiesOf(db, ids) : [];
+      records.forEach((rec, i) => {
+        const row = found[i];
+        if (wants(read.fields, 'identities')) rec.identities = identities.filter((x) => x.user_id === rec.id);
+        if (wants(read.fields, 'roles')) rec.roles = [];
+        if (wants(read.fields, 'permissions')) rec.permissions = [];
+        if (wants(read.fields, 'groups')) rec.groups = [];
+        if (wants(read.fields, 'tenants')) {
+          rec.tenants = row.tenant_id
+            ? [
+                {
+                  id: row.tenant_id,
+                  user_id: rec.id,
+                  tenant_id: row.tenant_id,
+                  created_by: rec.created_by,
+                  created_at: rec.created_at,
+                  updated_by: rec.updated_by,
+                  updated_at: rec.updated_at,
+                },
+              ]
+            : [];
+        }
+      });
+    }
+    return records;
+  }
+
+  private async identitiesOf(db: Queryable, userIds: string[]): Promise<UserIdentityRecord[]> {
+    const found = await rows<{
+      id: string;
+      user_id: string;
+      provider: string;
+      provider_user_id: string;
+      profile: Record<string, unknown>;
+      last_sign_in_at: Date | null;
+      created_by: string | null;
+      created_at: Date;
+      updated_by: string | null;
+      updated_at: Date;
+    }>(
+      db,
+      `SELECT * FROM (SELECT i.*, row_number() OVER (PARTITION BY i.user_id ORDER BY i.created_at, i.id) AS rn
+                        FROM user_identities i WHERE i.user_id = ANY($1::uuid[])) t
+        WHERE rn <= ${EMBED_LIMIT} ORDER BY created_at, id`,
+      [userIds],
+    );
+    return found.map((i) => {
+      const p = i.profile ?? {};
+      return {
+        id: i.id,
+        user_id: i.user_id,
+        identity_provider: i.provider,
+        user_identifier: i.provider_user_id,
+        identity_data: {
+          profile_picture: p.profile_picture ?? p.picture ?? null,
+          username: p.username ?? p.preferred_username ?? null,
+          user_fullname: p.user_fullname ?? p.name ?? null,
+          email_verified: p.email_verified ?? null,
+          phone: p.phone ?? p.phone_number ?? null,
+          phone_verified: p.phone_verified ?? null,
+        },
+        refresh_token: null,
+        access_token: null,
+        access_token_secret: null,
+        last_sign_in_at: i.last_sign_in_at,
+        created_by: i.created_by,
+        created_at: i.created_at,
+        updated_by: i.updated_by,
+        updated_at: i.updated_at,
+      };
+    });
+  }
+}
