@@ -264,5 +264,12 @@ describe('RFC 7662 introspection at /token/introspection (openid-client)', () =>
     const info = await oidc.tokenIntrospection(config, token);
     expect(info).toMatchObject({ active: true, client_id: client.id, aud: api.identifier });
     expect((await oidc.tokenIntrospection(config, 'garbage')).active).toBe(false);
+    // A JSON body is read like a form body.
+    const json = await fetch(`${h.url}/token/introspection`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ token, client_id: client.id, client_secret: client.secret }),
+    });
+    expect(await json.json()).toMatchObject({ active: true, client_id: client.id, aud: api.identifier });
   });
 });
