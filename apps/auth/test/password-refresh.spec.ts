@@ -185,6 +185,29 @@ describe('password grant', () => {
   });
 });
 
+describe('grants', () => {
+  it('live as long as their refresh tokens may, or only as long as the one access token', async () => {
+    const user = await fx.user();
+    const ttlOfGrant = async (token: string) => {
+      const gid = await fx.ds.query(
+        "SELECT grant_id FROM oidc_payloads WHERE model = 'RefreshToken' AND payload->>'accountId' = $1 LIMIT 1",
+        [user.id],
+      );
+      const [row] = await fx.ds.query(
+        "SELECT extract(epoch FROM expires_at - now())::int AS ttl FROM oidc_payloads WHERE model = 'Grant' AND id = $1",
+        [gid[0]?.grant_id ?? String(decodeJwt(token).grant_id)],
+      );
+      return Number(row.ttl);
+    };
+    const short = await password(user, { resource: api.identifier });
+    const shortTtl = await ttlOfGrant(short.access_token);
+    expect(shortTtl).toBeGreaterThan(600);
+    expect(shortTtl).toBeLessThanOrEqual(660);
+    const long = await password(user, { resource: api.identifier, scope: 'offline_access' });
+    expect(await ttlOfGrant(long.access_token)).toBeGreaterThan(364 * 86400);
+  });
+});
+
 describe('refresh tokens', () => {
   it('rotate: each refresh returns a new refresh token and a new access token for the same audience', async () => {
     const user = await fx.user();

@@ -19,6 +19,8 @@ export interface PasswordGrantDeps {
   account(user: User): Account;
   /** OIDC scopes the provider knows (openid, offline_access, profile, ...). */
   oidcScopes: ReadonlySet<string>;
+  /** Access token lifetime without a resource, and the grant lifetime when a refresh token keeps it alive. */
+  lifetimes: { accessToken: number; grant: number };
 }
 
 const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
@@ -73,7 +75,13 @@ export function passwordGrantHandler(deps: PasswordGrantDeps) {
     const requested = new Set((str(params.scope) ?? '').split(' ').filter(Boolean));
     const oidcRequested = [...requested].filter((s) => deps.oidcScopes.has(s));
 
+    const issueRefresh = client.grantTypeAllowed('refresh_token') && requested.has('offline_access');
     const grant = new provider.Grant({ clientId: client.clientId, accountId: user.id });
+    // A grant lives as long as something can still use it: its refresh tokens, or else its one access token
+    // (a login without a refresh token must not leave a year-long grant row behind).
+    (grant as unknown as { expiresIn: number }).expiresIn = issueRefresh
+      ? deps.lifetimes.grant
+      : (rs?.accessTokenTTL ?? deps.lifetimes.accessToken) + 60;
     if (oidcRequested.length) grant.addOIDCScope(oidcRequested.join(' '));
     let resourceScopes: string[] = [];
     if (rs && resource) {
@@ -99,7 +107,6 @@ export function passwordGrantHandler(deps: PasswordGrantDeps) {
 
     const scopeOfGrant = [...oidcRequested, ...resourceScopes].join(' ');
     let refreshToken: string | undefined;
-    const issueRefresh = client.grantTypeAllowed('refresh_token') && requested.has('offline_access');
     if (issueRefresh) {
       const rt = new provider.RefreshToken({
         accountId: user.id,

@@ -275,6 +275,7 @@ export function createProvider(deps: ProviderDeps): Provider {
       resourceServerInfo: (ctx, resource) => getResourceServerInfo(ctx, resource, ctx.oidc.client),
       account: toAccount,
       oidcScopes: new Set(OIDC_SCOPES),
+      lifetimes,
     }),
     PASSWORD_GRANT_PARAMS,
     ['resource'],
