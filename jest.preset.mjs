@@ -27,5 +27,6 @@ export default {
   cacheDirectory: path.join(root, '.jest-cache'),
   globalSetup: path.join(root, 'tools/jest/global-setup.mjs'),
   globalTeardown: path.join(root, 'tools/jest/global-teardown.mjs'),
+  reporters: ['default', path.join(root, 'tools/jest/summary-reporter.mjs')],
   testTimeout: 30000,
 };

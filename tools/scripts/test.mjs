@@ -5,7 +5,9 @@
 // `nx run-many -t test --parallel=2 <args>`, exits with its code and stops the server.
 // Examples: `npm test`, `npm test -- -p tree`, `npm test -- -p db,testing --skip-nx-cache`.
 import { spawn } from 'node:child_process';
-import { constants } from 'node:os';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { constants, tmpdir } from 'node:os';
+import path from 'node:path';
 import { prepareTestEnvironment } from '../jest/test-env.mjs';
 
 const args = ['nx', 'run-many', '-t', 'test', '--parallel=2', ...process.argv.slice(2)];
@@ -21,7 +23,12 @@ try {
   process.exit(1);
 }
 
-const child = spawn('npx', args, { stdio: 'inherit', env: process.env });
+const summaryDir = mkdtempSync(path.join(tmpdir(), 'gh-test-summary-'));
+const summaryFile = path.join(summaryDir, 'runs.jsonl');
+const child = spawn('npx', args, {
+  stdio: 'inherit',
+  env: { ...process.env, GATEHOUSE_TEST_SUMMARY_FILE: summaryFile },
+});
 
 let signalled;
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
@@ -46,6 +53,17 @@ try {
 } catch (err) {
   process.stderr.write(`test: cleanup failed: ${err instanceof Error ? err.message : err}\n`);
 }
+
+// One closing line for the whole run (every project's Jest run appended its counts).
+if (existsSync(summaryFile)) {
+  const total = { passed: 0, failed: 0, skipped: 0 };
+  for (const line of readFileSync(summaryFile, 'utf8').split('\n').filter(Boolean)) {
+    const r = JSON.parse(line);
+    for (const k of Object.keys(total)) total[k] += r[k] ?? 0;
+  }
+  process.stdout.write(`\ntests: ${total.passed} passed, ${total.failed} failed, ${total.skipped} skipped\n`);
+}
+rmSync(summaryDir, { recursive: true, force: true });
 
 if (signal) process.exit(128 + (constants.signals[signal] ?? 1));
 if (signalled) process.exit(128 + constants.signals[signalled]);
