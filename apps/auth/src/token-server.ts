@@ -10,7 +10,7 @@ import { isStoreUnavailable, sendOAuthError } from './oidc/oauth-errors.js';
 import { OidcData } from './oidc/oidc-data.js';
 import { PasswordLogin } from './oidc/password-login.js';
 import { createProvider, ROUTES, type TokenLifetimes } from './oidc/provider.js';
-import { BodyError, parseParams, readBody, replayAsForm, type Params } from './oidc/request-body.js';
+import { BodyError, one, parseParams, readBody, replayAsForm, type Params } from './oidc/request-body.js';
 import { normalizeTokenParams } from './oidc/token-params.js';
 import type { SecretBox } from '@gatehouse/identity-data';
 import { SigningKeys, type KeySet } from './keys/signing-keys.js';
@@ -60,6 +60,19 @@ export const issuerOf = (env: Pick<TokenServerEnv, 'ISSUER' | 'AUTH_PORT'>) =>
   (env.ISSUER ?? `http://localhost:${env.AUTH_PORT}`).replace(/\/+$/, '');
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+
+/** The client id of a Basic Authorization header (URL-decoded, as OAuth requires), or undefined. */
+function basicClientId(header: string | undefined): string | undefined {
+  if (!header || !/^basic /i.test(header)) return undefined;
+  const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
+  const i = decoded.indexOf(':');
+  if (i <= 0) return undefined;
+  try {
+    return decodeURIComponent(decoded.slice(0, i).replace(/\+/g, '%20'));
+  } catch {
+    return undefined;
+  }
+}
 
 /**
  * The token server: oidc-provider (rebuilt whenever the published signing keys change), our /tokeninfo, the
@@ -211,7 +224,9 @@ export class TokenServer {
       const path = (req.url ?? '/').split('?')[0];
       const methods = TOKEN_SERVER_ROUTES[path];
       if (!methods) return next();
-      this.dispatch(req, res, path, methods).catch((err: unknown) => this.fail(res, err));
+      this.data
+        .withRequestMemo(() => this.dispatch(req, res, path, methods))
+        .catch((err: unknown) => this.fail(res, err));
     };
   }
 
@@ -240,6 +255,11 @@ export class TokenServer {
       throw err;
     }
     if (path === TOKENINFO_PATH) return handleTokenInfo(this.tokenInfo, req, res, params, this.issuer);
+    if (path === ROUTES.token) {
+      const clientId = basicClientId(req.headers.authorization) ?? one(params, 'client_id');
+      const resource = params.resource;
+      if (clientId && typeof resource === 'string') this.data.prefetchTokenRequest(clientId, resource);
+    }
     this.callback(replayAsForm(req, params), res);
   }
 

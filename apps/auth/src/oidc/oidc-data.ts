@@ -1,9 +1,11 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import {
   clientResourceAccess,
   findClientForOidc,
   findUserByLogin,
   isUuid,
   User,
+  type ClientMetadata,
   type ClientResourceAccess,
   type OidcClientRecord,
   type SecretBox,
@@ -14,9 +16,51 @@ import type { Sql } from './adapters/sql.js';
 export type { ClientResourceAccess, OidcClientRecord, User };
 
 /**
- * What the token server reads from the identity tables (owned by @gatehouse/identity-data), one round trip per
- * question. Nothing is cached: a rotated secret, a deleted client or a revoked permission counts from the next
- * request on.
+ * What one request already read: a token request names its client and its audience up front, so both are read
+ * in one round trip and the provider's later look-ups of the same rows in the same request are answered from
+ * here. Nothing outlives the request.
+ */
+interface RequestMemo {
+  clients: Map<string, Promise<OidcClientRecord | undefined>>;
+  access: Map<string, Promise<ClientResourceAccess | undefined>>;
+}
+
+const requestMemo = new AsyncLocalStorage<RequestMemo>();
+const accessKey = (clientId: string, identifier: string) => `${clientId}\n${identifier}`;
+
+interface JoinedRow {
+  id: string;
+  instance_id: string;
+  tenant_id: string | null;
+  client_name: string;
+  client_type: string | null;
+  client_secret_enc: string | null;
+  client_secret_expires_at: Date | null;
+  client_metadata: ClientMetadata | null;
+  is_public: boolean;
+  is_first_party: boolean;
+  is_global: boolean;
+  is_default: boolean;
+  updated_at: Date;
+  r_id: string | null;
+  r_instance_id: string;
+  r_tenant_id: string | null;
+  resource_name: string;
+  identifier_url: string;
+  is_system: boolean;
+  signing_algorithm: string;
+  signing_secret_enc: string | null;
+  token_lifetime: number;
+  rbac_enabled: boolean;
+  scopes_added: boolean;
+  skip_consent_for_first_party: boolean;
+  authorized: boolean;
+  scopes: string[];
+}
+
+/**
+ * What the token server reads from the identity tables (owned by @gatehouse/identity-data). Nothing is cached
+ * across requests: a rotated secret, a deleted client or a revoked permission counts from the next request on.
  */
 export class OidcData {
   constructor(
@@ -26,19 +70,42 @@ export class OidcData {
     private readonly onSecretError: (what: string, err: unknown) => void = () => undefined,
   ) {}
 
+  /** Run `fn` (one HTTP request) with its own memo of rows read. */
+  withRequestMemo<T>(fn: () => T): T {
+    return requestMemo.run({ clients: new Map(), access: new Map() }, fn);
+  }
+
+  /**
+   * A token request for `clientId` and audience `identifier`: read the client and the resource access in one
+   * statement, for the rest of this request. Errors surface where the rows are used.
+   */
+  prefetchTokenRequest(clientId: string, identifier: string): void {
+    const memo = requestMemo.getStore();
+    if (!memo || !isUuid(clientId) || memo.clients.has(clientId)) return;
+    const joined = this.readClientAndAccess(clientId, identifier);
+    const client = joined.then((r) => r.client);
+    const access = joined.then((r) => r.access);
+    // Whoever asks first sees a failure; unused promises must not become unhandled rejections.
+    client.catch(() => undefined);
+    access.catch(() => undefined);
+    memo.clients.set(clientId, client);
+    memo.access.set(accessKey(clientId, identifier), access);
+  }
+
   /** The client and its decrypted secret; a secret that cannot be opened (wrong key, tampered) makes it unusable. */
-  async findClient(clientId: string): Promise<OidcClientRecord | undefined> {
-    try {
-      return (await findClientForOidc(this.sql, clientId, this.box)) ?? undefined;
-    } catch (err) {
-      if ((err as Error).name !== 'SecretBoxError') throw err;
-      this.onSecretError(`client ${clientId}`, err);
-      return undefined;
-    }
+  findClient(clientId: string): Promise<OidcClientRecord | undefined> {
+    const memo = requestMemo.getStore();
+    const known = memo?.clients.get(clientId);
+    if (known) return known;
+    const read = this.readClient(clientId);
+    memo?.clients.set(clientId, read);
+    return read;
   }
 
   /** The resource of the client's instance with this identifier, whether it is authorized, the granted scopes. */
   async resourceAccess(clientId: string, identifier: string): Promise<ClientResourceAccess | undefined> {
+    const known = requestMemo.getStore()?.access.get(accessKey(clientId, identifier));
+    if (known) return known;
     return (await clientResourceAccess(this.sql, clientId, identifier, this.box)) ?? undefined;
   }
 
@@ -50,5 +117,85 @@ export class OidcData {
   /** A user of the instance by e-mail or user name (case-insensitive) or phone number. */
   async findUserByLogin(instanceId: string, login: string): Promise<User | undefined> {
     return (await findUserByLogin(this.ds, instanceId, login)) ?? undefined;
+  }
+
+  private async readClient(clientId: string): Promise<OidcClientRecord | undefined> {
+    try {
+      return (await findClientForOidc(this.sql, clientId, this.box)) ?? undefined;
+    } catch (err) {
+      if ((err as Error).name !== 'SecretBoxError') throw err;
+      this.onSecretError(`client ${clientId}`, err);
+      return undefined;
+    }
+  }
+
+  /** findClientForOidc and clientResourceAccess of @gatehouse/identity-data, as one statement. */
+  private async readClientAndAccess(
+    clientId: string,
+    identifier: string,
+  ): Promise<{ client?: OidcClientRecord; access?: ClientResourceAccess }> {
+    const [r] = await this.sql.query<JoinedRow>(
+      `SELECT c.id, c.instance_id, c.tenant_id, c.client_name, c.client_type, c.client_secret_enc,
+              c.client_secret_expires_at, c.client_metadata, c.is_public, c.is_first_party, c.is_global,
+              c.is_default, c.updated_at,
+              r.id AS r_id, r.instance_id AS r_instance_id, r.tenant_id AS r_tenant_id, r.resource_name,
+              r.identifier_url, r.is_system, r.signing_algorithm, r.signing_secret_enc, r.token_lifetime,
+              r.rbac_enabled, r.scopes_added, r.skip_consent_for_first_party,
+              (cr.id IS NOT NULL) AS authorized,
+              coalesce((SELECT array_agg(s.scope_name ORDER BY s.scope_name)
+                          FROM client_permissions p JOIN scopes s ON s.id = p.scope_id
+                         WHERE p.client_id = c.id AND p.resource_id = r.id), '{}') AS scopes
+         FROM clients c
+         LEFT JOIN resources r ON r.instance_id = c.instance_id AND r.identifier_url = $2
+         LEFT JOIN client_resources cr ON cr.client_id = c.id AND cr.resource_id = r.id
+        WHERE c.id = $1`,
+      [clientId, identifier],
+    );
+    if (!r) return {};
+    let client: OidcClientRecord | undefined;
+    try {
+      const metadata = r.client_metadata ?? {};
+      client = {
+        id: r.id,
+        instanceId: r.instance_id,
+        tenantId: r.tenant_id,
+        clientName: r.client_name,
+        clientType: r.client_type,
+        clientSecret: this.box.decryptNullable(r.client_secret_enc),
+        clientSecretExpiresAt: r.client_secret_expires_at,
+        grantTypes: Array.isArray(metadata.grant_types)
+          ? metadata.grant_types.filter((g) => typeof g === 'string')
+          : [],
+        clientMetadata: metadata,
+        isPublic: r.is_public,
+        isFirstParty: r.is_first_party,
+        isGlobal: r.is_global,
+        isDefault: r.is_default,
+        updatedAt: r.updated_at,
+      };
+    } catch (err) {
+      if ((err as Error).name !== 'SecretBoxError') throw err;
+      this.onSecretError(`client ${clientId}`, err);
+    }
+    if (!r.r_id) return { client };
+    const access: ClientResourceAccess = {
+      resource: {
+        id: r.r_id,
+        instanceId: r.r_instance_id,
+        tenantId: r.r_tenant_id,
+        resourceName: r.resource_name,
+        identifierUrl: r.identifier_url,
+        isSystem: r.is_system,
+        signingAlgorithm: r.signing_algorithm,
+        signingSecret: this.box.decryptNullable(r.signing_secret_enc),
+        tokenLifetime: r.token_lifetime,
+        rbacEnabled: r.rbac_enabled,
+        scopesAdded: r.scopes_added,
+        skipConsentForFirstParty: r.skip_consent_for_first_party,
+      },
+      authorized: r.authorized,
+      scopes: r.authorized ? r.scopes : [],
+    };
+    return { client, access };
   }
 }
