@@ -1,11 +1,13 @@
 import { rows, type Queryable } from '@gatehouse/identity-data';
 import { tenantCondition, type Access } from '../common/access.js';
-import { RESOURCE_COLUMNS, resourceSummary, type ResourceRow } from '../resources/resource.record.js';
+import { resourceSummary, type ResourceRow } from '../resources/resource.record.js';
+import { RESOURCE_COLUMNS } from '../resources/resource.sql.js';
 import { scopeData, type ScopeRecord } from '../scopes/scope.record.js';
 import type { ClientResourceRecord } from './client-resource.record.js';
 import type { ClientPermissionRecord } from './client-permission.record.js';
 import type { ResourceClientRecord } from './resource-client.record.js';
-import { CLIENT_COLUMNS, clientRecord, type ClientRow } from '../clients/client.record.js';
+import { clientRecord, type ClientRow } from '../clients/client.record.js';
+import { CLIENT_COLUMNS } from '../clients/client.sql.js';
 
 /** Most children embedded per record with `expand=all`; their list operations page through all of them. */
 export const EMBED_LIMIT = 100;

@@ -1,8 +1,8 @@
 import { auditAttributes, defineVersionedRecord } from '../common/records.js';
 import type { ApiVersion } from '../common/version.js';
-import { MD_V1, shapeResourceSummary, type ResourceSummary } from '../resources/resource.record.js';
+import { shapeResourceSummary, type ResourceSummary } from '../resources/resource.record.js';
+import { MD_V1, resourceDataJson } from '../resources/resource.sql.js';
 import type { scopeData } from '../scopes/scope.record.js';
-import { resourceDataJson } from './client-resource.record.js';
 
 /** A scope of a resource granted to a client (document 1's Client Permission). */
 export interface ClientPermissionRecord {

@@ -1,6 +1,7 @@
 import { auditAttributes, defineVersionedRecord } from '../common/records.js';
 import type { ApiVersion } from '../common/version.js';
-import { MD_V1, MD_V2, shapeResourceSummary, type ResourceSummary } from '../resources/resource.record.js';
+import { shapeResourceSummary, type ResourceSummary } from '../resources/resource.record.js';
+import { MD_V1, MD_V2, resourceDataJson } from '../resources/resource.sql.js';
 
 /** A resource authorized to a client (document 1's Client Resource). */
 export interface ClientResourceRecord {
@@ -13,12 +14,6 @@ export interface ClientResourceRecord {
   updated_by: string | null;
   updated_at: Date;
 }
-
-/** `resource_data` of alias `r` as jsonb (for `q`), in the shape of each presentation. */
-export const resourceDataJson = (md: string) =>
-  `jsonb_build_object('id', r.id, 'resource_type', r.resource_type, 'resource_name', r.resource_name,
-    'resource_description', r.resource_description, 'resource_metadata', ${md}, 'app_metadata', r.app_metadata,
-    'created_date', r.created_date, 'updated_date', r.updated_date)`;
 
 export const clientResourceSpecs = defineVersionedRecord({
   name: 'client_resource',

@@ -1,4 +1,6 @@
 import type { AppMetadataEntry, ClientMetadata } from '@gatehouse/identity-data';
+
+export { CLIENT_COLUMNS } from './client.sql.js';
 import { auditAttributes, defineVersionedRecord } from '../common/records.js';
 import { linksOf, mapKeys } from '../common/present.js';
 import { apiBase, type ApiVersion } from '../common/version.js';
@@ -7,11 +9,6 @@ import {
   shapeClientPermission,
   type ClientPermissionRecord,
 } from '../client-access/client-permission.record.js';
-
-/** Columns of a clients row (alias `c`); the secret's ciphertext is read only where a secret is answered. */
-export const CLIENT_COLUMNS = `c.id, c.instance_id, c.tenant_id, c.client_type, c.client_name, c.client_secret_expires_at,
-  c.client_description, c.client_metadata, c.app_metadata, c.is_public, c.is_first_party, c.is_global, c.is_default,
-  c.created_by, c.created_at, c.updated_by, c.updated_at`;
 
 export interface ClientRow {
   id: string;

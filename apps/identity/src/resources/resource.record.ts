@@ -1,18 +1,12 @@
 import type { AppMetadataEntry } from '@gatehouse/identity-data';
+
+export { MD_V1, MD_V2, RESOURCE_COLUMNS } from './resource.sql.js';
 import { defineVersionedRecord } from '../common/records.js';
 import { linksOf, mapKeys } from '../common/present.js';
 import { apiBase, type ApiVersion } from '../common/version.js';
+import { MD_V1, MD_V2 } from './resource.sql.js';
 import type { ScopeRecord } from '../scopes/scope.record.js';
 import { shapeResourceClient, type ResourceClientRecord } from '../client-access/resource-client.record.js';
-
-/** The resource has scopes (the seeded system resources got theirs without the flag). */
-const SCOPES_ADDED = `(r.scopes_added OR EXISTS (SELECT 1 FROM scopes sx WHERE sx.resource_id = r.id))`;
-
-/** Columns of a resources row (alias `r`), as every query selecting a resource reads them. */
-export const RESOURCE_COLUMNS = `r.id, r.instance_id, r.tenant_id, r.resource_type, r.resource_name,
-  r.resource_description, r.identifier_url, r.is_system, r.signing_algorithm, r.signing_secret_enc, r.token_lifetime,
-  r.rbac_enabled, ${SCOPES_ADDED} AS scopes_added, r.skip_consent_for_first_party, r.app_metadata, r.created_by,
-  r.created_date, r.updated_by, r.updated_date`;
 
 export interface ResourceRow {
   id: string;
@@ -159,15 +153,6 @@ export function resourceRecord(row: ResourceRow, secret?: string | null): Resour
     updated_date: row.updated_date,
   };
 }
-
-/** `resource_metadata` of alias `r` as jsonb, for `q` filters (v1 and v2 shapes). */
-export const MD_V1 = `jsonb_build_object('is_system', r.is_system, 'identifier_url', r.identifier_url,
-  'signing_algorithm', r.signing_algorithm, 'token_lifetime', r.token_lifetime, 'rbac_enabled', r.rbac_enabled,
-  'scopes_added', ${SCOPES_ADDED}, 'skip_consent_for_first_party', r.skip_consent_for_first_party)`;
-export const MD_V2 = `jsonb_build_object('api', jsonb_build_object('identifier_url', r.identifier_url,
-  'expiration_lifetime', r.token_lifetime, 'is_system', r.is_system), 'token', jsonb_build_object(
-  'expiration_lifetime', r.token_lifetime, 'signing_algorithm', r.signing_algorithm),
-  'skip_consent_for_first_party', r.skip_consent_for_first_party)`;
 
 export const RESOURCE_CHILDREN = ['scopes', 'clients'];
 
