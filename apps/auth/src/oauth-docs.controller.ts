@@ -39,7 +39,7 @@ alone for public clients. Password logins: unknown user and wrong password give 
 AUTH_LOCKOUT_THRESHOLD consecutive failures lock the account for AUTH_LOCKOUT_SECONDS; a blocked user is refused.
 Access tokens for a resource are JWTs signed with its signing_algorithm (HS256 with its secret, RS256/ES256 with
 the server keys at /jwks) or opaque for any other value; tokens without an audience are opaque and only good at
-/userinfo.`,
+/userinfo. \`fields\` (comma-separated) keeps only those attributes of the answer.`,
   })
   @ApiConsumes(...BOTH)
   @ApiBody({
@@ -161,7 +161,7 @@ the server keys at /jwks) or opaque for any other value; tokens without an audie
   @ApiOperation({
     summary: 'OpenID Connect userinfo',
     description:
-      'Bearer access token with `openid` and no audience (password grant without audience). Claims by scope: profile, email, address, phone. POST works too.',
+      'Bearer access token with `openid` and no audience (password grant without audience). Claims by scope: profile, email, address, phone. POST works too. `fields` (query or body) keeps only those claims.',
   })
   userinfo(): never {
     throw new Error(NOT_HERE);

@@ -12,6 +12,7 @@ import { PasswordLogin } from './oidc/password-login.js';
 import { createProvider, ROUTES, type TokenLifetimes } from './oidc/provider.js';
 import { BodyError, one, parseParams, readBody, replayAsForm, type Params } from './oidc/request-body.js';
 import { normalizeTokenParams } from './oidc/token-params.js';
+import { applyFields, rememberFields } from './oidc/fields.js';
 import type { SecretBox } from '@gatehouse/identity-data';
 import { SigningKeys, type KeySet } from './keys/signing-keys.js';
 import { TokenInfoService } from './tokeninfo/tokeninfo.service.js';
@@ -203,6 +204,7 @@ export class TokenServer {
     // Discovery also names our /tokeninfo.
     provider.use(async (ctx, next) => {
       await next();
+      if (ctx.status === 200) ctx.body = applyFields(ctx.req, ctx.body);
       if (
         ctx.status === 200 &&
         ctx.path.startsWith('/.well-known/') &&
@@ -244,7 +246,15 @@ export class TokenServer {
       });
       return;
     }
-    if (method !== 'POST') return this.callback(req, res);
+    if (method !== 'POST') {
+      const fieldsError = rememberFields(
+        req,
+        path,
+        new URLSearchParams((req.url ?? '').split('?')[1] ?? '').get('fields') ?? undefined,
+      );
+      if (fieldsError) return sendOAuthError(res, 400, 'invalid_request', fieldsError);
+      return this.callback(req, res);
+    }
 
     let params: Params;
     try {
@@ -255,12 +265,20 @@ export class TokenServer {
       throw err;
     }
     if (path === TOKENINFO_PATH) return handleTokenInfo(this.tokenInfo, req, res, params, this.issuer);
+    const query = new URLSearchParams((req.url ?? '').split('?')[1] ?? '');
+    const replay = replayAsForm(req, params);
+    const fieldsError = rememberFields(
+      replay,
+      path,
+      one(params, 'fields') ?? query.get('fields') ?? undefined,
+    );
+    if (fieldsError) return sendOAuthError(res, 400, 'invalid_request', fieldsError);
     if (path === ROUTES.token) {
       const clientId = basicClientId(req.headers.authorization) ?? one(params, 'client_id');
       const resource = params.resource;
       if (clientId && typeof resource === 'string') this.data.prefetchTokenRequest(clientId, resource);
     }
-    this.callback(replayAsForm(req, params), res);
+    this.callback(replay, res);
   }
 
   private fail(res: ServerResponse, err: unknown): void {

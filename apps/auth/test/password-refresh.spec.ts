@@ -388,6 +388,39 @@ describe('userinfo', () => {
     expect(r3.headers.get('www-authenticate')).toMatch(/^Bearer/);
   });
 
+  it('`fields` picks attributes of the userinfo and token answers; an unknown one is 400', async () => {
+    const user = await fx.user();
+    const basic = { id: client.id, secret: client.secret! };
+    const t = await tokenRequest(
+      h.url,
+      {
+        grant_type: 'password',
+        username: user.email,
+        password: user.password,
+        scope: 'openid profile email',
+        fields: 'access_token,token_type',
+      },
+      { basic },
+    );
+    expect(Object.keys(t.body).sort()).toEqual(['access_token', 'token_type']);
+    const at = String(t.body.access_token);
+    const get = await fetch(`${h.url}/userinfo?fields=sub,email`, {
+      headers: { authorization: `Bearer ${at}` },
+    });
+    expect(await get.json()).toEqual({ sub: user.id, email: user.email });
+    const post = await fetch(`${h.url}/userinfo`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${at}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ fields: 'given_name' }),
+    });
+    expect(await post.json()).toEqual({ given_name: 'Bat' });
+    const bad = await fetch(`${h.url}/userinfo?fields=password_hash`, {
+      headers: { authorization: `Bearer ${at}` },
+    });
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toMatchObject({ error: 'invalid_request', code: 'invalid_request' });
+  });
+
   it('issues an ID token with openid, signed RS256 for the client', async () => {
     const user = await fx.user();
     const t = await login(user, 'openid email');
