@@ -6,7 +6,9 @@
 //
 // Variables: BENCH_PG_URL (admin URL of a PostgreSQL where a throw-away database may be created; default
 // TEST_PG_URL, DATABASE_URL, postgres://postgres@127.0.0.1:5432/postgres), BENCH_DURATION (s, default 10),
-// BENCH_CONNECTIONS (default 20), BENCH_SERVER_CPUS (taskset CPU list for the servers, default 0: one core;
+// BENCH_CONNECTIONS (default 20), BENCH_ROUNDS (default 3: every scenario is measured that many times, interleaved
+// with the others, and the median is reported, so a burst of load elsewhere on the machine skews one run, not
+// the comparison), BENCH_SERVER_CPUS (taskset CPU list for the servers, default 0: one core;
 // empty: no pinning), BENCH_ONLY (comma-separated scenario names), BENCH_JSON (write the results there).
 import { spawn, execFileSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -30,6 +32,7 @@ const env = process.env;
 const adminUrl =
   env.BENCH_PG_URL || env.TEST_PG_URL || env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 const duration = Number(env.BENCH_DURATION || 10);
+const rounds = Number(env.BENCH_ROUNDS || 3);
 const connections = Number(env.BENCH_CONNECTIONS || 20);
 const cpus = env.BENCH_SERVER_CPUS ?? '0';
 const only = env.BENCH_ONLY ? new Set(env.BENCH_ONLY.split(',')) : undefined;
@@ -113,7 +116,7 @@ async function post(url, body, headers = {}) {
   return JSON.parse(text);
 }
 
-function measure(name, { url, body, headers, method = 'POST' }) {
+function measure(name, { url, body, headers, method = 'POST' }, warmup) {
   return new Promise((resolve, reject) => {
     const opts = {
       url,
@@ -124,8 +127,8 @@ function measure(name, { url, body, headers, method = 'POST' }) {
         method === 'POST' ? { 'content-type': 'application/x-www-form-urlencoded', ...headers } : headers,
       body,
     };
-    // Warm-up (JIT, pools), then the measured run.
-    autocannon({ ...opts, duration: 2 }, (err) => {
+    // Warm-up (JIT, pools) on the first round, then the measured run.
+    autocannon({ ...opts, duration: warmup ? 2 : 0.2 }, (err) => {
       if (err) return reject(err);
       autocannon({ ...opts, duration }, (err2, result) => {
         if (err2) return reject(err2);
@@ -315,12 +318,33 @@ try {
     ],
   ];
 
-  for (const [name, server, opts] of scenarios) {
-    if (only && !only.has(name)) continue;
-    process.stderr.write(`  ${server.padEnd(9)} ${name} ...`);
-    const r = await measure(name, opts);
-    results.push({ server, ...r });
-    process.stderr.write(` ${Math.round(r.rps)}/s p99 ${r.p99} ms\n`);
+  const runs = new Map();
+  for (let round = 1; round <= rounds; round++) {
+    for (const [name, server, opts] of scenarios) {
+      if (only && !only.has(name)) continue;
+      process.stderr.write(`  round ${round} ${server.padEnd(9)} ${name} ...`);
+      const r = await measure(name, opts, round === 1);
+      const key = `${server}\t${name}`;
+      if (!runs.has(key)) runs.set(key, []);
+      runs.get(key).push(r);
+      process.stderr.write(` ${Math.round(r.rps)}/s p99 ${r.p99} ms\n`);
+    }
+  }
+  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  for (const [key, rs] of runs) {
+    const [server, name] = key.split('\t');
+    results.push({
+      server,
+      name,
+      rps: median(rs.map((r) => r.rps)),
+      p50: median(rs.map((r) => r.p50)),
+      p99: median(rs.map((r) => r.p99)),
+      max: Math.max(...rs.map((r) => r.max)),
+      non2xx: rs.reduce((a, r) => a + r.non2xx, 0),
+      errors: rs.reduce((a, r) => a + r.errors, 0),
+      total: rs.reduce((a, r) => a + r.total, 0),
+      runs: rs.map((r) => Math.round(r.rps)),
+    });
   }
 } finally {
   await stopAll();
@@ -337,14 +361,17 @@ const pgVersion = await (async () => {
   await c.end();
   return v;
 })();
-const machine = `${cpu}, ${os.cpus().length} vCPU, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.versions.node}, PostgreSQL ${pgVersion}; servers ${hasTaskset ? `pinned to CPU ${cpus}` : 'not pinned'}; ${connections} connections, ${duration} s per run after a 2 s warm-up`;
+const machine = `${cpu}, ${os.cpus().length} vCPU, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.versions.node}, PostgreSQL ${pgVersion}; servers ${hasTaskset ? `pinned to CPU ${cpus}` : 'not pinned'}; ${connections} connections, median of ${rounds} interleaved ${duration} s runs (after a 2 s warm-up); load average at the end ${os
+  .loadavg()
+  .map((l) => l.toFixed(1))
+  .join(' ')}`;
 
 const lines = [
-  `| scenario | server | req/s | p50 ms | p99 ms | max ms | non-2xx | errors |`,
-  `|---|---|---:|---:|---:|---:|---:|---:|`,
+  `| scenario | server | req/s (median) | runs req/s | p50 ms | p99 ms | max ms | non-2xx | errors |`,
+  `|---|---|---:|---|---:|---:|---:|---:|---:|`,
   ...results.map(
     (r) =>
-      `| ${r.name} | ${r.server === 'bare' ? 'bare oidc-provider' : 'Gatehouse apps/auth'} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${r.max} | ${r.non2xx} | ${r.errors} |`,
+      `| ${r.name} | ${r.server === 'bare' ? 'bare oidc-provider' : 'Gatehouse apps/auth'} | ${Math.round(r.rps)} | ${r.runs.join(', ')} | ${r.p50} | ${r.p99} | ${r.max} | ${r.non2xx} | ${r.errors} |`,
   ),
 ];
 console.log(`\nMachine: ${machine}\n`);
