@@ -219,19 +219,31 @@ describe('tree nodes over HTTP', () => {
     await api.get(`${v.base}/bad/descendants`).expect(400);
 
     // The whole subtree as NDJSON, in the same order.
-    const stream = await request(tree.http)
-      .get(`${v.base}/${r.id}/descendants?fields=code,depth`)
-      .set('Authorization', `Bearer ${token}`)
-      .set('Accept', 'application/x-ndjson')
-      .buffer(true)
-      .parse((res, cb) => {
-        let text = '';
-        res.on('data', (c: Buffer) => (text += c.toString('utf8')));
-        res.on('end', () => cb(null, text));
-      })
-      .expect(200);
-    expect(stream.headers['content-type']).toMatch(/application\/x-ndjson/);
-    const lines = (stream.body as string).trim().split('\n').map((l) => JSON.parse(l));
+    const ndjson = async (query: string, language?: string) => {
+      const req = request(tree.http)
+        .get(`${v.base}/${r.id}/descendants${query}`)
+        .set('Authorization', `Bearer ${token}`)
+        .set('Accept', 'application/x-ndjson');
+      if (language) req.set('Accept-Language', language);
+      const res = await req
+        .buffer(true)
+        .parse((stream, cb) => {
+          let text = '';
+          stream.on('data', (c: Buffer) => (text += c.toString('utf8')));
+          stream.on('end', () => cb(null, text));
+        });
+      expect({ status: res.status, body: res.status === 200 ? '' : res.body }).toEqual({ status: 200, body: '' });
+      expect(res.headers['content-type']).toMatch(/application\/x-ndjson/);
+      return (res.body as string).trim().split('\n').map((l) => JSON.parse(l));
+    };
+    // Whole records: the same as the JSON list, also translated.
+    await api.post(`${v.base}/${y.id}/translations`, { language: 'mn_MN', name: 'Уай' }).expect(201);
+    for (const language of [undefined, 'mn-MN']) {
+      const json = api.get(`${v.base}/${r.id}/descendants`);
+      if (language) json.set('Accept-Language', language);
+      expect(await ndjson('', language)).toEqual((await json.expect(200)).body.items);
+    }
+    const lines = await ndjson('?fields=code,depth&limit=1&offset=2');
     expect(lines).toEqual([
       { code: 'X', depth: 1 },
       { code: 'X1', depth: 2 },

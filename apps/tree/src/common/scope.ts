@@ -40,3 +40,20 @@ export async function lockVersion(sql: Sql, versionId: string, what = 'Version')
   const row = await sql.one(`SELECT id FROM tree_versions WHERE id = $1 FOR NO KEY UPDATE`, [versionId]);
   if (!row) throw notFound(`${what} not found`);
 }
+
+/**
+ * Resolves tree code + version code and locks the version row (see lockVersion) in one statement; 404 as
+ * resolveVersion when either is missing.
+ */
+export async function resolveAndLockVersion(sql: Sql, treeCode: string, version: string): Promise<VersionScope> {
+  const row = await sql.one<{ id: string; tree_id: string }>(
+    `SELECT v.id, v.tree_id FROM trees t JOIN tree_versions v ON v.tree_id = t.id
+      WHERE t.code = $1 AND v.version = $2 FOR NO KEY UPDATE OF v`,
+    [treeCode, version],
+  );
+  if (!row) {
+    await resolveVersion(sql, treeCode, version); // throws the 404 naming what is missing
+    throw notFound(`Version '${version}' of tree '${treeCode}' not found`);
+  }
+  return { treeId: row.tree_id, treeCode, versionId: row.id, version };
+}

@@ -31,6 +31,10 @@ export const NODE_COLUMNS = `n.id, n.tree_id, n.tree_version_id, n.code, n.name,
   n.leaf, n.parent_id, n.path, n.enabled, n.created_by, n.created_at, n.updated_by, n.updated_at,
   CASE WHEN n.leaf THEN 0 ELSE (SELECT count(*)::int FROM tree_nodes c WHERE c.parent_id = n.id) END AS child_count`;
 
+/** The stored columns, for RETURNING (no child count, no translation). */
+export const RETURNED_COLUMNS = `id, tree_id, tree_version_id, code, name, description, metadata, depth, leaf, parent_id,
+  path, enabled, created_by, created_at, updated_by, updated_at`;
+
 export interface NodeRow {
   id: string;
   tree_id: string;
@@ -162,4 +166,49 @@ export function toNodeRecord(row: NodeRow, scope: VersionScope, children?: NodeR
   };
   if (children) record.child_nodes = children.map(toChildNode);
   return record;
+}
+
+/** A timestamptz rendered as JavaScript's Date#toJSON does (UTC, milliseconds, `Z`). */
+const isoSql = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/**
+ * The node record of `toNodeRecord` (without embedded children) as a PostgreSQL `json_build_object` expression,
+ * keeping the requested `fields` only, so a large read streams JSON text straight from the database. `nodesPrefix`
+ * is a parameter holding `<version path>/nodes/`; translated texts come from the `tr` join when `translated`.
+ */
+export function nodeJsonSql(fields: readonly string[] | undefined, nodesPrefix: string, translated: boolean): string {
+  const name = translated ? 'coalesce(tr.name, n.name)' : 'n.name';
+  const description = translated ? 'coalesce(tr.description, n.description)' : 'n.description';
+  const childCount = `CASE WHEN n.leaf THEN 0 ELSE (SELECT count(*)::int FROM tree_nodes c WHERE c.parent_id = n.id) END`;
+  const audit = `'created_by', n.created_by, 'created_at', ${isoSql('n.created_at')},
+                 'updated_by', n.updated_by, 'updated_at', ${isoSql('n.updated_at')}`;
+  const self = `${nodesPrefix} || n.id`;
+  const listPrefix = `replace(${nodesPrefix}, '/nodes/', '/nodes?q=') || 'parent_id%20%3D%20''' || n.id || ''''`;
+  const baseLinks = `'self', ${self}, 'descendants', ${self} || '/descendants', 'translations', ${self} || '/translations',
+                     'child_nodes', ${listPrefix}`;
+  const parts: [string, string][] = [
+    ['id', 'n.id'],
+    ['tree_id', 'n.tree_id'],
+    ['tree_version_id', 'n.tree_version_id'],
+    ['code', 'n.code'],
+    ['name', name],
+    ['description', description],
+    ['metadata', 'n.metadata'],
+    ['depth', 'n.depth'],
+    ['leaf', 'n.leaf'],
+    ['parent_id', 'n.parent_id'],
+    ['enabled', 'n.enabled'],
+    ['created_by', 'n.created_by'],
+    ['created_at', isoSql('n.created_at')],
+    ['updated_by', 'n.updated_by'],
+    ['updated_at', isoSql('n.updated_at')],
+    ['aggregations', `json_build_object('id', n.id, 'tree_node_id', n.id, 'child_nodes', ${childCount}, ${audit})`],
+    [
+      'links',
+      `CASE WHEN n.parent_id IS NULL THEN json_build_object(${baseLinks})
+            ELSE json_build_object(${baseLinks}, 'parent', ${nodesPrefix} || n.parent_id) END`,
+    ],
+  ];
+  const wanted = fields ? parts.filter(([key]) => fields.includes(key)) : parts;
+  return `json_build_object(${wanted.map(([key, expr]) => `'${key}', ${expr}`).join(', ')})::text`;
 }

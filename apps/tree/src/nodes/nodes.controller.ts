@@ -91,7 +91,8 @@ export class NodesController {
     const nodeId = uuidParam('tree_node_id', id);
     if (accept?.includes(NDJSON)) {
       const stream = await this.nodes.streamDescendants(code, version, nodeId, q, lang);
-      return new StreamableFile(stream, { type: NDJSON });
+      // Errors before the first line are ordinary answers (the first batch is read eagerly); later ones cut it short.
+      return new StreamableFile(stream, { type: NDJSON }).setErrorHandler((_err, res) => res.destroy?.());
     }
     return this.nodes.descendants(code, version, nodeId, q, lang);
   }

@@ -15,15 +15,16 @@ import {
 } from '@gatehouse/query';
 import type { Actor } from '../common/actor.js';
 import type { Language } from '../common/language.js';
-import { lockVersion, resolveVersion, type VersionScope } from '../common/scope.js';
+import { versionPath } from '../common/links.js';
+import { resolveAndLockVersion, resolveVersion, type VersionScope } from '../common/scope.js';
 import { inTransaction, Params, uniqueConflict, withSql, type Sql } from '../common/sql.js';
 import type { CloneNodeDto, CreateNodeDto, UpdateNodeDto } from './dto/node.dto.js';
-import { NODE_COLUMNS, nodeSpec, toNodeRecord, type NodeRecord, type NodeRow } from './node.record.js';
+import { NODE_COLUMNS, RETURNED_COLUMNS, nodeJsonSql, nodeSpec, toNodeRecord, type NodeRecord, type NodeRow } from './node.record.js';
 
 /** How many children `expand=all` embeds per node (the rest stay reachable through `links.child_nodes`). */
 export const MAX_EMBEDDED_CHILDREN = 100;
 /** Rows per database round trip when streaming a subtree. */
-export const STREAM_BATCH = 5000;
+export const STREAM_BATCH = 10000;
 /** Labels are int4 and a subtree's upper bound is `label + 1`. */
 const MAX_LABEL = 2_147_483_646;
 /** Attempts at finding a free `-copy-<n>` suffix for a deep clone. */
@@ -99,37 +100,40 @@ export class NodesService {
    * Errors about the request (unknown node, bad `q`) are thrown before the stream starts.
    */
   async streamDescendants(treeCode: string, version: string, nodeId: string, query: Query, lang?: Language): Promise<Readable> {
-    const list = parseListQuery(query, nodeSpec, 'v1', { paramOffset: 3 + (lang ? 1 : 0) });
     const { scope, root } = await withSql(this.ds, async (sql) => {
       const s = await resolveVersion(sql, treeCode, version);
       return { scope: s, root: await this.struct(sql, s, nodeId) };
     });
-    const end = subtreeEnd(root.path);
-    const ds = this.ds;
+    const read = parseReadQuery(query, nodeSpec, 'v1');
     const p = new Params();
-    p.add(scope.versionId);
-    p.add(root.path);
-    p.add(end);
+    p.add(scope.versionId); // $1
+    p.add(null); // $2: the keyset position, set per batch
+    p.add(subtreeEnd(root.path)); // $3
+    const wantsLinks = !read.fields || read.fields.includes('links');
+    const prefix = wantsLinks ? p.add(`${versionPath(scope.treeCode, scope.version)}/nodes/`) : "''";
     const join = this.translationJoin(p, lang);
+    const list = parseListQuery(query, nodeSpec, 'v1', { paramOffset: p.length });
     const where = list.where ? ` AND ${list.where.sql}` : '';
-    const extra = list.where?.params ?? [];
+    const values = [...p.values, ...(list.where?.params ?? [])];
+    const params = (after: string) => values.map((v, i) => (i === 1 ? after : v));
+    // JSON is built by PostgreSQL (same shape as toNodeRecord): rows travel as text, never parsed into objects here.
+    const text = `SELECT ${nodeJsonSql(list.fields, prefix, lang !== undefined)} AS j, n.path::text AS k
+                    FROM tree_nodes n ${join.sql}
+                   WHERE n.tree_version_id = $1 AND n.path > $2::int[] AND n.path < $3${where}
+                   ORDER BY n.path LIMIT ${STREAM_BATCH}`;
+    const batch = (after: string) =>
+      withSql(this.ds, (sql) => sql.rows<{ j: string; k: string }>(text, params(after)));
+    // The first batch is read before the response starts, so a failing query is still an ordinary error answer.
+    const firstRows = await batch(`{${root.path.join(',')}}`);
     async function* lines(): AsyncGenerator<string> {
-      let after: number[] = root.path;
+      let rows = firstRows;
       for (;;) {
-        const rows = await withSql(ds, (sql) =>
-          sql.rows<NodeRow>(
-            `SELECT ${NODE_COLUMNS}${join.columns} FROM tree_nodes n ${join.sql}
-              WHERE n.tree_version_id = $1 AND n.path > $2 AND n.path < $3${where}
-              ORDER BY n.path LIMIT ${STREAM_BATCH}`,
-            [scope.versionId, after, end, ...p.values.slice(3), ...extra],
-          ),
-        );
         if (rows.length === 0) return;
         let chunk = '';
-        for (const row of rows) chunk += `${JSON.stringify(pickFields(toNodeRecord(row, scope), list.fields))}\n`;
+        for (const row of rows) chunk += `${row.j}\n`;
         yield chunk;
         if (rows.length < STREAM_BATCH) return;
-        after = rows[rows.length - 1].path;
+        rows = await batch(rows[rows.length - 1].k);
       }
     }
     return Readable.from(lines(), { objectMode: false });
@@ -155,39 +159,52 @@ export class NodesService {
     lang?: Language,
   ): Promise<Partial<NodeRecord>> {
     const read = parseReadQuery(query, nodeSpec, 'v1');
-    const id = await inTransaction(this.ds, async (sql) => {
-      const scope = await resolveVersion(sql, treeCode, version);
-      // Takes the version row lock and hands out the label in one statement.
-      const [label] = await this.allocateLabels(sql, scope.versionId, 1);
-      const parent = dto.parent_id ? await this.parentFor(sql, scope, dto.parent_id) : undefined;
-      const path = parent ? [...parent.path, label] : [label];
-      const row = await sql
-        .one<{ id: string }>(
-          `INSERT INTO tree_nodes (id, tree_id, tree_version_id, code, name, description, metadata, depth, leaf,
-                                   parent_id, path, created_by, updated_by)
-           VALUES (tree_node_id($1, $2), $3, $1, $4, $5, $6, $7, $8, true, $9, $10, $11, $11)
-           RETURNING id`,
-          [
-            scope.versionId,
-            label,
-            scope.treeId,
-            dto.code,
-            dto.name,
-            dto.description ?? null,
-            dto.metadata ?? {},
-            path.length - 1,
-            parent?.id ?? null,
-            path,
-            actor.id,
-          ],
-        )
-        .catch((err: unknown) => {
-          throw uniqueConflict(err, NODE_CONFLICTS);
-        });
-      if (parent?.leaf) await sql.exec(`UPDATE tree_nodes SET leaf = false WHERE id = $1`, [parent.id]);
-      return row!.id;
+    const { scope, row } = await inTransaction(this.ds, async (sql) => {
+      // 1. Resolve the version, take its lock and hand out the label: one statement.
+      const v = await sql.one<{ id: string; tree_id: string; next_label: number }>(
+        `UPDATE tree_versions v SET next_label = v.next_label + 1, node_count = v.node_count + 1
+           FROM trees t
+          WHERE t.id = v.tree_id AND t.code = $1 AND v.version = $2 AND v.next_label < $3
+          RETURNING v.id, v.tree_id, v.next_label`,
+        [treeCode, version, MAX_LABEL],
+      );
+      if (!v) {
+        await resolveVersion(sql, treeCode, version);
+        throw conflict('This version has used up its node labels; clone it to a new version to continue');
+      }
+      const scope: VersionScope = { treeId: v.tree_id, treeCode, versionId: v.id, version };
+      const label = v.next_label;
+      const values = [scope.versionId, label, scope.treeId, dto.code, dto.name, dto.description ?? null, dto.metadata ?? {}, actor.id];
+      // 2. Read the parent (after the lock: a fresh snapshot), mark it non-leaf and insert: one statement.
+      const insert = dto.parent_id
+        ? sql.one<NodeRow>(
+            `WITH p AS (SELECT id, path, leaf FROM tree_nodes WHERE id = $9 AND tree_version_id = $1),
+                  u AS (UPDATE tree_nodes t SET leaf = false FROM p WHERE t.id = p.id AND p.leaf)
+             INSERT INTO tree_nodes (id, tree_id, tree_version_id, code, name, description, metadata, depth, leaf,
+                                     parent_id, path, created_by, updated_by)
+             SELECT tree_node_id($1, $2), $3, $1, $4, $5, $6, $7, cardinality(p.path), true, p.id, p.path || $2::int, $8, $8
+               FROM p
+             RETURNING ${RETURNED_COLUMNS}`,
+            [...values, dto.parent_id],
+          )
+        : sql.one<NodeRow>(
+            `INSERT INTO tree_nodes (id, tree_id, tree_version_id, code, name, description, metadata, depth, leaf,
+                                     parent_id, path, created_by, updated_by)
+             VALUES (tree_node_id($1, $2), $3, $1, $4, $5, $6, $7, 0, true, NULL, ARRAY[$2::int], $8, $8)
+             RETURNING ${RETURNED_COLUMNS}`,
+            values,
+          );
+      const row = await insert.catch((err: unknown) => {
+        throw uniqueConflict(err, NODE_CONFLICTS);
+      });
+      if (!row) {
+        await this.parentFor(sql, scope, dto.parent_id!); // throws the 400 that says why
+        throw invalidRequest('parent_id is not a node of this version');
+      }
+      return { scope, row };
     });
-    return this.reread(treeCode, version, id, read, lang);
+    // A new node has no children and no translations: the inserted row is the whole record.
+    return pickFields(toNodeRecord({ ...row, child_count: 0 }, scope, read.expand ? [] : undefined), read.fields);
   }
 
   async update(
@@ -200,10 +217,12 @@ export class NodesService {
     lang?: Language,
   ): Promise<Partial<NodeRecord>> {
     const read = parseReadQuery(query, nodeSpec, 'v1');
-    await inTransaction(this.ds, async (sql) => {
-      const scope = await resolveVersion(sql, treeCode, version);
-      if (dto.parent_id !== undefined) {
-        await lockVersion(sql, scope.versionId);
+    return inTransaction(this.ds, async (sql) => {
+      const moving = dto.parent_id !== undefined;
+      const scope = moving
+        ? await resolveAndLockVersion(sql, treeCode, version)
+        : await resolveVersion(sql, treeCode, version);
+      if (moving) {
         const node = await this.struct(sql, scope, nodeId);
         if ((dto.parent_id ?? null) !== node.parent_id) await this.move(sql, scope, node, dto.parent_id ?? null);
       }
@@ -226,15 +245,14 @@ export class NodesService {
           throw uniqueConflict(err, NODE_CONFLICTS);
         });
       if (n === 0) throw notFound(`Node ${nodeId} not found in version '${version}'`);
+      return pickFields(await this.record(sql, scope, nodeId, lang, read.expand), read.fields);
     });
-    return this.reread(treeCode, version, nodeId, read, lang);
   }
 
   /** Deletes a node; one with children is 409 unless `cascade`, which deletes the whole subtree. */
   async remove(treeCode: string, version: string, nodeId: string, cascade: boolean): Promise<void> {
     await inTransaction(this.ds, async (sql) => {
-      const scope = await resolveVersion(sql, treeCode, version);
-      await lockVersion(sql, scope.versionId);
+      const scope = await resolveAndLockVersion(sql, treeCode, version);
       const node = await this.struct(sql, scope, nodeId);
       if (!node.leaf && !cascade) {
         throw conflict('The node has children; delete them first or pass cascade=true to delete the subtree');
@@ -267,9 +285,8 @@ export class NodesService {
     lang?: Language,
   ): Promise<Partial<NodeRecord>> {
     const read = parseReadQuery(query, nodeSpec, 'v1');
-    const newId = await inTransaction(this.ds, async (sql) => {
-      const scope = await resolveVersion(sql, treeCode, version);
-      await lockVersion(sql, scope.versionId);
+    return inTransaction(this.ds, async (sql) => {
+      const scope = await resolveAndLockVersion(sql, treeCode, version);
       const source = await this.struct(sql, scope, nodeId);
       const parentId = dto.parent_id === undefined ? source.parent_id : dto.parent_id;
       const parent = parentId ? await this.parentFor(sql, scope, parentId) : undefined;
@@ -342,9 +359,8 @@ export class NodesService {
         });
       if (parent?.leaf) await sql.exec(`UPDATE tree_nodes SET leaf = false WHERE id = $1`, [parent.id]);
       const created = await sql.one<{ id: string }>(`SELECT tree_node_id($1, $2) AS id`, [scope.versionId, base]);
-      return created!.id;
+      return pickFields(await this.record(sql, scope, created!.id, lang, read.expand), read.fields);
     });
-    return this.reread(treeCode, version, newId, read, lang);
   }
 
   // ---------------------------------------------------------------- structure helpers
@@ -373,8 +389,15 @@ export class NodesService {
         WHERE tree_version_id = $1 AND path >= $2 AND path < $3`,
       [scope.versionId, node.path, subtreeEnd(node.path), prefix, k, delta, node.id, parent?.id ?? null],
     );
-    if (node.parent_id) await this.refreshLeaf(sql, node.parent_id);
-    if (parent?.leaf) await sql.exec(`UPDATE tree_nodes SET leaf = false WHERE id = $1`, [parent.id]);
+    // Old parent may have lost its last child, new parent has one now.
+    const touched = [node.parent_id, parent?.id].filter((id): id is string => id != null);
+    if (touched.length > 0) {
+      await sql.exec(
+        `UPDATE tree_nodes p SET leaf = NOT EXISTS (SELECT 1 FROM tree_nodes c WHERE c.parent_id = p.id)
+          WHERE p.id = ANY($1::uuid[])`,
+        [touched],
+      );
+    }
   }
 
   /** Sets `leaf` from the actual children (after a child left). */
@@ -449,19 +472,6 @@ export class NodesService {
   }
 
   // ---------------------------------------------------------------- read helpers
-
-  private async reread(
-    treeCode: string,
-    version: string,
-    nodeId: string,
-    read: { fields?: string[]; expand: boolean },
-    lang?: Language,
-  ): Promise<Partial<NodeRecord>> {
-    return withSql(this.ds, async (sql) => {
-      const scope = await resolveVersion(sql, treeCode, version);
-      return pickFields(await this.record(sql, scope, nodeId, lang, read.expand), read.fields);
-    });
-  }
 
   private async record(sql: Sql, scope: VersionScope, nodeId: string, lang: Language | undefined, expand: boolean) {
     const p = new Params();

@@ -1,0 +1,524 @@
+#!/usr/bin/env node
+// Tree manager benchmark: a generated version of 1,111,111 nodes (fan-out 10, depth 6), each operation timed through
+// the API of the built apps/tree (behind the real token server) and as the equivalent raw SQL, in the same run.
+//
+//   npx nx run-many -t build -p auth,tree && node tools/bench/tree/run.mjs
+//
+// Variables:
+//   BENCH_PG_URL     admin URL of a PostgreSQL where throw-away databases may be created. Unset: an embedded
+//                    PostgreSQL 18 is started for the run (settings in PG_FLAGS below) and removed afterwards.
+//   BENCH_FANOUT     children per node (default 10); BENCH_DEPTH deepest level (default 6): 1,111,111 nodes.
+//   BENCH_INSERTS    sequential leaf inserts measured per side (default 300).
+//   BENCH_REPEAT     repetitions of the subtree read and of the move, per side (default 5).
+//   BENCH_JSON       write the results there as JSON.
+// Prints a table (API | raw SQL | ratio | target) and the machine it ran on.
+import { spawn } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { randomPassword, startEmbeddedPostgres, stopEmbeddedPostgres } from '../../launcher/embedded-pg.mjs';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+const mains = {
+  auth: path.join(root, 'dist/apps/auth/apps/auth/src/main.js'),
+  tree: path.join(root, 'dist/apps/tree/apps/tree/src/main.js'),
+};
+for (const [app, main] of Object.entries(mains)) {
+  if (!existsSync(main)) {
+    console.error(`${main} is missing: build first (npx nx run-many -t build -p auth,tree)`);
+    process.exit(1);
+  }
+}
+
+const env = process.env;
+const FANOUT = Number(env.BENCH_FANOUT || 10);
+const DEPTH = Number(env.BENCH_DEPTH || 6);
+const INSERTS = Number(env.BENCH_INSERTS || 300);
+const REPEAT = Number(env.BENCH_REPEAT || 5);
+const TOTAL = Array.from({ length: DEPTH + 1 }, (_, d) => FANOUT ** d).reduce((a, b) => a + b, 0);
+const PG_FLAGS = [
+  ['shared_buffers', '1GB'],
+  ['work_mem', '64MB'],
+  ['maintenance_work_mem', '256MB'],
+  ['max_wal_size', '8GB'],
+  ['checkpoint_timeout', '30min'],
+];
+
+const log = (...a) => console.error('[bench]', ...a);
+const ms = (t0) => performance.now() - t0;
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))];
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+const withDb = (url, db) => {
+  const u = new URL(url);
+  u.pathname = `/${db}`;
+  return u.toString();
+};
+
+const children = [];
+function start(name, main, childEnv, readyUrl) {
+  const child = spawn(process.execPath, [main], { cwd: root, env: { ...env, ...childEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  let out = '';
+  child.stdout.on('data', (d) => (out = (out + d).slice(-20000)));
+  child.stderr.on('data', (d) => (out = (out + d).slice(-20000)));
+  return new Promise((resolve, reject) => {
+    const deadline = Date.now() + 120_000;
+    const poll = async () => {
+      if (child.exitCode !== null) return reject(new Error(`${name} exited:\n${out}`));
+      const ok = await fetch(readyUrl).then((r) => r.status === 200, () => false);
+      if (ok) return resolve(child);
+      if (Date.now() > deadline) return reject(new Error(`${name} did not start:\n${out}`));
+      setTimeout(poll, 250);
+    };
+    void poll();
+  });
+}
+
+async function stopChildren() {
+  await Promise.all(
+    children.map(
+      (c) =>
+        new Promise((resolve) => {
+          if (c.exitCode !== null) return resolve();
+          c.once('exit', resolve);
+          c.kill('SIGTERM');
+          setTimeout(() => c.kill('SIGKILL'), 10_000).unref();
+        }),
+    ),
+  );
+}
+
+function machine() {
+  const cpus = os.cpus();
+  return {
+    cpu: `${cpus[0]?.model ?? 'unknown'} x ${cpus.length}`,
+    memory: `${Math.round(os.totalmem() / 2 ** 30)} GiB`,
+    node: process.version,
+    os: `${os.type()} ${os.release()}`,
+    loadavg: os.loadavg().map((l) => l.toFixed(2)).join(' '),
+  };
+}
+
+// ------------------------------------------------------------------------------------------------ set-up
+
+let embedded;
+let adminUrl = env.BENCH_PG_URL;
+const dataDirs = [];
+if (!adminUrl) {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'gh-bench-tree-pg-'));
+  chmodSync(dir, 0o711); // run as root, the server runs as `postgres` and must enter it
+  dataDirs.push(dir);
+  log('starting embedded PostgreSQL', PG_FLAGS.map(([k, v]) => `${k}=${v}`).join(' '));
+  embedded = await startEmbeddedPostgres({
+    dataDir: path.join(dir, 'data'),
+    port: await freePort(),
+    password: randomPassword(),
+    flags: PG_FLAGS.flatMap(([k, v]) => ['-c', `${k}=${v}`]),
+  });
+  adminUrl = embedded.url();
+}
+const suffix = randomBytes(4).toString('hex');
+const authDb = `gh_bench_tree_auth_${suffix}`;
+const treeDb = `gh_bench_tree_${suffix}`;
+const admin = new pg.Client({ connectionString: adminUrl });
+await admin.connect();
+await admin.query(`CREATE DATABASE ${authDb}`);
+await admin.query(`CREATE DATABASE ${treeDb}`);
+const serverVersion = (await admin.query('SHOW server_version')).rows[0].server_version;
+const authData = mkdtempSync(path.join(os.tmpdir(), 'gh-bench-tree-auth-'));
+dataDirs.push(authData);
+
+const results = [];
+const notes = [];
+const row = (name, api, raw, target, extra = '') => {
+  results.push({ name, api, raw, ratio: raw ? api / raw : undefined, target, extra });
+  log(`${name}: API ${api.toFixed(1)} ms, raw SQL ${raw?.toFixed(1) ?? '-'} ms ${extra}`);
+};
+
+const pool = new pg.Pool({ connectionString: withDb(adminUrl, treeDb), max: 4 });
+const startLoad = os.loadavg()[0];
+
+try {
+  const authPort = await freePort();
+  const treePort = await freePort();
+  const authUrl = `http://127.0.0.1:${authPort}`;
+  const api = `http://127.0.0.1:${treePort}`;
+  const clientId = randomUUID();
+  const clientSecret = randomBytes(24).toString('base64url');
+  const common = { LOG_LEVEL: 'warn', RATE_LIMIT_POINTS: '1000000000', REDIS_URL: '' };
+  await start(
+    'apps/auth',
+    mains.auth,
+    {
+      ...common,
+      DATABASE_URL: withDb(adminUrl, authDb),
+      DATA_DIR: authData,
+      AUTH_PORT: String(authPort),
+      ISSUER: authUrl,
+      BOOTSTRAP_CLIENT_ID: clientId,
+      BOOTSTRAP_CLIENT_SECRET: clientSecret,
+      BOOTSTRAP_ADMIN_PASSWORD: randomBytes(12).toString('hex'),
+      SECRET_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    },
+    `${authUrl}/readyz`,
+  );
+  await start(
+    'apps/tree',
+    mains.tree,
+    { ...common, TREE_DATABASE_URL: withDb(adminUrl, treeDb), TREE_PORT: String(treePort), AUTH_URL: authUrl, DB_POOL_MAX: '10' },
+    `${api}/readyz`,
+  );
+  const tokenRes = await fetch(`${authUrl}/token`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`,
+    },
+    body: new URLSearchParams({ grant_type: 'client_credentials', resource: 'urn:gatehouse:tree' }).toString(),
+  });
+  if (tokenRes.status !== 200) throw new Error(`token: ${tokenRes.status} ${await tokenRes.text()}`);
+  const token = (await tokenRes.json()).access_token;
+  const H = { authorization: `Bearer ${token}` };
+  const call = async (method, p, body, expect = [200, 201, 204]) => {
+    const r = await fetch(`${api}${p}`, {
+      method,
+      headers: body === undefined ? H : { ...H, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await r.text();
+    if (!expect.includes(r.status)) throw new Error(`${method} ${p}: ${r.status} ${text}`);
+    return text ? JSON.parse(text) : undefined;
+  };
+
+  // ---------------------------------------------------------------------------------------- data
+  const code = 'bench';
+  await call('POST', '/api/v1/trees', { code, name: 'Benchmark tree' });
+  const base = `/api/v1/trees/${code}/versions`;
+  const v1 = await call('GET', `${base}/v1`);
+  const q = (text, params) => pool.query(text, params);
+  log(`generating ${TOTAL.toLocaleString('en')} nodes (fan-out ${FANOUT}, depth ${DEPTH}) with SQL ...`);
+  let t0 = performance.now();
+  // Level-order labels: node i of level d has label first(d) + i, first(d) = 1 + sum of the sizes of levels < d.
+  await q(
+    `INSERT INTO tree_nodes (id, tree_id, tree_version_id, code, name, description, depth, leaf, parent_id, path)
+     SELECT tree_node_id($1::uuid, g.label::int), $2, $1, 'N' || g.label, 'Node ' || g.label, NULL, g.d, g.d = $4,
+            CASE WHEN g.d = 0 THEN NULL ELSE tree_node_id($1::uuid, g.path[g.d]) END, g.path
+       FROM (SELECT lv.d, (lv.first + i)::int AS label,
+                    ARRAY(SELECT ((power($3::numeric, k) - 1) / ($3 - 1))::int + 1 + (i / power($3::numeric, lv.d - k)::bigint)::int
+                            FROM generate_series(0, lv.d) k ORDER BY k) AS path
+               FROM (SELECT d, ((power($3::numeric, d) - 1) / ($3 - 1))::int + 1 AS first, power($3::numeric, d)::bigint AS size
+                       FROM generate_series(0, $4) d) lv,
+                    generate_series(0, lv.size - 1) i) g
+      ORDER BY g.path`,
+    [v1.id, v1.tree_id, FANOUT, DEPTH],
+  );
+  await q(`UPDATE tree_versions SET next_label = $2, node_count = $2 WHERE id = $1`, [v1.id, TOTAL]);
+  const genMs = ms(t0);
+  t0 = performance.now();
+  await q('VACUUM ANALYZE tree_nodes');
+  log(`generated in ${(genMs / 1000).toFixed(1)} s, vacuum analyze ${(ms(t0) / 1000).toFixed(1)} s`);
+  const size = (await q(`SELECT pg_size_pretty(pg_total_relation_size('tree_nodes')) AS s`)).rows[0].s;
+  notes.push(`generation of ${TOTAL.toLocaleString('en')} nodes by one INSERT ... SELECT: ${(genMs / 1000).toFixed(1)} s; tree_nodes with indexes: ${size}`);
+  const check = await call('GET', `${base}/v1`);
+  if (check.aggregations.nodes !== TOTAL || check.aggregations.levels !== DEPTH + 1) {
+    throw new Error(`generated version looks wrong: ${JSON.stringify(check.aggregations)}`);
+  }
+  const idOf = async (label) => (await q(`SELECT tree_node_id($1, $2) AS id`, [v1.id, label])).rows[0].id;
+  const first = (d) => (FANOUT ** d - 1) / (FANOUT - 1) + 1;
+
+  // ------------------------------------------------------------------ 1. subtree read (111,111 nodes)
+  const subRoot = await idOf(first(1)); // first node of level 1: its subtree holds TOTAL / FANOUT nodes (rounded down)
+  const subPath = (await q(`SELECT path FROM tree_nodes WHERE id = $1`, [subRoot])).rows[0].path;
+  const subEnd = [...subPath.slice(0, -1), subPath[subPath.length - 1] + 1];
+  const NODE_COLUMNS = `n.id, n.tree_id, n.tree_version_id, n.code, n.name, n.description, n.metadata, n.depth,
+    n.leaf, n.parent_id, n.path, n.enabled, n.created_by, n.created_at, n.updated_by, n.updated_at,
+    CASE WHEN n.leaf THEN 0 ELSE (SELECT count(*)::int FROM tree_nodes c WHERE c.parent_id = n.id) END AS child_count`;
+  const apiRead = [];
+  const rawRead = [];
+  let apiCount = 0;
+  let rawCount = 0;
+  for (let i = 0; i < REPEAT; i++) {
+    t0 = performance.now();
+    const res = await fetch(`${api}${base}/v1/nodes/${subRoot}/descendants`, { headers: { ...H, accept: 'application/x-ndjson' } });
+    if (res.status !== 200) throw new Error(`descendants: ${res.status}`);
+    let lines = 0;
+    const decoder = new TextDecoder();
+    for await (const chunk of res.body) {
+      const text = decoder.decode(chunk, { stream: true });
+      for (let j = 0; j < text.length; j++) if (text.charCodeAt(j) === 10) lines++;
+    }
+    apiRead.push(ms(t0));
+    apiCount = lines;
+    t0 = performance.now();
+    const r = await q(
+      `SELECT ${NODE_COLUMNS} FROM tree_nodes n WHERE n.tree_version_id = $1 AND n.path > $2 AND n.path < $3 ORDER BY n.path`,
+      [v1.id, subPath, subEnd],
+    );
+    rawRead.push(ms(t0));
+    rawCount = r.rowCount;
+  }
+  if (apiCount !== rawCount) throw new Error(`subtree: API ${apiCount} rows, SQL ${rawCount}`);
+  row(`Read a subtree of ${(apiCount + 1).toLocaleString('en')} nodes (all descendants)`, median(apiRead), median(rawRead), 'API within 2x of SQL', 'NDJSON stream vs one SELECT');
+  // For reference: one JSON page at the start and deep into the same subtree.
+  t0 = performance.now();
+  await call('GET', `${base}/v1/nodes/${subRoot}/descendants?limit=100`);
+  const pageFirst = ms(t0);
+  t0 = performance.now();
+  await call('GET', `${base}/v1/nodes/${subRoot}/descendants?limit=100&offset=100000`);
+  const pageDeep = ms(t0);
+  notes.push(`paged JSON descendants (limit 100): first page ${pageFirst.toFixed(1)} ms, page at offset 100,000 ${pageDeep.toFixed(1)} ms`);
+
+  // ------------------------------------------------------------------ 2. move an 11,111-node subtree
+  const mover = await idOf(first(2)); // first node of level 2: TOTAL / FANOUT^2 nodes
+  const targets = [await idOf(first(1) + 1), await idOf(first(1))];
+  const moveSize = (await q(
+    `SELECT count(*)::int AS n FROM tree_nodes s, tree_nodes m WHERE m.id = $1 AND s.tree_version_id = m.tree_version_id
+        AND s.path >= m.path AND s.path < m.path[1:cardinality(m.path) - 1] || (m.path[cardinality(m.path)] + 1)`,
+    [mover],
+  )).rows[0].n;
+  const apiMove = [];
+  const rawMove = [];
+  for (let i = 0; i < REPEAT; i++) {
+    t0 = performance.now();
+    await call('PATCH', `${base}/v1/nodes/${mover}`, { parent_id: targets[0] });
+    apiMove.push(ms(t0));
+    // The same statements the service runs, in one transaction, straight from a client.
+    const c = await pool.connect();
+    try {
+      t0 = performance.now();
+      await c.query('BEGIN');
+      await c.query('SELECT id FROM tree_versions WHERE id = $1 FOR NO KEY UPDATE', [v1.id]);
+      const node = (await c.query('SELECT id, parent_id, path FROM tree_nodes WHERE id = $1', [mover])).rows[0];
+      const parent = (await c.query('SELECT id, path, leaf FROM tree_nodes WHERE id = $1', [targets[1]])).rows[0];
+      const end = [...node.path.slice(0, -1), node.path[node.path.length - 1] + 1];
+      await c.query(
+        `UPDATE tree_nodes SET path = $4::int[] || path[$5:], depth = depth + $6,
+                parent_id = CASE WHEN id = $7 THEN $8::uuid ELSE parent_id END
+          WHERE tree_version_id = $1 AND path >= $2 AND path < $3`,
+        [v1.id, node.path, end, parent.path, node.path.length, parent.path.length + 1 - node.path.length, node.id, parent.id],
+      );
+      await c.query(
+        `UPDATE tree_nodes p SET leaf = NOT EXISTS (SELECT 1 FROM tree_nodes x WHERE x.parent_id = p.id) WHERE p.id = $1`,
+        [node.parent_id],
+      );
+      await c.query('UPDATE tree_nodes SET leaf = false WHERE id = $1 AND leaf', [parent.id]);
+      await c.query('COMMIT');
+      rawMove.push(ms(t0));
+    } finally {
+      c.release();
+    }
+  }
+  row(`Move a subtree of ${moveSize.toLocaleString('en')} nodes (PATCH parent_id)`, median(apiMove), median(rawMove), 'API under 300 ms');
+
+  // ------------------------------------------------------------------ fixed cost of one request, for reference
+  const fixed = async (p, headers) => {
+    const xs = [];
+    for (let i = 0; i < 200; i++) {
+      t0 = performance.now();
+      const r = await fetch(`${api}${p}`, { headers });
+      await r.text();
+      xs.push(ms(t0));
+    }
+    return median(xs);
+  };
+  const livez = await fixed('/livez', {});
+  const settings = await fixed('/api/v1/settings', H);
+  const rawOne = [];
+  for (let i = 0; i < 200; i++) {
+    t0 = performance.now();
+    await q('SELECT environment FROM tree_settings WHERE id = 1');
+    rawOne.push(ms(t0));
+  }
+  notes.push(
+    `fixed request cost (p50 of 200): GET /livez ${livez.toFixed(2)} ms; GET /api/v1/settings (token check from the cache + one-row SELECT) ${settings.toFixed(2)} ms; the SELECT alone ${median(rawOne).toFixed(2)} ms`,
+  );
+
+  // ------------------------------------------------------------------ 3. insert a leaf
+  const parentsFrom = first(DEPTH - 1);
+  const parentIds = [];
+  for (let i = 0; i < INSERTS * 2; i++) parentIds.push(await idOf(parentsFrom + ((i * 7919) % FANOUT ** (DEPTH - 1))));
+  for (let i = 0; i < 20; i++) await call('POST', `${base}/v1/nodes`, { code: `warm-${i}`, name: 'warm', parent_id: parentIds[i] });
+  const apiIns = [];
+  for (let i = 0; i < INSERTS; i++) {
+    t0 = performance.now();
+    await call('POST', `${base}/v1/nodes`, { code: `api-${i}`, name: `Inserted ${i}`, parent_id: parentIds[i] });
+    apiIns.push(ms(t0));
+  }
+  const rawIns = [];
+  const c = await pool.connect();
+  try {
+    for (let i = 0; i < INSERTS; i++) {
+      t0 = performance.now();
+      await c.query('BEGIN');
+      const label = (await c.query(
+        'UPDATE tree_versions SET next_label = next_label + 1, node_count = node_count + 1 WHERE id = $1 RETURNING next_label',
+        [v1.id],
+      )).rows[0].next_label;
+      const parent = (await c.query('SELECT id, path, leaf FROM tree_nodes WHERE id = $1', [parentIds[INSERTS + i]])).rows[0];
+      await c.query(
+        `INSERT INTO tree_nodes (id, tree_id, tree_version_id, code, name, depth, leaf, parent_id, path)
+         VALUES (tree_node_id($1, $2), $3, $1, $4, $5, $6, true, $7, $8)`,
+        [v1.id, label, v1.tree_id, `sql-${i}`, `Inserted ${i}`, parent.path.length, parent.id, [...parent.path, label]],
+      );
+      if (parent.leaf) await c.query('UPDATE tree_nodes SET leaf = false WHERE id = $1', [parent.id]);
+      await c.query('COMMIT');
+      rawIns.push(ms(t0));
+    }
+  } finally {
+    c.release();
+  }
+  row(`Insert a leaf (p50 of ${INSERTS} sequential)`, median(apiIns), median(rawIns), 'API p50 under 5 ms', `p95 API ${pct(apiIns, 95).toFixed(1)} ms, SQL ${pct(rawIns, 95).toFixed(1)} ms`);
+
+  // ------------------------------------------------------------------ 4. clone the version
+  const nodesNow = (await call('GET', `${base}/v1`)).aggregations.nodes;
+  t0 = performance.now();
+  await call('POST', `${base}/v1/clone`, { version: 'api-clone', name: 'API clone' });
+  const apiClone = ms(t0);
+  const cl = await pool.connect();
+  let rawClone;
+  try {
+    t0 = performance.now();
+    await cl.query('BEGIN');
+    const src = (await cl.query('SELECT * FROM tree_versions WHERE id = $1 FOR SHARE', [v1.id])).rows[0];
+    const target = (await cl.query(
+      `INSERT INTO tree_versions (tree_id, version, name, next_label, node_count) VALUES ($1, 'sql-clone', 'SQL clone', $2, $3) RETURNING id`,
+      [src.tree_id, src.next_label, src.node_count],
+    )).rows[0].id;
+    await cl.query(
+      `INSERT INTO tree_nodes (id, tree_id, tree_version_id, code, name, description, metadata, depth, leaf, parent_id, path, enabled)
+       SELECT tree_node_id($2, n.path[cardinality(n.path)]), n.tree_id, $2, n.code, n.name, n.description, n.metadata, n.depth,
+              n.leaf, CASE WHEN n.parent_id IS NULL THEN NULL ELSE tree_node_id($2, n.path[cardinality(n.path) - 1]) END,
+              n.path, n.enabled
+         FROM tree_nodes n WHERE n.tree_version_id = $1`,
+      [v1.id, target],
+    );
+    await cl.query('COMMIT');
+    rawClone = ms(t0);
+  } finally {
+    cl.release();
+  }
+  row(`Clone the version (${nodesNow.toLocaleString('en')} nodes)`, apiClone, rawClone, 'API under 20 s');
+  t0 = performance.now();
+  await call('DELETE', `${base}/api-clone`);
+  await call('DELETE', `${base}/sql-clone`);
+  notes.push(`deleting the two clones through the API: ${(ms(t0) / 1000).toFixed(1)} s`);
+  await q('VACUUM ANALYZE tree_nodes');
+
+  // ------------------------------------------------------------------ 5. export to CSV
+  const csvFile = path.join(authData, 'export.csv');
+  t0 = performance.now();
+  const exp = await fetch(`${api}${base}/v1/export`, { headers: H });
+  if (exp.status !== 200) throw new Error(`export: ${exp.status}`);
+  const parts = [];
+  for await (const chunk of exp.body) parts.push(Buffer.from(chunk));
+  const apiExport = ms(t0);
+  const csv = Buffer.concat(parts);
+  writeFileSync(csvFile, csv);
+  const csvLines = csv.toString('utf8').split('\n').length - 2;
+  t0 = performance.now();
+  const rawRows = await q(
+    `SELECT n.code, p.code AS parent_code, n.name, n.description FROM tree_nodes n
+       LEFT JOIN tree_nodes p ON p.id = n.parent_id WHERE n.tree_version_id = $1 ORDER BY n.path`,
+    [v1.id],
+  );
+  const rawExport = ms(t0);
+  if (rawRows.rowCount !== csvLines) throw new Error(`export: CSV ${csvLines} lines, SQL ${rawRows.rowCount} rows`);
+  row(`Export the version to CSV (${csvLines.toLocaleString('en')} lines, ${(csv.length / 2 ** 20).toFixed(0)} MiB)`, apiExport, rawExport, '-', 'streamed CSV vs one SELECT with the parent join');
+
+  // ------------------------------------------------------------------ 6. import it
+  await call('POST', base, { version: 'api-import' });
+  t0 = performance.now();
+  const imp = await fetch(`${api}${base}/api-import/import`, {
+    method: 'POST',
+    headers: { ...H, 'content-type': 'text/csv' },
+    body: readFileSync(csvFile),
+  });
+  const impText = await imp.text();
+  const apiImport = ms(t0);
+  if (imp.status !== 200) throw new Error(`import: ${imp.status} ${impText.slice(0, 500)}`);
+  // Raw SQL: the rows (paths and labels computed by the client from the parents-first file) inserted in batches.
+  const sqlVersion = await call('POST', base, { version: 'sql-import' });
+  t0 = performance.now();
+  const ic = await pool.connect();
+  try {
+    await ic.query('BEGIN');
+    const pathByCode = new Map();
+    let label = 0;
+    let batch = [];
+    const flush = async () => {
+      if (batch.length === 0) return;
+      const cols = [[], [], [], [], [], []];
+      for (const b of batch) b.forEach((v, i) => cols[i].push(v));
+      await ic.query(
+        `INSERT INTO tree_nodes (id, tree_id, tree_version_id, code, name, description, depth, leaf, parent_id, path)
+         SELECT tree_node_id($1, u.label), $2, $1, u.code, u.name, u.description, cardinality(u.path::int[]) - 1, u.leaf,
+                CASE WHEN cardinality(u.path::int[]) = 1 THEN NULL ELSE tree_node_id($1, (u.path::int[])[cardinality(u.path::int[]) - 1]) END,
+                u.path::int[]
+           FROM unnest($3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::boolean[]) AS u(label, code, name, description, path, leaf)`,
+        [sqlVersion.id, v1.tree_id, ...cols],
+      );
+      batch = [];
+    };
+    const isParent = new Set(rawRows.rows.map((r) => r.parent_code).filter(Boolean));
+    for (const r of rawRows.rows) {
+      label++;
+      const p = r.parent_code ? [...pathByCode.get(r.parent_code), label] : [label];
+      pathByCode.set(r.code, p);
+      batch.push([label, r.code, r.name, r.description, `{${p.join(',')}}`, !isParent.has(r.code)]);
+      if (batch.length >= 5000) await flush();
+    }
+    await flush();
+    await ic.query('UPDATE tree_versions SET next_label = $2, node_count = $2 WHERE id = $1', [sqlVersion.id, label]);
+    await ic.query('COMMIT');
+  } finally {
+    ic.release();
+  }
+  const rawImport = ms(t0);
+  row(`Import that CSV into an empty version`, apiImport, rawImport, '-', 'streamed upload, all-or-nothing vs client-computed batched INSERTs');
+  const imported = await call('GET', `${base}/api-import`);
+  if (imported.aggregations.nodes !== csvLines) throw new Error(`import: ${imported.aggregations.nodes} nodes`);
+} finally {
+  await stopChildren();
+  await pool.end().catch(() => undefined);
+  await admin.query(`DROP DATABASE IF EXISTS ${authDb} WITH (FORCE)`).catch(() => undefined);
+  await admin.query(`DROP DATABASE IF EXISTS ${treeDb} WITH (FORCE)`).catch(() => undefined);
+  await admin.end().catch(() => undefined);
+  if (embedded) await stopEmbeddedPostgres(embedded, { removeData: true });
+  for (const d of dataDirs) rmSync(d, { recursive: true, force: true });
+}
+
+// ------------------------------------------------------------------------------------------------ report
+const m = machine();
+const fmt = (x) => (x === undefined ? '-' : x >= 1000 ? `${(x / 1000).toFixed(2)} s` : `${x.toFixed(1)} ms`);
+const lines = [
+  `| Operation | API | Raw SQL | API / SQL | Target |`,
+  `|---|---:|---:|---:|---|`,
+  ...results.map(
+    (r) => `| ${r.name}${r.extra ? ` (${r.extra})` : ''} | ${fmt(r.api)} | ${fmt(r.raw)} | ${r.ratio ? `${r.ratio.toFixed(2)}x` : '-'} | ${r.target} |`,
+  ),
+];
+console.log(lines.join('\n'));
+console.log('');
+for (const n of notes) console.log(`- ${n}`);
+console.log(
+  `- machine: ${m.cpu}, ${m.memory}, ${m.os}, Node ${m.node}, PostgreSQL ${serverVersion}` +
+    `${embedded ? ` (embedded, ${PG_FLAGS.map(([k, v]) => `${k}=${v}`).join(', ')})` : ''}; load average ${startLoad.toFixed(2)} at start, ${m.loadavg} at end`,
+);
+if (env.BENCH_JSON) writeFileSync(env.BENCH_JSON, JSON.stringify({ results, notes, machine: m, serverVersion }, null, 2));
