@@ -244,6 +244,7 @@ describe('compileWhere: hostile inputs', () => {
       if (typeof outcome.error === 'string') expect((error as DomainError).message).toBe(outcome.error);
       else expect((error as DomainError).message).toMatch(outcome.error);
       // Messages never carry raw control characters or very long echoes of the input.
+      // eslint-disable-next-line no-control-regex
       expect((error as DomainError).message).not.toMatch(/[\u0000-\u001f\u200b-\u200f\ud800-\udfff]/);
       expect((error as DomainError).message.length).toBeLessThan(300);
     } else {

@@ -175,6 +175,8 @@ class Parser {
           }
           return { kind: 'null', name, negated: n };
         }
+        default:
+          break; // any other keyword is not an operator: reported below
       }
     }
     throw qError(

@@ -1,5 +1,5 @@
 /** Test-only record specs shared by the query specs. */
-import { defineRecord } from '@gatehouse/query';
+import { defineRecord } from '../src/index.js';
 
 export const clients = defineRecord({
   name: 'client',

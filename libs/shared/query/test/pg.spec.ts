@@ -11,7 +11,7 @@ import {
   parseListQuery,
   takePage,
   toEnvelope,
-} from '@gatehouse/query';
+} from '../src/index.js';
 import { clients, randomQuery, rng } from './fixtures.js';
 
 const url = process.env.TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
