@@ -26,8 +26,9 @@ describe('tree migrations', () => {
     const [{ id }] = await ds.query(`SELECT tree_node_id('0b9d2c52-8a6f-4e1b-9c3d-7f00aa112233', 42) AS id`);
     expect(id).toBe('0b9d2c52-8a6f-4e1b-9c3d-00000000002a');
 
-    await ds.undoLastMigration();
+    for (let i = 0; i < treeMigrations.length; i++) await ds.undoLastMigration();
     expect(await ds.query(`SELECT 1 FROM information_schema.tables WHERE table_name = 'tree_nodes'`)).toHaveLength(0);
+    expect(await ds.query(`SELECT 1 FROM pg_proc WHERE proname IN ('tree_node_id', 'tree_create_node')`)).toHaveLength(0);
     await runMigrations(ds);
     expect(await pendingSchemaChanges(ds)).toEqual([]);
   });

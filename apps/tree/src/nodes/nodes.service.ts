@@ -2,7 +2,8 @@ import { Readable } from 'node:stream';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
-import { conflict, invalidRequest, notFound } from '@gatehouse/errors';
+import { conflict, DomainError, invalidRequest, notFound } from '@gatehouse/errors';
+import { findPgError } from '@gatehouse/http';
 import {
   limitOffsetClause,
   orderByClause,
@@ -35,6 +36,22 @@ export const NODE_CONFLICTS = {
 };
 
 type Query = Record<string, unknown>;
+
+/** Errors raised by tree_create_node with our SQLSTATEs, as domain errors. */
+function functionError(err: unknown): DomainError | undefined {
+  const pg = findPgError(err) as { code?: string; message?: string } | undefined;
+  const message = pg?.message ?? (err as Error)?.message ?? '';
+  switch (pg?.code) {
+    case 'GH404':
+      return notFound(message);
+    case 'GH400':
+      return invalidRequest(message, [{ field: 'parent_id', message }]);
+    case 'GH409':
+      return conflict(message);
+    default:
+      return undefined;
+  }
+}
 
 /** The first path after every path of the subtree rooted at `path` (exclusive upper bound). */
 export function subtreeEnd(path: readonly number[]): number[] {
@@ -159,52 +176,25 @@ export class NodesService {
     lang?: Language,
   ): Promise<Partial<NodeRecord>> {
     const read = parseReadQuery(query, nodeSpec, 'v1');
-    const { scope, row } = await inTransaction(this.ds, async (sql) => {
-      // 1. Resolve the version, take its lock and hand out the label: one statement.
-      const v = await sql.one<{ id: string; tree_id: string; next_label: number }>(
-        `UPDATE tree_versions v SET next_label = v.next_label + 1, node_count = v.node_count + 1
-           FROM trees t
-          WHERE t.id = v.tree_id AND t.code = $1 AND v.version = $2 AND v.next_label < $3
-          RETURNING v.id, v.tree_id, v.next_label`,
-        [treeCode, version, MAX_LABEL],
-      );
-      if (!v) {
-        await resolveVersion(sql, treeCode, version);
-        throw conflict('This version has used up its node labels; clone it to a new version to continue');
-      }
-      const scope: VersionScope = { treeId: v.tree_id, treeCode, versionId: v.id, version };
-      const label = v.next_label;
-      const values = [scope.versionId, label, scope.treeId, dto.code, dto.name, dto.description ?? null, dto.metadata ?? {}, actor.id];
-      // 2. Read the parent (after the lock: a fresh snapshot), mark it non-leaf and insert: one statement.
-      const insert = dto.parent_id
-        ? sql.one<NodeRow>(
-            `WITH p AS (SELECT id, path, leaf FROM tree_nodes WHERE id = $9 AND tree_version_id = $1),
-                  u AS (UPDATE tree_nodes t SET leaf = false FROM p WHERE t.id = p.id AND p.leaf)
-             INSERT INTO tree_nodes (id, tree_id, tree_version_id, code, name, description, metadata, depth, leaf,
-                                     parent_id, path, created_by, updated_by)
-             SELECT tree_node_id($1, $2), $3, $1, $4, $5, $6, $7, cardinality(p.path), true, p.id, p.path || $2::int, $8, $8
-               FROM p
-             RETURNING ${RETURNED_COLUMNS}`,
-            [...values, dto.parent_id],
-          )
-        : sql.one<NodeRow>(
-            `INSERT INTO tree_nodes (id, tree_id, tree_version_id, code, name, description, metadata, depth, leaf,
-                                     parent_id, path, created_by, updated_by)
-             VALUES (tree_node_id($1, $2), $3, $1, $4, $5, $6, $7, 0, true, NULL, ARRAY[$2::int], $8, $8)
-             RETURNING ${RETURNED_COLUMNS}`,
-            values,
-          );
-      const row = await insert.catch((err: unknown) => {
-        throw uniqueConflict(err, NODE_CONFLICTS);
-      });
-      if (!row) {
-        await this.parentFor(sql, scope, dto.parent_id!); // throws the 400 that says why
-        throw invalidRequest('parent_id is not a node of this version');
-      }
-      return { scope, row };
+    // One round trip: tree_create_node (migration 1790000200000) locks the version, hands out the label, checks the
+    // parent in a snapshot taken after the lock and inserts; see there.
+    const row = await withSql(this.ds, (sql) =>
+      sql.one<NodeRow>(`SELECT * FROM tree_create_node($1, $2, $3, $4, $5, $6, $7, $8)`, [
+        treeCode,
+        version,
+        dto.code,
+        dto.name,
+        dto.description ?? null,
+        dto.metadata ?? {},
+        dto.parent_id ?? null,
+        actor.id,
+      ]),
+    ).catch((err: unknown) => {
+      throw functionError(err) ?? uniqueConflict(err, NODE_CONFLICTS);
     });
+    const scope: VersionScope = { treeId: row!.tree_id, treeCode, versionId: row!.tree_version_id, version };
     // A new node has no children and no translations: the inserted row is the whole record.
-    return pickFields(toNodeRecord({ ...row, child_count: 0 }, scope, read.expand ? [] : undefined), read.fields);
+    return pickFields(toNodeRecord({ ...row!, child_count: 0 }, scope, read.expand ? [] : undefined), read.fields);
   }
 
   async update(
