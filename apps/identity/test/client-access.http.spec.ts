@@ -328,8 +328,9 @@ describe.each(VERSIONS)(
         expect(not).toMatchObject({ id: null, resource_id: r.id, created_at: null });
         expect(auth.client_data).toMatchObject({ id: a.id, client_name: expect.any(String) });
         expect(auth.client_data).not.toHaveProperty('client_secret');
-        if (v === 'v1') expect(auth.client_data).toHaveProperty('is_global');
-        else expect(auth.client_data).not.toHaveProperty('is_global');
+        expect(auth.client_data).toHaveProperty('is_global');
+        if (v === 'v1') expect(auth.client_data).toHaveProperty('client_type');
+        else expect(auth.client_data).not.toHaveProperty('client_type');
         const onlyAuth = encodeURIComponent(`authorized = true and client_id in ('${a.id}', '${b.id}')`);
         expect((await m.call('get', `${path}?q=${onlyAuth}`).expect(200)).body.count).toBe(1);
 

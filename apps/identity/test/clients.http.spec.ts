@@ -38,17 +38,13 @@ describe.each(VERSIONS)('Clients under /api/%s', (v: Version) => {
       expect(c.client_metadata.grant_types).toEqual(['client_credentials']);
       const agg = c[ENVELOPE[v].aggregations];
       expect(agg).toMatchObject({ id: c.id, client_id: c.id, resources: 0, permissions: 0 });
-      if (v === 'v1') {
-        expect(c).toMatchObject({ client_type: null, is_public: false, is_global: true, tenant_id: null });
-        expect(c.links).toEqual({
-          resources: `${base}/${c.id}/resources`,
-          permissions: `${base}/${c.id}/permissions`,
-        });
-      } else {
-        for (const k of ['client_type', 'is_public', 'is_global', 'tenant_id', 'aggregations'])
-          expect(c).not.toHaveProperty(k);
-        expect(c.links).toEqual({ permissions: `${base}/${c.id}/permissions` });
-      }
+      expect(c).toMatchObject({ is_public: false, is_global: true, tenant_id: null });
+      expect(c.links).toEqual({
+        resources: `${base}/${c.id}/resources`,
+        permissions: `${base}/${c.id}/permissions`,
+      });
+      if (v === 'v1') expect(c.client_type).toBeNull();
+      else for (const k of ['client_type', 'aggregations']) expect(c).not.toHaveProperty(k);
       const [row] = await rows<{ client_name: string; client_secret_enc: string; created_by: string }>(
         m.ds,
         `SELECT client_name, client_secret_enc, created_by FROM clients WHERE id = $1`,
@@ -132,7 +128,7 @@ describe.each(VERSIONS)('Clients under /api/%s', (v: Version) => {
       expect(badMeta.body.message).toContain('client_metadata.grant_types');
       const v1Only = await create({
         client_name: uniq('x'),
-        [v === 'v1' ? 'mobile' : 'is_public']: true,
+        [v === 'v1' ? 'mobile' : 'client_type']: v === 'v1' ? true : 'spa',
       }).expect(400);
       expect(v1Only.body.message).toContain('unknown field');
       const notObject = await m
@@ -188,8 +184,7 @@ describe.each(VERSIONS)('Clients under /api/%s', (v: Version) => {
       const expanded = await m.call('get', `${base}/${id}?expand=all`).expect(200);
       expect(expanded.body.permissions).toEqual([]);
       expect(expanded.body).not.toHaveProperty('links');
-      if (v === 'v1') expect(expanded.body.resources).toEqual([]);
-      else expect(expanded.body).not.toHaveProperty('resources');
+      expect(expanded.body.resources).toEqual([]);
       await m.call('get', `${base}/${id}`, reader.token).expect(200);
     });
 
@@ -200,7 +195,7 @@ describe.each(VERSIONS)('Clients under /api/%s', (v: Version) => {
       await m.call('get', `${base}/${id}?expand=everything`).expect(400);
       const missing = await m.call('get', `${base}/${missingId()}`).expect(404);
       expect(missing.body.code).toBe('not_found');
-      if (v === 'v2') await m.call('get', `${base}/${id}?fields=is_public`).expect(400);
+      if (v === 'v2') await m.call('get', `${base}/${id}?fields=client_type`).expect(400);
     });
 
     it('401 without a token', async () => {

@@ -165,6 +165,7 @@ describe('OpenAPI at /docs', () => {
     ]);
     expect(schemas.CreateClientV1Dto.required).toEqual(['client_name']);
     expect(Object.keys(schemas.CreateClientV1Dto.properties!)).toContain('is_global');
-    expect(Object.keys(schemas.CreateClientV2Dto.properties!)).not.toContain('is_global');
+    expect(Object.keys(schemas.CreateClientV2Dto.properties!)).toContain('is_global');
+    expect(Object.keys(schemas.CreateClientV2Dto.properties!)).not.toContain('client_type');
   });
 });

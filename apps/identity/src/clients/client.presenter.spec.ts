@@ -44,19 +44,10 @@ describe('client presentations', () => {
     });
   });
 
-  it('v2 shows document 2 fields: app_type inside client_metadata, aggregates, no v1-only fields', () => {
+  it('v2 shows the client type as client_metadata.app_type, says aggregates, keeps the rest', () => {
     const v2 = shapeClient('v2')({ ...record, resources: [] }, true);
-    for (const k of [
-      'client_type',
-      'is_public',
-      'is_global',
-      'tenant_id',
-      'aggregations',
-      'resources',
-      'links',
-    ]) {
-      expect(v2).not.toHaveProperty(k);
-    }
+    for (const k of ['client_type', 'aggregations', 'links']) expect(v2).not.toHaveProperty(k);
+    expect(v2).toMatchObject({ is_public: false, is_global: true, tenant_id: null, resources: [] });
     expect(v2.client_metadata).toEqual({
       app_type: 'spa',
       grant_types: ['client_credentials'],

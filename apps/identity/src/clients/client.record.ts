@@ -114,12 +114,13 @@ export function clientMetadataOf(v: ApiVersion, md: ClientMetadata, clientType: 
 
 export const CLIENT_CHILDREN: Record<ApiVersion, string[]> = {
   v1: ['resources', 'permissions'],
-  v2: ['permissions'],
+  v2: ['resources', 'permissions'],
 };
 
 /**
- * Document 2's client record has no `client_type` (it is `client_metadata.app_type`), `is_public`, `is_global`,
- * `tenant_id` or embedded `resources`; its `client_metadata` has `app_type`, `grant_types`, `refresh_token`, `mobile`.
+ * The two presentations differ as API.md says: v2 says `aggregates`, and its `client_metadata` is document 2's
+ * (`app_type`, `grant_types`, `refresh_token`, `mobile`), where `app_type` is the client type: v2 has no
+ * `client_type` field of its own.
  */
 export function shapeClient(v: ApiVersion) {
   return (rec: ClientRecord, expand: boolean): Record<string, unknown> => {
@@ -127,9 +128,7 @@ export function shapeClient(v: ApiVersion) {
       client_metadata: (md: ClientMetadata) => ['client_metadata', clientMetadataOf(v, md, rec.client_type)],
       aggregations: (a: ClientAggregations) => [v === 'v1' ? 'aggregations' : 'aggregates', a],
       resources: (items: ClientResourceRecord[]) => ['resources', items.map(shapeClientResource(v))],
-      ...(v === 'v2'
-        ? { client_type: null, is_public: null, is_global: null, tenant_id: null, resources: null }
-        : {}),
+      ...(v === 'v2' ? { client_type: null } : {}),
       permissions: (items: ClientPermissionRecord[]) => ['permissions', items.map(shapeClientPermission(v))],
     });
     if (!expand) base.links = linksOf(`${apiBase(v)}/clients/${rec.id}`, CLIENT_CHILDREN[v]);
@@ -152,7 +151,8 @@ export const clientSpecs = defineVersionedRecord({
     { name: 'id', column: 'c.id', type: 'uuid' },
     { name: 'instance_id', column: 'c.instance_id', type: 'uuid' },
     { name: 'client_type', column: 'c.client_type', type: 'string', only: 'v1' },
-    { name: 'client_name', column: 'c.client_name', type: 'string' },
+    // Sorted case-insensitively: the unique index ux_clients_name (instance_id, tenant_id, lower(client_name)) serves it.
+    { name: 'client_name', column: 'c.client_name', sortColumn: 'lower(c.client_name)', type: 'string' },
     { name: 'client_secret_expires_at', column: 'c.client_secret_expires_at', type: 'datetime' },
     { name: 'client_description', column: 'c.client_description', type: 'string' },
     {
@@ -163,10 +163,10 @@ export const clientSpecs = defineVersionedRecord({
       opaque: false,
     },
     { name: 'app_metadata', column: 'c.app_metadata', type: 'json' },
-    { name: 'is_public', column: 'c.is_public', type: 'boolean', only: 'v1' },
+    { name: 'is_public', column: 'c.is_public', type: 'boolean' },
     { name: 'is_first_party', column: 'c.is_first_party', type: 'boolean' },
-    { name: 'is_global', column: 'c.is_global', type: 'boolean', only: 'v1' },
-    { name: 'tenant_id', column: 'c.tenant_id', type: 'uuid', only: 'v1' },
+    { name: 'is_global', column: 'c.is_global', type: 'boolean' },
+    { name: 'tenant_id', column: 'c.tenant_id', type: 'uuid' },
     ...auditAttributes('c'),
   ],
   children: CLIENT_CHILDREN,

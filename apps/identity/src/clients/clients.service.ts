@@ -12,7 +12,7 @@ import {
 import type { ReadQuery } from '@gatehouse/query';
 import { tenantCondition, type Access } from '../common/access.js';
 import { withConflicts } from '../common/db.js';
-import { listPage, wants, type ListPage } from '../common/list.js';
+import { listPage, wants, type ListPage, type ListPlan } from '../common/list.js';
 import type { ListRequest } from '../common/presenter.js';
 import { assertTenant, tenantForNewRecord } from '../common/tenants.js';
 import { permissionsOfClients, resourcesOfClients } from '../client-access/client-access.queries.js';
@@ -62,6 +62,22 @@ export function mergeMetadata(stored: object, patch: object): Record<string, unk
   return out;
 }
 
+/** The list statement of Get clients for this caller (exported for the benchmark's query plans). */
+export function clientListPlan(access: Access, req: ListRequest): ListPlan {
+  const params: unknown[] = [access.instanceId];
+  const conditions = ['c.instance_id = $1'];
+  const tenant = tenantCondition(access, 'c.tenant_id', params);
+  if (tenant) conditions.push(tenant);
+  return {
+    ...req,
+    select: (list) =>
+      wants(list.fields, 'aggregations') ? `${CLIENT_COLUMNS}, ${AGGREGATION_COLUMNS}` : CLIENT_COLUMNS,
+    from: 'clients c',
+    conditions,
+    params,
+  };
+}
+
 /**
  * Clients of the caller's instance (and, for a caller that is not global, of its tenant only). Secrets are sealed
  * with the SecretBox and answered only on single-record operations. Every change is visible to the token server
@@ -75,18 +91,10 @@ export class ClientsService {
   ) {}
 
   async list(access: Access, req: ListRequest): Promise<ListPage<ClientRecord>> {
-    const params: unknown[] = [access.instanceId];
-    const conditions = ['c.instance_id = $1'];
-    const tenant = tenantCondition(access, 'c.tenant_id', params);
-    if (tenant) conditions.push(tenant);
-    const page = await listPage<ClientRow & { agg_resources?: number; agg_permissions?: number }>(this.ds, {
-      ...req,
-      select: (list) =>
-        wants(list.fields, 'aggregations') ? `${CLIENT_COLUMNS}, ${AGGREGATION_COLUMNS}` : CLIENT_COLUMNS,
-      from: 'clients c',
-      conditions,
-      params,
-    });
+    const page = await listPage<ClientRow & { agg_resources?: number; agg_permissions?: number }>(
+      this.ds,
+      clientListPlan(access, req),
+    );
     const records = page.rows.map((r) => this.withAggregations(clientRecord(r), r));
     await this.embedChildren(this.ds, records, page.list);
     return { ...page, rows: records };

@@ -1,12 +1,12 @@
 import {
   limitOffsetClause,
-  orderByClause,
   parseListQuery,
   takePage,
   type ListQuery,
   type RecordSpec,
 } from '@gatehouse/query';
 import { rows, type Queryable } from '@gatehouse/identity-data';
+import { sortExpression } from './records.js';
 
 export interface ListPlan {
   spec: RecordSpec;
@@ -31,12 +31,33 @@ export interface ListPage<Row> {
   total?: number;
 }
 
+const SIMPLE_COLUMN = /^[A-Za-z0-9_."]+$/;
+
+/** `ORDER BY` built from spec expressions only (an attribute's sortColumn, else its column). */
+function orderBy(sort: ListQuery['sort']): string {
+  if (!sort.length) return '';
+  return `ORDER BY ${sort
+    .map(({ attr, dir }) => {
+      const expr = sortExpression(attr);
+      return `${SIMPLE_COLUMN.test(expr) ? expr : `(${expr})`} ${dir === 'DESC' ? 'DESC' : 'ASC'}`;
+    })
+    .join(', ')}`;
+}
+
+/** The statements of one list request: the page (one row more than asked, for `has_more`) and the count. */
+export interface ListSql {
+  list: ListQuery;
+  pageSql: string;
+  /** Runs only when the total count was asked for. */
+  countSql: string;
+  params: unknown[];
+}
+
 /**
- * One page of a list operation: `q` compiled to parameters after the plan's own, `sort` (ties broken by id),
- * `offset`/`limit` (fetching one more row for `has_more`) and, when asked, the total count of matching rows, which
- * runs beside the page query.
+ * Builds the statements of a list operation: `q` compiled to parameters after the plan's own, `sort` (ties broken
+ * by id), `offset`/`limit`. Bad parameters throw a 400 before anything runs.
  */
-export async function listPage<Row>(db: Queryable, plan: ListPlan): Promise<ListPage<Row>> {
+export function listSql(plan: ListPlan): ListSql {
   const list = parseListQuery(plan.query, plan.spec, plan.version, { paramOffset: plan.params.length });
   const conditions = [...plan.conditions];
   const params = [...plan.params];
@@ -45,13 +66,21 @@ export async function listPage<Row>(db: Queryable, plan: ListPlan): Promise<List
     params.push(...list.where.params);
   }
   const where = conditions.length ? `WHERE ${conditions.join(' AND ')}` : '';
-  const order = [orderByClause(list.sort), plan.tieBreak].filter(Boolean).join(', ');
-  const pageSql = `SELECT ${plan.select(list)} FROM ${plan.from} ${where} ${order} ${limitOffsetClause(list, { plusOne: true })}`;
+  const order = [orderBy(list.sort), plan.tieBreak].filter(Boolean).join(', ');
+  return {
+    list,
+    pageSql: `SELECT ${plan.select(list)} FROM ${plan.from} ${where} ${order} ${limitOffsetClause(list, { plusOne: true })}`,
+    countSql: `SELECT count(*) AS n FROM ${plan.from} ${where}`,
+    params,
+  };
+}
+
+/** One page of a list operation and, when asked, the total count of matching rows (run beside the page query). */
+export async function listPage<Row>(db: Queryable, plan: ListPlan): Promise<ListPage<Row>> {
+  const { list, pageSql, countSql, params } = listSql(plan);
   const [fetched, counted] = await Promise.all([
     rows<Row>(db, pageSql, params),
-    list.totalCount
-      ? rows<{ n: string }>(db, `SELECT count(*) AS n FROM ${plan.from} ${where}`, params)
-      : Promise.resolve(undefined),
+    list.totalCount ? rows<{ n: string }>(db, countSql, params) : Promise.resolve(undefined),
   ]);
   const page = takePage(fetched, list.limit);
   return {

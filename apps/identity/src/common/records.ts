@@ -7,7 +7,13 @@ export interface VersionedAttribute extends Omit<AttributeSpec, 'v2Name'> {
   only?: ApiVersion;
   /** SQL expression under v2 when it differs (e.g. a metadata object of another shape). */
   v2Column?: string;
+  /** SQL expression `sort` orders by when it differs from `column` (e.g. `lower(name)`, to use an index). */
+  sortColumn?: string;
 }
+
+/** The ORDER BY expression of an attribute (its `sortColumn`, else its column). */
+export const sortExpression = (attr: AttributeSpec) =>
+  (attr as AttributeSpec & { sortColumn?: string }).sortColumn ?? attr.column;
 
 export interface VersionedRecordInput {
   name: string;

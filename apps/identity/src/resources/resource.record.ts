@@ -161,7 +161,7 @@ export const resourceSpecs = defineVersionedRecord({
   attributes: [
     { name: 'id', column: 'r.id', type: 'uuid' },
     { name: 'instance_id', column: 'r.instance_id', type: 'uuid' },
-    { name: 'tenant_id', column: 'r.tenant_id', type: 'uuid', only: 'v1' },
+    { name: 'tenant_id', column: 'r.tenant_id', type: 'uuid' },
     { name: 'resource_type', column: 'r.resource_type', type: 'string' },
     { name: 'resource_name', column: 'r.resource_name', type: 'string' },
     { name: 'resource_description', column: 'r.resource_description', type: 'string' },
@@ -176,11 +176,10 @@ export const resourceSpecs = defineVersionedRecord({
   extraFields: [{ name: 'aggregations', v2Name: 'aggregates' }, { name: 'links' }],
 });
 
-/** The Resource of a presentation: v2 nests `resource_metadata`, says `aggregates`, has no `tenant_id`. */
+/** The Resource of a presentation: v2 nests `resource_metadata` and says `aggregates`. */
 export function shapeResource(v: ApiVersion) {
   return (rec: ResourceRecord, expand: boolean): Record<string, unknown> => {
     const base = mapKeys(rec, {
-      ...(v === 'v2' ? { tenant_id: null } : {}),
       resource_metadata: (md: ResourceMetadata) => [
         'resource_metadata',
         v === 'v1' ? md : resourceMetadataV2(md),

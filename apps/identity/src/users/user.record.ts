@@ -135,8 +135,9 @@ export const userSpecs = defineVersionedRecord({
   attributes: [
     { name: 'id', column: 'u.id', type: 'uuid' },
     { name: 'instance_id', column: 'u.instance_id', type: 'uuid' },
-    { name: 'user_email', column: 'u.user_email', type: 'string' },
-    { name: 'user_name', column: 'u.user_name', type: 'string' },
+    // Sorted case-insensitively, as the unique indexes ux_users_email and ux_users_name hold them.
+    { name: 'user_email', column: 'u.user_email', sortColumn: 'lower(u.user_email)', type: 'string' },
+    { name: 'user_name', column: 'u.user_name', sortColumn: 'lower(u.user_name)', type: 'string' },
     { name: 'user_nickname', column: 'u.nickname', type: 'string' },
     { name: 'user_fullName', column: 'u.name', type: 'string' },
     { name: 'user_email_verified', column: 'u.email_verified', type: 'boolean' },

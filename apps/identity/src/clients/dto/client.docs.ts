@@ -5,6 +5,7 @@ import {
   ClientPermissionV1Doc,
   ClientPermissionV2Doc,
   ClientResourceV1Doc,
+  ClientResourceV2Doc,
 } from '../../client-access/dto/client-access.docs.js';
 import { CLIENT_TYPES, ClientMetadataV1Dto, ClientMetadataV2Dto } from './client-metadata.dto.js';
 
@@ -23,16 +24,11 @@ export class ClientAggregationsDoc extends AuditDoc {
   permissions: number;
 }
 
-class ClientLinksV1Doc {
+class ClientLinksDoc {
   @ApiProperty({ example: '/api/v1/clients/7d1c.../resources' })
   resources: string;
 
   @ApiProperty({ example: '/api/v1/clients/7d1c.../permissions' })
-  permissions: string;
-}
-
-class ClientLinksV2Doc {
-  @ApiProperty({ example: '/api/v2/clients/7d1c.../permissions' })
   permissions: string;
 }
 
@@ -64,6 +60,18 @@ class ClientBaseDoc extends AuditDoc {
 
   @ApiProperty()
   is_first_party: boolean;
+
+  @ApiProperty({ description: 'A public client has no secret' })
+  is_public: boolean;
+
+  @ApiProperty({ description: 'A global client reaches every tenant; otherwise only its tenant_id' })
+  is_global: boolean;
+
+  @ApiProperty({ format: 'uuid', nullable: true })
+  tenant_id: string | null;
+
+  @ApiPropertyOptional({ type: () => ClientLinksDoc, description: 'Without expand' })
+  links?: ClientLinksDoc;
 }
 
 /** Document 1's Client. */
@@ -74,15 +82,6 @@ export class ClientV1Doc extends ClientBaseDoc {
   @ApiProperty({ type: () => ClientMetadataV1Dto })
   client_metadata: ClientMetadataV1Dto;
 
-  @ApiProperty()
-  is_public: boolean;
-
-  @ApiProperty({ description: 'A global client reaches every tenant; otherwise only its tenant_id' })
-  is_global: boolean;
-
-  @ApiProperty({ format: 'uuid', nullable: true })
-  tenant_id: string | null;
-
   @ApiPropertyOptional({ type: () => ClientAggregationsDoc })
   aggregations?: ClientAggregationsDoc;
 
@@ -91,12 +90,9 @@ export class ClientV1Doc extends ClientBaseDoc {
 
   @ApiPropertyOptional({ type: () => [ClientPermissionV1Doc], description: 'With expand=all' })
   permissions?: ClientPermissionV1Doc[];
-
-  @ApiPropertyOptional({ type: () => ClientLinksV1Doc, description: 'Without expand' })
-  links?: ClientLinksV1Doc;
 }
 
-/** Document 2's Client. */
+/** Document 2's Client: `aggregates`, and the client type as `client_metadata.app_type`. */
 export class ClientV2Doc extends ClientBaseDoc {
   @ApiProperty({ type: () => ClientMetadataV2Dto })
   client_metadata: ClientMetadataV2Dto;
@@ -104,9 +100,9 @@ export class ClientV2Doc extends ClientBaseDoc {
   @ApiPropertyOptional({ type: () => ClientAggregationsDoc })
   aggregates?: ClientAggregationsDoc;
 
+  @ApiPropertyOptional({ type: () => [ClientResourceV2Doc], description: 'With expand=all' })
+  resources?: ClientResourceV2Doc[];
+
   @ApiPropertyOptional({ type: () => [ClientPermissionV2Doc], description: 'With expand=all' })
   permissions?: ClientPermissionV2Doc[];
-
-  @ApiPropertyOptional({ type: () => ClientLinksV2Doc, description: 'Without expand' })
-  links?: ClientLinksV2Doc;
 }

@@ -25,22 +25,8 @@ class ClientNameAndDescription {
   app_metadata?: AppMetadataEntry[];
 }
 
-/** Document 1: Create a client. */
-export class CreateClientV1Dto extends ClientNameAndDescription {
-  @ApiPropertyOptional({ enum: CLIENT_TYPES, example: 'spa', nullable: true })
-  @NullableIfPresent()
-  @IsIn(CLIENT_TYPES)
-  client_type?: string | null;
-
-  @ApiPropertyOptional({
-    type: () => ClientMetadataV1Dto,
-    description: 'Without grant_types a confidential client is allowed client_credentials',
-  })
-  @NullableIfPresent()
-  @ValidateNested()
-  @Type(() => ClientMetadataV1Dto)
-  client_metadata?: ClientMetadataV1Dto;
-
+/** The reach and kind of a client, in both presentations. */
+class ClientFlags extends ClientNameAndDescription {
   @ApiPropertyOptional({ default: false, description: 'A public client has no secret' })
   @NotNullIfPresent()
   @IsBoolean()
@@ -65,6 +51,23 @@ export class CreateClientV1Dto extends ClientNameAndDescription {
   tenant_id?: string | null;
 }
 
+/** Document 1: Create a client. */
+export class CreateClientV1Dto extends ClientFlags {
+  @ApiPropertyOptional({ enum: CLIENT_TYPES, example: 'spa', nullable: true })
+  @NullableIfPresent()
+  @IsIn(CLIENT_TYPES)
+  client_type?: string | null;
+
+  @ApiPropertyOptional({
+    type: () => ClientMetadataV1Dto,
+    description: 'Without grant_types a confidential client is allowed client_credentials',
+  })
+  @NullableIfPresent()
+  @ValidateNested()
+  @Type(() => ClientMetadataV1Dto)
+  client_metadata?: ClientMetadataV1Dto;
+}
+
 /** Document 1: Modify a client (every field optional; `client_metadata` keys merge, null removes one). */
 export class UpdateClientV1Dto extends CreateClientV1Dto {
   @ApiPropertyOptional({ example: 'Orders web app', maxLength: NAME_MAX })
@@ -75,16 +78,19 @@ export class UpdateClientV1Dto extends CreateClientV1Dto {
   declare client_name: string;
 }
 
-/** Document 2: Create a client (`client_name` non-empty, `client_description`; metadata may be set at once too). */
-export class CreateClientV2Dto extends ClientNameAndDescription {
-  @ApiPropertyOptional({ type: () => ClientMetadataV2Dto })
+/** Document 2: Create a client; the client type is `client_metadata.app_type`. */
+export class CreateClientV2Dto extends ClientFlags {
+  @ApiPropertyOptional({
+    type: () => ClientMetadataV2Dto,
+    description: 'Without grant_types a confidential client is allowed client_credentials',
+  })
   @NullableIfPresent()
   @ValidateNested()
   @Type(() => ClientMetadataV2Dto)
   client_metadata?: ClientMetadataV2Dto;
 }
 
-/** Document 2: Modify a client: client_name, client_description, client_metadata, app_metadata. */
+/** Document 2: Modify a client (every field optional; `client_metadata` keys merge, null removes one). */
 export class UpdateClientV2Dto extends CreateClientV2Dto {
   @ApiPropertyOptional({ example: 'Orders web app', maxLength: NAME_MAX })
   @NotNullIfPresent()

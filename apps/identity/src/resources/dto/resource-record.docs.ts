@@ -16,6 +16,9 @@ class ResourceBaseDoc {
   @ApiProperty({ format: 'uuid' })
   instance_id: string;
 
+  @ApiProperty({ format: 'uuid', nullable: true })
+  tenant_id: string | null;
+
   @ApiProperty({ example: 'api' })
   resource_type: string;
 
@@ -49,9 +52,6 @@ class ResourceBaseDoc {
 
 /** Document 1's Resource. */
 export class ResourceV1Doc extends ResourceBaseDoc {
-  @ApiProperty({ format: 'uuid', nullable: true })
-  tenant_id: string | null;
-
   @ApiProperty({ type: () => ResourceMetadataV1Doc })
   resource_metadata: ResourceMetadataV1Doc;
 
