@@ -4,6 +4,7 @@ import type { EnvOf } from '@gatehouse/config';
 import { BearerModule, bearerOptionsFromEnv } from '@gatehouse/bearer';
 import { loadSecretBox, MANAGEMENT_AUDIENCE, SECRET_BOX } from '@gatehouse/identity-data';
 import type { identityEnv } from './config.js';
+import { AccessModule } from './common/access.js';
 import { ClientsModule } from './clients/clients.module.js';
 import { ClientAccessModule } from './client-access/client-access.module.js';
 import { ResourcesModule } from './resources/resources.module.js';
@@ -22,6 +23,7 @@ export class IdentityAppModule {
         // Every route not marked @Public() needs a management-API token (audience urn:gatehouse:management),
         // validated through the token server's /tokeninfo, plus the scopes of its @Scopes().
         BearerModule.forRoot(bearerOptionsFromEnv(env, MANAGEMENT_AUDIENCE)),
+        AccessModule,
         ClientsModule,
         ClientAccessModule,
         ResourcesModule,

@@ -236,8 +236,8 @@ describe.each(VERSIONS)('Clients under /api/%s', (v: Version) => {
         )
         .expect(200);
       expect(filtered.body.items).toEqual([{ client_name: `${tag}-a` }]);
-      const beyond = await m.call('get', `${base}?q=${q}&offset=50`).expect(200);
-      expect(beyond.body).toMatchObject({ count: 0, items: [] });
+      const beyond = await m.call('get', `${base}?q=${q}&offset=50&${total}=true`).expect(200);
+      expect(beyond.body).toMatchObject({ [total]: 4, count: 0, items: [], [hasMore]: false });
       const capped = await m.call('get', `${base}?limit=1000`).expect(200);
       expect(capped.body.limit).toBe(100);
       const meta = await m

@@ -1,4 +1,5 @@
 import { rows } from '@gatehouse/identity-data';
+import { AccessCache } from '../src/common/access.js';
 import { ENVELOPE, Management, missingId, uniq, VERSIONS, type Version } from './management-harness.js';
 
 let m: Management;
@@ -230,6 +231,8 @@ describe.each(VERSIONS)('Resources and Resource Scopes under /api/%s', (v: Versi
       const all = await m.call('get', `${base}?${total}=true`).set('tenant_id', tenant).expect(200);
       expect(all.body[total]).toBeGreaterThan(1); // not multi-tenant: the header is ignored
       await m.ds.query(`UPDATE instances SET multi_tenant = true WHERE is_default`);
+      // Changed behind the API's back: callers' cached rows (a few seconds) must be dropped.
+      m.identity.app.get(AccessCache).clear();
       try {
         const one = await m.call('get', `${base}?${total}=true`).set('tenant_id', tenant).expect(200);
         expect(one.body[total]).toBe(1);
@@ -237,6 +240,7 @@ describe.each(VERSIONS)('Resources and Resource Scopes under /api/%s', (v: Versi
         await m.call('get', base).set('tenant_id', 'nope').expect(400);
       } finally {
         await m.ds.query(`UPDATE instances SET multi_tenant = false WHERE is_default`);
+        m.identity.app.get(AccessCache).clear();
       }
     });
 

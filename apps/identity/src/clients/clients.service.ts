@@ -10,7 +10,7 @@ import {
   type SecretBox,
 } from '@gatehouse/identity-data';
 import type { ReadQuery } from '@gatehouse/query';
-import { tenantCondition, type Access } from '../common/access.js';
+import { AccessCache, tenantCondition, type Access } from '../common/access.js';
 import { withConflicts } from '../common/db.js';
 import { listPage, wants, type ListPage, type ListPlan } from '../common/list.js';
 import type { ListRequest } from '../common/presenter.js';
@@ -88,6 +88,7 @@ export class ClientsService {
   constructor(
     @Inject(DataSource) private readonly ds: DataSource,
     @Inject(SECRET_BOX) private readonly box: SecretBox,
+    @Inject(AccessCache) private readonly callers: AccessCache,
   ) {}
 
   async list(access: Access, req: ListRequest): Promise<ListPage<ClientRecord>> {
@@ -143,7 +144,7 @@ export class ClientsService {
   }
 
   async update(access: Access, id: string, input: ClientInput, read: ReadQuery): Promise<ClientRecord> {
-    return this.ds.transaction(async (m) => {
+    const updated = await this.ds.transaction(async (m) => {
       const current = await findClient(m, access, id, { lock: true });
       assertTenantChange(access, input);
       if (current.is_default) {
@@ -189,6 +190,9 @@ export class ClientsService {
       );
       return this.load(m, access, current.id, read);
     });
+    // After the commit: a request of this client sees its new reach from now on.
+    this.callers.forget(updated.id);
+    return updated;
   }
 
   /** Deletes the client, its authorizations and permissions; its tokens are inactive at once. Default client: 403. */
@@ -198,6 +202,7 @@ export class ClientsService {
       if (current.is_default) throw forbidden('The default client cannot be deleted');
       await m.query(`DELETE FROM clients WHERE id = $1`, [current.id]);
     });
+    this.callers.forget(id);
   }
 
   /** A new secret; the old one is refused by the token endpoint from now on. A public client has none: 409. */

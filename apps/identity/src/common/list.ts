@@ -70,25 +70,37 @@ export function listSql(plan: ListPlan): ListSql {
   return {
     list,
     pageSql: `SELECT ${plan.select(list)} FROM ${plan.from} ${where} ${order} ${limitOffsetClause(list, { plusOne: true })}`,
-    countSql: `SELECT count(*) AS n FROM ${plan.from} ${where}`,
+    countSql: `SELECT count(*) AS __total FROM ${plan.from} ${where}`,
     params,
   };
 }
 
-/** One page of a list operation and, when asked, the total count of matching rows (run beside the page query). */
+/**
+ * One page of a list operation and, when asked, the total count of matching rows. With the count, page and count
+ * travel as one statement (two CTEs, each planned on its own: the page reads `limit + 1` rows through the sort's
+ * index, the count an index-only scan where one fits): one round trip and one connection instead of two.
+ */
 export async function listPage<Row>(db: Queryable, plan: ListPlan): Promise<ListPage<Row>> {
   const { list, pageSql, countSql, params } = listSql(plan);
-  const [fetched, counted] = await Promise.all([
-    rows<Row>(db, pageSql, params),
-    list.totalCount ? rows<{ n: string }>(db, countSql, params) : Promise.resolve(undefined),
-  ]);
+  let fetched: Row[];
+  let total: number | undefined;
+  if (list.totalCount) {
+    const joined = await rows<Row & { __total: string; __ord: string | null }>(
+      db,
+      `WITH page AS (SELECT p.*, row_number() OVER () AS __ord FROM (${pageSql}) p),
+            total AS (${countSql})
+       SELECT page.*, total.__total FROM total LEFT JOIN page ON true ORDER BY page.__ord`,
+      params,
+    );
+    total = Number(joined[0]?.__total ?? 0);
+    fetched = joined
+      .filter((r) => r.__ord !== null)
+      .map(({ __total: _t, __ord: _o, ...row }) => row as unknown as Row);
+  } else {
+    fetched = await rows<Row>(db, pageSql, params);
+  }
   const page = takePage(fetched, list.limit);
-  return {
-    list,
-    rows: page.items,
-    hasMore: page.hasMore,
-    ...(counted ? { total: Number(counted[0]?.n ?? 0) } : {}),
-  };
+  return { list, rows: page.items, hasMore: page.hasMore, ...(total !== undefined ? { total } : {}) };
 }
 
 /** True when the field is wanted: no `fields` given, or named in it. */

@@ -1,0 +1,427 @@
+#!/usr/bin/env node
+// Management API benchmark: Get clients over 100,000 clients (100 tenants) with a `q` filter, a sort and the total
+// count, in both presentations, with the PostgreSQL plans of the statements the service runs.
+//
+//   npx nx run-many -t build -p auth identity && node tools/bench/identity/run.mjs
+//
+// Variables: BENCH_PG_URL (admin URL of a PostgreSQL where a throw-away database may be created; default
+// TEST_PG_URL, DATABASE_URL, postgres://postgres@127.0.0.1:5432/postgres), BENCH_CLIENTS (default 100000),
+// BENCH_DURATION (s, default 10), BENCH_CONNECTIONS (default 10), BENCH_SERVER_CPUS (taskset CPU list of the
+// identity service, default 0: one core; empty: no pinning), BENCH_ONLY (scenarios whose name contains one of these |-separated strings),
+// BENCH_JSON (write the results there), BENCH_NODE_ARGS (extra node flags of the identity service, e.g.
+// `--cpu-prof --cpu-prof-dir=/tmp/prof`).
+//
+// Targets (issue 5): the filtered, sorted, counted list at >= 1,000 requests/s on one core with p99 < 50 ms, its
+// statements served by an index. The run fails (exit 1) when a target is missed.
+import { execFileSync, spawn } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import autocannon from 'autocannon';
+import pg from 'pg';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+const identityMain = path.join(root, 'dist/apps/identity/apps/identity/src/main.js');
+const authMain = path.join(root, 'dist/apps/auth/apps/auth/src/main.js');
+for (const f of [identityMain, authMain]) {
+  if (!existsSync(f)) {
+    console.error(`${f} is missing: build first (npx nx run-many -t build -p auth identity)`);
+    process.exit(1);
+  }
+}
+
+const env = process.env;
+const adminUrl =
+  env.BENCH_PG_URL || env.TEST_PG_URL || env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
+const clientCount = Number(env.BENCH_CLIENTS || 100_000);
+const duration = Number(env.BENCH_DURATION || 10);
+const connections = Number(env.BENCH_CONNECTIONS || 10);
+const cpus = env.BENCH_SERVER_CPUS ?? '0';
+const only = env.BENCH_ONLY ? env.BENCH_ONLY.split('|') : undefined;
+const TENANTS = 100;
+const TYPES = ['spa', 'native', 'regular_web', 'non_interactive'];
+const hasTaskset =
+  cpus !== '' &&
+  (() => {
+    try {
+      execFileSync('taskset', ['-V'], { stdio: 'ignore' });
+      return true;
+    } catch {
+      return false;
+    }
+  })();
+
+const freePort = () =>
+  new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+
+const withDb = (url, db) => {
+  const u = new URL(url);
+  u.pathname = `/${db}`;
+  return u.toString();
+};
+
+const children = [];
+function start(name, main, childEnv, ready, pin, nodeArgs = []) {
+  const cmd = pin ? 'taskset' : process.execPath;
+  const argv = pin ? ['-c', cpus, process.execPath, ...nodeArgs, main] : [...nodeArgs, main];
+  const child = spawn(cmd, argv, {
+    cwd: root,
+    env: { ...env, ...childEnv },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let log = '';
+  child.stdout.on('data', (d) => (log += d));
+  child.stderr.on('data', (d) => (log += d));
+  return new Promise((resolve, reject) => {
+    const deadline = Date.now() + 90_000;
+    const poll = async () => {
+      if (child.exitCode !== null) return reject(new Error(`${name} exited:\n${log}`));
+      if (await ready().catch(() => false)) return resolve(child);
+      if (Date.now() > deadline) return reject(new Error(`${name} did not start:\n${log}`));
+      setTimeout(poll, 200);
+    };
+    poll();
+  });
+}
+
+async function stopAll() {
+  await Promise.all(
+    children.map(
+      (c) =>
+        new Promise((resolve) => {
+          if (c.exitCode !== null) return resolve();
+          c.once('exit', resolve);
+          c.kill('SIGTERM');
+          setTimeout(() => c.kill('SIGKILL'), 5000).unref();
+        }),
+    ),
+  );
+}
+
+/** CPU time (user + system) a process has used so far, in ms; undefined where /proc is missing. */
+function cpuMs(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    // utime and stime are fields 14 and 15 of stat(5), in clock ticks (USER_HZ, 100 on Linux).
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return undefined;
+  }
+}
+
+function measure(name, url, headers, pid) {
+  return new Promise((resolve, reject) => {
+    const opts = { url, method: 'GET', connections, pipelining: 1, headers };
+    // Warm-up (JIT, pools, the bearer cache), then the measured run.
+    autocannon({ ...opts, duration: 2 }, (err) => {
+      if (err) return reject(err);
+      const cpu0 = cpuMs(pid);
+      autocannon({ ...opts, duration }, (err2, result) => {
+        if (err2) return reject(err2);
+        const cpu1 = cpuMs(pid);
+        const cpuPerRequest =
+          cpu0 !== undefined && cpu1 !== undefined && result.requests.total
+            ? (cpu1 - cpu0) / result.requests.total
+            : undefined;
+        resolve({
+          cpuPerRequest,
+          name,
+          rps: result.requests.average,
+          p50: result.latency.p50,
+          p99: result.latency.p99,
+          max: result.latency.max,
+          non2xx: result.non2xx,
+          errors: result.errors + result.timeouts,
+          total: result.requests.total,
+        });
+      });
+    });
+  });
+}
+
+const dbName = `gh_bench_identity_${randomBytes(4).toString('hex')}`;
+const admin = new pg.Client({ connectionString: adminUrl });
+await admin.connect();
+await admin.query(`CREATE DATABASE ${dbName}`);
+const dbUrl = withDb(adminUrl, dbName);
+const dataDir = mkdtempSync(path.join(os.tmpdir(), 'gh-bench-identity-'));
+
+const results = [];
+const plans = [];
+let seedSeconds = 0;
+let failure;
+try {
+  const shared = {
+    DATABASE_URL: dbUrl,
+    DATA_DIR: dataDir,
+    SECRET_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    BOOTSTRAP_CLIENT_ID: randomUUID(),
+    BOOTSTRAP_CLIENT_SECRET: randomBytes(24).toString('base64url'),
+    BOOTSTRAP_ADMIN_PASSWORD: randomBytes(12).toString('hex'),
+    LOG_LEVEL: 'warn',
+    RATE_LIMIT_POINTS: '1000000000',
+    REDIS_URL: '',
+  };
+  const authPort = await freePort();
+  const authUrl = `http://127.0.0.1:${authPort}`;
+  // The token server answers one /tokeninfo per token (the identity service caches it): it is not pinned.
+  await start(
+    'apps/auth',
+    authMain,
+    { ...shared, AUTH_PORT: String(authPort), ISSUER: authUrl },
+    async () => (await fetch(`${authUrl}/readyz`)).status === 200,
+    false,
+  );
+  const idPort = await freePort();
+  const idUrl = `http://127.0.0.1:${idPort}`;
+  const identity = await start(
+    'apps/identity',
+    identityMain,
+    { ...shared, IDENTITY_PORT: String(idPort), AUTH_URL: authUrl, BEARER_CACHE_TTL_SEC: '3600' },
+    async () => (await fetch(`${idUrl}/readyz`)).status === 200,
+    hasTaskset,
+    (env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean),
+  );
+
+  // 100,000 clients in 100 tenants, four client types, set-based.
+  const db = new pg.Client({ connectionString: dbUrl });
+  db.on('error', () => undefined); // the database is dropped with FORCE at the end, also after a failure
+  await db.connect();
+  const t0 = performance.now();
+  const [{ id: instanceId }] = (await db.query('SELECT id FROM instances WHERE is_default')).rows;
+  const tenants = (
+    await db.query(
+      `INSERT INTO tenants (instance_id, name)
+       SELECT $1, 'bench-tenant-' || lpad(g::text, 3, '0') FROM generate_series(1, $2) g RETURNING id`,
+      [instanceId, TENANTS],
+    )
+  ).rows.map((r) => r.id);
+  await db.query(
+    `INSERT INTO clients (instance_id, tenant_id, client_name, client_type, client_description, client_metadata,
+                          is_global, created_at, updated_at)
+     SELECT $1, ($2::uuid[])[1 + g % $3], 'bench-client-' || lpad(g::text, 6, '0'), ($4::text[])[1 + (g / $3) % 4],
+            'Benchmark client ' || g, '{"grant_types": ["client_credentials"]}', true,
+            now() - g * interval '1 second', now() - g * interval '1 second'
+       FROM generate_series(1, $5) g`,
+    [instanceId, tenants, TENANTS, TYPES, clientCount],
+  );
+  // As a table in service is: statistics gathered and the visibility map set (index-only counts).
+  await db.query('VACUUM ANALYZE');
+  seedSeconds = (performance.now() - t0) / 1000;
+
+  const tokenFor = (id, secret) =>
+    fetch(`${authUrl}/token`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`,
+      },
+      body: new URLSearchParams({ grant_type: 'client_credentials', audience: 'urn:gatehouse:management' }),
+    });
+  const { access_token: token } = await (
+    await tokenFor(shared.BOOTSTRAP_CLIENT_ID, shared.BOOTSTRAP_CLIENT_SECRET)
+  ).json();
+  const headers = { authorization: `Bearer ${token}` };
+
+  const tenant = tenants[42];
+  const expected = clientCount / TENANTS / TYPES.length;
+  const enc = encodeURIComponent;
+
+  // A client of that tenant that is not global, made and granted clients:read through the API itself: its lists
+  // are limited to its tenant by the service (document 2's client record has no tenant_id to filter on).
+  const api = (method, p, body, auth = headers) =>
+    fetch(`${idUrl}${p}`, {
+      method,
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+  const tc = await (
+    await api('POST', '/api/v1/clients', {
+      client_name: 'bench-tenant-admin',
+      tenant_id: tenant,
+      is_global: false,
+    })
+  ).json();
+  const [{ id: mgmtId }] = (
+    await db.query(`SELECT id FROM resources WHERE identifier_url = 'urn:gatehouse:management'`)
+  ).rows;
+  const [{ id: readScope }] = (
+    await db.query(`SELECT id FROM scopes WHERE resource_id = $1 AND scope_name = 'clients:read'`, [mgmtId])
+  ).rows;
+  await api('POST', `/api/v1/clients/${tc.id}/resources`, { resources: [mgmtId] });
+  await api('POST', `/api/v1/clients/${tc.id}/permissions`, {
+    permissions: [{ resource_id: mgmtId, scopes: [readScope] }],
+  });
+  const tenantToken = (await (await tokenFor(tc.id, tc.client_secret)).json()).access_token;
+  const tenantHeaders = { authorization: `Bearer ${tenantToken}` };
+
+  const q1 = `tenant_id = '${tenant}'`;
+  const q2 = `client_type = 'spa'`;
+  // The tenant's clients and the tenant caller made above.
+  const perTenant = clientCount / TENANTS + 1;
+  const global = { instanceId, restricted: false, tenantId: null };
+  const scenarios = [
+    {
+      name: 'v1 list: q tenant_id, sort client_name desc, total_count',
+      target: true,
+      access: global,
+      headers,
+      query: { q: q1, sort: 'client_name:desc', total_count: 'true' },
+      url: `${idUrl}/api/v1/clients?q=${enc(q1)}&sort=client_name:desc&total_count=true`,
+      total: (b) => b.total_count,
+      expected: perTenant,
+      version: 'v1',
+    },
+    {
+      name: 'v2 list: q tenant_id, sort client_name desc, totalCount',
+      target: true,
+      access: global,
+      headers,
+      query: { q: q1, sort: 'client_name:desc', totalCount: 'true' },
+      url: `${idUrl}/api/v2/clients?q=${enc(q1)}&sort=client_name:desc&totalCount=true`,
+      total: (b) => b.totalCount,
+      expected: perTenant,
+      version: 'v2',
+    },
+    {
+      name: 'v1 list, tenant caller: q client_type (not indexed), sort client_name, total_count',
+      target: false,
+      access: { instanceId, restricted: true, tenantId: tenant },
+      headers: tenantHeaders,
+      query: { q: q2, sort: 'client_name', total_count: 'true' },
+      url: `${idUrl}/api/v1/clients?q=${enc(q2)}&sort=client_name&total_count=true`,
+      total: (b) => b.total_count,
+      expected,
+      version: 'v1',
+    },
+    {
+      // Baseline of the same process in the same minute: Nest and Express with no token, no query.
+      name: 'baseline: GET /livez',
+      target: false,
+      url: `${idUrl}/livez`,
+      headers: {},
+      baseline: true,
+    },
+    {
+      name: 'v1 list: first page by id, no count',
+      target: false,
+      access: global,
+      headers,
+      query: {},
+      url: `${idUrl}/api/v1/clients`,
+      version: 'v1',
+    },
+  ];
+
+  // The statements the service runs for these requests, built by its own code (dist), and their plans.
+  const { clientListPlan } = await import(
+    pathToFileURL(path.join(root, 'dist/apps/identity/apps/identity/src/clients/clients.service.js')).href
+  );
+  const { listSql } = await import(
+    pathToFileURL(path.join(root, 'dist/apps/identity/apps/identity/src/common/list.js')).href
+  );
+  const { clientSpecs } = await import(
+    pathToFileURL(path.join(root, 'dist/apps/identity/apps/identity/src/clients/client.record.js')).href
+  );
+  for (const s of scenarios) {
+    if (s.baseline) continue;
+    const first = await fetch(s.url, { headers: s.headers });
+    const body = await first.json();
+    if (first.status !== 200) throw new Error(`${s.name}: ${first.status} ${JSON.stringify(body)}`);
+    if (s.total && s.total(body) !== s.expected) {
+      throw new Error(`${s.name}: total ${s.total(body)}, expected ${s.expected}`);
+    }
+    const sql = listSql(
+      clientListPlan(s.access, { spec: clientSpecs[s.version], query: s.query, version: s.version }),
+    );
+    const explain = async (text) =>
+      (await db.query(`EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) ${text}`, sql.params)).rows
+        .map((r) => r['QUERY PLAN'])
+        .join('\n');
+    const page = await explain(sql.pageSql);
+    const count = s.total ? await explain(sql.countSql) : undefined;
+    const usesIndex = (plan) => /Index (Only )?Scan|Bitmap Index Scan/.test(plan);
+    plans.push({
+      name: s.name,
+      page,
+      count,
+      indexed: usesIndex(page) && (count === undefined || usesIndex(count)),
+    });
+  }
+  await db.end();
+
+  for (const s of scenarios) {
+    if (only && !only.some((o) => s.name.includes(o))) continue;
+    process.stderr.write(`  ${s.name} ...`);
+    const r = await measure(s.name, s.url, s.headers, identity.pid);
+    results.push({
+      ...r,
+      target: s.target,
+      indexed: s.baseline ? undefined : plans.find((p) => p.name === s.name)?.indexed,
+    });
+    process.stderr.write(
+      ` ${Math.round(r.rps)}/s p99 ${r.p99} ms, ${r.cpuPerRequest?.toFixed(2) ?? '?'} CPU ms per request\n`,
+    );
+  }
+} catch (err) {
+  failure = err;
+} finally {
+  await stopAll();
+  await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => undefined);
+  await admin.end();
+  rmSync(dataDir, { recursive: true, force: true });
+}
+
+if (failure) {
+  console.error(failure);
+  process.exit(1);
+}
+
+const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
+const pgVersion = await (async () => {
+  const c = new pg.Client({ connectionString: adminUrl });
+  await c.connect();
+  const v = (await c.query('SHOW server_version')).rows[0].server_version;
+  await c.end();
+  return v;
+})();
+const machine =
+  `${cpu}, ${os.cpus().length} vCPU, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.versions.node}, ` +
+  `PostgreSQL ${pgVersion}; apps/identity ${hasTaskset ? `pinned to CPU ${cpus}` : 'not pinned'}; ` +
+  `${clientCount} clients (seeded in ${seedSeconds.toFixed(1)} s); ${connections} connections, ${duration} s per run after a 2 s warm-up`;
+
+const ok = (r) => r.rps >= 1000 && r.p99 < 50 && r.indexed && r.non2xx === 0 && r.errors === 0;
+const cpuCol = (r) =>
+  r.cpuPerRequest ? `${r.cpuPerRequest.toFixed(2)} | ${Math.round(1000 / r.cpuPerRequest)}` : '- | -';
+const lines = [
+  `| scenario | req/s | p50 ms | p99 ms | max ms | non-2xx | errors | CPU ms/req | req/s per CPU-second | index | target |`,
+  `|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|`,
+  ...results.map(
+    (r) =>
+      `| ${r.name} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${r.max} | ${r.non2xx} | ${r.errors} | ${cpuCol(r)} | ${r.indexed === undefined ? '-' : r.indexed ? 'yes' : 'no'} | ${r.target ? (ok(r) ? 'met' : 'MISSED') : '-'} |`,
+  ),
+];
+console.log(`\nMachine: ${machine}\n`);
+console.log(lines.join('\n'));
+for (const p of plans) {
+  console.log(`\n${p.name}\n\npage statement:\n${p.page}`);
+  if (p.count) console.log(`\ncount statement:\n${p.count}`);
+}
+if (env.BENCH_JSON) {
+  writeFileSync(
+    env.BENCH_JSON,
+    JSON.stringify({ machine, date: new Date().toISOString(), results, plans }, null, 2),
+  );
+}
+if (results.some((r) => r.target && !ok(r))) process.exitCode = 1;
