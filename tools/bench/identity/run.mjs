@@ -328,7 +328,7 @@ try {
   const { clientListPlan } = await import(
     pathToFileURL(path.join(root, 'dist/apps/identity/apps/identity/src/clients/clients.service.js')).href
   );
-  const { listSql } = await import(
+  const { countedPageSql, listSql } = await import(
     pathToFileURL(path.join(root, 'dist/apps/identity/apps/identity/src/common/list.js')).href
   );
   const { clientSpecs } = await import(
@@ -349,15 +349,12 @@ try {
       (await db.query(`EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) ${text}`, sql.params)).rows
         .map((r) => r['QUERY PLAN'])
         .join('\n');
-    const page = await explain(sql.pageSql);
-    const count = s.total ? await explain(sql.countSql) : undefined;
+    // The statement the service sends: the page alone, or page and count in one (see countedPageSql).
+    const statement = s.total ? countedPageSql(sql.pageSql, sql.countSql) : sql.pageSql;
+    const page = await explain(statement);
     const usesIndex = (plan) => /Index (Only )?Scan|Bitmap Index Scan/.test(plan);
-    plans.push({
-      name: s.name,
-      page,
-      count,
-      indexed: usesIndex(page) && (count === undefined || usesIndex(count)),
-    });
+    // Served by an index: an index scan reads the clients, never a sequential scan of the table.
+    plans.push({ name: s.name, plan: page, indexed: usesIndex(page) && !/Seq Scan on clients/.test(page) });
   }
   await db.end();
 
@@ -415,8 +412,7 @@ const lines = [
 console.log(`\nMachine: ${machine}\n`);
 console.log(lines.join('\n'));
 for (const p of plans) {
-  console.log(`\n${p.name}\n\npage statement:\n${p.page}`);
-  if (p.count) console.log(`\ncount statement:\n${p.count}`);
+  console.log(`\n${p.name}\n\n${p.plan}`);
 }
 if (env.BENCH_JSON) {
   writeFileSync(

@@ -75,6 +75,13 @@ export function listSql(plan: ListPlan): ListSql {
   };
 }
 
+/** Page and count in one statement: two CTEs, each planned on its own; an empty page still carries the total. */
+export function countedPageSql(pageSql: string, countSql: string): string {
+  return `WITH page AS (SELECT p.*, row_number() OVER () AS __ord FROM (${pageSql}) p),
+            total AS (${countSql})
+       SELECT page.*, total.__total FROM total LEFT JOIN page ON true ORDER BY page.__ord`;
+}
+
 /**
  * One page of a list operation and, when asked, the total count of matching rows. With the count, page and count
  * travel as one statement (two CTEs, each planned on its own: the page reads `limit + 1` rows through the sort's
@@ -87,9 +94,7 @@ export async function listPage<Row>(db: Queryable, plan: ListPlan): Promise<List
   if (list.totalCount) {
     const joined = await rows<Row & { __total: string; __ord: string | null }>(
       db,
-      `WITH page AS (SELECT p.*, row_number() OVER () AS __ord FROM (${pageSql}) p),
-            total AS (${countSql})
-       SELECT page.*, total.__total FROM total LEFT JOIN page ON true ORDER BY page.__ord`,
+      countedPageSql(pageSql, countSql),
       params,
     );
     total = Number(joined[0]?.__total ?? 0);
