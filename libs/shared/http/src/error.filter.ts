@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import { ErrorCode } from '@gatehouse/errors';
 import { INTERNAL_MESSAGE, mapError, type ErrorBody } from './error-mapping.js';
 import { isUnderPrefix } from './body-parser.js';
+import { requestLog } from './logging.js';
 import { classifyRouteMiss } from './method-not-allowed.js';
 import type { RouteTable } from './route-table.js';
 
@@ -36,10 +37,9 @@ export class HttpErrorFilter implements ExceptionFilter {
     const ctx = host.switchToHttp();
     const req = ctx.getRequest<Request>();
     const res = ctx.getResponse<Response>();
-    const log: Logger = (req as unknown as { log?: Logger }).log ?? this.logger;
 
     if (res.headersSent) {
-      log.error({ err: exception }, 'Error after the response was sent');
+      requestLog(req, this.logger).error({ err: exception }, 'Error after the response was sent');
       if (!res.writableEnded) res.end();
       return;
     }
@@ -71,11 +71,11 @@ export class HttpErrorFilter implements ExceptionFilter {
     const mapped = mapError(exception);
     if (mapped.severity === 'internal') {
       const errorId = randomUUID();
-      log.error({ err: exception, errorId }, `Internal error ${errorId}`);
+      requestLog(req, this.logger).error({ err: exception, errorId }, `Internal error ${errorId}`);
       const message = mapped.body.message === INTERNAL_MESSAGE ? INTERNAL_MESSAGE : mapped.body.message;
       mapped.body = { code: mapped.body.code, message: `${message} (error id: ${errorId})` };
     } else if (mapped.severity === 'unavailable') {
-      log.warn({ err: exception }, 'Service unavailable');
+      requestLog(req, this.logger).warn({ err: exception }, 'Service unavailable');
     }
     if (mapped.status === 401 && !res.getHeader('WWW-Authenticate'))
       res.setHeader('WWW-Authenticate', 'Bearer');

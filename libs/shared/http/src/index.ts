@@ -21,6 +21,7 @@ export {
   parseRouteSpec,
   UNMATCHED_ROUTE,
   type RouteEntry,
+  type RouteMatch,
 } from './route-table.js';
 export {
   HttpRateLimiter,
@@ -34,13 +35,15 @@ export {
 export {
   createLogger,
   requestLogging,
+  requestLog,
+  type IdentifiedRequest,
   sanitizeRequestId,
   PinoNestLogger,
   REDACT_PATHS,
   type CreateLoggerOptions,
   type Logger,
 } from './logging.js';
-export { HttpMetrics } from './metrics.js';
+export { HttpMetrics, routeMatch } from './metrics.js';
 export { HealthController, HTTP_FOUNDATION, type HttpFoundation } from './health.controller.js';
 export {
   Public,

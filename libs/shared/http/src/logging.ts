@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { LoggerService } from '@nestjs/common';
 import { pino, type DestinationStream, type Logger, type LevelWithSilent } from 'pino';
-import { pinoHttp } from 'pino-http';
 
 export type { Logger } from 'pino';
 
@@ -59,39 +58,60 @@ export function sanitizeRequestId(value: unknown): string | undefined {
   return typeof v === 'string' && SANE_REQUEST_ID.test(v) ? v : undefined;
 }
 
-/** Paths whose successful requests are not logged (probes and scrapes would drown the log). */
+/** Paths whose successful requests are logged at debug only (probes and scrapes would drown the log). */
 const QUIET_PATHS = new Set(['/livez', '/readyz', '/metrics']);
 
+/** A request seen by {@link requestLogging}: `id` is its request id. */
+export type IdentifiedRequest = IncomingMessage & { id?: string };
+
 /**
- * pino-http middleware: request id from a sane `X-Request-Id` or a new uuid, echoed in the response header;
- * `req.log` is a child logger carrying `reqId`; one line per finished request (level by status).
+ * Request id + one completion line per finished request, written with pino directly (no pino-http):
+ * - the id is a sane incoming `X-Request-Id` or a new uuid, set as `req.id` and echoed in `X-Request-Id`;
+ * - on finish, one line at a level chosen by status (5xx error, 4xx warn, else info; probes and the scrape
+ *   debug), only when that level is enabled: `{req: {id, method, url}, res: {statusCode}, responseTime}`
+ *   (responseTime in ms), message `request completed`. Nothing else is built per request.
+ * Errors logged while handling a request carry its id through {@link requestLog}.
  */
 export function requestLogging(logger: Logger) {
-  return pinoHttp({
-    logger,
-    // req.log carries only `reqId`; the request itself is logged once, on the completion line.
-    quietReqLogger: true,
-    genReqId: (req: IncomingMessage, res: ServerResponse) => {
-      const id = sanitizeRequestId(req.headers['x-request-id']) ?? randomUUID();
-      res.setHeader('X-Request-Id', id);
-      return id;
-    },
-    customLogLevel: (req: IncomingMessage, res: ServerResponse, err?: Error): LevelWithSilent => {
-      if (err || res.statusCode >= 500) return 'error';
-      if (res.statusCode >= 400) return 'warn';
-      const path = (req.url ?? '').split('?')[0];
-      return QUIET_PATHS.has(path) ? 'debug' : 'info';
-    },
-    serializers: {
-      req: (req: { id: unknown; method: string; url: string; headers: Record<string, unknown> }) => ({
-        id: req.id,
-        method: req.method,
-        url: req.url,
-        userAgent: req.headers?.['user-agent'],
-      }),
-      res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-    },
-  });
+  return (req: IdentifiedRequest, res: ServerResponse, next: () => void) => {
+    const id = sanitizeRequestId(req.headers['x-request-id']) ?? randomUUID();
+    req.id = id;
+    res.setHeader('X-Request-Id', id);
+    const start = performance.now();
+    res.once('finish', () => {
+      const status = res.statusCode;
+      const level: LevelWithSilent =
+        status >= 500
+          ? 'error'
+          : status >= 400
+            ? 'warn'
+            : QUIET_PATHS.has(pathOf(req.url))
+              ? 'debug'
+              : 'info';
+      if (!logger.isLevelEnabled(level)) return;
+      logger[level](
+        {
+          req: { id, method: req.method, url: req.url },
+          res: { statusCode: status },
+          responseTime: Math.round((performance.now() - start) * 1000) / 1000,
+        },
+        'request completed',
+      );
+    });
+    next();
+  };
+}
+
+function pathOf(url: string | undefined): string {
+  if (url === undefined) return '';
+  const q = url.indexOf('?');
+  return q === -1 ? url : url.slice(0, q);
+}
+
+/** A child of `logger` carrying the request's id as `reqId` (the logger itself when the request has none). */
+export function requestLog(req: unknown, logger: Logger): Logger {
+  const id = (req as IdentifiedRequest | undefined)?.id;
+  return typeof id === 'string' ? logger.child({ reqId: id }) : logger;
 }
 
 /** Nest's LoggerService on pino, so Nest's own lines (bootstrap, routes) are JSON too. */

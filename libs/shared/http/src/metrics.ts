@@ -1,6 +1,25 @@
 import type { NextFunction, Request, Response } from 'express';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { UNMATCHED_ROUTE, type RouteTable } from './route-table.js';
+import type { RouteMatch, RouteTable } from './route-table.js';
+
+/** The route match of a request, set by the metrics middleware (first to need it) for the ones after it. */
+export const ROUTE_MATCH = Symbol('gatehouse.routeMatch');
+
+type MatchedRequest = Request & { [ROUTE_MATCH]?: RouteMatch };
+
+/** The cached route match of `req` (method + path as the foundation middlewares see it). */
+export function routeMatch(routes: RouteTable, req: Request): RouteMatch {
+  const r = req as MatchedRequest;
+  return (r[ROUTE_MATCH] ??= routes.match(req.method, req.path));
+}
+
+interface LabelledChildren {
+  requests: { inc(value?: number): void };
+  duration: { observe(value: number): void };
+}
+
+/** Distinct method/route/status children kept before the cache starts over (routes are patterns: few). */
+const CHILDREN_CACHE_SIZE = 2_000;
 
 /**
  * One prom-client Registry per app (no global registry: tests run several apps in one process).
@@ -29,17 +48,29 @@ export class HttpMetrics {
     });
   }
 
-  /** Express middleware recording every finished request. */
+  private readonly children = new Map<string, LabelledChildren>();
+
+  /** Counts one answered request and its duration (labelled children are created once per key). */
+  record(method: string, route: string, status: number, seconds: number): void {
+    const key = `${method} ${status} ${route}`;
+    let c = this.children.get(key);
+    if (c === undefined) {
+      const labels = { method, route, status: String(status) };
+      c = { requests: this.requests.labels(labels), duration: this.duration.labels(labels) };
+      if (this.children.size >= CHILDREN_CACHE_SIZE) this.children.clear();
+      this.children.set(key, c);
+    }
+    c.requests.inc();
+    c.duration.observe(seconds);
+  }
+
+  /** Express middleware recording every finished request; resolves the route once (cached per path). */
   middleware(routes: RouteTable) {
     return (req: Request, res: Response, next: NextFunction) => {
-      const stop = this.duration.startTimer();
+      const start = process.hrtime.bigint();
+      const match = routeMatch(routes, req);
       res.once('finish', () => {
-        const method = req.method.toUpperCase();
-        const path = req.originalUrl.split('?')[0];
-        const route = routes.resolve(method, path) ?? routes.resolveAnyMethod(path) ?? UNMATCHED_ROUTE;
-        const labels = { method, route, status: String(res.statusCode) };
-        this.requests.inc(labels);
-        stop(labels);
+        this.record(req.method, match.label, res.statusCode, Number(process.hrtime.bigint() - start) / 1e9);
       });
       next();
     };

@@ -9,7 +9,8 @@ import {
 } from 'rate-limiter-flexible';
 import { DomainError, ErrorCode } from '@gatehouse/errors';
 import type { Logger } from 'pino';
-import { UNMATCHED_ROUTE, parseRouteSpec, type RouteTable } from './route-table.js';
+import { routeMatch } from './metrics.js';
+import { parseRouteSpec, type RouteTable } from './route-table.js';
 
 export interface RateLimitOptions {
   /** Requests allowed per endpoint and caller in each window. */
@@ -29,6 +30,25 @@ export interface RateLimitOptions {
  * when a client is throttled, and an orchestrator polling them must not eat anyone's budget.
  */
 export const RATE_LIMIT_EXEMPT_PATHS: readonly string[] = ['/livez', '/readyz', '/metrics'];
+const EXEMPT = new Set(RATE_LIMIT_EXEMPT_PATHS);
+
+/** Credential hashes remembered (a client sends the same token many times) before the cache starts over. */
+const HASH_CACHE_SIZE = 10_000;
+const hashes = new Map<string, string>();
+
+/** `prefix` + the first 32 base64url chars of sha256(value), memoised (bounded). */
+function hashedKey(prefix: string, value: string): string {
+  const cacheKey = prefix + value;
+  let key = hashes.get(cacheKey);
+  if (key === undefined) {
+    key = prefix + createHash('sha256').update(value).digest('base64url').slice(0, 32);
+    if (hashes.size >= HASH_CACHE_SIZE) hashes.clear();
+    hashes.set(cacheKey, key);
+  }
+  return key;
+}
+
+const SPACES = /\s+/;
 
 export const TOO_MANY_REQUESTS_MESSAGE =
   'Rate limit exceeded; check the X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset headers and retry after the reset';
@@ -42,15 +62,13 @@ export function callerKey(
 ): string {
   const auth = req.headers.authorization;
   if (typeof auth === 'string') {
-    const [scheme, value] = auth.trim().split(/\s+/, 2);
-    if (value && scheme.toLowerCase() === 'bearer') {
-      return `bearer:${createHash('sha256').update(value).digest('base64url').slice(0, 32)}`;
-    }
+    const [scheme, value] = auth.trim().split(SPACES, 2);
+    if (value && scheme.toLowerCase() === 'bearer') return hashedKey('bearer:', value);
     if (value && scheme.toLowerCase() === 'basic') {
       const decoded = Buffer.from(value, 'base64').toString('utf8');
       const sep = decoded.indexOf(':');
       const id = sep >= 0 ? decoded.slice(0, sep) : decoded;
-      if (id) return `client:${createHash('sha256').update(id).digest('base64url').slice(0, 32)}`;
+      if (id) return hashedKey('client:', id);
     }
   }
   return `ip:${req.ip ?? req.socket?.remoteAddress ?? 'unknown'}`;
@@ -58,9 +76,7 @@ export function callerKey(
 
 /** The endpoint key: `'<METHOD> <pattern>'`, or one shared key for every unknown route. */
 export function endpointKey(routes: RouteTable, method: string, path: string): string {
-  const m = method.toUpperCase();
-  const pattern = routes.resolve(m, path) ?? routes.resolveAnyMethod(path);
-  return pattern ? `${m} ${pattern}` : UNMATCHED_ROUTE;
+  return routes.match(method, path).endpoint;
 }
 
 export interface RateLimitDecision {
@@ -170,17 +186,10 @@ export class HttpRateLimiter {
   /** Counts one request of `caller` on `endpoint`. Fails open (allowed) when the store errors. */
   async consume(endpoint: string, caller: string): Promise<RateLimitDecision> {
     const limit = this.limitFor(endpoint);
-    const decide = (r: RateLimiterRes, allowed: boolean): RateLimitDecision => ({
-      limit,
-      remaining: Math.max(0, r.remainingPoints),
-      reset: Math.ceil((Date.now() + r.msBeforeNext) / 1000),
-      allowed,
-      retryAfterSec: Math.max(1, Math.ceil(r.msBeforeNext / 1000)),
-    });
     try {
-      return decide(await this.limiter(limit).consume(`${endpoint}|${caller}`), true);
+      return decision(limit, await this.limiter(limit).consume(`${endpoint}|${caller}`), true);
     } catch (err) {
-      if (err instanceof RateLimiterRes) return decide(err, false);
+      if (err instanceof RateLimiterRes) return decision(limit, err, false);
       this.warn('Rate limiter failed; request let through', err);
       return {
         limit,
@@ -202,19 +211,25 @@ export class HttpRateLimiter {
   /** Express middleware: sets the X-RateLimit-* headers on every response, 429 over the limit. */
   middleware(routes: RouteTable) {
     return (req: Request, res: Response, next: NextFunction) => {
-      if (RATE_LIMIT_EXEMPT_PATHS.includes(req.path)) return next();
-      const endpoint = endpointKey(routes, req.method, req.path);
-      this.consume(endpoint, callerKey(req)).then(
-        (d) => {
-          res.setHeader('X-RateLimit-Limit', String(d.limit));
-          res.setHeader('X-RateLimit-Remaining', String(d.remaining));
-          res.setHeader('X-RateLimit-Reset', String(d.reset));
-          if (d.allowed) return next();
-          res.setHeader('Retry-After', String(d.retryAfterSec));
-          next(new DomainError(ErrorCode.TooManyRequests, TOO_MANY_REQUESTS_MESSAGE));
-        },
-        (err: unknown) => next(err),
-      );
+      if (EXEMPT.has(req.path)) return next();
+      this.consume(routeMatch(routes, req).endpoint, callerKey(req)).then((d) => {
+        res.setHeader('X-RateLimit-Limit', String(d.limit));
+        res.setHeader('X-RateLimit-Remaining', String(d.remaining));
+        res.setHeader('X-RateLimit-Reset', String(d.reset));
+        if (d.allowed) return next();
+        res.setHeader('Retry-After', String(d.retryAfterSec));
+        next(new DomainError(ErrorCode.TooManyRequests, TOO_MANY_REQUESTS_MESSAGE));
+      }, next);
     };
   }
+}
+
+function decision(limit: number, r: RateLimiterRes, allowed: boolean): RateLimitDecision {
+  return {
+    limit,
+    remaining: Math.max(0, r.remainingPoints),
+    reset: Math.ceil((Date.now() + r.msBeforeNext) / 1000),
+    allowed,
+    retryAfterSec: Math.max(1, Math.ceil(r.msBeforeNext / 1000)),
+  };
 }

@@ -69,13 +69,50 @@ export function parseRouteSpec(spec: string): { method: string; pattern: string 
   return { method: m[1].toUpperCase(), pattern: m[2] };
 }
 
+/** What a request's method and path resolve to, computed once per distinct `method path` and cached. */
+export interface RouteMatch {
+  /** The pattern serving this method, else the pattern of any route on the path (a 405), else undefined. */
+  readonly pattern: string | undefined;
+  /** The metrics `route` label: `pattern`, or {@link UNMATCHED_ROUTE}. */
+  readonly label: string;
+  /** The rate-limit endpoint: `'<METHOD> <pattern>'`, or {@link UNMATCHED_ROUTE}. */
+  readonly endpoint: string;
+}
+
+/** Distinct `method path` pairs remembered by {@link RouteTable.match} before the cache starts over. */
+const MATCH_CACHE_SIZE = 10_000;
+
 export class RouteTable {
   private readonly entries: RouteEntry[] = [];
+  private readonly matches = new Map<string, RouteMatch>();
 
   add(method: string, pattern: string): void {
     const m = method.toUpperCase();
     if (this.entries.some((e) => e.method === m && e.pattern === pattern)) return;
     this.entries.push({ method: m, pattern, regex: compilePattern(pattern) });
+    this.matches.clear();
+  }
+
+  /**
+   * `resolve`, falling back to `resolveAnyMethod`, with the derived metrics label and rate-limit key, cached per
+   * `method path` (bounded: the cache starts over past 10,000 distinct pairs), so a request walks no regexes
+   * when its path was seen before.
+   */
+  match(method: string, path: string): RouteMatch {
+    const m = method.toUpperCase();
+    const key = `${m} ${path}`;
+    let hit = this.matches.get(key);
+    if (hit === undefined) {
+      const pattern = this.resolve(m, path) ?? this.resolveAnyMethod(path);
+      hit = {
+        pattern,
+        label: pattern ?? UNMATCHED_ROUTE,
+        endpoint: pattern === undefined ? UNMATCHED_ROUTE : `${m} ${pattern}`,
+      };
+      if (this.matches.size >= MATCH_CACHE_SIZE) this.matches.clear();
+      this.matches.set(key, hit);
+    }
+    return hit;
   }
 
   addSpec(spec: string): void {

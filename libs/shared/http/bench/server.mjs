@@ -1,0 +1,54 @@
+// One process serving `GET /ping` (a raw Express handler, like the token server's) through createHttpApp:
+// the cost of the foundation middlewares per request. Run by ./foundation.mjs, not by hand.
+//   FOUNDATION_DIST: the swc output of libs (dist root); LOG_LEVEL; PORT.
+import { pathToFileURL } from 'node:url';
+import path from 'node:path';
+import { Module } from '@nestjs/common';
+
+if (process.env.FOUNDATION_DIST === 'express') {
+  // The floor: Express alone with the same handler.
+  const express = (await import('express')).default;
+  const a = express();
+  a.disable('x-powered-by');
+  a.get('/ping', (_req, res) => res.json({ ok: true }));
+  const server = a.listen(Number(process.env.PORT), '127.0.0.1', () =>
+    process.send?.({ port: server.address().port }),
+  );
+  process.on('message', (m) => m === 'stop' && process.exit(0));
+} else {
+  await foundation();
+}
+
+async function foundation() {
+  const dist = process.env.FOUNDATION_DIST;
+  const { createHttpApp, listen } = await import(
+    pathToFileURL(path.join(dist, 'libs/shared/http/src/index.js')).href
+  );
+
+  class RootModule {}
+  Module({})(RootModule);
+
+  const app = await createHttpApp(RootModule, {
+    serviceName: 'foundation-bench',
+    version: '0',
+    logLevel: process.env.LOG_LEVEL ?? 'warn',
+    rateLimit: { points: 1_000_000_000, durationSec: 60 },
+    openapi: { title: 'bench', version: '0', description: 'bench' },
+    readiness: async () => undefined,
+    routes: ['GET /ping'],
+    shutdownHooks: false,
+    mount: (a) => {
+      a.getHttpAdapter()
+        .getInstance()
+        .get('/ping', (_req, res) => res.json({ ok: true }));
+    },
+  });
+  const server = await listen(app, Number(process.env.PORT), '127.0.0.1');
+  process.send?.({ port: server.address().port });
+  process.on('message', async (m) => {
+    if (m === 'stop') {
+      await app.close();
+      process.exit(0);
+    }
+  });
+}
