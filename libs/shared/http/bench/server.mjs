@@ -52,3 +52,4 @@ async function foundation() {
     }
   });
 }
+process.on('SIGTERM', () => process.exit(0));
