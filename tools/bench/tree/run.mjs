@@ -11,6 +11,7 @@
 //   BENCH_INSERTS    sequential leaf inserts measured per side (default 300).
 //   BENCH_REPEAT     repetitions of the subtree read and of the move, per side (default 5).
 //   BENCH_JSON       write the results there as JSON.
+//   BENCH_KEEP=1     keep the databases (with BENCH_PG_URL) for a closer look; their names are printed.
 // Prints a table (API | raw SQL | ratio | target) and the machine it ran on.
 import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -248,8 +249,7 @@ try {
   const subPath = (await q(`SELECT path FROM tree_nodes WHERE id = $1`, [subRoot])).rows[0].path;
   const subEnd = [...subPath.slice(0, -1), subPath[subPath.length - 1] + 1];
   const NODE_COLUMNS = `n.id, n.tree_id, n.tree_version_id, n.code, n.name, n.description, n.metadata, n.depth,
-    n.leaf, n.parent_id, n.path, n.enabled, n.created_by, n.created_at, n.updated_by, n.updated_at,
-    CASE WHEN n.leaf THEN 0 ELSE (SELECT count(*)::int FROM tree_nodes c WHERE c.parent_id = n.id) END AS child_count`;
+    n.leaf, n.parent_id, n.path, n.enabled, n.created_by, n.created_at, n.updated_by, n.updated_at`;
   const apiRead = [];
   const rawRead = [];
   let apiCount = 0;
@@ -259,23 +259,26 @@ try {
     const res = await fetch(`${api}${base}/v1/nodes/${subRoot}/descendants`, { headers: { ...H, accept: 'application/x-ndjson' } });
     if (res.status !== 200) throw new Error(`descendants: ${res.status}`);
     let lines = 0;
-    const decoder = new TextDecoder();
     for await (const chunk of res.body) {
-      const text = decoder.decode(chunk, { stream: true });
-      for (let j = 0; j < text.length; j++) if (text.charCodeAt(j) === 10) lines++;
+      const buf = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+      for (let j = buf.indexOf(10); j !== -1; j = buf.indexOf(10, j + 1)) lines++;
     }
     apiRead.push(ms(t0));
     apiCount = lines;
     t0 = performance.now();
     const r = await q(
-      `SELECT ${NODE_COLUMNS} FROM tree_nodes n WHERE n.tree_version_id = $1 AND n.path > $2 AND n.path < $3 ORDER BY n.path`,
+      `SELECT ${NODE_COLUMNS}, coalesce(c.n, 0) AS child_count
+         FROM tree_nodes n
+         LEFT JOIN (SELECT parent_id, count(*)::int AS n FROM tree_nodes
+                     WHERE tree_version_id = $1 AND path > $2 AND path < $3 GROUP BY parent_id) c ON c.parent_id = n.id
+        WHERE n.tree_version_id = $1 AND n.path > $2 AND n.path < $3 ORDER BY n.path`,
       [v1.id, subPath, subEnd],
     );
     rawRead.push(ms(t0));
     rawCount = r.rowCount;
   }
   if (apiCount !== rawCount) throw new Error(`subtree: API ${apiCount} rows, SQL ${rawCount}`);
-  row(`Read a subtree of ${(apiCount + 1).toLocaleString('en')} nodes (all descendants)`, median(apiRead), median(rawRead), 'API within 2x of SQL', 'NDJSON stream vs one SELECT');
+  row(`Read a subtree of ${(apiCount + 1).toLocaleString('en')} nodes (all descendants)`, median(apiRead), median(rawRead), 'API within 2x of SQL', 'NDJSON stream vs one SELECT of the same columns and child counts');
   // For reference: one JSON page at the start and deep into the same subtree.
   t0 = performance.now();
   await call('GET', `${base}/v1/nodes/${subRoot}/descendants?limit=100`);
@@ -511,8 +514,12 @@ try {
 } finally {
   await stopChildren();
   await pool.end().catch(() => undefined);
-  await admin.query(`DROP DATABASE IF EXISTS ${authDb} WITH (FORCE)`).catch(() => undefined);
-  await admin.query(`DROP DATABASE IF EXISTS ${treeDb} WITH (FORCE)`).catch(() => undefined);
+  if (env.BENCH_KEEP === '1' && !embedded) {
+    log(`kept databases ${authDb} and ${treeDb}`);
+  } else {
+    await admin.query(`DROP DATABASE IF EXISTS ${authDb} WITH (FORCE)`).catch(() => undefined);
+    await admin.query(`DROP DATABASE IF EXISTS ${treeDb} WITH (FORCE)`).catch(() => undefined);
+  }
   await admin.end().catch(() => undefined);
   if (embedded) await stopEmbeddedPostgres(embedded, { removeData: true });
   for (const d of dataDirs) rmSync(d, { recursive: true, force: true });

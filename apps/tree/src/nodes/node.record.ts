@@ -31,10 +31,6 @@ export const NODE_COLUMNS = `n.id, n.tree_id, n.tree_version_id, n.code, n.name,
   n.leaf, n.parent_id, n.path, n.enabled, n.created_by, n.created_at, n.updated_by, n.updated_at,
   CASE WHEN n.leaf THEN 0 ELSE (SELECT count(*)::int FROM tree_nodes c WHERE c.parent_id = n.id) END AS child_count`;
 
-/** The stored columns, for RETURNING (no child count, no translation). */
-export const RETURNED_COLUMNS = `id, tree_id, tree_version_id, code, name, description, metadata, depth, leaf, parent_id,
-  path, enabled, created_by, created_at, updated_by, updated_at`;
-
 export interface NodeRow {
   id: string;
   tree_id: string;
@@ -168,47 +164,83 @@ export function toNodeRecord(row: NodeRow, scope: VersionScope, children?: NodeR
   return record;
 }
 
-/** A timestamptz rendered as JavaScript's Date#toJSON does (UTC, milliseconds, `Z`). */
-const isoSql = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+/** A timestamptz rendered as text exactly as JavaScript's Date#toJSON renders it (UTC, milliseconds, `Z`). */
+export const isoSql = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/** A node row as the stream reads it: every value still text (or number/boolean), nothing parsed into objects. */
+export interface RawNodeRow {
+  id: string;
+  tree_id: string;
+  tree_version_id: string;
+  code: string;
+  name: string;
+  description: string | null;
+  metadata: string;
+  depth: number;
+  leaf: boolean;
+  parent_id: string | null;
+  enabled: boolean;
+  created_by: string | null;
+  created_at: string;
+  updated_by: string | null;
+  updated_at: string;
+  /** The path as text, the keyset position of the next batch. */
+  k: string;
+}
+
+/** Select list of RawNodeRow (`n` is tree_nodes, `tr` the translation join when translated). */
+export function rawNodeColumns(translated: boolean): string {
+  return `n.id, n.tree_id, n.tree_version_id, n.code,
+    ${translated ? 'coalesce(tr.name, n.name)' : 'n.name'} AS name,
+    ${translated ? 'coalesce(tr.description, n.description)' : 'n.description'} AS description,
+    n.metadata::text AS metadata, n.depth, n.leaf, n.parent_id, n.enabled, n.created_by,
+    ${isoSql('n.created_at')} AS created_at, n.updated_by, ${isoSql('n.updated_at')} AS updated_at, n.path::text AS k`;
+}
+
+const str = (v: string | null) => (v === null ? 'null' : JSON.stringify(v));
+/** uuids and our ISO timestamps never need escaping. */
+const plain = (v: string | null) => (v === null ? 'null' : `"${v}"`);
 
 /**
- * The node record of `toNodeRecord` (without embedded children) as a PostgreSQL `json_build_object` expression,
- * keeping the requested `fields` only, so a large read streams JSON text straight from the database. `nodesPrefix`
- * is a parameter holding `<version path>/nodes/`; translated texts come from the `tr` join when `translated`.
+ * A serializer for RawNodeRow producing the JSON text of `toNodeRecord` (no embedded children), limited to
+ * `fields`: the per-row work of a large stream is string concatenation only.
  */
-export function nodeJsonSql(fields: readonly string[] | undefined, nodesPrefix: string, translated: boolean): string {
-  const name = translated ? 'coalesce(tr.name, n.name)' : 'n.name';
-  const description = translated ? 'coalesce(tr.description, n.description)' : 'n.description';
-  const childCount = `CASE WHEN n.leaf THEN 0 ELSE (SELECT count(*)::int FROM tree_nodes c WHERE c.parent_id = n.id) END`;
-  const audit = `'created_by', n.created_by, 'created_at', ${isoSql('n.created_at')},
-                 'updated_by', n.updated_by, 'updated_at', ${isoSql('n.updated_at')}`;
-  const self = `${nodesPrefix} || n.id`;
-  const listPrefix = `replace(${nodesPrefix}, '/nodes/', '/nodes?q=') || 'parent_id%20%3D%20''' || n.id || ''''`;
-  const baseLinks = `'self', ${self}, 'descendants', ${self} || '/descendants', 'translations', ${self} || '/translations',
-                     'child_nodes', ${listPrefix}`;
-  const parts: [string, string][] = [
-    ['id', 'n.id'],
-    ['tree_id', 'n.tree_id'],
-    ['tree_version_id', 'n.tree_version_id'],
-    ['code', 'n.code'],
-    ['name', name],
-    ['description', description],
-    ['metadata', 'n.metadata'],
-    ['depth', 'n.depth'],
-    ['leaf', 'n.leaf'],
-    ['parent_id', 'n.parent_id'],
-    ['enabled', 'n.enabled'],
-    ['created_by', 'n.created_by'],
-    ['created_at', isoSql('n.created_at')],
-    ['updated_by', 'n.updated_by'],
-    ['updated_at', isoSql('n.updated_at')],
-    ['aggregations', `json_build_object('id', n.id, 'tree_node_id', n.id, 'child_nodes', ${childCount}, ${audit})`],
+export function nodeJsonWriter(
+  fields: readonly string[] | undefined,
+  scope: VersionScope,
+): (row: RawNodeRow, childCount: number) => string {
+  const nodes = `${versionPath(scope.treeCode, scope.version)}/nodes/`;
+  const list = `${versionPath(scope.treeCode, scope.version)}/nodes?q=${encodeURIComponent("parent_id = '")}`;
+  const parts: [string, (r: RawNodeRow, c: number) => string][] = [
+    ['id', (r) => `"id":"${r.id}"`],
+    ['tree_id', (r) => `"tree_id":"${r.tree_id}"`],
+    ['tree_version_id', (r) => `"tree_version_id":"${r.tree_version_id}"`],
+    ['code', (r) => `"code":${str(r.code)}`],
+    ['name', (r) => `"name":${str(r.name)}`],
+    ['description', (r) => `"description":${str(r.description)}`],
+    ['metadata', (r) => `"metadata":${r.metadata}`],
+    ['depth', (r) => `"depth":${r.depth}`],
+    ['leaf', (r) => `"leaf":${r.leaf}`],
+    ['parent_id', (r) => `"parent_id":${plain(r.parent_id)}`],
+    ['enabled', (r) => `"enabled":${r.enabled}`],
+    ['created_by', (r) => `"created_by":${plain(r.created_by)}`],
+    ['created_at', (r) => `"created_at":"${r.created_at}"`],
+    ['updated_by', (r) => `"updated_by":${plain(r.updated_by)}`],
+    ['updated_at', (r) => `"updated_at":"${r.updated_at}"`],
+    [
+      'aggregations',
+      (r, c) =>
+        `"aggregations":{"id":"${r.id}","tree_node_id":"${r.id}","child_nodes":${c},"created_by":${plain(r.created_by)},` +
+        `"created_at":"${r.created_at}","updated_by":${plain(r.updated_by)},"updated_at":"${r.updated_at}"}`,
+    ],
     [
       'links',
-      `CASE WHEN n.parent_id IS NULL THEN json_build_object(${baseLinks})
-            ELSE json_build_object(${baseLinks}, 'parent', ${nodesPrefix} || n.parent_id) END`,
+      (r) =>
+        `"links":{"self":"${nodes}${r.id}","descendants":"${nodes}${r.id}/descendants",` +
+        `"translations":"${nodes}${r.id}/translations","child_nodes":${JSON.stringify(`${list}${r.id}'`)}` +
+        (r.parent_id ? `,"parent":"${nodes}${r.parent_id}"}` : '}'),
     ],
   ];
-  const wanted = fields ? parts.filter(([key]) => fields.includes(key)) : parts;
-  return `json_build_object(${wanted.map(([key, expr]) => `'${key}', ${expr}`).join(', ')})::text`;
+  const wanted = (fields ? parts.filter(([key]) => fields.includes(key)) : parts).map(([, write]) => write);
+  return (row, childCount) => `{${wanted.map((w) => w(row, childCount)).join(',')}}`;
 }

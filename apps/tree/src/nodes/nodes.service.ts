@@ -16,11 +16,10 @@ import {
 } from '@gatehouse/query';
 import type { Actor } from '../common/actor.js';
 import type { Language } from '../common/language.js';
-import { versionPath } from '../common/links.js';
 import { resolveAndLockVersion, resolveVersion, type VersionScope } from '../common/scope.js';
 import { inTransaction, Params, uniqueConflict, withSql, type Sql } from '../common/sql.js';
 import type { CloneNodeDto, CreateNodeDto, UpdateNodeDto } from './dto/node.dto.js';
-import { NODE_COLUMNS, RETURNED_COLUMNS, nodeJsonSql, nodeSpec, toNodeRecord, type NodeRecord, type NodeRow } from './node.record.js';
+import { NODE_COLUMNS, nodeJsonWriter, nodeSpec, rawNodeColumns, type RawNodeRow, toNodeRecord, type NodeRecord, type NodeRow } from './node.record.js';
 
 /** How many children `expand=all` embeds per node (the rest stay reachable through `links.child_nodes`). */
 export const MAX_EMBEDDED_CHILDREN = 100;
@@ -121,36 +120,46 @@ export class NodesService {
       const s = await resolveVersion(sql, treeCode, version);
       return { scope: s, root: await this.struct(sql, s, nodeId) };
     });
-    const read = parseReadQuery(query, nodeSpec, 'v1');
     const p = new Params();
     p.add(scope.versionId); // $1
     p.add(null); // $2: the keyset position, set per batch
     p.add(subtreeEnd(root.path)); // $3
-    const wantsLinks = !read.fields || read.fields.includes('links');
-    const prefix = wantsLinks ? p.add(`${versionPath(scope.treeCode, scope.version)}/nodes/`) : "''";
     const join = this.translationJoin(p, lang);
     const list = parseListQuery(query, nodeSpec, 'v1', { paramOffset: p.length });
     const where = list.where ? ` AND ${list.where.sql}` : '';
     const values = [...p.values, ...(list.where?.params ?? [])];
-    const params = (after: string) => values.map((v, i) => (i === 1 ? after : v));
-    // JSON is built by PostgreSQL (same shape as toNodeRecord): rows travel as text, never parsed into objects here.
-    const text = `SELECT ${nodeJsonSql(list.fields, prefix, lang !== undefined)} AS j, n.path::text AS k
-                    FROM tree_nodes n ${join.sql}
+    const text = `SELECT ${rawNodeColumns(lang !== undefined)} FROM tree_nodes n ${join.sql}
                    WHERE n.tree_version_id = $1 AND n.path > $2::int[] AND n.path < $3${where}
                    ORDER BY n.path LIMIT ${STREAM_BATCH}`;
     const batch = (after: string) =>
-      withSql(this.ds, (sql) => sql.rows<{ j: string; k: string }>(text, params(after)));
-    // The first batch is read before the response starts, so a failing query is still an ordinary error answer.
-    const firstRows = await batch(`{${root.path.join(',')}}`);
+      withSql(this.ds, (sql) => sql.rows<RawNodeRow>(text, values.map((v, i) => (i === 1 ? after : v))));
+    // Child counts of the whole subtree in one grouped pass over its index range (not one probe per node).
+    const counts = new Map<string, number>();
+    const wantsCounts = !list.fields || list.fields.includes('aggregations');
+    const [firstRows] = await Promise.all([
+      // The first batch is read before the response starts, so a failing query is still an ordinary error answer.
+      batch(`{${root.path.join(',')}}`),
+      wantsCounts
+        ? withSql(this.ds, (sql) =>
+            sql.rows<{ parent_id: string; n: number }>(
+              `SELECT parent_id, count(*)::int AS n FROM tree_nodes
+                WHERE tree_version_id = $1 AND path > $2 AND path < $3 GROUP BY parent_id`,
+              [scope.versionId, root.path, subtreeEnd(root.path)],
+            ),
+          ).then((rows) => rows.forEach((r) => counts.set(r.parent_id, r.n)))
+        : undefined,
+    ]);
+    const write = nodeJsonWriter(list.fields, scope);
     async function* lines(): AsyncGenerator<string> {
       let rows = firstRows;
-      for (;;) {
-        if (rows.length === 0) return;
+      while (rows.length > 0) {
+        // Read the next batch while this one is turned into JSON and sent.
+        const next = rows.length === STREAM_BATCH ? batch(rows[rows.length - 1].k) : undefined;
+        next?.catch(() => undefined); // awaited below; an early failure must not be an unhandled rejection
         let chunk = '';
-        for (const row of rows) chunk += `${row.j}\n`;
+        for (const row of rows) chunk += `${write(row, counts.get(row.id) ?? 0)}\n`;
         yield chunk;
-        if (rows.length < STREAM_BATCH) return;
-        rows = await batch(rows[rows.length - 1].k);
+        rows = next ? await next : [];
       }
     }
     return Readable.from(lines(), { objectMode: false });
