@@ -49,9 +49,9 @@ export class NodesController {
     @Body() dto: CreateNodeDto,
     @CurrentActor() actor: Actor,
     @Query() q: Q,
-    @AcceptLanguage() lang?: Language,
   ) {
-    return this.nodes.create(code, version, dto, actor, q, lang);
+    // A new node has no translation yet: Accept-Language cannot change the answer.
+    return this.nodes.create(code, version, dto, actor, q);
   }
 
   @Get(':tree_node_id')

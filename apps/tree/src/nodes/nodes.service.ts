@@ -182,7 +182,6 @@ export class NodesService {
     dto: CreateNodeDto,
     actor: Actor,
     query: Query,
-    lang?: Language,
   ): Promise<Partial<NodeRecord>> {
     const read = parseReadQuery(query, nodeSpec, 'v1');
     // One round trip: tree_create_node (migration 1790000200000) locks the version, hands out the label, checks the
