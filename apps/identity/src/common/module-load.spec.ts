@@ -6,10 +6,10 @@ import { jest } from '@jest/globals';
 const src = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const FEATURES = ['common', 'clients', 'client-access', 'resources', 'scopes', 'users'];
 
-/** Every source file of the management features, e.g. `clients/client.record.ts`. */
+/** The modules that build values from other features' modules while loading, e.g. `clients/client.record.ts`. */
 const files = FEATURES.flatMap((dir) =>
   readdirSync(path.join(src, dir), { recursive: true, encoding: 'utf8' })
-    .filter((f) => f.endsWith('.ts') && !f.endsWith('.spec.ts'))
+    .filter((f) => /\.(record|sql|queries|presenter)\.ts$/.test(f))
     .map((f) => `${dir}/${f}`),
 );
 
