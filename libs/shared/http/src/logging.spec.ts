@@ -1,4 +1,31 @@
-import { createLogger, sanitizeRequestId } from './logging.js';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createLogger, requestLog, requestLogging, sanitizeRequestId } from './logging.js';
+
+/** A real node:http server running `requestLogging` in front of a handler answering `status`. */
+async function serve(level: string, lines: string[]): Promise<{ server: Server; url: string }> {
+  const logger = createLogger({
+    serviceName: 'svc',
+    level,
+    destination: { write: (s: string) => lines.push(s) },
+  });
+  const log = requestLogging(logger);
+  const server = createServer((req, res) =>
+    log(req, res, () => {
+      const status = Number(new URL(req.url ?? '/', 'http://x').searchParams.get('status') ?? 200);
+      requestLog(req, logger).info({ inHandler: true }, 'handling');
+      res.statusCode = status;
+      res.end('{}');
+    }),
+  );
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+}
+
+const close = (server: Server) => new Promise((resolve) => server.close(resolve));
+const until = async (check: () => boolean) => {
+  for (let i = 0; i < 50 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
+};
 
 describe('logging', () => {
   it('accepts only sane request ids', () => {
@@ -25,5 +52,64 @@ describe('logging', () => {
     expect(line.req.headers).toEqual({ authorization: '[redacted]', cookie: '[redacted]', accept: 'json' });
     expect(line.body).toEqual({ client_secret: '[redacted]', password: '[redacted]', name: 'ok' });
     expect(line.password).toBe('[redacted]');
+  });
+
+  it('writes one compact completion line per request at info, with the request id', async () => {
+    const lines: string[] = [];
+    const { server, url } = await serve('info', lines);
+    try {
+      const res = await fetch(`${url}/things?status=201`, {
+        headers: { 'X-Request-Id': 'rid-1', Authorization: 'Bearer secret-tkn', 'User-Agent': 'ua' },
+      });
+      expect(res.headers.get('x-request-id')).toBe('rid-1');
+      await until(() => lines.some((l) => l.includes('request completed')));
+      const parsed = lines.map((l) => JSON.parse(l));
+      expect(parsed.find((l) => l.inHandler)).toMatchObject({ reqId: 'rid-1', msg: 'handling' });
+      const done = parsed.find((l) => l.msg === 'request completed');
+      expect(done).toMatchObject({
+        level: 'info',
+        service: 'svc',
+        req: { id: 'rid-1', method: 'GET', url: '/things?status=201' },
+        res: { statusCode: 201 },
+      });
+      expect(typeof done.responseTime).toBe('number');
+      expect(Object.keys(done.req).sort()).toEqual(['id', 'method', 'url']);
+      expect(lines.join('')).not.toContain('secret-tkn');
+    } finally {
+      await close(server);
+    }
+  });
+
+  it('writes nothing for a success when info is off, a warn line for a 4xx and an error line for a 5xx', async () => {
+    const lines: string[] = [];
+    const { server, url } = await serve('warn', lines);
+    try {
+      const ok = await fetch(`${url}/ok`);
+      expect(ok.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+      await fetch(`${url}/missing?status=404`);
+      await fetch(`${url}/boom?status=503`);
+      await until(() => lines.length >= 2);
+      await new Promise((r) => setTimeout(r, 20));
+      const parsed = lines.map((l) => JSON.parse(l));
+      expect(parsed.map((l) => [l.level, l.res?.statusCode])).toEqual([
+        ['warn', 404],
+        ['error', 503],
+      ]);
+    } finally {
+      await close(server);
+    }
+  });
+
+  it('logs successful probes and scrapes at debug only', async () => {
+    const lines: string[] = [];
+    const { server, url } = await serve('info', lines);
+    try {
+      await fetch(`${url}/livez`);
+      await fetch(`${url}/ok`);
+      await until(() => lines.some((l) => l.includes('"url":"/ok"')));
+      expect(lines.some((l) => l.includes('/livez') && l.includes('request completed'))).toBe(false);
+    } finally {
+      await close(server);
+    }
   });
 });

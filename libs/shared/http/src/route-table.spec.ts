@@ -1,5 +1,5 @@
 import { allowedMethods, classifyRouteMiss } from './method-not-allowed.js';
-import { RouteTable, compilePattern, parseRouteSpec } from './route-table.js';
+import { RouteTable, UNMATCHED_ROUTE, compilePattern, parseRouteSpec } from './route-table.js';
 
 describe('compilePattern', () => {
   it.each([
@@ -91,5 +91,43 @@ describe('RouteTable and Allow', () => {
       'ALL /b',
       'ALL /c',
     ]);
+  });
+});
+
+describe('RouteTable.match', () => {
+  it('gives the pattern, metrics label and rate-limit endpoint, the same object for a path seen before', () => {
+    const t = new RouteTable();
+    t.add('GET', '/clients/:client_id');
+    const m = t.match('get', '/clients/1');
+    expect(m).toEqual({
+      pattern: '/clients/:client_id',
+      label: '/clients/:client_id',
+      endpoint: 'GET /clients/:client_id',
+    });
+    expect(t.match('GET', '/clients/1')).toBe(m);
+    // another method on a known path: labelled by the path's pattern (a 405), keyed by its own method
+    expect(t.match('DELETE', '/clients/1')).toMatchObject({
+      label: '/clients/:client_id',
+      endpoint: 'DELETE /clients/:client_id',
+    });
+    expect(t.match('GET', '/nowhere')).toEqual({
+      pattern: undefined,
+      label: UNMATCHED_ROUTE,
+      endpoint: UNMATCHED_ROUTE,
+    });
+  });
+
+  it('forgets cached answers when a route is added', () => {
+    const t = new RouteTable();
+    expect(t.match('POST', '/token').label).toBe(UNMATCHED_ROUTE);
+    t.addSpec('POST /token');
+    expect(t.match('POST', '/token').endpoint).toBe('POST /token');
+  });
+
+  it('stays bounded and correct past its cache size', () => {
+    const t = new RouteTable();
+    t.add('GET', '/things/:id');
+    for (let i = 0; i < 10_050; i++) expect(t.match('GET', `/things/${i}`).label).toBe('/things/:id');
+    expect(t.match('GET', '/things/0').endpoint).toBe('GET /things/:id');
   });
 });
