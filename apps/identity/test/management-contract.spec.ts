@@ -1,41 +1,5 @@
 import { Management, VERSIONS } from './management-harness.js';
-
-/** Every management operation of this suite, as `METHOD path` under `/api/<version>`; `:id` params are filled in. */
-const OPERATIONS = [
-  'GET /clients',
-  'POST /clients',
-  'GET /clients/:client_id',
-  'PATCH /clients/:client_id',
-  'DELETE /clients/:client_id',
-  'POST /clients/:client_id/rotate-secret',
-  'GET /clients/:client_id/resources',
-  'POST /clients/:client_id/resources',
-  'DELETE /clients/:client_id/resources',
-  'GET /clients/:client_id/permissions',
-  'POST /clients/:client_id/permissions',
-  'DELETE /clients/:client_id/permissions',
-  'GET /resources',
-  'POST /resources',
-  'GET /resources/:resource_id',
-  'PATCH /resources/:resource_id',
-  'DELETE /resources/:resource_id',
-  'GET /resources/:resource_id/scopes',
-  'POST /resources/:resource_id/scopes',
-  'GET /resources/:resource_id/scopes/:scope_id',
-  'PATCH /resources/:resource_id/scopes/:scope_id',
-  'DELETE /resources/:resource_id/scopes/:scope_id',
-  'GET /resources/:resource_id/clients',
-  'POST /resources/:resource_id/clients',
-  'DELETE /resources/:resource_id/clients',
-  'GET /users',
-  'POST /users',
-  'GET /users/:user_id',
-  'PATCH /users/:user_id',
-  'DELETE /users/:user_id',
-  'PUT /users/:user_id/password',
-  'POST /users/:user_id/block',
-  'POST /users/:user_id/unblock',
-];
+import { OPERATIONS, scopeOf } from './management-operations.js';
 
 const LIMIT = 2;
 let m: Management;
@@ -103,8 +67,7 @@ describe('OpenAPI at /docs', () => {
       const path = `/api/${v}${template.replace(/:([a-z_]+)/g, '{$1}')}`;
       const entry = doc.paths[path]?.[method.toLowerCase()];
       expect([op, entry !== undefined]).toEqual([op, true]);
-      const scope = `${template.split('/')[1] === 'users' ? 'users' : template.startsWith('/resources') ? 'resources' : 'clients'}:${method === 'GET' ? 'read' : 'write'}`;
-      expect([op, entry['x-required-scopes']]).toEqual([op, [scope]]);
+      expect([op, entry['x-required-scopes']]).toEqual([op, [scopeOf(op)]]);
       expect(entry.security).toEqual([{ bearer: [] }]);
       for (const status of ['401', '403', '429'])
         expect([op, status, status in entry.responses]).toEqual([op, status, true]);
