@@ -10,6 +10,7 @@
 //   BENCH_FANOUT     children per node (default 10); BENCH_DEPTH deepest level (default 6): 1,111,111 nodes.
 //   BENCH_INSERTS    sequential leaf inserts measured per side (default 300).
 //   BENCH_REPEAT     repetitions of the subtree read and of the move, per side (default 5).
+//   BENCH_ROUNDS     rounds of clone, export and import, per side (default 3).
 //   BENCH_JSON       write the results there as JSON.
 //   BENCH_KEEP=1     keep the databases (with BENCH_PG_URL) for a closer look; their names are printed.
 // Prints a table (API | raw SQL | ratio | target) and the machine it ran on.
@@ -41,6 +42,7 @@ const FANOUT = Number(env.BENCH_FANOUT || 10);
 const DEPTH = Number(env.BENCH_DEPTH || 6);
 const INSERTS = Number(env.BENCH_INSERTS || 300);
 const REPEAT = Number(env.BENCH_REPEAT || 5);
+const ROUNDS = Number(env.BENCH_ROUNDS || 3);
 const TOTAL = Array.from({ length: DEPTH + 1 }, (_, d) => FANOUT ** d).reduce((a, b) => a + b, 0);
 const PG_FLAGS = [
   ['shared_buffers', '1GB'],
@@ -52,7 +54,11 @@ const PG_FLAGS = [
 
 const log = (...a) => console.error('[bench]', ...a);
 const ms = (t0) => performance.now() - t0;
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 === 1 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
 const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))];
 
 function freePort() {
@@ -358,19 +364,18 @@ try {
   const parentIds = [];
   for (let i = 0; i < INSERTS * 2; i++) parentIds.push(await idOf(parentsFrom + ((i * 7919) % FANOUT ** (DEPTH - 1))));
   for (let i = 0; i < 20; i++) await call('POST', `${base}/v1/nodes`, { code: `warm-${i}`, name: 'warm', parent_id: parentIds[i] });
+  // Interleaved, one API insert then one raw insert, so load elsewhere on the machine hits both sides alike. Raw SQL:
+  // the statement the service sends (one call of tree_create_node); then, for comparison, the same steps as a
+  // client-side transaction of four statements.
   const apiIns = [];
-  for (let i = 0; i < INSERTS; i++) {
-    t0 = performance.now();
-    await call('POST', `${base}/v1/nodes`, { code: `api-${i}`, name: `Inserted ${i}`, parent_id: parentIds[i] });
-    apiIns.push(ms(t0));
-  }
-  // Raw SQL: the statement the service sends (one call of tree_create_node), and the same steps as a client-side
-  // transaction of four statements, for comparison.
   const rawIns = [];
   const rawInsTx = [];
   const c = await pool.connect();
   try {
     for (let i = 0; i < INSERTS; i++) {
+      t0 = performance.now();
+      await call('POST', `${base}/v1/nodes`, { code: `api-${i}`, name: `Inserted ${i}`, parent_id: parentIds[i] });
+      apiIns.push(ms(t0));
       t0 = performance.now();
       await c.query(`SELECT * FROM tree_create_node($1, 'v1', $2, $3, NULL, '{}', $4, NULL)`, [
         code,
@@ -403,114 +408,165 @@ try {
   notes.push(`leaf insert as a client-side transaction of 4 statements: p50 ${median(rawInsTx).toFixed(2)} ms`);
   row(`Insert a leaf (p50 of ${INSERTS} sequential)`, median(apiIns), median(rawIns), 'API p50 under 5 ms', `p95 API ${pct(apiIns, 95).toFixed(1)} ms, SQL ${pct(rawIns, 95).toFixed(1)} ms`);
 
-  // ------------------------------------------------------------------ 4. clone the version
+  // ------------------------------------------------------------------ 4-6. clone, export, import: in rounds
+  // Each round measures both sides back to back, the API first in odd rounds and raw SQL first in even ones; the
+  // median of the rounds is reported and every run listed.
   const nodesNow = (await call('GET', `${base}/v1`)).aggregations.nodes;
-  t0 = performance.now();
-  await call('POST', `${base}/v1/clone`, { version: 'api-clone', name: 'API clone' });
-  const apiClone = ms(t0);
-  const cl = await pool.connect();
-  let rawClone;
-  try {
-    t0 = performance.now();
-    await cl.query('BEGIN');
-    const src = (await cl.query('SELECT * FROM tree_versions WHERE id = $1 FOR SHARE', [v1.id])).rows[0];
-    const target = (await cl.query(
-      `INSERT INTO tree_versions (tree_id, version, name, next_label, node_count) VALUES ($1, 'sql-clone', 'SQL clone', $2, $3) RETURNING id`,
-      [src.tree_id, src.next_label, src.node_count],
-    )).rows[0].id;
-    await cl.query(
-      `INSERT INTO tree_nodes (id, tree_id, tree_version_id, code, name, description, metadata, depth, leaf, parent_id, path, enabled)
-       SELECT tree_node_id($2, n.path[cardinality(n.path)]), n.tree_id, $2, n.code, n.name, n.description, n.metadata, n.depth,
-              n.leaf, CASE WHEN n.parent_id IS NULL THEN NULL ELSE tree_node_id($2, n.path[cardinality(n.path) - 1]) END,
-              n.path, n.enabled
-         FROM tree_nodes n WHERE n.tree_version_id = $1`,
-      [v1.id, target],
-    );
-    await cl.query('COMMIT');
-    rawClone = ms(t0);
-  } finally {
-    cl.release();
-  }
-  row(`Clone the version (${nodesNow.toLocaleString('en')} nodes)`, apiClone, rawClone, 'API under 20 s');
-  t0 = performance.now();
-  await call('DELETE', `${base}/api-clone`);
-  await call('DELETE', `${base}/sql-clone`);
-  notes.push(`deleting the two clones through the API: ${(ms(t0) / 1000).toFixed(1)} s`);
-  await q('VACUUM ANALYZE tree_nodes');
-
-  // ------------------------------------------------------------------ 5. export to CSV
   const csvFile = path.join(authData, 'export.csv');
-  t0 = performance.now();
-  const exp = await fetch(`${api}${base}/v1/export`, { headers: H });
-  if (exp.status !== 200) throw new Error(`export: ${exp.status}`);
-  const parts = [];
-  for await (const chunk of exp.body) parts.push(Buffer.from(chunk));
-  const apiExport = ms(t0);
-  const csv = Buffer.concat(parts);
-  writeFileSync(csvFile, csv);
-  const csvLines = csv.toString('utf8').split('\n').length - 2;
-  t0 = performance.now();
-  const rawRows = await q(
-    `SELECT n.code, p.code AS parent_code, n.name, n.description FROM tree_nodes n
-       LEFT JOIN tree_nodes p ON p.id = n.parent_id WHERE n.tree_version_id = $1 ORDER BY n.path`,
-    [v1.id],
-  );
-  const rawExport = ms(t0);
-  if (rawRows.rowCount !== csvLines) throw new Error(`export: CSV ${csvLines} lines, SQL ${rawRows.rowCount} rows`);
-  row(`Export the version to CSV (${csvLines.toLocaleString('en')} lines, ${(csv.length / 2 ** 20).toFixed(0)} MiB)`, apiExport, rawExport, '-', 'streamed CSV vs one SELECT with the parent join');
+  const timings = { apiClone: [], rawClone: [], apiExport: [], rawExport: [], apiImport: [], rawImport: [] };
+  let csvLines = 0;
+  let csvBytes = 0;
 
-  // ------------------------------------------------------------------ 6. import it
-  await call('POST', base, { version: 'api-import' });
-  t0 = performance.now();
-  const imp = await fetch(`${api}${base}/api-import/import`, {
-    method: 'POST',
-    headers: { ...H, 'content-type': 'text/csv' },
-    body: readFileSync(csvFile),
-  });
-  const impText = await imp.text();
-  const apiImport = ms(t0);
-  if (imp.status !== 200) throw new Error(`import: ${imp.status} ${impText.slice(0, 500)}`);
-  // Raw SQL: the rows (paths and labels computed by the client from the parents-first file) inserted in batches.
-  const sqlVersion = await call('POST', base, { version: 'sql-import' });
-  t0 = performance.now();
-  const ic = await pool.connect();
-  try {
-    await ic.query('BEGIN');
-    const pathByCode = new Map();
-    let label = 0;
-    let batch = [];
-    const flush = async () => {
-      if (batch.length === 0) return;
-      const cols = [[], [], [], [], [], []];
-      for (const b of batch) b.forEach((v, i) => cols[i].push(v));
-      await ic.query(
-        `INSERT INTO tree_nodes (id, tree_id, tree_version_id, code, name, description, depth, leaf, parent_id, path)
-         SELECT tree_node_id($1, u.label), $2, $1, u.code, u.name, u.description, cardinality(u.path::int[]) - 1, u.leaf,
-                CASE WHEN cardinality(u.path::int[]) = 1 THEN NULL ELSE tree_node_id($1, (u.path::int[])[cardinality(u.path::int[]) - 1]) END,
-                u.path::int[]
-           FROM unnest($3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::boolean[]) AS u(label, code, name, description, path, leaf)`,
-        [sqlVersion.id, v1.tree_id, ...cols],
+  const apiCloneRun = async (r) => {
+    t0 = performance.now();
+    await call('POST', `${base}/v1/clone`, { version: `api-clone-${r}`, name: 'API clone' });
+    timings.apiClone.push(ms(t0));
+  };
+  const rawCloneRun = async (r) => {
+    const cl = await pool.connect();
+    try {
+      t0 = performance.now();
+      await cl.query('BEGIN');
+      const src = (await cl.query('SELECT * FROM tree_versions WHERE id = $1 FOR SHARE', [v1.id])).rows[0];
+      const target = (await cl.query(
+        `INSERT INTO tree_versions (tree_id, version, name, next_label, node_count) VALUES ($1, $4, 'SQL clone', $2, $3) RETURNING id`,
+        [src.tree_id, src.next_label, src.node_count, `sql-clone-${r}`],
+      )).rows[0].id;
+      await cl.query(
+        `INSERT INTO tree_nodes (id, tree_id, tree_version_id, code, name, description, metadata, depth, leaf, parent_id, path, enabled)
+         SELECT tree_node_id($2, n.path[cardinality(n.path)]), n.tree_id, $2, n.code, n.name, n.description, n.metadata, n.depth,
+                n.leaf, CASE WHEN n.parent_id IS NULL THEN NULL ELSE tree_node_id($2, n.path[cardinality(n.path) - 1]) END,
+                n.path, n.enabled
+           FROM tree_nodes n WHERE n.tree_version_id = $1`,
+        [v1.id, target],
       );
-      batch = [];
-    };
-    const isParent = new Set(rawRows.rows.map((r) => r.parent_code).filter(Boolean));
-    for (const r of rawRows.rows) {
-      label++;
-      const p = r.parent_code ? [...pathByCode.get(r.parent_code), label] : [label];
-      pathByCode.set(r.code, p);
-      batch.push([label, r.code, r.name, r.description, `{${p.join(',')}}`, !isParent.has(r.code)]);
-      if (batch.length >= 5000) await flush();
+      await cl.query('COMMIT');
+      timings.rawClone.push(ms(t0));
+    } finally {
+      cl.release();
     }
-    await flush();
-    await ic.query('UPDATE tree_versions SET next_label = $2, node_count = $2 WHERE id = $1', [sqlVersion.id, label]);
-    await ic.query('COMMIT');
-  } finally {
-    ic.release();
+  };
+  const apiExportRun = async () => {
+    t0 = performance.now();
+    const exp = await fetch(`${api}${base}/v1/export`, { headers: H });
+    if (exp.status !== 200) throw new Error(`export: ${exp.status}`);
+    const parts = [];
+    for await (const chunk of exp.body) parts.push(Buffer.from(chunk));
+    timings.apiExport.push(ms(t0));
+    const csv = Buffer.concat(parts);
+    writeFileSync(csvFile, csv);
+    csvBytes = csv.length;
+    csvLines = 0;
+    for (let j = csv.indexOf(10); j !== -1; j = csv.indexOf(10, j + 1)) csvLines++;
+    csvLines -= 1; // header
+  };
+  let rawRows;
+  const rawExportRun = async () => {
+    t0 = performance.now();
+    rawRows = await q(
+      `SELECT n.code, p.code AS parent_code, n.name, n.description FROM tree_nodes n
+         LEFT JOIN tree_nodes p ON p.id = n.parent_id WHERE n.tree_version_id = $1 ORDER BY n.path`,
+      [v1.id],
+    );
+    timings.rawExport.push(ms(t0));
+  };
+  const apiImportRun = async (r) => {
+    await call('POST', base, { version: `api-import-${r}` });
+    t0 = performance.now();
+    const imp = await fetch(`${api}${base}/api-import-${r}/import`, {
+      method: 'POST',
+      headers: { ...H, 'content-type': 'text/csv' },
+      body: readFileSync(csvFile),
+    });
+    const impText = await imp.text();
+    timings.apiImport.push(ms(t0));
+    if (imp.status !== 200) throw new Error(`import: ${imp.status} ${impText.slice(0, 500)}`);
+    const imported = await call('GET', `${base}/api-import-${r}`);
+    if (imported.aggregations.nodes !== csvLines) throw new Error(`import: ${imported.aggregations.nodes} nodes`);
+  };
+  // Raw SQL import: the rows (labels and paths computed by the client from the parents-first file) in batches.
+  const rawImportRun = async (r) => {
+    const sqlVersion = await call('POST', base, { version: `sql-import-${r}` });
+    t0 = performance.now();
+    const ic = await pool.connect();
+    try {
+      await ic.query('BEGIN');
+      const pathByCode = new Map();
+      let label = 0;
+      let batch = [];
+      const flush = async () => {
+        if (batch.length === 0) return;
+        const cols = [[], [], [], [], [], []];
+        for (const b of batch) b.forEach((v, i) => cols[i].push(v));
+        await ic.query(
+          `INSERT INTO tree_nodes (id, tree_id, tree_version_id, code, name, description, depth, leaf, parent_id, path)
+           SELECT tree_node_id($1, u.label), $2, $1, u.code, u.name, u.description, cardinality(u.path::int[]) - 1, u.leaf,
+                  CASE WHEN cardinality(u.path::int[]) = 1 THEN NULL
+                       ELSE tree_node_id($1, (u.path::int[])[cardinality(u.path::int[]) - 1]) END,
+                  u.path::int[]
+             FROM unnest($3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::boolean[])
+                  AS u(label, code, name, description, path, leaf)`,
+          [sqlVersion.id, v1.tree_id, ...cols],
+        );
+        batch = [];
+      };
+      const isParent = new Set(rawRows.rows.map((x) => x.parent_code).filter(Boolean));
+      for (const x of rawRows.rows) {
+        label++;
+        const p = x.parent_code ? [...pathByCode.get(x.parent_code), label] : [label];
+        pathByCode.set(x.code, p);
+        batch.push([label, x.code, x.name, x.description, `{${p.join(',')}}`, !isParent.has(x.code)]);
+        if (batch.length >= 5000) await flush();
+      }
+      await flush();
+      await ic.query('UPDATE tree_versions SET next_label = $2, node_count = $2 WHERE id = $1', [sqlVersion.id, label]);
+      await ic.query('COMMIT');
+    } finally {
+      ic.release();
+    }
+    timings.rawImport.push(ms(t0));
+  };
+  const cleanup = async (r) => {
+    for (const v of [`api-clone-${r}`, `sql-clone-${r}`, `api-import-${r}`, `sql-import-${r}`]) {
+      await call('DELETE', `${base}/${v}`, undefined, [204, 404]);
+    }
+    await q('VACUUM ANALYZE tree_nodes');
+  };
+  for (let r = 1; r <= ROUNDS; r++) {
+    log(`round ${r} of ${ROUNDS}: clone, export, import`);
+    const pairs = [
+      [apiCloneRun, rawCloneRun],
+      [apiExportRun, rawExportRun],
+      [apiImportRun, rawImportRun],
+    ];
+    for (const [a, b] of pairs) {
+      if (r % 2 === 1) {
+        await a(r);
+        await b(r);
+      } else {
+        await b(r);
+        await a(r);
+      }
+    }
+    if (rawRows.rowCount !== csvLines) throw new Error(`export: CSV ${csvLines} lines, SQL ${rawRows.rowCount} rows`);
+    await cleanup(r);
   }
-  const rawImport = ms(t0);
-  row(`Import that CSV into an empty version`, apiImport, rawImport, '-', 'streamed upload, all-or-nothing vs client-computed batched INSERTs');
-  const imported = await call('GET', `${base}/api-import`);
-  if (imported.aggregations.nodes !== csvLines) throw new Error(`import: ${imported.aggregations.nodes} nodes`);
+  const runs = (xs) => xs.map((x) => (x / 1000).toFixed(1)).join(', ');
+  row(`Clone the version (${nodesNow.toLocaleString('en')} nodes)`, median(timings.apiClone), median(timings.rawClone), 'API under 20 s', `runs s: API ${runs(timings.apiClone)}; SQL ${runs(timings.rawClone)}`);
+  row(
+    `Export the version to CSV (${csvLines.toLocaleString('en')} lines, ${(csvBytes / 2 ** 20).toFixed(0)} MiB)`,
+    median(timings.apiExport),
+    median(timings.rawExport),
+    '-',
+    `streamed CSV vs one SELECT with the parent join; runs s: API ${runs(timings.apiExport)}; SQL ${runs(timings.rawExport)}`,
+  );
+  row(
+    'Import that CSV into an empty version',
+    median(timings.apiImport),
+    median(timings.rawImport),
+    '-',
+    `streamed upload, all-or-nothing vs client-computed batched INSERTs; runs s: API ${runs(timings.apiImport)}; SQL ${runs(timings.rawImport)}`,
+  );
 } finally {
   await stopChildren();
   await pool.end().catch(() => undefined);
