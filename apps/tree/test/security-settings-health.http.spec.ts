@@ -40,6 +40,22 @@ describe('security, settings and health over HTTP', () => {
     expect(checked).toBeGreaterThanOrEqual(35);
   });
 
+  it('documents the decisions, scopes and response shapes in the OpenAPI document', async () => {
+    const doc = (await request(tree.http).get('/docs/openapi.json').expect(200)).body;
+    expect(doc.info.description).toMatch(/next\s+free `vN`/);
+    expect(doc.info.description).toMatch(/-copy-<n>/);
+    const list = doc.paths['/api/v1/trees'].get;
+    expect(list['x-required-scopes']).toEqual(['trees:read']);
+    expect(list.responses['200'].content['application/json'].schema.properties.items.items.$ref).toMatch(/TreeDoc$/);
+    const move = doc.paths['/api/v1/trees/{tree_code}/versions/{tree_version}/nodes/{tree_node_id}'].patch;
+    expect(move['x-required-scopes']).toEqual(['trees:write']);
+    expect(move.responses['409']).toBeDefined();
+    expect(doc.paths['/api/v1/settings'].patch['x-required-scopes']).toEqual(['settings:write']);
+    const imp = doc.paths['/api/v1/trees/{tree_code}/versions/{tree_version}/import'].post;
+    expect(imp.description).toMatch(/code,parent_code,name,description/);
+    expect(doc.components.schemas.NodeDoc.properties.aggregations).toBeDefined();
+  });
+
   it('401 for malformed or unknown tokens, 403 for another audience or a missing scope', async () => {
     await request(tree.http).get('/api/v1/trees').set('Authorization', 'Basic abc').expect(401);
     await request(tree.http).get('/api/v1/trees').set('Authorization', 'Bearer not-a-real-token').expect(401);

@@ -1,5 +1,5 @@
 import { Controller, Get, HttpCode, HttpException, Param, Post, Query, Req, Res } from '@nestjs/common';
-import { ApiBody, ApiConsumes, ApiOperation, ApiProduces, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiConsumes, ApiOkResponse, ApiOperation, ApiProduces, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { Scopes } from '@gatehouse/bearer';
 import { ApiErrorResponses } from '@gatehouse/http';
@@ -9,6 +9,7 @@ import { booleanQuery } from '../common/params.js';
 import { CurrentActor } from '../common/request.js';
 import { READ, WRITE } from '../common/scopes.js';
 import { sendStream } from '../common/stream.js';
+import { ImportResultDoc } from '../common/responses.dto.js';
 import { CsvService } from './csv.service.js';
 
 const FORMAT =
@@ -37,6 +38,7 @@ export class CsvController {
   @Post('import')
   @Scopes(WRITE)
   @HttpCode(200)
+  @ApiOkResponse({ type: ImportResultDoc })
   @ApiOperation({
     summary: 'Import nodes from CSV',
     description:

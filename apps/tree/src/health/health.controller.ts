@@ -1,5 +1,6 @@
 import { Controller, Get, Query } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { HealthDoc } from '../common/responses.dto.js';
 import { Scopes } from '@gatehouse/bearer';
 import { ApiErrorResponses } from '@gatehouse/http';
 import { ApiReadQuery } from '../common/openapi.js';
@@ -13,6 +14,7 @@ export class TreeHealthController {
 
   @Get()
   @Scopes(READ)
+  @ApiOkResponse({ type: HealthDoc })
   @ApiOperation({
     summary: 'Health check',
     description:

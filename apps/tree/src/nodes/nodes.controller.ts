@@ -1,10 +1,11 @@
 import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Patch, Post, Query, StreamableFile } from '@nestjs/common';
-import { ApiOperation, ApiProduces, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiProduces, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { Scopes } from '@gatehouse/bearer';
 import { ApiErrorResponses } from '@gatehouse/http';
 import type { Actor } from '../common/actor.js';
 import type { Language } from '../common/language.js';
 import { ApiListQuery, ApiReadQuery } from '../common/openapi.js';
+import { ApiCollection, NodeDoc } from '../common/responses.dto.js';
 import { booleanQuery, uuidParam } from '../common/params.js';
 import { AcceptLanguage, CurrentActor } from '../common/request.js';
 import { READ, WRITE } from '../common/scopes.js';
@@ -22,6 +23,7 @@ export class NodesController {
 
   @Get()
   @Scopes(READ)
+  @ApiCollection(NodeDoc)
   @ApiOperation({ summary: 'Get Tree Nodes', description: 'Default order: depth-first (each parent before its children).' })
   @ApiListQuery()
   list(
@@ -35,6 +37,7 @@ export class NodesController {
 
   @Post()
   @Scopes(WRITE)
+  @ApiCreatedResponse({ type: NodeDoc })
   @ApiOperation({
     summary: 'Create Tree Node',
     description:
@@ -56,6 +59,7 @@ export class NodesController {
 
   @Get(':tree_node_id')
   @Scopes(READ)
+  @ApiOkResponse({ type: NodeDoc })
   @ApiOperation({ summary: 'Get Tree Node' })
   @ApiReadQuery()
   @ApiErrorResponses(400, 404)
@@ -71,6 +75,7 @@ export class NodesController {
 
   @Get(':tree_node_id/descendants')
   @Scopes(READ)
+  @ApiCollection(NodeDoc)
   @ApiOperation({
     summary: 'Get descendants of a node',
     description:
@@ -99,6 +104,7 @@ export class NodesController {
 
   @Patch(':tree_node_id')
   @Scopes(WRITE)
+  @ApiOkResponse({ type: NodeDoc })
   @ApiOperation({
     summary: 'Update Tree Node',
     description:
@@ -122,6 +128,7 @@ export class NodesController {
   @Delete(':tree_node_id')
   @Scopes(WRITE)
   @HttpCode(204)
+  @ApiNoContentResponse()
   @ApiOperation({
     summary: 'Delete Tree Node',
     description: 'A node with children: 409 unless `cascade=true`, which deletes the whole subtree. 204.',
@@ -139,6 +146,7 @@ export class NodesController {
 
   @Post(':tree_node_id/clone')
   @Scopes(WRITE)
+  @ApiCreatedResponse({ type: NodeDoc })
   @ApiOperation({
     summary: 'Clone Tree Node',
     description:

@@ -1,5 +1,6 @@
 import { Body, Controller, Get, Patch, Query } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { SettingsDoc } from '../common/responses.dto.js';
 import { Scopes } from '@gatehouse/bearer';
 import { ApiErrorResponses } from '@gatehouse/http';
 import type { Actor } from '../common/actor.js';
@@ -16,6 +17,7 @@ export class SettingsController {
 
   @Get()
   @Scopes(READ)
+  @ApiOkResponse({ type: SettingsDoc })
   @ApiOperation({ summary: 'Get Settings', description: 'Needs `trees:read`.' })
   @ApiReadQuery()
   @ApiErrorResponses(400)
@@ -25,6 +27,7 @@ export class SettingsController {
 
   @Patch()
   @Scopes(SETTINGS_WRITE)
+  @ApiOkResponse({ type: SettingsDoc })
   @ApiOperation({
     summary: 'Update Settings',
     description: 'Needs `settings:write`. `environment` absent: the default `development`.',

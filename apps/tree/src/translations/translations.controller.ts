@@ -1,10 +1,11 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Scopes } from '@gatehouse/bearer';
 import { ApiErrorResponses } from '@gatehouse/http';
 import type { Actor } from '../common/actor.js';
 import { parseLanguageParam } from '../common/language.js';
 import { ApiListQuery, ApiReadQuery } from '../common/openapi.js';
+import { ApiCollection, TranslationDoc } from '../common/responses.dto.js';
 import { uuidParam } from '../common/params.js';
 import { CurrentActor } from '../common/request.js';
 import { READ, WRITE } from '../common/scopes.js';
@@ -28,6 +29,7 @@ export class TreeTranslationsController {
 
   @Get()
   @Scopes(READ)
+  @ApiCollection(TranslationDoc)
   @ApiOperation({ summary: 'Get tree translations' })
   @ApiListQuery()
   list(@Param('tree_code') code: string, @Query() q: Q) {
@@ -36,6 +38,7 @@ export class TreeTranslationsController {
 
   @Post()
   @Scopes(WRITE)
+  @ApiCreatedResponse({ type: TranslationDoc })
   @ApiOperation({ summary: 'Create tree translation', description: CREATE_NOTE })
   @ApiReadQuery()
   @ApiErrorResponses(400, 404, 409)
@@ -45,6 +48,7 @@ export class TreeTranslationsController {
 
   @Get(':language')
   @Scopes(READ)
+  @ApiOkResponse({ type: TranslationDoc })
   @ApiOperation({ summary: 'Get tree translation' })
   @ApiReadQuery()
   @ApiErrorResponses(400, 404)
@@ -54,6 +58,7 @@ export class TreeTranslationsController {
 
   @Patch(':language')
   @Scopes(WRITE)
+  @ApiOkResponse({ type: TranslationDoc })
   @ApiOperation({ summary: 'Update tree translation' })
   @ApiReadQuery()
   @ApiErrorResponses(400, 404)
@@ -70,6 +75,7 @@ export class TreeTranslationsController {
   @Delete(':language')
   @Scopes(WRITE)
   @HttpCode(204)
+  @ApiNoContentResponse()
   @ApiOperation({ summary: 'Delete tree translation' })
   @ApiErrorResponses(400, 404)
   async remove(@Param('tree_code') code: string, @Param('language') language: string): Promise<void> {
@@ -88,6 +94,7 @@ export class VersionTranslationsController {
 
   @Get()
   @Scopes(READ)
+  @ApiCollection(TranslationDoc)
   @ApiOperation({ summary: 'Get tree version translations' })
   @ApiListQuery()
   list(@Param('tree_code') code: string, @Param('tree_version') version: string, @Query() q: Q) {
@@ -96,6 +103,7 @@ export class VersionTranslationsController {
 
   @Post()
   @Scopes(WRITE)
+  @ApiCreatedResponse({ type: TranslationDoc })
   @ApiOperation({ summary: 'Create tree version translation', description: CREATE_NOTE })
   @ApiReadQuery()
   @ApiErrorResponses(400, 404, 409)
@@ -111,6 +119,7 @@ export class VersionTranslationsController {
 
   @Get(':language')
   @Scopes(READ)
+  @ApiOkResponse({ type: TranslationDoc })
   @ApiOperation({ summary: 'Get tree version translation' })
   @ApiReadQuery()
   @ApiErrorResponses(400, 404)
@@ -125,6 +134,7 @@ export class VersionTranslationsController {
 
   @Patch(':language')
   @Scopes(WRITE)
+  @ApiOkResponse({ type: TranslationDoc })
   @ApiOperation({ summary: 'Update tree version translation' })
   @ApiReadQuery()
   @ApiErrorResponses(400, 404)
@@ -142,6 +152,7 @@ export class VersionTranslationsController {
   @Delete(':language')
   @Scopes(WRITE)
   @HttpCode(204)
+  @ApiNoContentResponse()
   @ApiOperation({ summary: 'Delete tree version translation' })
   @ApiErrorResponses(400, 404)
   async remove(
@@ -164,6 +175,7 @@ export class NodeTranslationsController {
 
   @Get()
   @Scopes(READ)
+  @ApiCollection(TranslationDoc)
   @ApiOperation({ summary: 'Get tree node translations' })
   @ApiListQuery()
   list(
@@ -177,6 +189,7 @@ export class NodeTranslationsController {
 
   @Post()
   @Scopes(WRITE)
+  @ApiCreatedResponse({ type: TranslationDoc })
   @ApiOperation({ summary: 'Create tree node translation', description: CREATE_NOTE })
   @ApiReadQuery()
   @ApiErrorResponses(400, 404, 409)
@@ -193,6 +206,7 @@ export class NodeTranslationsController {
 
   @Get(':language')
   @Scopes(READ)
+  @ApiOkResponse({ type: TranslationDoc })
   @ApiOperation({ summary: 'Get tree node translation' })
   @ApiReadQuery()
   @ApiErrorResponses(400, 404)
@@ -208,6 +222,7 @@ export class NodeTranslationsController {
 
   @Patch(':language')
   @Scopes(WRITE)
+  @ApiOkResponse({ type: TranslationDoc })
   @ApiOperation({ summary: 'Update tree node translation' })
   @ApiReadQuery()
   @ApiErrorResponses(400, 404)
@@ -226,6 +241,7 @@ export class NodeTranslationsController {
   @Delete(':language')
   @Scopes(WRITE)
   @HttpCode(204)
+  @ApiNoContentResponse()
   @ApiOperation({ summary: 'Delete tree node translation' })
   @ApiErrorResponses(400, 404)
   async remove(

@@ -1,10 +1,11 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Scopes } from '@gatehouse/bearer';
 import { ApiErrorResponses } from '@gatehouse/http';
 import type { Actor } from '../common/actor.js';
 import type { Language } from '../common/language.js';
 import { ApiListQuery, ApiReadQuery } from '../common/openapi.js';
+import { ApiCollection, TreeDoc } from '../common/responses.dto.js';
 import { AcceptLanguage, CurrentActor } from '../common/request.js';
 import { READ, WRITE } from '../common/scopes.js';
 import { ChangeTreeCodeDto, CloneTreeDto, CreateTreeDto, UpdateTreeDto } from './dto/tree.dto.js';
@@ -19,6 +20,7 @@ export class TreesController {
 
   @Get()
   @Scopes(READ)
+  @ApiCollection(TreeDoc)
   @ApiOperation({ summary: 'Get Trees', description: 'Default order: code.' })
   @ApiListQuery()
   list(@Query() q: Q, @AcceptLanguage() lang?: Language) {
@@ -27,6 +29,7 @@ export class TreesController {
 
   @Post()
   @Scopes(WRITE)
+  @ApiCreatedResponse({ type: TreeDoc })
   @ApiOperation({ summary: 'Create Tree', description: 'Also creates the default version `v1` (empty).' })
   @ApiReadQuery()
   @ApiErrorResponses(400, 409)
@@ -36,6 +39,7 @@ export class TreesController {
 
   @Get(':tree_code')
   @Scopes(READ)
+  @ApiOkResponse({ type: TreeDoc })
   @ApiOperation({ summary: 'Get Tree' })
   @ApiReadQuery()
   @ApiErrorResponses(400, 404)
@@ -45,6 +49,7 @@ export class TreesController {
 
   @Patch(':tree_code')
   @Scopes(WRITE)
+  @ApiOkResponse({ type: TreeDoc })
   @ApiOperation({ summary: 'Update Tree', description: 'Partial update; `code` changes through change-code.' })
   @ApiReadQuery()
   @ApiErrorResponses(400, 404)
@@ -61,6 +66,7 @@ export class TreesController {
   @Delete(':tree_code')
   @Scopes(WRITE)
   @HttpCode(204)
+  @ApiNoContentResponse()
   @ApiOperation({ summary: 'Delete Tree', description: 'Deletes every version, node and translation under it. 204.' })
   @ApiErrorResponses(404)
   async remove(@Param('tree_code') code: string): Promise<void> {
@@ -69,6 +75,7 @@ export class TreesController {
 
   @Post(':tree_code/clone')
   @Scopes(WRITE)
+  @ApiCreatedResponse({ type: TreeDoc })
   @ApiOperation({
     summary: 'Clone Tree',
     description:
@@ -89,6 +96,7 @@ export class TreesController {
 
   @Post(':tree_code/change-code')
   @Scopes(WRITE)
+  @ApiOkResponse({ type: TreeDoc })
   @HttpCode(200)
   @ApiOperation({
     summary: 'Change Tree Code',

@@ -1,10 +1,11 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Scopes } from '@gatehouse/bearer';
 import { ApiErrorResponses } from '@gatehouse/http';
 import type { Actor } from '../common/actor.js';
 import type { Language } from '../common/language.js';
 import { ApiListQuery, ApiReadQuery } from '../common/openapi.js';
+import { ApiCollection, VersionDoc } from '../common/responses.dto.js';
 import { AcceptLanguage, CurrentActor } from '../common/request.js';
 import { READ, WRITE } from '../common/scopes.js';
 import { ChangeVersionCodeDto, CloneVersionDto, CreateVersionDto, UpdateVersionDto } from './dto/version.dto.js';
@@ -19,6 +20,7 @@ export class VersionsController {
 
   @Get()
   @Scopes(READ)
+  @ApiCollection(VersionDoc)
   @ApiOperation({ summary: 'Get Tree Versions', description: 'Default order: creation time.' })
   @ApiListQuery()
   list(@Param('tree_code') code: string, @Query() q: Q, @AcceptLanguage() lang?: Language) {
@@ -27,6 +29,7 @@ export class VersionsController {
 
   @Post()
   @Scopes(WRITE)
+  @ApiCreatedResponse({ type: VersionDoc })
   @ApiOperation({
     summary: 'Create Tree Version',
     description:
@@ -48,6 +51,7 @@ export class VersionsController {
 
   @Get(':tree_version')
   @Scopes(READ)
+  @ApiOkResponse({ type: VersionDoc })
   @ApiOperation({
     summary: 'Get Tree Version',
     description: '`aggregations.levels` is the number of depth levels (max depth + 1), `nodes` the node count.',
@@ -65,6 +69,7 @@ export class VersionsController {
 
   @Patch(':tree_version')
   @Scopes(WRITE)
+  @ApiOkResponse({ type: VersionDoc })
   @ApiOperation({ summary: 'Update Tree Version', description: 'Partial update; the code changes through change-code.' })
   @ApiReadQuery()
   @ApiErrorResponses(400, 404)
@@ -82,6 +87,7 @@ export class VersionsController {
   @Delete(':tree_version')
   @Scopes(WRITE)
   @HttpCode(204)
+  @ApiNoContentResponse()
   @ApiOperation({
     summary: 'Delete Tree Version',
     description: 'Deletes the version with all its nodes and translations. 204. The only version of a tree: 409.',
@@ -93,6 +99,7 @@ export class VersionsController {
 
   @Post(':tree_version/clone')
   @Scopes(WRITE)
+  @ApiCreatedResponse({ type: VersionDoc })
   @ApiOperation({
     summary: 'Clone Tree Version',
     description:
@@ -114,6 +121,7 @@ export class VersionsController {
 
   @Post(':tree_version/change-code')
   @Scopes(WRITE)
+  @ApiOkResponse({ type: VersionDoc })
   @HttpCode(200)
   @ApiOperation({ summary: 'Change Tree Version Code', description: 'Renames the version; nodes stay attached. 200.' })
   @ApiReadQuery()
