@@ -45,11 +45,17 @@ describe.each(VERSIONS)('Clients under /api/%s', (v: Version) => {
       });
       if (v === 'v1') expect(c.client_type).toBeNull();
       else for (const k of ['client_type', 'aggregations']) expect(c).not.toHaveProperty(k);
-      const [row] = await rows<{ client_name: string; client_secret_enc: string; created_by: string }>(
-        m.ds,
-        `SELECT client_name, client_secret_enc, created_by FROM clients WHERE id = $1`,
-        [c.id],
-      );
+      const [row] = await rows<{
+        client_name: string;
+        client_secret_enc: string;
+        created_by: string;
+        created_at: Date;
+      }>(m.ds, `SELECT client_name, client_secret_enc, created_by, created_at FROM clients WHERE id = $1`, [
+        c.id,
+      ]);
+      // Timestamps are ISO 8601 UTC with milliseconds, as the row holds them.
+      expect(c.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      expect(c.created_at).toBe(row.created_at.toISOString());
       expect(row.client_name).toBe(name);
       expect(row.client_secret_enc).not.toContain(c.client_secret); // sealed at rest
       expect(row.created_by).toBe(m.auth.clientId);

@@ -1,4 +1,5 @@
 import { rows, type Queryable } from '@gatehouse/identity-data';
+import { iso, type Timestamp } from '../common/sql-time.js';
 import { tenantCondition, type Access } from '../common/access.js';
 import { resourceSummary, type ResourceRow } from '../resources/resource.record.js';
 import { RESOURCE_COLUMNS } from '../resources/resource.sql.js';
@@ -13,8 +14,8 @@ import { CLIENT_COLUMNS } from '../clients/client.sql.js';
 export const EMBED_LIMIT = 100;
 
 export const CLIENT_RESOURCE_COLUMNS = `cr.id AS cr_id, cr.client_id AS cr_client_id, cr.resource_id AS cr_resource_id,
-  cr.created_by AS cr_created_by, cr.created_at AS cr_created_at, cr.updated_by AS cr_updated_by,
-  cr.updated_at AS cr_updated_at, ${RESOURCE_COLUMNS}`;
+  cr.created_by AS cr_created_by, ${iso('cr.created_at')} AS cr_created_at, cr.updated_by AS cr_updated_by,
+  ${iso('cr.updated_at')} AS cr_updated_at, ${RESOURCE_COLUMNS}`;
 export const CLIENT_RESOURCE_FROM = `client_resources cr JOIN resources r ON r.id = cr.resource_id`;
 
 export interface ClientResourceRow extends ResourceRow {
@@ -22,9 +23,9 @@ export interface ClientResourceRow extends ResourceRow {
   cr_client_id: string;
   cr_resource_id: string;
   cr_created_by: string | null;
-  cr_created_at: Date;
+  cr_created_at: Timestamp;
   cr_updated_by: string | null;
-  cr_updated_at: Date;
+  cr_updated_at: Timestamp;
 }
 
 export function clientResourceRecord(row: ClientResourceRow): ClientResourceRecord {
@@ -41,10 +42,10 @@ export function clientResourceRecord(row: ClientResourceRow): ClientResourceReco
 }
 
 export const CLIENT_PERMISSION_COLUMNS = `p.id AS p_id, p.client_id AS p_client_id, p.resource_id AS p_resource_id,
-  p.scope_id AS p_scope_id, p.created_by AS p_created_by, p.created_at AS p_created_at, p.updated_by AS p_updated_by,
-  p.updated_at AS p_updated_at, s.instance_id AS s_instance_id, s.scope_name AS s_scope_name,
-  s.scope_description AS s_scope_description, s.created_by AS s_created_by, s.created_at AS s_created_at,
-  s.updated_by AS s_updated_by, s.updated_at AS s_updated_at, ${RESOURCE_COLUMNS}`;
+  p.scope_id AS p_scope_id, p.created_by AS p_created_by, ${iso('p.created_at')} AS p_created_at,
+  p.updated_by AS p_updated_by, ${iso('p.updated_at')} AS p_updated_at, s.instance_id AS s_instance_id, s.scope_name AS s_scope_name,
+  s.scope_description AS s_scope_description, s.created_by AS s_created_by, ${iso('s.created_at')} AS s_created_at,
+  s.updated_by AS s_updated_by, ${iso('s.updated_at')} AS s_updated_at, ${RESOURCE_COLUMNS}`;
 export const CLIENT_PERMISSION_FROM = `client_permissions p JOIN resources r ON r.id = p.resource_id
   JOIN scopes s ON s.id = p.scope_id`;
 
@@ -54,16 +55,16 @@ export interface ClientPermissionRow extends ResourceRow {
   p_resource_id: string;
   p_scope_id: string;
   p_created_by: string | null;
-  p_created_at: Date;
+  p_created_at: Timestamp;
   p_updated_by: string | null;
-  p_updated_at: Date;
+  p_updated_at: Timestamp;
   s_instance_id: string;
   s_scope_name: string;
   s_scope_description: string | null;
   s_created_by: string | null;
-  s_created_at: Date;
+  s_created_at: Timestamp;
   s_updated_by: string | null;
-  s_updated_at: Date;
+  s_updated_at: Timestamp;
 }
 
 export function clientPermissionRecord(row: ClientPermissionRow): ClientPermissionRecord {
@@ -140,16 +141,16 @@ export async function permissionsOfClients(
 }
 
 export const RESOURCE_CLIENT_COLUMNS = `${CLIENT_COLUMNS}, r.id AS rc_resource_id, cr.id AS cr_id,
-  cr.created_by AS cr_created_by, cr.created_at AS cr_created_at, cr.updated_by AS cr_updated_by,
-  cr.updated_at AS cr_updated_at`;
+  cr.created_by AS cr_created_by, ${iso('cr.created_at')} AS cr_created_at, cr.updated_by AS cr_updated_by,
+  ${iso('cr.updated_at')} AS cr_updated_at`;
 
 export interface ResourceClientRow extends ClientRow {
   rc_resource_id: string;
   cr_id: string | null;
   cr_created_by: string | null;
-  cr_created_at: Date | null;
+  cr_created_at: Timestamp | null;
   cr_updated_by: string | null;
-  cr_updated_at: Date | null;
+  cr_updated_at: Timestamp | null;
 }
 
 export function resourceClientRecord(row: ResourceClientRow): ResourceClientRecord {

@@ -3,6 +3,7 @@ import type { ApiVersion } from '../common/version.js';
 import { shapeResourceSummary, type ResourceSummary } from '../resources/resource.record.js';
 import { MD_V1, resourceDataJson } from '../resources/resource.sql.js';
 import type { scopeData } from '../scopes/scope.record.js';
+import type { Timestamp } from '../common/sql-time.js';
 
 /** A scope of a resource granted to a client (document 1's Client Permission). */
 export interface ClientPermissionRecord {
@@ -13,9 +14,9 @@ export interface ClientPermissionRecord {
   resource_data: ResourceSummary;
   scope_data: ReturnType<typeof scopeData>;
   created_by: string | null;
-  created_at: Date;
+  created_at: Timestamp;
   updated_by: string | null;
-  updated_at: Date;
+  updated_at: Timestamp;
 }
 
 const SCOPE_DATA = `jsonb_build_object('id', s.id, 'resource_id', s.resource_id, 'scope_name', s.scope_name,

@@ -2,6 +2,7 @@ import { auditAttributes, defineVersionedRecord } from '../common/records.js';
 import type { ApiVersion } from '../common/version.js';
 import { shapeResourceSummary, type ResourceSummary } from '../resources/resource.record.js';
 import { MD_V1, MD_V2, resourceDataJson } from '../resources/resource.sql.js';
+import type { Timestamp } from '../common/sql-time.js';
 
 /** A resource authorized to a client (document 1's Client Resource). */
 export interface ClientResourceRecord {
@@ -10,9 +11,9 @@ export interface ClientResourceRecord {
   resource_id: string;
   resource_data: ResourceSummary;
   created_by: string | null;
-  created_at: Date;
+  created_at: Timestamp;
   updated_by: string | null;
-  updated_at: Date;
+  updated_at: Timestamp;
 }
 
 export const clientResourceSpecs = defineVersionedRecord({

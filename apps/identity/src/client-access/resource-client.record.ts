@@ -1,6 +1,7 @@
 import { defineVersionedRecord } from '../common/records.js';
 import type { ApiVersion } from '../common/version.js';
 import { clientData, type ClientRecord } from '../clients/client.record.js';
+import type { Timestamp } from '../common/sql-time.js';
 
 /**
  * A client as seen from a resource (document 1's Resource Client): `authorized` tells whether the resource is
@@ -13,9 +14,9 @@ export interface ResourceClientRecord {
   client_data: ClientRecord;
   authorized: boolean;
   created_by: string | null;
-  created_at: Date | null;
+  created_at: Timestamp | null;
   updated_by: string | null;
-  updated_at: Date | null;
+  updated_at: Timestamp | null;
 }
 
 export const resourceClientSpecs = defineVersionedRecord({

@@ -17,18 +17,18 @@ const record: ClientRecord = {
   is_first_party: true,
   is_global: true,
   created_by: null,
-  created_at: new Date(0),
+  created_at: '1970-01-01T00:00:00.000Z',
   updated_by: null,
-  updated_at: new Date(0),
+  updated_at: '1970-01-01T00:00:00.000Z',
   aggregations: {
     id: 'c1',
     client_id: 'c1',
     resources: 1,
     permissions: 2,
     created_by: null,
-    created_at: new Date(0),
+    created_at: '1970-01-01T00:00:00.000Z',
     updated_by: null,
-    updated_at: new Date(0),
+    updated_at: '1970-01-01T00:00:00.000Z',
   },
 };
 

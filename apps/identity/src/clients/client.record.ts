@@ -9,6 +9,7 @@ import {
   shapeClientPermission,
   type ClientPermissionRecord,
 } from '../client-access/client-permission.record.js';
+import type { Timestamp } from '../common/sql-time.js';
 
 export interface ClientRow {
   id: string;
@@ -16,7 +17,7 @@ export interface ClientRow {
   tenant_id: string | null;
   client_type: string | null;
   client_name: string;
-  client_secret_expires_at: Date | null;
+  client_secret_expires_at: Timestamp | null;
   client_description: string | null;
   client_metadata: ClientMetadata;
   app_metadata: AppMetadataEntry[];
@@ -25,9 +26,9 @@ export interface ClientRow {
   is_global: boolean;
   is_default: boolean;
   created_by: string | null;
-  created_at: Date;
+  created_at: Timestamp;
   updated_by: string | null;
-  updated_at: Date;
+  updated_at: Timestamp;
 }
 
 /** Keys of `client_metadata` in document 1 (common client metadata). */
@@ -49,9 +50,9 @@ export interface ClientAggregations {
   resources: number;
   permissions: number;
   created_by: string | null;
-  created_at: Date;
+  created_at: Timestamp;
   updated_by: string | null;
-  updated_at: Date;
+  updated_at: Timestamp;
 }
 
 /**
@@ -65,7 +66,7 @@ export interface ClientRecord {
   client_type: string | null;
   client_name: string;
   client_secret?: string | null;
-  client_secret_expires_at: Date | null;
+  client_secret_expires_at: Timestamp | null;
   client_description: string | null;
   client_metadata: ClientMetadata;
   app_metadata: AppMetadataEntry[];
@@ -73,9 +74,9 @@ export interface ClientRecord {
   is_first_party: boolean;
   is_global: boolean;
   created_by: string | null;
-  created_at: Date;
+  created_at: Timestamp;
   updated_by: string | null;
-  updated_at: Date;
+  updated_at: Timestamp;
   aggregations?: ClientAggregations;
   resources?: ClientResourceRecord[];
   permissions?: ClientPermissionRecord[];

@@ -7,6 +7,7 @@ import { apiBase, type ApiVersion } from '../common/version.js';
 import { MD_V1, MD_V2 } from './resource.sql.js';
 import type { ScopeRecord } from '../scopes/scope.record.js';
 import { shapeResourceClient, type ResourceClientRecord } from '../client-access/resource-client.record.js';
+import type { Timestamp } from '../common/sql-time.js';
 
 export interface ResourceRow {
   id: string;
@@ -25,9 +26,9 @@ export interface ResourceRow {
   skip_consent_for_first_party: boolean;
   app_metadata: AppMetadataEntry[];
   created_by: string | null;
-  created_date: Date;
+  created_date: Timestamp;
   updated_by: string | null;
-  updated_date: Date;
+  updated_date: Timestamp;
 }
 
 /** Document 1's `resource_metadata` (the canonical form; v2 nests it differently). */
@@ -51,8 +52,8 @@ export interface ResourceSummary {
   resource_description: string | null;
   resource_metadata: ResourceMetadata;
   app_metadata: AppMetadataEntry[];
-  created_date: Date;
-  updated_date: Date;
+  created_date: Timestamp;
+  updated_date: Timestamp;
 }
 
 export function resourceMetadata(row: ResourceRow, secret?: string | null): ResourceMetadata {
@@ -112,9 +113,9 @@ export interface ResourceAggregations {
   scopes: number;
   clients: number;
   created_by: string | null;
-  created_at: Date;
+  created_at: Timestamp;
   updated_by: string | null;
-  updated_at: Date;
+  updated_at: Timestamp;
 }
 
 /** A resource as the service returns it; children only when expanded, aggregations only when wanted. */
@@ -128,9 +129,9 @@ export interface ResourceRecord {
   resource_metadata: ResourceMetadata;
   app_metadata: AppMetadataEntry[];
   created_by: string | null;
-  created_date: Date;
+  created_date: Timestamp;
   updated_by: string | null;
-  updated_date: Date;
+  updated_date: Timestamp;
   aggregations?: ResourceAggregations;
   scopes?: ScopeRecord[];
   /** The clients the resource is authorized to (each `authorized: true`). */

@@ -1,8 +1,9 @@
 import { auditAttributes, defineVersionedRecord } from '../common/records.js';
+import { iso, type Timestamp } from '../common/sql-time.js';
 import type { ApiVersion } from '../common/version.js';
 
 export const SCOPE_COLUMNS = `s.id, s.instance_id, s.resource_id, s.scope_name, s.scope_description, s.created_by,
-  s.created_at, s.updated_by, s.updated_at`;
+  ${iso('s.created_at')} AS created_at, s.updated_by, ${iso('s.updated_at')} AS updated_at`;
 
 /** A scope of a resource (document 1: `id`, `resource_id`, `scope_name`, `scope_description`, audit fields). */
 export interface ScopeRecord {
@@ -12,9 +13,9 @@ export interface ScopeRecord {
   scope_name: string;
   scope_description: string | null;
   created_by: string | null;
-  created_at: Date;
+  created_at: Timestamp;
   updated_by: string | null;
-  updated_at: Date;
+  updated_at: Timestamp;
 }
 
 /** `scope_data` of a client permission: the scope without `instance_id`. */

@@ -1,11 +1,13 @@
 import type { AppMetadataEntry } from '@gatehouse/identity-data';
 import { auditAttributes, defineVersionedRecord } from '../common/records.js';
+import { iso, type Timestamp } from '../common/sql-time.js';
 import { linksOf, mapKeys } from '../common/present.js';
 import { apiBase, type ApiVersion } from '../common/version.js';
 
 export const USER_COLUMNS = `u.id, u.instance_id, u.tenant_id, u.user_email, u.user_name, u.nickname, u.name,
   u.email_verified, u.phone_number, u.phone_verified, u.user_metadata, u.app_metadata, u.is_blocked, u.is_invited,
-  u.invited_at, u.last_login_at, u.login_count, u.created_by, u.created_at, u.updated_by, u.updated_at`;
+  ${iso('u.invited_at')} AS invited_at, ${iso('u.last_login_at')} AS last_login_at, u.login_count, u.created_by,
+  ${iso('u.created_at')} AS created_at, u.updated_by, ${iso('u.updated_at')} AS updated_at`;
 
 export interface UserRow {
   id: string;
@@ -22,19 +24,19 @@ export interface UserRow {
   app_metadata: AppMetadataEntry[];
   is_blocked: boolean;
   is_invited: boolean;
-  invited_at: Date | null;
-  last_login_at: Date | null;
+  invited_at: Timestamp | null;
+  last_login_at: Timestamp | null;
   login_count: number;
   created_by: string | null;
-  created_at: Date;
+  created_at: Timestamp;
   updated_by: string | null;
-  updated_at: Date;
+  updated_at: Timestamp;
 }
 
 export interface UserAggregations {
   id: string;
   user_id: string;
-  last_sign_in_at: Date | null;
+  last_sign_in_at: Timestamp | null;
   logins: number;
   identities: number;
   permissions: number;
@@ -42,9 +44,9 @@ export interface UserAggregations {
   /** Live refresh tokens and stored (opaque) access tokens of the user. */
   tokens: number;
   created_by: string | null;
-  created_at: Date;
+  created_at: Timestamp;
   updated_by: string | null;
-  updated_at: Date;
+  updated_at: Timestamp;
 }
 
 /** Document 2's `identities` item. Tokens of the identity provider are not kept: null. */
@@ -64,11 +66,11 @@ export interface UserIdentityRecord {
   refresh_token: null;
   access_token: null;
   access_token_secret: null;
-  last_sign_in_at: Date | null;
+  last_sign_in_at: Timestamp | null;
   created_by: string | null;
-  created_at: Date;
+  created_at: Timestamp;
   updated_by: string | null;
-  updated_at: Date;
+  updated_at: Timestamp;
 }
 
 /** A link of the user to a role, group or tenant (document 2's `roles`, `groups`, `tenants` items). */
@@ -92,11 +94,11 @@ export interface UserRecord {
   app_metadata: AppMetadataEntry[];
   is_blocked: boolean;
   is_invited: boolean;
-  invited_at: Date | null;
+  invited_at: Timestamp | null;
   created_by: string | null;
-  created_at: Date;
+  created_at: Timestamp;
   updated_by: string | null;
-  updated_at: Date;
+  updated_at: Timestamp;
   aggregations?: UserAggregations;
   identities?: UserIdentityRecord[];
   roles?: UserLinkRecord[];

@@ -24,6 +24,7 @@ import {
   type UserRecord,
   type UserRow,
 } from './user.record.js';
+import { iso, type Timestamp } from '../common/sql-time.js';
 
 export interface UserInput {
   user_email?: string | null;
@@ -338,14 +339,17 @@ export class UsersService {
       provider: string;
       provider_user_id: string;
       profile: Record<string, unknown>;
-      last_sign_in_at: Date | null;
+      last_sign_in_at: Timestamp | null;
       created_by: string | null;
-      created_at: Date;
+      created_at: Timestamp;
       updated_by: string | null;
-      updated_at: Date;
+      updated_at: Timestamp;
     }>(
       db,
-      `SELECT * FROM (SELECT i.*, row_number() OVER (PARTITION BY i.user_id ORDER BY i.created_at, i.id) AS rn
+      `SELECT * FROM (SELECT i.id, i.user_id, i.provider, i.provider_user_id, i.profile,
+                             ${iso('i.last_sign_in_at')} AS last_sign_in_at, i.created_by,
+                             ${iso('i.created_at')} AS created_at, i.updated_by, ${iso('i.updated_at')} AS updated_at,
+                             row_number() OVER (PARTITION BY i.user_id ORDER BY i.created_at, i.id) AS rn
                         FROM user_identities i WHERE i.user_id = ANY($1::uuid[])) t
         WHERE rn <= ${EMBED_LIMIT} ORDER BY created_at, id`,
       [userIds],
