@@ -61,7 +61,10 @@ export class AccessCache {
       [key],
     );
     this.entries.delete(key);
-    if (this.entries.size >= ACCESS_CACHE_MAX) this.entries.delete(this.entries.keys().next().value!);
+    if (this.entries.size >= ACCESS_CACHE_MAX) {
+      const oldest = this.entries.keys().next().value;
+      if (oldest !== undefined) this.entries.delete(oldest);
+    }
     this.entries.set(key, { row: row ?? null, until: now + ACCESS_CACHE_MS });
     return row ?? null;
   }
