@@ -363,6 +363,12 @@ try {
 
   // Every scenario `rounds` times, interleaved with the others (the VM's load drifts); the median run is reported.
   const runs = new Map();
+  // One unmeasured pass over the target scenario first: the JIT, the pools and PostgreSQL's caches warm up.
+  await new Promise((resolve, reject) =>
+    autocannon({ url: scenarios[0].url, headers: scenarios[0].headers, connections, duration: 5 }, (err) =>
+      err ? reject(err) : resolve(),
+    ),
+  );
   for (let round = 1; round <= rounds; round++) {
     for (const s of scenarios) {
       if (only && !only.some((o) => s.name.includes(o))) continue;
