@@ -125,6 +125,8 @@ describe.each(VERSIONS)('Clients under /api/%s', (v: Version) => {
       expect(empty.body.message).toContain('client_name');
       const typed = await create({ client_name: 5 }).expect(400);
       expect(typed.body.message).toContain('client_name');
+      const noTenant = await create({ client_name: uniq('x'), tenant_id: missingId() }).expect(400);
+      expect(noTenant.body.message).toContain('tenant_id');
       const unknown = await create({ client_name: uniq('x'), colour: 'red' }).expect(400);
       expect(unknown.body.message).toContain('unknown field: colour');
       const badMeta = await create({

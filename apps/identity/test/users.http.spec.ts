@@ -107,6 +107,7 @@ describe.each(VERSIONS)('Users under /api/%s', (v: Version) => {
     await create({ user_phone: '12345' }).expect(400);
     await create({ user_email: mail, is_admin: true }).expect(400);
     await create({ user_email: mail, user_metadata: 'x' }).expect(400);
+    await create({ user_email: mail, tenant_id: missingId() }).expect(400);
     expect(await rows(m.ds, `SELECT 1 FROM users WHERE lower(user_email) = lower($1)`, [mail])).toHaveLength(
       0,
     );
