@@ -1,3 +1,8 @@
 import preset from '../../jest.preset.mjs';
 
-export default { ...preset, displayName: 'workspace-checks', rootDir: '.', testMatch: ['<rootDir>/src/**/*.spec.ts'] };
+export default {
+  ...preset,
+  displayName: 'workspace-checks',
+  rootDir: '.',
+  testMatch: ['<rootDir>/src/**/*.spec.ts'],
+};

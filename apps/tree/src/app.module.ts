@@ -40,7 +40,10 @@ export class TreeAppModule implements NestModule {
   static register(ctx: ServiceContext<EnvOf<typeof treeEnv>>): DynamicModule {
     return {
       module: TreeAppModule,
-      imports: [ServiceCoreModule.register(ctx), BearerModule.forRoot(bearerOptionsFromEnv(ctx.env, TREE_AUDIENCE))],
+      imports: [
+        ServiceCoreModule.register(ctx),
+        BearerModule.forRoot(bearerOptionsFromEnv(ctx.env, TREE_AUDIENCE)),
+      ],
       controllers: [...TREE_CONTROLLERS, SettingsController, TreeHealthController],
       providers: [
         TreesService,

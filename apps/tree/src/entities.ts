@@ -1,6 +1,10 @@
 import { TreeNode } from './nodes/tree-node.entity.js';
 import { TreeSettings } from './settings/settings.entity.js';
-import { TreeNodeTranslation, TreeTranslation, TreeVersionTranslation } from './translations/translation.entity.js';
+import {
+  TreeNodeTranslation,
+  TreeTranslation,
+  TreeVersionTranslation,
+} from './translations/translation.entity.js';
 import { Tree } from './trees/tree.entity.js';
 import { TreeVersion } from './versions/tree-version.entity.js';
 

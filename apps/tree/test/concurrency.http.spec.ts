@@ -29,7 +29,9 @@ describe('concurrent structural changes over HTTP', () => {
     const ids: string[] = [];
     for (let i = 0; i < 60; i++) {
       const parent = i === 0 ? undefined : ids[(i * 7919) % ids.length];
-      ids.push((await api.post(base, { code: `N${i}`, name: `N${i}`, parent_id: parent }).expect(201)).body.id);
+      ids.push(
+        (await api.post(base, { code: `N${i}`, name: `N${i}`, parent_id: parent }).expect(201)).body.id,
+      );
     }
     let seed = 42;
     const rand = (n: number) => {
@@ -46,8 +48,7 @@ describe('concurrent structural changes over HTTP', () => {
         // A few deep clones (each may double the tree), the rest shallow.
         const deep = i % 100 === 8 ? '?deep=true' : '';
         ops.push(api.post(`${base}/${pick()}/clone${deep}`, { code: `C${i}`, name: 'c', parent_id: pick() }));
-      }
-      else ops.push(api.delete(`${base}/${pick()}`));
+      } else ops.push(api.delete(`${base}/${pick()}`));
     }
     const results = await Promise.all(ops);
     const unexpected = results.filter(
@@ -68,9 +69,10 @@ describe('concurrent structural changes over HTTP', () => {
     );
     expect(await treeProblems(tree.built.dataSource, versionId)).toEqual(NO_PROBLEMS);
     const listed = await api.get(`${base}?total_count=true&limit=1`).expect(200);
-    const [{ n }] = await tree.built.dataSource.query(`SELECT count(*)::int AS n FROM tree_nodes WHERE tree_version_id = $1`, [
-      versionId,
-    ]);
+    const [{ n }] = await tree.built.dataSource.query(
+      `SELECT count(*)::int AS n FROM tree_nodes WHERE tree_version_id = $1`,
+      [versionId],
+    );
     expect(listed.body.total_count).toBe(n);
   });
 });

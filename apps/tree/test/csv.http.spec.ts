@@ -53,12 +53,15 @@ describe('CSV export and import over HTTP', () => {
   it('exports parents first with translation columns, and imports the file back into another version', async () => {
     const t = await newTree();
     const nodes = `${t.base}/v1/nodes`;
-    const r = (await api.post(nodes, { code: 'R', name: 'Root', description: 'top, "quoted"' }).expect(201)).body;
+    const r = (await api.post(nodes, { code: 'R', name: 'Root', description: 'top, "quoted"' }).expect(201))
+      .body;
     const b = (await api.post(nodes, { code: 'B', name: 'Bee', parent_id: r.id }).expect(201)).body;
     const a = (await api.post(nodes, { code: 'A', name: 'Ay', parent_id: r.id }).expect(201)).body;
     await api.post(nodes, { code: 'A1', name: 'Ay one', parent_id: a.id }).expect(201);
     await api.post(nodes, { code: 'S', name: 'Second root' }).expect(201);
-    await api.post(`${nodes}/${b.id}/translations`, { language: 'mn_MN', name: 'Би', description: 'тайлбар' }).expect(201);
+    await api
+      .post(`${nodes}/${b.id}/translations`, { language: 'mn_MN', name: 'Би', description: 'тайлбар' })
+      .expect(201);
 
     expect(await exportCsv(`${t.base}/v1`)).toBe(
       [
@@ -76,11 +79,17 @@ describe('CSV export and import over HTTP', () => {
     const imported = await importCsv(`${t.base}/copy`, await exportCsv(`${t.base}/v1`)).expect(200);
     expect(imported.body).toEqual({ imported: 5, replaced: 0, nodes: 5 });
     expect(await exportCsv(`${t.base}/copy`)).toBe(await exportCsv(`${t.base}/v1`));
-    const copyB = (await api.get(`${t.base}/copy/nodes?q=${encodeURIComponent("code = 'B'")}`).set('Accept-Language', 'mn-MN'))
-      .body.items[0];
+    const copyB = (
+      await api
+        .get(`${t.base}/copy/nodes?q=${encodeURIComponent("code = 'B'")}`)
+        .set('Accept-Language', 'mn-MN')
+    ).body.items[0];
     expect(copyB).toMatchObject({ name: 'Би', depth: 1, leaf: true });
     expect(await treeProblems(tree.built.dataSource, await t.versionId('copy'))).toEqual(NO_PROBLEMS);
-    expect((await api.get(`${t.base}/copy`).expect(200)).body.aggregations).toMatchObject({ nodes: 5, levels: 3 });
+    expect((await api.get(`${t.base}/copy`).expect(200)).body.aggregations).toMatchObject({
+      nodes: 5,
+      levels: 3,
+    });
   });
 
   it('accepts lines in any order, parents already in the version, a BOM and mn-MN columns; replace=true starts over', async () => {
@@ -88,14 +97,23 @@ describe('CSV export and import over HTTP', () => {
     const nodes = `${t.base}/v1/nodes`;
     const existing = (await api.post(nodes, { code: 'E', name: 'Existing' }).expect(201)).body;
     const csv = '\uFEFFname,code,parent_code,name@mn-MN\r\nLeaf,L,M,Навч\r\nMiddle,M,E,\r\n';
-    expect((await importCsv(`${t.base}/v1`, csv).expect(200)).body).toEqual({ imported: 2, replaced: 0, nodes: 3 });
+    expect((await importCsv(`${t.base}/v1`, csv).expect(200)).body).toEqual({
+      imported: 2,
+      replaced: 0,
+      nodes: 3,
+    });
     expect((await api.get(`${nodes}/${existing.id}`).expect(200)).body.leaf).toBe(false);
-    const leaf = (await api.get(`${nodes}?q=${encodeURIComponent("code = 'L'")}`).set('Accept-Language', 'mn_MN')).body
-      .items[0];
+    const leaf = (
+      await api.get(`${nodes}?q=${encodeURIComponent("code = 'L'")}`).set('Accept-Language', 'mn_MN')
+    ).body.items[0];
     expect(leaf).toMatchObject({ name: 'Навч', depth: 2 });
     expect(await treeProblems(tree.built.dataSource, await t.versionId('v1'))).toEqual(NO_PROBLEMS);
 
-    const replaced = await importCsv(`${t.base}/v1`, 'code,parent_code,name\nN,,New\n', '?replace=true').expect(200);
+    const replaced = await importCsv(
+      `${t.base}/v1`,
+      'code,parent_code,name\nN,,New\n',
+      '?replace=true',
+    ).expect(200);
     expect(replaced.body).toEqual({ imported: 1, replaced: 3, nodes: 1 });
     expect(await exportCsv(`${t.base}/v1`)).toBe('code,parent_code,name,description\nN,,New,\n');
     expect(await treeProblems(tree.built.dataSource, await t.versionId('v1'))).toEqual(NO_PROBLEMS);
@@ -149,10 +167,17 @@ describe('CSV export and import over HTTP', () => {
     }
     const csv = `${lines.join('\n')}\n`;
     expect(Buffer.byteLength(csv)).toBeGreaterThan(1024 * 1024);
-    expect((await importCsv(`${t.base}/v1`, csv).expect(200)).body).toEqual({ imported: 40000, replaced: 0, nodes: 40000 });
+    expect((await importCsv(`${t.base}/v1`, csv).expect(200)).body).toEqual({
+      imported: 40000,
+      replaced: 0,
+      nodes: 40000,
+    });
     const out = await exportCsv(`${t.base}/v1`);
     expect(out.trim().split('\n')).toHaveLength(40001);
-    expect((await api.get(`${t.base}/v1`).expect(200)).body.aggregations).toMatchObject({ nodes: 40000, levels: 6 });
+    expect((await api.get(`${t.base}/v1`).expect(200)).body.aggregations).toMatchObject({
+      nodes: 40000,
+      levels: 6,
+    });
     expect(await treeProblems(tree.built.dataSource, await t.versionId('v1'))).toEqual(NO_PROBLEMS);
   });
 });

@@ -41,7 +41,8 @@ describe('tree nodes over HTTP', () => {
       [code],
     );
     const add = async (nodeCode: string, parent?: string): Promise<Node> =>
-      (await api.post(base, { code: nodeCode, name: `Name ${nodeCode}`, parent_id: parent }).expect(201)).body;
+      (await api.post(base, { code: nodeCode, name: `Name ${nodeCode}`, parent_id: parent }).expect(201))
+        .body;
     const get = async (id: string): Promise<Node> => (await api.get(`${base}/${id}`).expect(200)).body;
     return { code, base, versionId: versionId as string, add, get };
   }
@@ -60,7 +61,20 @@ describe('tree nodes over HTTP', () => {
     expect(read.body).toMatchObject({ leaf: false, aggregations: { child_nodes: 2, tree_node_id: root.id } });
     expect(read.body.child_nodes.map((c: Node) => c.code)).toEqual(['A', 'B']);
     expect(Object.keys(read.body.child_nodes[0]).sort()).toEqual(
-      ['code', 'created_at', 'created_by', 'depth', 'description', 'enabled', 'id', 'leaf', 'metadata', 'name', 'updated_at', 'updated_by'].sort(),
+      [
+        'code',
+        'created_at',
+        'created_by',
+        'depth',
+        'description',
+        'enabled',
+        'id',
+        'leaf',
+        'metadata',
+        'name',
+        'updated_at',
+        'updated_by',
+      ].sort(),
     );
     expect(read.body.links.child_nodes).toBeUndefined();
     expect((await v.get(b.id)).leaf).toBe(true);
@@ -82,21 +96,25 @@ describe('tree nodes over HTTP', () => {
     await api.get(`/api/v1/trees/${v.code}/versions/v9/nodes`).expect(404);
     expect((await api.post(v.base, { code: 'A', name: 'dup' }).expect(409)).body.message).toMatch(/code/);
     expect((await api.post(v.base, { name: 'no code' }).expect(400)).body.message).toMatch(/code/);
-    expect((await api.post(v.base, { code: 'X', name: 'x', parent_id: 'nope' }).expect(400)).body.message).toMatch(
-      /parent_id/,
-    );
-    expect((await api.post(v.base, { code: 'X', name: 'x', parent_id: foreign.id }).expect(400)).body.message).toMatch(
-      /another tree version/,
-    );
+    expect(
+      (await api.post(v.base, { code: 'X', name: 'x', parent_id: 'nope' }).expect(400)).body.message,
+    ).toMatch(/parent_id/);
+    expect(
+      (await api.post(v.base, { code: 'X', name: 'x', parent_id: foreign.id }).expect(400)).body.message,
+    ).toMatch(/another tree version/);
     await api.post(v.base, { code: 'X', name: 'x', parent_id: randomUUID() }).expect(400);
     await api.post(v.base, { code: 'X', name: 'x', depth: 3 }).expect(400);
-    await api.post(v.base, { code: 'X', name: 'x', metadata: { fields: [{ name: 'n', value: {} }] } }).expect(400);
+    await api
+      .post(v.base, { code: 'X', name: 'x', metadata: { fields: [{ name: 'n', value: {} }] } })
+      .expect(400);
     await api.patch(`${v.base}/${a.id}`, { parent_id: foreign.id }).expect(400);
     await api.patch(`${v.base}/${randomUUID()}`, { name: 'x' }).expect(404);
     await api.patch(`${v.base}/${a.id}`, { leaf: false }).expect(400);
     const b = await v.add('B');
     await api.patch(`${v.base}/${b.id}`, { code: 'A' }).expect(409);
-    const renamed = await api.patch(`${v.base}/${b.id}`, { code: 'B2', name: 'Bee', enabled: false }).expect(200);
+    const renamed = await api
+      .patch(`${v.base}/${b.id}`, { code: 'B2', name: 'Bee', enabled: false })
+      .expect(200);
     expect(renamed.body).toMatchObject({ code: 'B2', name: 'Bee', enabled: false });
     expect(await treeProblems(tree.built.dataSource, v.versionId)).toEqual(NO_PROBLEMS);
   });
@@ -115,7 +133,9 @@ describe('tree nodes over HTTP', () => {
     expect((await v.get(a.id)).leaf).toBe(true);
     expect((await v.get(e.id)).leaf).toBe(false);
 
-    expect((await api.patch(`${v.base}/${b.id}`, { parent_id: d.id }).expect(409)).body.message).toMatch(/descendant/);
+    expect((await api.patch(`${v.base}/${b.id}`, { parent_id: d.id }).expect(409)).body.message).toMatch(
+      /descendant/,
+    );
     await api.patch(`${v.base}/${b.id}`, { parent_id: b.id }).expect(409);
     expect((await v.get(b.id)).parent_id).toBe(e.id); // unchanged
 
@@ -160,10 +180,17 @@ describe('tree nodes over HTTP', () => {
     const flat = await api.post(`${v.base}/${b.id}/clone`, { code: 'B-flat', name: 'Flat' }).expect(201);
     expect(flat.body).toMatchObject({ code: 'B-flat', name: 'Flat', parent_id: a.id, depth: 1, leaf: true });
 
-    const deep = await api.post(`${v.base}/${b.id}/clone?deep=true`, { code: 'B-deep', name: 'Deep', parent_id: null });
+    const deep = await api.post(`${v.base}/${b.id}/clone?deep=true`, {
+      code: 'B-deep',
+      name: 'Deep',
+      parent_id: null,
+    });
     expect(deep.status).toBe(201);
     expect(deep.body).toMatchObject({ code: 'B-deep', parent_id: null, depth: 0, leaf: false });
-    const below = await api.get(`${v.base}/${deep.body.id}/descendants`).set('Accept-Language', 'mn-MN').expect(200);
+    const below = await api
+      .get(`${v.base}/${deep.body.id}/descendants`)
+      .set('Accept-Language', 'mn-MN')
+      .expect(200);
     expect(below.body.items).toEqual([expect.objectContaining({ code: 'C-copy-1', name: 'Си', depth: 1 })]);
 
     await api.post(`${v.base}/${b.id}/clone`, { code: 'A', name: 'dup' }).expect(409);
@@ -196,7 +223,9 @@ describe('tree nodes over HTTP', () => {
       .get(`${v.base}?q=${encodeURIComponent("leaf = true and code like 'X%'")}&sort=code:desc&fields=code`)
       .expect(200);
     expect(leaves.body.items).toEqual([{ code: 'X2' }, { code: 'X1' }]);
-    const children = await api.get(`${v.base}?q=${encodeURIComponent(`parent_id = '${x.id}'`)}&total_count=true`);
+    const children = await api.get(
+      `${v.base}?q=${encodeURIComponent(`parent_id = '${x.id}'`)}&total_count=true`,
+    );
     expect(children.body.total_count).toBe(2);
     const page = await api.get(`${v.base}?limit=2&offset=4`).expect(200);
     expect(page.body).toMatchObject({ count: 2, has_more: false });
@@ -212,8 +241,14 @@ describe('tree nodes over HTTP', () => {
     expect(desc.body.total_count).toBe(5);
     expect(desc.body.items.map((n: Node) => n.code)).toEqual(['X', 'X1', 'X2', 'Y', 'Y1']);
     const descPage = await api.get(`${v.base}/${r.id}/descendants?offset=1&limit=2&fields=code`).expect(200);
-    expect(descPage.body).toMatchObject({ count: 2, has_more: true, items: [{ code: 'X1' }, { code: 'X2' }] });
-    const filtered = await api.get(`${v.base}/${r.id}/descendants?q=${encodeURIComponent('depth = 1')}&fields=code`);
+    expect(descPage.body).toMatchObject({
+      count: 2,
+      has_more: true,
+      items: [{ code: 'X1' }, { code: 'X2' }],
+    });
+    const filtered = await api.get(
+      `${v.base}/${r.id}/descendants?q=${encodeURIComponent('depth = 1')}&fields=code`,
+    );
     expect(filtered.body.items).toEqual([{ code: 'X' }, { code: 'Y' }]);
     await api.get(`${v.base}/${randomUUID()}/descendants`).expect(404);
     await api.get(`${v.base}/bad/descendants`).expect(400);
@@ -225,16 +260,20 @@ describe('tree nodes over HTTP', () => {
         .set('Authorization', `Bearer ${token}`)
         .set('Accept', 'application/x-ndjson');
       if (language) req.set('Accept-Language', language);
-      const res = await req
-        .buffer(true)
-        .parse((stream, cb) => {
-          let text = '';
-          stream.on('data', (c: Buffer) => (text += c.toString('utf8')));
-          stream.on('end', () => cb(null, text));
-        });
-      expect({ status: res.status, body: res.status === 200 ? '' : res.body }).toEqual({ status: 200, body: '' });
+      const res = await req.buffer(true).parse((stream, cb) => {
+        let text = '';
+        stream.on('data', (c: Buffer) => (text += c.toString('utf8')));
+        stream.on('end', () => cb(null, text));
+      });
+      expect({ status: res.status, body: res.status === 200 ? '' : res.body }).toEqual({
+        status: 200,
+        body: '',
+      });
       expect(res.headers['content-type']).toMatch(/application\/x-ndjson/);
-      return (res.body as string).trim().split('\n').map((l) => JSON.parse(l));
+      return (res.body as string)
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
     };
     // Whole records: the same as the JSON list, also translated.
     await api.post(`${v.base}/${y.id}/translations`, { language: 'mn_MN', name: 'Уай' }).expect(201);
@@ -257,15 +296,21 @@ describe('tree nodes over HTTP', () => {
     const v = await version();
     const a = await v.add('A');
     const b = await v.add('B', a.id);
-    await api.post(`${v.base}/${a.id}/translations`, { language: 'mn_MN', name: 'Эй', description: 'тайлбар' }).expect(201);
+    await api
+      .post(`${v.base}/${a.id}/translations`, { language: 'mn_MN', name: 'Эй', description: 'тайлбар' })
+      .expect(201);
     await api.post(`${v.base}/${a.id}/translations`, { language: 'en_UK', name: 'Ay' }).expect(201);
     for (const header of ['mn-MN', 'mn_MN', 'fr;q=1, mn-MN;q=0.5']) {
       const res = await api.get(`${v.base}/${a.id}?expand=all`).set('Accept-Language', header).expect(200);
       expect(res.body).toMatchObject({ name: 'Эй', description: 'тайлбар' });
       expect(res.body.child_nodes[0].name).toBe('Name B'); // no translation: base name
     }
-    expect((await api.get(`${v.base}/${a.id}`).set('Accept-Language', 'en-GB').expect(200)).body.name).toBe('Ay');
-    expect((await api.get(`${v.base}/${a.id}`).set('Accept-Language', 'de-DE').expect(200)).body.name).toBe('Name A');
+    expect((await api.get(`${v.base}/${a.id}`).set('Accept-Language', 'en-GB').expect(200)).body.name).toBe(
+      'Ay',
+    );
+    expect((await api.get(`${v.base}/${a.id}`).set('Accept-Language', 'de-DE').expect(200)).body.name).toBe(
+      'Name A',
+    );
     expect((await api.get(`${v.base}/${a.id}`).expect(200)).body.name).toBe('Name A');
     const list = await api.get(`${v.base}?fields=code,name`).set('Accept-Language', 'mn-MN').expect(200);
     expect(list.body.items).toEqual([

@@ -27,8 +27,12 @@ describe('tree migrations', () => {
     expect(id).toBe('0b9d2c52-8a6f-4e1b-9c3d-00000000002a');
 
     for (let i = 0; i < treeMigrations.length; i++) await ds.undoLastMigration();
-    expect(await ds.query(`SELECT 1 FROM information_schema.tables WHERE table_name = 'tree_nodes'`)).toHaveLength(0);
-    expect(await ds.query(`SELECT 1 FROM pg_proc WHERE proname IN ('tree_node_id', 'tree_create_node')`)).toHaveLength(0);
+    expect(
+      await ds.query(`SELECT 1 FROM information_schema.tables WHERE table_name = 'tree_nodes'`),
+    ).toHaveLength(0);
+    expect(
+      await ds.query(`SELECT 1 FROM pg_proc WHERE proname IN ('tree_node_id', 'tree_create_node')`),
+    ).toHaveLength(0);
     await runMigrations(ds);
     expect(await pendingSchemaChanges(ds)).toEqual([]);
   });

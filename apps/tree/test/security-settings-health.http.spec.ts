@@ -28,10 +28,18 @@ describe('security, settings and health over HTTP', () => {
     expect(routes.length).toBeGreaterThanOrEqual(14);
     let checked = 0;
     for (const [pattern, ops] of routes) {
-      const path = pattern.replace('{tree_node_id}', randomUUID()).replace('{language}', 'mn_MN').replace(/\{[^}]+\}/g, 'x');
-      for (const method of Object.keys(ops).filter((m) => ['get', 'post', 'patch', 'delete', 'put'].includes(m))) {
+      const path = pattern
+        .replace('{tree_node_id}', randomUUID())
+        .replace('{language}', 'mn_MN')
+        .replace(/\{[^}]+\}/g, 'x');
+      for (const method of Object.keys(ops).filter((m) =>
+        ['get', 'post', 'patch', 'delete', 'put'].includes(m),
+      )) {
         const res = await request(tree.http)[method as 'get'](path);
-        expect({ route: `${method} ${pattern}`, status: res.status }).toEqual({ route: `${method} ${pattern}`, status: 401 });
+        expect({ route: `${method} ${pattern}`, status: res.status }).toEqual({
+          route: `${method} ${pattern}`,
+          status: 401,
+        });
         expect(res.headers['www-authenticate']).toMatch(/^Bearer/);
         expect(res.body.code).toBe('unauthorized');
         checked++;
@@ -46,7 +54,9 @@ describe('security, settings and health over HTTP', () => {
     expect(doc.info.description).toMatch(/-copy-<n>/);
     const list = doc.paths['/api/v1/trees'].get;
     expect(list['x-required-scopes']).toEqual(['trees:read']);
-    expect(list.responses['200'].content['application/json'].schema.properties.items.items.$ref).toMatch(/TreeDoc$/);
+    expect(list.responses['200'].content['application/json'].schema.properties.items.items.$ref).toMatch(
+      /TreeDoc$/,
+    );
     const move = doc.paths['/api/v1/trees/{tree_code}/versions/{tree_version}/nodes/{tree_node_id}'].patch;
     expect(move['x-required-scopes']).toEqual(['trees:write']);
     expect(move.responses['409']).toBeDefined();
@@ -59,7 +69,9 @@ describe('security, settings and health over HTTP', () => {
   it('401 for malformed or unknown tokens, 403 for another audience or a missing scope', async () => {
     await request(tree.http).get('/api/v1/trees').set('Authorization', 'Basic abc').expect(401);
     await request(tree.http).get('/api/v1/trees').set('Authorization', 'Bearer not-a-real-token').expect(401);
-    const other = await request(tree.http).get('/api/v1/trees').set('Authorization', `Bearer ${tokens.management}`);
+    const other = await request(tree.http)
+      .get('/api/v1/trees')
+      .set('Authorization', `Bearer ${tokens.management}`);
     expect(other.status).toBe(403);
     expect(other.body.code).toBe('forbidden');
 
@@ -71,9 +83,9 @@ describe('security, settings and health over HTTP', () => {
     await reader.patch('/api/v1/settings', { environment: 'staging' }).expect(403);
     const writer = client(tree.http, tokens.write);
     await writer.post('/api/v1/trees', { code: uniq('w'), name: 'w' }).expect(201);
-    expect((await writer.patch('/api/v1/settings', { environment: 'staging' }).expect(403)).body.message).toMatch(
-      /settings:write/,
-    );
+    expect(
+      (await writer.patch('/api/v1/settings', { environment: 'staging' }).expect(403)).body.message,
+    ).toMatch(/settings:write/);
   });
 
   it('405 with Allow for a known path and a wrong method, 404 for an unknown route', async () => {
@@ -93,8 +105,12 @@ describe('security, settings and health over HTTP', () => {
     expect((await api.patch('/api/v1/settings', { environment: 'production' }).expect(200)).body).toEqual({
       environment: 'production',
     });
-    expect((await api.get('/api/v1/settings?fields=environment').expect(200)).body.environment).toBe('production');
-    expect((await api.patch('/api/v1/settings', { environment: 'moon' }).expect(400)).body.message).toMatch(/environment/);
+    expect((await api.get('/api/v1/settings?fields=environment').expect(200)).body.environment).toBe(
+      'production',
+    );
+    expect((await api.patch('/api/v1/settings', { environment: 'moon' }).expect(400)).body.message).toMatch(
+      /environment/,
+    );
     await api.patch('/api/v1/settings', { mode: 'x' }).expect(400);
     expect((await api.patch('/api/v1/settings', {}).expect(200)).body.environment).toBe('development');
   });

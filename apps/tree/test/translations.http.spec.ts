@@ -20,36 +20,51 @@ describe('translations over HTTP', () => {
   /** The three subjects of one new tree: tree, version v1, and a node. */
   async function subjects() {
     const code = uniq('tr');
-    const t = (await api.post('/api/v1/trees', { code, name: 'Base tree', description: 'base' }).expect(201)).body;
-    const node = (await api.post(`/api/v1/trees/${code}/versions/v1/nodes`, { code: 'N', name: 'Base node' }).expect(201))
+    const t = (await api.post('/api/v1/trees', { code, name: 'Base tree', description: 'base' }).expect(201))
       .body;
+    const node = (
+      await api.post(`/api/v1/trees/${code}/versions/v1/nodes`, { code: 'N', name: 'Base node' }).expect(201)
+    ).body;
     const v = (await api.get(`/api/v1/trees/${code}/versions/v1`).expect(200)).body;
     return [
       { kind: 'tree', path: `/api/v1/trees/${code}`, id: t.id as string, base: 'Base tree' as string | null },
       { kind: 'version', path: `/api/v1/trees/${code}/versions/v1`, id: v.id as string, base: null },
-      { kind: 'node', path: `/api/v1/trees/${code}/versions/v1/nodes/${node.id}`, id: node.id as string, base: 'Base node' },
+      {
+        kind: 'node',
+        path: `/api/v1/trees/${code}/versions/v1/nodes/${node.id}`,
+        id: node.id as string,
+        base: 'Base node',
+      },
     ];
   }
 
   it('runs the five operations for trees, versions and nodes, and reads honour Accept-Language', async () => {
     for (const s of await subjects()) {
       const base = `${s.path}/translations`;
-      const created = await api.post(base, { language: 'mn-MN', name: `Нэр ${s.kind}`, description: 'Тайлбар' }).expect(201);
+      const created = await api
+        .post(base, { language: 'mn-MN', name: `Нэр ${s.kind}`, description: 'Тайлбар' })
+        .expect(201);
       expect(created.body).toMatchObject({ language: 'mn_MN', name: `Нэр ${s.kind}`, label_id: s.id });
       const dflt = await api.post(base, { name: 'US name' }).expect(201);
       expect(dflt.body.language).toBe('en_US');
 
-      expect((await api.post(base, { language: 'mn_MN', name: 'again' }).expect(409)).body.code).toBe('conflict');
+      expect((await api.post(base, { language: 'mn_MN', name: 'again' }).expect(409)).body.code).toBe(
+        'conflict',
+      );
       await api.post(base, { language: 'fr_FR', name: 'x' }).expect(400);
       await api.post(base, { language: 'en_UK', name: 'x', extra: 1 }).expect(400);
 
-      const list = await api.get(`${base}?total_count=true&sort=language:desc&fields=language,name`).expect(200);
+      const list = await api
+        .get(`${base}?total_count=true&sort=language:desc&fields=language,name`)
+        .expect(200);
       expect(list.body).toMatchObject({ total_count: 2, count: 2 });
       expect(list.body.items).toEqual([
         { language: 'mn_MN', name: `Нэр ${s.kind}` },
         { language: 'en_US', name: 'US name' },
       ]);
-      expect((await api.get(`${base}?q=${encodeURIComponent("language = 'en_US'")}`).expect(200)).body.count).toBe(1);
+      expect(
+        (await api.get(`${base}?q=${encodeURIComponent("language = 'en_US'")}`).expect(200)).body.count,
+      ).toBe(1);
 
       expect((await api.get(`${base}/mn_MN`).expect(200)).body.description).toBe('Тайлбар');
       expect((await api.get(`${base}/mn-MN`).expect(200)).body.language).toBe('mn_MN');

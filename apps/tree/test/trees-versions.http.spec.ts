@@ -23,7 +23,13 @@ describe('trees and versions over HTTP', () => {
   };
 
   it('creates a tree with its default version v1 and reads it back', async () => {
-    const metadata = { tags: ['finance'], fields: [{ name: 'owner', value: 'ops' }, { name: 'rank', value: 3 }] };
+    const metadata = {
+      tags: ['finance'],
+      fields: [
+        { name: 'owner', value: 'ops' },
+        { name: 'rank', value: 3 },
+      ],
+    };
     const { code, body } = await createTree({ description: 'd', metadata });
     expect(body).toMatchObject({
       code,
@@ -51,13 +57,17 @@ describe('trees and versions over HTTP', () => {
     const missing = await api.post('/api/v1/trees', { code: uniq('t') }).expect(400);
     expect(missing.body).toMatchObject({ code: 'invalid_request' });
     expect(missing.body.message).toMatch(/name/);
-    expect((await api.post('/api/v1/trees', { code: uniq('t'), name: 'x', color: 'red' }).expect(400)).body.message).toMatch(
-      /color/,
-    );
     expect(
-      (await api.post('/api/v1/trees', { code: uniq('t'), name: 'x', metadata: { colour: 1 } }).expect(400)).body.message,
+      (await api.post('/api/v1/trees', { code: uniq('t'), name: 'x', color: 'red' }).expect(400)).body
+        .message,
+    ).toMatch(/color/);
+    expect(
+      (await api.post('/api/v1/trees', { code: uniq('t'), name: 'x', metadata: { colour: 1 } }).expect(400))
+        .body.message,
     ).toMatch(/metadata\.colour/);
-    expect((await api.post('/api/v1/trees', { code: 'a/b', name: 'x' }).expect(400)).body.message).toMatch(/code/);
+    expect((await api.post('/api/v1/trees', { code: 'a/b', name: 'x' }).expect(400)).body.message).toMatch(
+      /code/,
+    );
     await api.get(`/api/v1/trees/${code}?fields=nope`).expect(400);
     await api.get(`/api/v1/trees/${code}?expand=some`).expect(400);
     await api.get('/api/v1/trees?q=nope%20%3D%201').expect(400);
@@ -67,17 +77,23 @@ describe('trees and versions over HTTP', () => {
     await api.get('/api/v1/trees?total_count=maybe').expect(400);
     expect((await api.get(`/api/v1/trees/${uniq('none')}`).expect(404)).body.code).toBe('not_found');
     // Nothing was written by the refused creates.
-    const list = await api.get(`/api/v1/trees?q=${encodeURIComponent(`code = '${code}' or name = 'x'`)}&total_count=true`);
+    const list = await api.get(
+      `/api/v1/trees?q=${encodeURIComponent(`code = '${code}' or name = 'x'`)}&total_count=true`,
+    );
     expect(list.body.total_count).toBe(1);
   });
 
   it('lists trees with q, sort, fields, paging and total_count', async () => {
     const tag = uniq('list');
     for (const n of ['c', 'a', 'b']) {
-      await api.post('/api/v1/trees', { code: `${tag}-${n}`, name: `${n}-${tag}`, metadata: { tags: [tag] } }).expect(201);
+      await api
+        .post('/api/v1/trees', { code: `${tag}-${n}`, name: `${n}-${tag}`, metadata: { tags: [tag] } })
+        .expect(201);
     }
     const q = encodeURIComponent(`code like '${tag}-%'`);
-    const page = await api.get(`/api/v1/trees?q=${q}&sort=name:desc&limit=2&total_count=true&fields=code,name`).expect(200);
+    const page = await api
+      .get(`/api/v1/trees?q=${q}&sort=name:desc&limit=2&total_count=true&fields=code,name`)
+      .expect(200);
     expect(page.body).toMatchObject({ total_count: 3, count: 2, has_more: true, limit: 2, offset: 0 });
     expect(page.body.items).toEqual([
       { code: `${tag}-c`, name: `c-${tag}` },
@@ -96,7 +112,9 @@ describe('trees and versions over HTTP', () => {
 
   it('updates, disables, changes the code and deletes a tree', async () => {
     const { code } = await createTree();
-    const upd = await api.patch(`/api/v1/trees/${code}`, { name: 'Renamed', enabled: false, description: null }).expect(200);
+    const upd = await api
+      .patch(`/api/v1/trees/${code}`, { name: 'Renamed', enabled: false, description: null })
+      .expect(200);
     expect(upd.body).toMatchObject({ name: 'Renamed', enabled: false, description: null });
     await api.patch(`/api/v1/trees/${code}`, { name: null }).expect(400);
     await api.patch(`/api/v1/trees/${uniq('none')}`, { name: 'x' }).expect(404);
@@ -129,12 +147,19 @@ describe('trees and versions over HTTP', () => {
     await api.post(`${base}/v2/nodes/${node.id}/translations`, { language: 'mn_MN', name: 'А' }).expect(201);
     await api.post(`${base}/v2/translations`, { language: 'mn_MN', name: 'Хоёр' }).expect(201);
     const draft = await api.post(`${base}/v2/clone`, { version: 'draft', name: 'Draft' }).expect(201);
-    expect(draft.body).toMatchObject({ version: 'draft', name: 'Draft', aggregations: { nodes: 1, levels: 1 } });
+    expect(draft.body).toMatchObject({
+      version: 'draft',
+      name: 'Draft',
+      aggregations: { nodes: 1, levels: 1 },
+    });
     const copied = await api.get(`${base}/draft/nodes`).expect(200);
     expect(copied.body.items).toHaveLength(1);
     expect(copied.body.items[0]).toMatchObject({ code: 'A', name: 'A' });
     expect(copied.body.items[0].id).not.toBe(node.id);
-    const mn = await api.get(`${base}/draft/nodes/${copied.body.items[0].id}`).set('Accept-Language', 'mn-MN').expect(200);
+    const mn = await api
+      .get(`${base}/draft/nodes/${copied.body.items[0].id}`)
+      .set('Accept-Language', 'mn-MN')
+      .expect(200);
     expect(mn.body.name).toBe('А');
     expect((await api.get(`${base}/draft/translations/mn_MN`).expect(200)).body.name).toBe('Хоёр');
     await api.post(`${base}/v2/clone`, { version: 'draft', name: 'again' }).expect(409);
@@ -151,7 +176,13 @@ describe('trees and versions over HTTP', () => {
     await api.patch(`${base}/final`, { metadata: { fields: [] } }).expect(400); // versions have no metadata.fields
 
     const list = await api.get(`${base}?sort=version:asc&fields=version&total_count=true`).expect(200);
-    expect(list.body.items.map((v: { version: string }) => v.version)).toEqual(['final', 'v1', 'v2', 'v7', 'v8']);
+    expect(list.body.items.map((v: { version: string }) => v.version)).toEqual([
+      'final',
+      'v1',
+      'v2',
+      'v7',
+      'v8',
+    ]);
     expect(list.body.total_count).toBe(5);
 
     await api.delete(`${base}/final`).expect(204);
@@ -169,8 +200,12 @@ describe('trees and versions over HTTP', () => {
   it('clones a whole tree with versions, nodes and translations; deleting it leaves no rows behind', async () => {
     const { code } = await createTree({ description: 'orig', metadata: { tags: ['a'] } });
     await api.post(`/api/v1/trees/${code}/translations`, { language: 'mn_MN', name: 'Мод' }).expect(201);
-    const root = (await api.post(`/api/v1/trees/${code}/versions/v1/nodes`, { code: 'R', name: 'Root' }).expect(201)).body;
-    await api.post(`/api/v1/trees/${code}/versions/v1/nodes`, { code: 'C', name: 'Child', parent_id: root.id }).expect(201);
+    const root = (
+      await api.post(`/api/v1/trees/${code}/versions/v1/nodes`, { code: 'R', name: 'Root' }).expect(201)
+    ).body;
+    await api
+      .post(`/api/v1/trees/${code}/versions/v1/nodes`, { code: 'C', name: 'Child', parent_id: root.id })
+      .expect(201);
     await api.post(`/api/v1/trees/${code}/versions`, { version: 'v2' }).expect(201);
 
     const copyCode = uniq('copy');
@@ -201,6 +236,9 @@ describe('trees and versions over HTTP', () => {
     );
     expect(left).toEqual({ nodes: 0, versions: 0, translations: 0 });
     // The original is untouched.
-    expect((await api.get(`/api/v1/trees/${code}`).expect(200)).body.aggregations).toMatchObject({ versions: 2, nodes: 2 });
+    expect((await api.get(`/api/v1/trees/${code}`).expect(200)).body.aggregations).toMatchObject({
+      versions: 2,
+      nodes: 2,
+    });
   });
 });

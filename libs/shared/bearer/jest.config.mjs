@@ -1,3 +1,8 @@
 import preset from '../../../jest.preset.mjs';
 
-export default { ...preset, displayName: 'bearer', rootDir: '.', testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/test/**/*.spec.ts'] };
+export default {
+  ...preset,
+  displayName: 'bearer',
+  rootDir: '.',
+  testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/test/**/*.spec.ts'],
+};

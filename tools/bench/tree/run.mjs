@@ -59,7 +59,8 @@ const median = (xs) => {
   const m = Math.floor(s.length / 2);
   return s.length % 2 === 1 ? s[m] : (s[m - 1] + s[m]) / 2;
 };
-const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))];
+const pct = (xs, p) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))];
 
 function freePort() {
   return new Promise((resolve, reject) => {
@@ -80,7 +81,11 @@ const withDb = (url, db) => {
 
 const children = [];
 function start(name, main, childEnv, readyUrl) {
-  const child = spawn(process.execPath, [main], { cwd: root, env: { ...env, ...childEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [main], {
+    cwd: root,
+    env: { ...env, ...childEnv },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.push(child);
   let out = '';
   child.stdout.on('data', (d) => (out = (out + d).slice(-20000)));
@@ -89,7 +94,10 @@ function start(name, main, childEnv, readyUrl) {
     const deadline = Date.now() + 120_000;
     const poll = async () => {
       if (child.exitCode !== null) return reject(new Error(`${name} exited:\n${out}`));
-      const ok = await fetch(readyUrl).then((r) => r.status === 200, () => false);
+      const ok = await fetch(readyUrl).then(
+        (r) => r.status === 200,
+        () => false,
+      );
       if (ok) return resolve(child);
       if (Date.now() > deadline) return reject(new Error(`${name} did not start:\n${out}`));
       setTimeout(poll, 250);
@@ -119,7 +127,10 @@ function machine() {
     memory: `${Math.round(os.totalmem() / 2 ** 30)} GiB`,
     node: process.version,
     os: `${os.type()} ${os.release()}`,
-    loadavg: os.loadavg().map((l) => l.toFixed(2)).join(' '),
+    loadavg: os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' '),
   };
 }
 
@@ -189,7 +200,13 @@ try {
   await start(
     'apps/tree',
     mains.tree,
-    { ...common, TREE_DATABASE_URL: withDb(adminUrl, treeDb), TREE_PORT: String(treePort), AUTH_URL: authUrl, DB_POOL_MAX: '10' },
+    {
+      ...common,
+      TREE_DATABASE_URL: withDb(adminUrl, treeDb),
+      TREE_PORT: String(treePort),
+      AUTH_URL: authUrl,
+      DB_POOL_MAX: '10',
+    },
     `${api}/readyz`,
   );
   const tokenRes = await fetch(`${authUrl}/token`, {
@@ -198,7 +215,10 @@ try {
       'content-type': 'application/x-www-form-urlencoded',
       authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`,
     },
-    body: new URLSearchParams({ grant_type: 'client_credentials', resource: 'urn:gatehouse:tree' }).toString(),
+    body: new URLSearchParams({
+      grant_type: 'client_credentials',
+      resource: 'urn:gatehouse:tree',
+    }).toString(),
   });
   if (tokenRes.status !== 200) throw new Error(`token: ${tokenRes.status} ${await tokenRes.text()}`);
   const token = (await tokenRes.json()).access_token;
@@ -242,7 +262,9 @@ try {
   await q('VACUUM ANALYZE tree_nodes');
   log(`generated in ${(genMs / 1000).toFixed(1)} s, vacuum analyze ${(ms(t0) / 1000).toFixed(1)} s`);
   const size = (await q(`SELECT pg_size_pretty(pg_total_relation_size('tree_nodes')) AS s`)).rows[0].s;
-  notes.push(`generation of ${TOTAL.toLocaleString('en')} nodes by one INSERT ... SELECT: ${(genMs / 1000).toFixed(1)} s; tree_nodes with indexes: ${size}`);
+  notes.push(
+    `generation of ${TOTAL.toLocaleString('en')} nodes by one INSERT ... SELECT: ${(genMs / 1000).toFixed(1)} s; tree_nodes with indexes: ${size}`,
+  );
   const check = await call('GET', `${base}/v1`);
   if (check.aggregations.nodes !== TOTAL || check.aggregations.levels !== DEPTH + 1) {
     throw new Error(`generated version looks wrong: ${JSON.stringify(check.aggregations)}`);
@@ -262,7 +284,9 @@ try {
   let rawCount = 0;
   for (let i = 0; i < REPEAT; i++) {
     t0 = performance.now();
-    const res = await fetch(`${api}${base}/v1/nodes/${subRoot}/descendants`, { headers: { ...H, accept: 'application/x-ndjson' } });
+    const res = await fetch(`${api}${base}/v1/nodes/${subRoot}/descendants`, {
+      headers: { ...H, accept: 'application/x-ndjson' },
+    });
     if (res.status !== 200) throw new Error(`descendants: ${res.status}`);
     let lines = 0;
     for await (const chunk of res.body) {
@@ -284,7 +308,13 @@ try {
     rawCount = r.rowCount;
   }
   if (apiCount !== rawCount) throw new Error(`subtree: API ${apiCount} rows, SQL ${rawCount}`);
-  row(`Read a subtree of ${(apiCount + 1).toLocaleString('en')} nodes (all descendants)`, median(apiRead), median(rawRead), 'API within 2x of SQL', 'NDJSON stream vs one SELECT of the same columns and child counts');
+  row(
+    `Read a subtree of ${(apiCount + 1).toLocaleString('en')} nodes (all descendants)`,
+    median(apiRead),
+    median(rawRead),
+    'API within 2x of SQL',
+    'NDJSON stream vs one SELECT of the same columns and child counts',
+  );
   // For reference: one JSON page at the start and deep into the same subtree.
   t0 = performance.now();
   await call('GET', `${base}/v1/nodes/${subRoot}/descendants?limit=100`);
@@ -292,16 +322,20 @@ try {
   t0 = performance.now();
   await call('GET', `${base}/v1/nodes/${subRoot}/descendants?limit=100&offset=100000`);
   const pageDeep = ms(t0);
-  notes.push(`paged JSON descendants (limit 100): first page ${pageFirst.toFixed(1)} ms, page at offset 100,000 ${pageDeep.toFixed(1)} ms`);
+  notes.push(
+    `paged JSON descendants (limit 100): first page ${pageFirst.toFixed(1)} ms, page at offset 100,000 ${pageDeep.toFixed(1)} ms`,
+  );
 
   // ------------------------------------------------------------------ 2. move an 11,111-node subtree
   const mover = await idOf(first(2)); // first node of level 2: TOTAL / FANOUT^2 nodes
   const targets = [await idOf(first(1) + 1), await idOf(first(1))];
-  const moveSize = (await q(
-    `SELECT count(*)::int AS n FROM tree_nodes s, tree_nodes m WHERE m.id = $1 AND s.tree_version_id = m.tree_version_id
+  const moveSize = (
+    await q(
+      `SELECT count(*)::int AS n FROM tree_nodes s, tree_nodes m WHERE m.id = $1 AND s.tree_version_id = m.tree_version_id
         AND s.path >= m.path AND s.path < m.path[1:cardinality(m.path) - 1] || (m.path[cardinality(m.path)] + 1)`,
-    [mover],
-  )).rows[0].n;
+      [mover],
+    )
+  ).rows[0].n;
   const apiMove = [];
   const rawMove = [];
   for (let i = 0; i < REPEAT; i++) {
@@ -314,14 +348,25 @@ try {
       t0 = performance.now();
       await c.query('BEGIN');
       await c.query('SELECT id FROM tree_versions WHERE id = $1 FOR NO KEY UPDATE', [v1.id]);
-      const node = (await c.query('SELECT id, parent_id, path FROM tree_nodes WHERE id = $1', [mover])).rows[0];
-      const parent = (await c.query('SELECT id, path, leaf FROM tree_nodes WHERE id = $1', [targets[1]])).rows[0];
+      const node = (await c.query('SELECT id, parent_id, path FROM tree_nodes WHERE id = $1', [mover]))
+        .rows[0];
+      const parent = (await c.query('SELECT id, path, leaf FROM tree_nodes WHERE id = $1', [targets[1]]))
+        .rows[0];
       const end = [...node.path.slice(0, -1), node.path[node.path.length - 1] + 1];
       await c.query(
         `UPDATE tree_nodes SET path = $4::int[] || path[$5:], depth = depth + $6,
                 parent_id = CASE WHEN id = $7 THEN $8::uuid ELSE parent_id END
           WHERE tree_version_id = $1 AND path >= $2 AND path < $3`,
-        [v1.id, node.path, end, parent.path, node.path.length, parent.path.length + 1 - node.path.length, node.id, parent.id],
+        [
+          v1.id,
+          node.path,
+          end,
+          parent.path,
+          node.path.length,
+          parent.path.length + 1 - node.path.length,
+          node.id,
+          parent.id,
+        ],
       );
       await c.query(
         `UPDATE tree_nodes p SET leaf = NOT EXISTS (SELECT 1 FROM tree_nodes x WHERE x.parent_id = p.id) WHERE p.id = $1`,
@@ -334,7 +379,12 @@ try {
       c.release();
     }
   }
-  row(`Move a subtree of ${moveSize.toLocaleString('en')} nodes (PATCH parent_id)`, median(apiMove), median(rawMove), 'API under 300 ms');
+  row(
+    `Move a subtree of ${moveSize.toLocaleString('en')} nodes (PATCH parent_id)`,
+    median(apiMove),
+    median(rawMove),
+    'API under 300 ms',
+  );
 
   // ------------------------------------------------------------------ fixed cost of one request, for reference
   const fixed = async (p, headers) => {
@@ -362,8 +412,10 @@ try {
   // ------------------------------------------------------------------ 3. insert a leaf
   const parentsFrom = first(DEPTH - 1);
   const parentIds = [];
-  for (let i = 0; i < INSERTS * 2; i++) parentIds.push(await idOf(parentsFrom + ((i * 7919) % FANOUT ** (DEPTH - 1))));
-  for (let i = 0; i < 20; i++) await call('POST', `${base}/v1/nodes`, { code: `warm-${i}`, name: 'warm', parent_id: parentIds[i] });
+  for (let i = 0; i < INSERTS * 2; i++)
+    parentIds.push(await idOf(parentsFrom + ((i * 7919) % FANOUT ** (DEPTH - 1))));
+  for (let i = 0; i < 20; i++)
+    await call('POST', `${base}/v1/nodes`, { code: `warm-${i}`, name: 'warm', parent_id: parentIds[i] });
   // Interleaved, one API insert then one raw insert, so load elsewhere on the machine hits both sides alike. Raw SQL:
   // the statement the service sends (one call of tree_create_node); then, for comparison, the same steps as a
   // client-side transaction of four statements.
@@ -374,7 +426,11 @@ try {
   try {
     for (let i = 0; i < INSERTS; i++) {
       t0 = performance.now();
-      await call('POST', `${base}/v1/nodes`, { code: `api-${i}`, name: `Inserted ${i}`, parent_id: parentIds[i] });
+      await call('POST', `${base}/v1/nodes`, {
+        code: `api-${i}`,
+        name: `Inserted ${i}`,
+        parent_id: parentIds[i],
+      });
       apiIns.push(ms(t0));
       t0 = performance.now();
       await c.query(`SELECT * FROM tree_create_node($1, 'v1', $2, $3, NULL, '{}', $4, NULL)`, [
@@ -388,15 +444,27 @@ try {
     for (let i = 0; i < INSERTS; i++) {
       t0 = performance.now();
       await c.query('BEGIN');
-      const label = (await c.query(
-        'UPDATE tree_versions SET next_label = next_label + 1, node_count = node_count + 1 WHERE id = $1 RETURNING next_label',
-        [v1.id],
-      )).rows[0].next_label;
-      const parent = (await c.query('SELECT id, path, leaf FROM tree_nodes WHERE id = $1', [parentIds[i]])).rows[0];
+      const label = (
+        await c.query(
+          'UPDATE tree_versions SET next_label = next_label + 1, node_count = node_count + 1 WHERE id = $1 RETURNING next_label',
+          [v1.id],
+        )
+      ).rows[0].next_label;
+      const parent = (await c.query('SELECT id, path, leaf FROM tree_nodes WHERE id = $1', [parentIds[i]]))
+        .rows[0];
       await c.query(
         `INSERT INTO tree_nodes (id, tree_id, tree_version_id, code, name, depth, leaf, parent_id, path)
          VALUES (tree_node_id($1, $2), $3, $1, $4, $5, $6, true, $7, $8)`,
-        [v1.id, label, v1.tree_id, `sqltx-${i}`, `Inserted ${i}`, parent.path.length, parent.id, [...parent.path, label]],
+        [
+          v1.id,
+          label,
+          v1.tree_id,
+          `sqltx-${i}`,
+          `Inserted ${i}`,
+          parent.path.length,
+          parent.id,
+          [...parent.path, label],
+        ],
       );
       if (parent.leaf) await c.query('UPDATE tree_nodes SET leaf = false WHERE id = $1', [parent.id]);
       await c.query('COMMIT');
@@ -405,8 +473,16 @@ try {
   } finally {
     c.release();
   }
-  notes.push(`leaf insert as a client-side transaction of 4 statements: p50 ${median(rawInsTx).toFixed(2)} ms`);
-  row(`Insert a leaf (p50 of ${INSERTS} sequential)`, median(apiIns), median(rawIns), 'API p50 under 5 ms', `p95 API ${pct(apiIns, 95).toFixed(1)} ms, SQL ${pct(rawIns, 95).toFixed(1)} ms`);
+  notes.push(
+    `leaf insert as a client-side transaction of 4 statements: p50 ${median(rawInsTx).toFixed(2)} ms`,
+  );
+  row(
+    `Insert a leaf (p50 of ${INSERTS} sequential)`,
+    median(apiIns),
+    median(rawIns),
+    'API p50 under 5 ms',
+    `p95 API ${pct(apiIns, 95).toFixed(1)} ms, SQL ${pct(rawIns, 95).toFixed(1)} ms`,
+  );
 
   // ------------------------------------------------------------------ 4-6. clone, export, import: in rounds
   // Each round measures both sides back to back, the API first in odd rounds and raw SQL first in even ones; the
@@ -428,10 +504,12 @@ try {
       t0 = performance.now();
       await cl.query('BEGIN');
       const src = (await cl.query('SELECT * FROM tree_versions WHERE id = $1 FOR SHARE', [v1.id])).rows[0];
-      const target = (await cl.query(
-        `INSERT INTO tree_versions (tree_id, version, name, next_label, node_count) VALUES ($1, $4, 'SQL clone', $2, $3) RETURNING id`,
-        [src.tree_id, src.next_label, src.node_count, `sql-clone-${r}`],
-      )).rows[0].id;
+      const target = (
+        await cl.query(
+          `INSERT INTO tree_versions (tree_id, version, name, next_label, node_count) VALUES ($1, $4, 'SQL clone', $2, $3) RETURNING id`,
+          [src.tree_id, src.next_label, src.node_count, `sql-clone-${r}`],
+        )
+      ).rows[0].id;
       await cl.query(
         `INSERT INTO tree_nodes (id, tree_id, tree_version_id, code, name, description, metadata, depth, leaf, parent_id, path, enabled)
          SELECT tree_node_id($2, n.path[cardinality(n.path)]), n.tree_id, $2, n.code, n.name, n.description, n.metadata, n.depth,
@@ -482,7 +560,8 @@ try {
     timings.apiImport.push(ms(t0));
     if (imp.status !== 200) throw new Error(`import: ${imp.status} ${impText.slice(0, 500)}`);
     const imported = await call('GET', `${base}/api-import-${r}`);
-    if (imported.aggregations.nodes !== csvLines) throw new Error(`import: ${imported.aggregations.nodes} nodes`);
+    if (imported.aggregations.nodes !== csvLines)
+      throw new Error(`import: ${imported.aggregations.nodes} nodes`);
   };
   // Raw SQL import: the rows (labels and paths computed by the client from the parents-first file) in batches.
   const rawImportRun = async (r) => {
@@ -519,7 +598,10 @@ try {
         if (batch.length >= 5000) await flush();
       }
       await flush();
-      await ic.query('UPDATE tree_versions SET next_label = $2, node_count = $2 WHERE id = $1', [sqlVersion.id, label]);
+      await ic.query('UPDATE tree_versions SET next_label = $2, node_count = $2 WHERE id = $1', [
+        sqlVersion.id,
+        label,
+      ]);
       await ic.query('COMMIT');
     } finally {
       ic.release();
@@ -548,11 +630,18 @@ try {
         await a(r);
       }
     }
-    if (rawRows.rowCount !== csvLines) throw new Error(`export: CSV ${csvLines} lines, SQL ${rawRows.rowCount} rows`);
+    if (rawRows.rowCount !== csvLines)
+      throw new Error(`export: CSV ${csvLines} lines, SQL ${rawRows.rowCount} rows`);
     await cleanup(r);
   }
   const runs = (xs) => xs.map((x) => (x / 1000).toFixed(1)).join(', ');
-  row(`Clone the version (${nodesNow.toLocaleString('en')} nodes)`, median(timings.apiClone), median(timings.rawClone), 'API under 20 s', `runs s: API ${runs(timings.apiClone)}; SQL ${runs(timings.rawClone)}`);
+  row(
+    `Clone the version (${nodesNow.toLocaleString('en')} nodes)`,
+    median(timings.apiClone),
+    median(timings.rawClone),
+    'API under 20 s',
+    `runs s: API ${runs(timings.apiClone)}; SQL ${runs(timings.rawClone)}`,
+  );
   row(
     `Export the version to CSV (${csvLines.toLocaleString('en')} lines, ${(csvBytes / 2 ** 20).toFixed(0)} MiB)`,
     median(timings.apiExport),
@@ -588,7 +677,8 @@ const lines = [
   `| Operation | API | Raw SQL | API / SQL | Target |`,
   `|---|---:|---:|---:|---|`,
   ...results.map(
-    (r) => `| ${r.name}${r.extra ? ` (${r.extra})` : ''} | ${fmt(r.api)} | ${fmt(r.raw)} | ${r.ratio ? `${r.ratio.toFixed(2)}x` : '-'} | ${r.target} |`,
+    (r) =>
+      `| ${r.name}${r.extra ? ` (${r.extra})` : ''} | ${fmt(r.api)} | ${fmt(r.raw)} | ${r.ratio ? `${r.ratio.toFixed(2)}x` : '-'} | ${r.target} |`,
   ),
 ];
 console.log(lines.join('\n'));
@@ -598,4 +688,5 @@ console.log(
   `- machine: ${m.cpu}, ${m.memory}, ${m.os}, Node ${m.node}, PostgreSQL ${serverVersion}` +
     `${embedded ? ` (embedded, ${PG_FLAGS.map(([k, v]) => `${k}=${v}`).join(', ')})` : ''}; load average ${startLoad.toFixed(2)} at start, ${m.loadavg} at end`,
 );
-if (env.BENCH_JSON) writeFileSync(env.BENCH_JSON, JSON.stringify({ results, notes, machine: m, serverVersion }, null, 2));
+if (env.BENCH_JSON)
+  writeFileSync(env.BENCH_JSON, JSON.stringify({ results, notes, machine: m, serverVersion }, null, 2));

@@ -17,12 +17,24 @@ const END = '<!-- config-table:end -->';
 
 /** Variables read by plain-JS tools (launcher, test runner), which have no schema object. */
 const toolVars: [string, string, string][] = [
-  ['EMBEDDED_PG_PORT', '54329', '`npm start`: port of the embedded PostgreSQL (used only when DATABASE_URL is unset)'],
-  ['EMBEDDED_PG_PASSWORD', 'generated into `DATA_DIR/pg-password`', '`npm start`: password of the embedded PostgreSQL (secret)'],
+  [
+    'EMBEDDED_PG_PORT',
+    '54329',
+    '`npm start`: port of the embedded PostgreSQL (used only when DATABASE_URL is unset)',
+  ],
+  [
+    'EMBEDDED_PG_PASSWORD',
+    'generated into `DATA_DIR/pg-password`',
+    '`npm start`: password of the embedded PostgreSQL (secret)',
+  ],
   ['LAUNCHER_SKIP_BUILD', 'false', '`npm start`: skip the swc build and run what is in `dist/`'],
   ['LAUNCHER_DIST_DIR', '`dist`', '`npm start`: where the built apps are'],
   ['LAUNCHER_READY_TIMEOUT_SEC', '60', '`npm start`: how long to wait for every `/readyz`'],
-  ['TEST_PG_URL', 'embedded server', 'tests: PostgreSQL where test databases are created (falls back to DATABASE_URL)'],
+  [
+    'TEST_PG_URL',
+    'embedded server',
+    'tests: PostgreSQL where test databases are created (falls back to DATABASE_URL)',
+  ],
   ['TEST_REDIS_URL', 'redis://127.0.0.1:6379 when it answers', 'tests: Redis for the Redis-backed tests'],
 ];
 
@@ -39,13 +51,27 @@ function table(): string {
   }
   const lines = ['| variable | read by | default | meaning |', '|---|---|---|---|'];
   for (const [name, { services: s, spec }] of rows) {
-    const def = spec.default === undefined ? (spec.optional ? 'unset' : '**required**') : `\`${String(spec.default)}\``;
+    const def =
+      spec.default === undefined ? (spec.optional ? 'unset' : '**required**') : `\`${String(spec.default)}\``;
     const meaning = `${spec.description}${spec.secret ? ' (secret)' : ''}`.replaceAll('|', '\\|');
     lines.push(`| \`${name}\` | ${s.join(', ')} | ${def === '``' ? 'empty' : def} | ${meaning} |`);
   }
   for (const [name, def, meaning] of toolVars) lines.push(`| \`${name}\` | tools | ${def} | ${meaning} |`);
   return lines.join('\n');
 }
+
+/** Prettier pads markdown tables; compare cell by cell. */
+const normalize = (block: string) =>
+  block
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) =>
+      line
+        .split(/(?<!\\)\|/)
+        .map((cell) => cell.trim().replace(/^:?-{3,}:?$/, '---'))
+        .join('|'),
+    )
+    .join('\n');
 
 describe('README configuration table', () => {
   it('lists every variable the services validate, with default and meaning', () => {
@@ -56,10 +82,10 @@ describe('README configuration table', () => {
     expect(end).toBeGreaterThan(start);
     const expected = `${START}\n${table()}\n${END}`;
     const actual = readme.slice(start, end + END.length);
-    if (process.env.UPDATE_README === '1' && actual !== expected) {
+    if (process.env.UPDATE_README === '1' && normalize(actual) !== normalize(expected)) {
       writeFileSync(readmePath, readme.replace(actual, expected));
       return;
     }
-    expect(actual).toBe(expected);
+    expect(normalize(actual)).toBe(normalize(expected));
   });
 });

@@ -21,7 +21,9 @@ describe('docker/Dockerfile', () => {
   });
 
   it('copies from the build stage only what the build stage has', () => {
-    const fromBuild = [...dockerfile.matchAll(/^COPY --from=build (?:--chown=\S+ )?(\S+) /gm)].map((m) => m[1]);
+    const fromBuild = [...dockerfile.matchAll(/^COPY --from=build (?:--chown=\S+ )?(\S+) /gm)].map(
+      (m) => m[1],
+    );
     for (const p of fromBuild) {
       const rel = p.replace(/^\/src\//, '');
       const producedByBuild = ['node_modules', 'dist'].includes(rel);
@@ -55,8 +57,10 @@ describe('docker/Dockerfile', () => {
 describe('docker/compose.yaml', () => {
   const compose = read('docker/compose.yaml');
   it('wires PostgreSQL, Redis and the three services by env', () => {
-    for (const s of ['postgres:', 'redis:', 'auth:', 'identity:', 'tree:']) expect(compose).toContain(`\n  ${s}`);
-    for (const v of ['DATABASE_URL', 'TREE_DATABASE_URL', 'REDIS_URL', 'AUTH_URL', 'ISSUER']) expect(compose).toContain(v);
+    for (const s of ['postgres:', 'redis:', 'auth:', 'identity:', 'tree:'])
+      expect(compose).toContain(`\n  ${s}`);
+    for (const v of ['DATABASE_URL', 'TREE_DATABASE_URL', 'REDIS_URL', 'AUTH_URL', 'ISSUER'])
+      expect(compose).toContain(v);
     expect(compose).toContain('dockerfile: docker/Dockerfile');
     const mounted = [...compose.matchAll(/- \.\/([^\s:]+):/g)].map((m) => m[1]);
     for (const f of mounted) expect([f, existsSync(path.join(root, 'docker', f))]).toEqual([f, true]);

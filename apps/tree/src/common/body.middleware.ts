@@ -11,7 +11,11 @@ const IMPORT_PATH = /^\/api\/v1\/trees\/[^/]+\/versions\/[^/]+\/import\/?$/;
 const CSV_TYPE = /^(text\/csv|application\/csv)\s*(;|$)/i;
 
 export function isCsvUpload(req: Request): boolean {
-  return req.method === 'POST' && IMPORT_PATH.test(req.originalUrl.split('?')[0]) && CSV_TYPE.test(String(req.headers['content-type'] ?? ''));
+  return (
+    req.method === 'POST' &&
+    IMPORT_PATH.test(req.originalUrl.split('?')[0]) &&
+    CSV_TYPE.test(String(req.headers['content-type'] ?? ''))
+  );
 }
 
 /**
@@ -30,7 +34,9 @@ export class TreeBodyMiddleware implements NestMiddleware {
   async use(req: Request, res: Response, next: NextFunction): Promise<void> {
     if (isCsvUpload(req)) return next();
     // Rejections reach Nest's exception filter (an error passed to next() would bypass it).
-    await new Promise<void>((resolve, reject) => this.parse(req, res, (err?: unknown) => (err ? reject(err) : resolve())));
+    await new Promise<void>((resolve, reject) =>
+      this.parse(req, res, (err?: unknown) => (err ? reject(err) : resolve())),
+    );
     next();
   }
 }

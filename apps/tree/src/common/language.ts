@@ -41,7 +41,12 @@ export function preferredLanguage(header: string | string[] | undefined): Langua
 
 /** A `:language` path parameter: one of the enum (the `mn-MN` spelling is accepted too), else 400. */
 export function parseLanguageParam(value: string): Language {
-  const lang = (LANGUAGES as readonly string[]).includes(value) ? (value as Language) : normalizeLanguage(value);
-  if (!lang) throw invalidRequest(`language must be one of ${LANGUAGES.join(', ')}`, [{ field: 'language', message: 'unknown language' }]);
+  const lang = (LANGUAGES as readonly string[]).includes(value)
+    ? (value as Language)
+    : normalizeLanguage(value);
+  if (!lang)
+    throw invalidRequest(`language must be one of ${LANGUAGES.join(', ')}`, [
+      { field: 'language', message: 'unknown language' },
+    ]);
   return lang;
 }

@@ -53,7 +53,11 @@ export async function listRows<Row>(sql: Sql, parts: ListSqlParts<Row>): Promise
   let total: number | undefined;
   if (list.totalCount) {
     if (!list.where && parts.knownTotal) total = await parts.knownTotal();
-    else total = (await sql.one<{ n: number }>(`SELECT count(*)::int AS n FROM ${parts.countFrom} ${where}`, countParams))!.n;
+    else
+      total = (await sql.one<{ n: number }>(
+        `SELECT count(*)::int AS n FROM ${parts.countFrom} ${where}`,
+        countParams,
+      ))!.n;
   }
   return { rows: page.items, list, hasMore: page.hasMore, total };
 }

@@ -23,9 +23,11 @@ export function metadataProblem(value: unknown, withFields: boolean): string | u
         return 'metadata.tags must be an array of at most 100 strings';
       }
     } else if (key === 'fields') {
-      if (!Array.isArray(v) || v.length > 100) return 'metadata.fields must be an array of at most 100 {name, value}';
+      if (!Array.isArray(v) || v.length > 100)
+        return 'metadata.fields must be an array of at most 100 {name, value}';
       for (const [i, f] of v.entries()) {
-        if (f === null || typeof f !== 'object' || Array.isArray(f)) return `metadata.fields.${i} must be an object`;
+        if (f === null || typeof f !== 'object' || Array.isArray(f))
+          return `metadata.fields.${i} must be an object`;
         for (const fk of Object.keys(f)) {
           if (fk !== 'name' && fk !== 'value') return `unknown field: metadata.fields.${i}.${fk}`;
         }

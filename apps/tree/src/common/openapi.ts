@@ -16,7 +16,8 @@ const expand = ApiQuery({
 const acceptLanguage = ApiHeader({
   name: 'Accept-Language',
   required: false,
-  description: '`mn-MN`, `mn_MN`, `en-US`, `en-GB`/`en_UK`...: translated name and description, base values as fallback',
+  description:
+    '`mn-MN`, `mn_MN`, `en-US`, `en-GB`/`en_UK`...: translated name and description, base values as fallback',
 });
 
 /** Query parameters of single-record reads, creates and updates. */
@@ -33,9 +34,14 @@ export function ApiListQuery() {
     ApiQuery({
       name: 'q',
       required: false,
-      description: "Where clause, e.g. `name ilike 'acc%' and depth <= 2` (attributes as in `fields`; base values)",
+      description:
+        "Where clause, e.g. `name ilike 'acc%' and depth <= 2` (attributes as in `fields`; base values)",
     }),
-    ApiQuery({ name: 'sort', required: false, description: 'e.g. `name:asc,created_at:desc`; ties broken by id' }),
+    ApiQuery({
+      name: 'sort',
+      required: false,
+      description: 'e.g. `name:asc,created_at:desc`; ties broken by id',
+    }),
     ApiQuery({ name: 'offset', required: false, schema: { type: 'integer', minimum: 0, default: 0 } }),
     ApiQuery({
       name: 'limit',

@@ -8,7 +8,8 @@ export function isUuid(value: unknown): value is string {
 
 /** A uuid path parameter, lower-cased; a malformed one is 400 naming the parameter. */
 export function uuidParam(name: string, value: string): string {
-  if (!isUuid(value)) throw invalidRequest(`${name} must be a UUID`, [{ field: name, message: 'must be a UUID' }]);
+  if (!isUuid(value))
+    throw invalidRequest(`${name} must be a UUID`, [{ field: name, message: 'must be a UUID' }]);
   return value.toLowerCase();
 }
 
@@ -17,5 +18,7 @@ export function booleanQuery(name: string, value: unknown): boolean {
   if (value === undefined || value === '') return false;
   if (value === 'true') return true;
   if (value === 'false') return false;
-  throw invalidRequest(`Query parameter ${name} must be true or false`, [{ field: name, message: 'must be true or false' }]);
+  throw invalidRequest(`Query parameter ${name} must be true or false`, [
+    { field: name, message: 'must be true or false' },
+  ]);
 }

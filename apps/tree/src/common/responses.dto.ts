@@ -1,5 +1,11 @@
 import { applyDecorators, type Type } from '@nestjs/common';
-import { ApiExtraModels, ApiOkResponse, ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
+import {
+  ApiExtraModels,
+  ApiOkResponse,
+  ApiProperty,
+  ApiPropertyOptional,
+  getSchemaPath,
+} from '@nestjs/swagger';
 import { LANGUAGES } from './language.js';
 import { TreeMetadataDoc, VersionMetadataDoc } from './metadata.dto.js';
 
@@ -73,7 +79,10 @@ export class VersionDoc extends AuditDoc {
   @ApiProperty({ type: () => VersionMetadataDoc }) metadata: VersionMetadataDoc;
   @ApiProperty() enabled: boolean;
   @ApiProperty({ type: () => VersionAggregationsDoc }) aggregations: VersionAggregationsDoc;
-  @ApiPropertyOptional({ type: () => [NodeDoc], description: 'With expand=all: the first 100 nodes, depth-first' })
+  @ApiPropertyOptional({
+    type: () => [NodeDoc],
+    description: 'With expand=all: the first 100 nodes, depth-first',
+  })
   nodes?: NodeDoc[];
   @ApiProperty(LINKS) links: Record<string, string>;
 }
@@ -102,7 +111,8 @@ export class TreeDoc extends AuditDoc {
 
 export class TranslationDoc extends AuditDoc {
   @ApiProperty({ format: 'uuid' }) id: string;
-  @ApiProperty({ format: 'uuid', description: 'Id of the translated tree, version or node' }) label_id: string;
+  @ApiProperty({ format: 'uuid', description: 'Id of the translated tree, version or node' })
+  label_id: string;
   @ApiProperty({ enum: LANGUAGES }) language: string;
   @ApiProperty({ type: String, nullable: true }) name: string | null;
   @ApiProperty({ type: String, nullable: true }) description: string | null;

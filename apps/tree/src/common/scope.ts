@@ -45,7 +45,11 @@ export async function lockVersion(sql: Sql, versionId: string, what = 'Version')
  * Resolves tree code + version code and locks the version row (see lockVersion) in one statement; 404 as
  * resolveVersion when either is missing.
  */
-export async function resolveAndLockVersion(sql: Sql, treeCode: string, version: string): Promise<VersionScope> {
+export async function resolveAndLockVersion(
+  sql: Sql,
+  treeCode: string,
+  version: string,
+): Promise<VersionScope> {
   const row = await sql.one<{ id: string; tree_id: string }>(
     `SELECT v.id, v.tree_id FROM trees t JOIN tree_versions v ON v.tree_id = t.id
       WHERE t.code = $1 AND v.version = $2 FOR NO KEY UPDATE OF v`,

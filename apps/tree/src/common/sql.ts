@@ -59,7 +59,8 @@ export async function inTransaction<T>(ds: DataSource, fn: (sql: Sql) => Promise
 export function uniqueConflict(err: unknown, messages: Record<string, string>): unknown {
   if (err instanceof DomainError) return err;
   const pg = findPgError(err);
-  if (pg?.code === '23505' && pg.constraint && messages[pg.constraint]) return conflict(messages[pg.constraint]);
+  if (pg?.code === '23505' && pg.constraint && messages[pg.constraint])
+    return conflict(messages[pg.constraint]);
   return err;
 }
 

@@ -14,7 +14,9 @@ export function IsPathCode() {
     IsString(),
     IsNotEmpty(),
     MaxLength(100),
-    Matches(PATH_CODE, { message: '$property must not contain "/" or control characters, nor start or end with a space' }),
+    Matches(PATH_CODE, {
+      message: '$property must not contain "/" or control characters, nor start or end with a space',
+    }),
   );
 }
 

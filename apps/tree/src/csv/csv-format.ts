@@ -88,7 +88,8 @@ export function lineProblems(fields: string[], layout: CsvLayout): string[] {
   const description = layout.description === undefined ? '' : fields[layout.description];
   if (description.length > 4000) out.push('description is longer than 4000 characters');
   for (const [lang, cols] of layout.translations) {
-    if (cols.name !== undefined && fields[cols.name].length > 255) out.push(`name@${lang} is longer than 255 characters`);
+    if (cols.name !== undefined && fields[cols.name].length > 255)
+      out.push(`name@${lang} is longer than 255 characters`);
     if (cols.description !== undefined && fields[cols.description].length > 4000) {
       out.push(`description@${lang} is longer than 4000 characters`);
     }

@@ -1,5 +1,13 @@
 import { Controller, Get, HttpCode, HttpException, Param, Post, Query, Req, Res } from '@nestjs/common';
-import { ApiBody, ApiConsumes, ApiOkResponse, ApiOperation, ApiProduces, ApiQuery, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBody,
+  ApiConsumes,
+  ApiOkResponse,
+  ApiOperation,
+  ApiProduces,
+  ApiQuery,
+  ApiTags,
+} from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { Scopes } from '@gatehouse/bearer';
 import { ApiErrorResponses } from '@gatehouse/http';
@@ -30,7 +38,11 @@ export class CsvController {
   })
   @ApiProduces('text/csv')
   @ApiErrorResponses(404)
-  async export(@Param('tree_code') code: string, @Param('tree_version') version: string, @Res() res: Response) {
+  async export(
+    @Param('tree_code') code: string,
+    @Param('tree_version') version: string,
+    @Res() res: Response,
+  ) {
     const stream = await this.csv.export(code, version);
     await sendStream(res, stream, 'text/csv; charset=utf-8', `${code}-${version}.csv`);
   }
@@ -49,7 +61,12 @@ export class CsvController {
       "version's nodes first, in the same transaction. Answers `{imported, replaced, nodes}`.",
   })
   @ApiConsumes('text/csv')
-  @ApiBody({ schema: { type: 'string', example: 'code,parent_code,name,description,name@mn_MN\nA,,Assets,,Хөрөнгө\nA1,A,Cash,,Бэлэн мөнгө\n' } })
+  @ApiBody({
+    schema: {
+      type: 'string',
+      example: 'code,parent_code,name,description,name@mn_MN\nA,,Assets,,Хөрөнгө\nA1,A,Cash,,Бэлэн мөнгө\n',
+    },
+  })
   @ApiQuery({ name: 'replace', required: false, schema: { type: 'boolean', default: false } })
   @ApiErrorResponses(400, 404, 413, 415)
   async import(

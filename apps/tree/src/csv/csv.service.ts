@@ -80,7 +80,8 @@ export class CsvService {
       try {
         await runner.startTransaction('REPEATABLE READ');
         await runner.query('SET TRANSACTION READ ONLY');
-        const q = async <T>(text: string, params: unknown[]) => (await runner.query(text, params, true)).records as T[];
+        const q = async <T>(text: string, params: unknown[]) =>
+          (await runner.query(text, params, true)).records as T[];
         const used = await q<{ language: Language }>(
           `SELECT DISTINCT language FROM tree_node_translations WHERE tree_version_id = $1`,
           [scope.versionId],
@@ -89,13 +90,21 @@ export class CsvService {
         const header = [...BASE_COLUMNS, ...languages.flatMap((l) => [`name@${l}`, `description@${l}`])];
         yield stringify([header]);
         const joins = languages
-          .map((l, i) => `LEFT JOIN tree_node_translations t${i} ON t${i}.tree_node_id = n.id AND t${i}.language = '${l}'`)
+          .map(
+            (l, i) =>
+              `LEFT JOIN tree_node_translations t${i} ON t${i}.tree_node_id = n.id AND t${i}.language = '${l}'`,
+          )
           .join(' ');
         const trCols = languages.map((_, i) => `, t${i}.name AS n${i}, t${i}.description AS d${i}`).join('');
         const stack: { path: number[]; code: string }[] = [];
         let after: number[] = [];
         for (;;) {
-          const rows = await q<{ code: string; name: string; description: string | null; path: number[] } & Record<string, string | null>>(
+          const rows = await q<
+            { code: string; name: string; description: string | null; path: number[] } & Record<
+              string,
+              string | null
+            >
+          >(
             `SELECT n.code, n.name, n.description, n.path${trCols} FROM tree_nodes n ${joins}
               WHERE n.tree_version_id = $1 AND n.path > $2 ORDER BY n.path LIMIT ${EXPORT_BATCH}`,
             [scope.versionId, after],
@@ -129,7 +138,13 @@ export class CsvService {
    * recursive query, and nodes and translations are inserted set-based. Any problem: 400 naming the lines, nothing
    * written. With `replace` the version's current nodes are deleted first (in the same transaction).
    */
-  async import(treeCode: string, version: string, body: Readable, actor: Actor, replace: boolean): Promise<ImportResult> {
+  async import(
+    treeCode: string,
+    version: string,
+    body: Readable,
+    actor: Actor,
+    replace: boolean,
+  ): Promise<ImportResult> {
     return inTransaction(this.ds, async (sql) => {
       const scope = await resolveVersion(sql, treeCode, version);
       // Held until commit: no structural write in this version runs while its import does.
@@ -169,8 +184,9 @@ export class CsvService {
   }
 
   private async nodeCount(sql: Sql, versionId: string): Promise<number> {
-    return (await sql.one<{ node_count: number }>(`SELECT node_count FROM tree_versions WHERE id = $1`, [versionId]))!
-      .node_count;
+    return (await sql.one<{ node_count: number }>(`SELECT node_count FROM tree_versions WHERE id = $1`, [
+      versionId,
+    ]))!.node_count;
   }
 
   /** Parses the upload and stages its lines; returns their number. Line problems are collected, then thrown. */
@@ -203,7 +219,8 @@ export class CsvService {
         const { record, info } = item;
         if (!layout) {
           const header = parseHeader(record);
-          if (!header.layout) throw failure(header.problems.map((message) => ({ line: info.lines, message })));
+          if (!header.layout)
+            throw failure(header.problems.map((message) => ({ line: info.lines, message })));
           layout = header.layout;
           continue;
         }
@@ -214,7 +231,10 @@ export class CsvService {
           continue;
         }
         if (count >= this.maxRows) {
-          throw new DomainError(ErrorCode.PayloadTooLarge, `CSV import refused: more than ${this.maxRows} lines`);
+          throw new DomainError(
+            ErrorCode.PayloadTooLarge,
+            `CSV import refused: more than ${this.maxRows} lines`,
+          );
         }
         const tr = (lang: Language, which: 'name' | 'description') => {
           const i = layout!.translations.get(lang)?.[which];
@@ -310,7 +330,14 @@ export class CsvService {
     if (unreached.length > 0) throw failure(unreached);
   }
 
-  private async insert(sql: Sql, versionId: string, treeId: string, actor: Actor, count: number, lastLabel: number) {
+  private async insert(
+    sql: Sql,
+    versionId: string,
+    treeId: string,
+    actor: Actor,
+    count: number,
+    lastLabel: number,
+  ) {
     await sql.exec(
       `INSERT INTO tree_nodes (id, tree_id, tree_version_id, code, name, description, depth, leaf, parent_id, path,
                                created_by, updated_by)

@@ -122,7 +122,9 @@ export class TreeSchema1790000100000 implements MigrationInterface {
         CONSTRAINT uq_tree_node_translations_language UNIQUE (tree_node_id, language),
         CONSTRAINT ck_tree_node_translations_language CHECK (${languages})
       )`);
-    await q.query(`CREATE INDEX ix_tree_node_translations_version ON tree_node_translations (tree_version_id)`);
+    await q.query(
+      `CREATE INDEX ix_tree_node_translations_version ON tree_node_translations (tree_version_id)`,
+    );
 
     await q.query(`
       CREATE TABLE tree_settings (

@@ -165,7 +165,8 @@ export function toNodeRecord(row: NodeRow, scope: VersionScope, children?: NodeR
 }
 
 /** A timestamptz rendered as text exactly as JavaScript's Date#toJSON renders it (UTC, milliseconds, `Z`). */
-export const isoSql = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+export const isoSql = (column: string) =>
+  `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 /** A node row as the stream reads it: every value still text (or number/boolean), nothing parsed into objects. */
 export interface RawNodeRow {

@@ -1,5 +1,25 @@
-import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Patch, Post, Query, StreamableFile } from '@nestjs/common';
-import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiProduces, ApiQuery, ApiTags } from '@nestjs/swagger';
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  Headers,
+  HttpCode,
+  Param,
+  Patch,
+  Post,
+  Query,
+  StreamableFile,
+} from '@nestjs/common';
+import {
+  ApiCreatedResponse,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiProduces,
+  ApiQuery,
+  ApiTags,
+} from '@nestjs/swagger';
 import { Scopes } from '@gatehouse/bearer';
 import { ApiErrorResponses } from '@gatehouse/http';
 import type { Actor } from '../common/actor.js';
@@ -24,7 +44,10 @@ export class NodesController {
   @Get()
   @Scopes(READ)
   @ApiCollection(NodeDoc)
-  @ApiOperation({ summary: 'Get Tree Nodes', description: 'Default order: depth-first (each parent before its children).' })
+  @ApiOperation({
+    summary: 'Get Tree Nodes',
+    description: 'Default order: depth-first (each parent before its children).',
+  })
   @ApiListQuery()
   list(
     @Param('tree_code') code: string,
@@ -168,6 +191,15 @@ export class NodesController {
     @Query() q: Q,
     @AcceptLanguage() lang?: Language,
   ) {
-    return this.nodes.clone(code, version, uuidParam('tree_node_id', id), dto, booleanQuery('deep', deep), actor, q, lang);
+    return this.nodes.clone(
+      code,
+      version,
+      uuidParam('tree_node_id', id),
+      dto,
+      booleanQuery('deep', deep),
+      actor,
+      q,
+      lang,
+    );
   }
 }

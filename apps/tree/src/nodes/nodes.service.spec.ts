@@ -47,7 +47,10 @@ describe('NodesService against PostgreSQL', () => {
   async function version(): Promise<{ code: string; version: string; versionId: string }> {
     const code = `t-${randomUUID().slice(0, 8)}`;
     const [t] = await ds.query(`INSERT INTO trees (code, name) VALUES ($1, $1) RETURNING id`, [code]);
-    const [v] = await ds.query(`INSERT INTO tree_versions (tree_id, version) VALUES ($1, 'v1') RETURNING id`, [t.id]);
+    const [v] = await ds.query(
+      `INSERT INTO tree_versions (tree_id, version) VALUES ($1, 'v1') RETURNING id`,
+      [t.id],
+    );
     return { code, version: 'v1', versionId: v.id };
   }
 
@@ -56,7 +59,13 @@ describe('NodesService against PostgreSQL', () => {
     const root = await svc.create(v.code, v.version, { code: 'R', name: 'Root' }, actor, {});
     expect(root).toMatchObject({ code: 'R', depth: 0, leaf: true, parent_id: null });
     expect(root.id!.slice(0, 24)).toBe(v.versionId.slice(0, 24));
-    const child = await svc.create(v.code, v.version, { code: 'C', name: 'Child', parent_id: root.id }, actor, {});
+    const child = await svc.create(
+      v.code,
+      v.version,
+      { code: 'C', name: 'Child', parent_id: root.id },
+      actor,
+      {},
+    );
     expect(child).toMatchObject({ depth: 1, leaf: true, parent_id: root.id });
     const again = await svc.get(v.code, v.version, root.id!, {});
     expect(again).toMatchObject({ leaf: false, aggregations: { child_nodes: 1 } });
@@ -67,7 +76,11 @@ describe('NodesService against PostgreSQL', () => {
     const v = await version();
     const w = await version();
     await svc.create(v.code, v.version, { code: 'A', name: 'A' }, actor, {});
-    await expectError(svc.create(v.code, v.version, { code: 'A', name: 'again' }, actor, {}), ErrorCode.Conflict, /code/);
+    await expectError(
+      svc.create(v.code, v.version, { code: 'A', name: 'again' }, actor, {}),
+      ErrorCode.Conflict,
+      /code/,
+    );
     const foreign = await svc.create(w.code, w.version, { code: 'X', name: 'X' }, actor, {});
     await expectError(
       svc.create(v.code, v.version, { code: 'B', name: 'B', parent_id: foreign.id }, actor, {}),
@@ -80,7 +93,9 @@ describe('NodesService against PostgreSQL', () => {
       /parent_id/,
     );
     // Nothing was written by the failed attempts: the label counter and node count are unchanged.
-    const [row] = await ds.query(`SELECT next_label, node_count FROM tree_versions WHERE id = $1`, [v.versionId]);
+    const [row] = await ds.query(`SELECT next_label, node_count FROM tree_versions WHERE id = $1`, [
+      v.versionId,
+    ]);
     expect(row).toEqual({ next_label: 1, node_count: 1 });
   });
 
@@ -102,8 +117,16 @@ describe('NodesService against PostgreSQL', () => {
     expect(await svc.get(v.code, v.version, e, {})).toMatchObject({ leaf: false });
 
     // Under its own descendant, or itself: 409, nothing changes.
-    await expectError(svc.update(v.code, v.version, b, { parent_id: d }, actor, {}), ErrorCode.Conflict, /descendant/);
-    await expectError(svc.update(v.code, v.version, b, { parent_id: b }, actor, {}), ErrorCode.Conflict, /own parent/);
+    await expectError(
+      svc.update(v.code, v.version, b, { parent_id: d }, actor, {}),
+      ErrorCode.Conflict,
+      /descendant/,
+    );
+    await expectError(
+      svc.update(v.code, v.version, b, { parent_id: b }, actor, {}),
+      ErrorCode.Conflict,
+      /own parent/,
+    );
 
     // Make C a root: D follows to depth 1.
     await svc.update(v.code, v.version, c, { parent_id: null, name: 'C2' }, actor, {});
@@ -130,9 +153,10 @@ describe('NodesService against PostgreSQL', () => {
     await svc.remove(v.code, v.version, b, true);
     expect(await svc.get(v.code, v.version, a, {})).toMatchObject({ leaf: true });
     await expectError(svc.get(v.code, v.version, b, {}), ErrorCode.NotFound);
-    const [{ n }] = await ds.query(`SELECT count(*)::int AS n FROM tree_node_translations WHERE tree_version_id = $1`, [
-      v.versionId,
-    ]);
+    const [{ n }] = await ds.query(
+      `SELECT count(*)::int AS n FROM tree_node_translations WHERE tree_version_id = $1`,
+      [v.versionId],
+    );
     expect(n).toBe(0);
     expect(await treeProblems(ds, v.versionId)).toEqual(NO_PROBLEMS);
   });
@@ -153,7 +177,15 @@ describe('NodesService against PostgreSQL', () => {
     expect(flat).toMatchObject({ code: 'B1', name: 'B one', parent_id: a, depth: 1, leaf: true });
 
     // Deep clone of B under its own descendant C: the copy is taken before it is inserted.
-    const deep = await svc.clone(v.code, v.version, b, { code: 'B2', name: 'B two', parent_id: c }, true, actor, {});
+    const deep = await svc.clone(
+      v.code,
+      v.version,
+      b,
+      { code: 'B2', name: 'B two', parent_id: c },
+      true,
+      actor,
+      {},
+    );
     expect(deep).toMatchObject({ code: 'B2', parent_id: c, depth: 3, leaf: false });
     const sub = await svc.descendants(v.code, v.version, deep.id!, { total_count: 'true' });
     expect(sub.items.map((n) => [n.code, n.depth])).toEqual([
@@ -168,7 +200,10 @@ describe('NodesService against PostgreSQL', () => {
     const again = await svc.clone(v.code, v.version, b, { code: 'B3', name: 'B three' }, true, actor, {});
     const sub2 = await svc.descendants(v.code, v.version, again.id!, {});
     expect(sub2.items.map((n) => n.code)).toEqual(expect.arrayContaining(['C-copy-2', 'D-copy-2']));
-    await expectError(svc.clone(v.code, v.version, b, { code: 'A', name: 'dup' }, false, actor, {}), ErrorCode.Conflict);
+    await expectError(
+      svc.clone(v.code, v.version, b, { code: 'A', name: 'dup' }, false, actor, {}),
+      ErrorCode.Conflict,
+    );
     expect(await treeProblems(ds, v.versionId)).toEqual(NO_PROBLEMS);
   });
 
@@ -197,7 +232,10 @@ describe('NodesService against PostgreSQL', () => {
     const ids: string[] = [];
     for (let i = 0; i < 40; i++) {
       const parent = i === 0 ? undefined : ids[Math.floor(Math.random() * ids.length)];
-      ids.push((await svc.create(v.code, v.version, { code: `N${i}`, name: `N${i}`, parent_id: parent }, actor, {})).id!);
+      ids.push(
+        (await svc.create(v.code, v.version, { code: `N${i}`, name: `N${i}`, parent_id: parent }, actor, {}))
+          .id!,
+      );
     }
     const ops: Promise<unknown>[] = [];
     for (let i = 0; i < 200; i++) {
@@ -205,7 +243,16 @@ describe('NodesService against PostgreSQL', () => {
       if (i % 4 === 0) {
         ops.push(svc.create(v.code, v.version, { code: `P${i}`, name: 'p', parent_id: pick() }, actor, {}));
       } else {
-        ops.push(svc.update(v.code, v.version, pick(), { parent_id: Math.random() < 0.1 ? null : pick() }, actor, {}));
+        ops.push(
+          svc.update(
+            v.code,
+            v.version,
+            pick(),
+            { parent_id: Math.random() < 0.1 ? null : pick() },
+            actor,
+            {},
+          ),
+        );
       }
     }
     const results = await Promise.allSettled(ops);

@@ -19,7 +19,16 @@ import type { Language } from '../common/language.js';
 import { resolveAndLockVersion, resolveVersion, type VersionScope } from '../common/scope.js';
 import { inTransaction, Params, uniqueConflict, withSql, type Sql } from '../common/sql.js';
 import type { CloneNodeDto, CreateNodeDto, UpdateNodeDto } from './dto/node.dto.js';
-import { NODE_COLUMNS, nodeJsonWriter, nodeSpec, rawNodeColumns, type RawNodeRow, toNodeRecord, type NodeRecord, type NodeRow } from './node.record.js';
+import {
+  NODE_COLUMNS,
+  nodeJsonWriter,
+  nodeSpec,
+  rawNodeColumns,
+  type RawNodeRow,
+  toNodeRecord,
+  type NodeRecord,
+  type NodeRow,
+} from './node.record.js';
 
 /** How many children `expand=all` embeds per node (the rest stay reachable through `links.child_nodes`). */
 export const MAX_EMBEDDED_CHILDREN = 100;
@@ -85,7 +94,12 @@ export class NodesService {
 
   // ---------------------------------------------------------------- reads
 
-  async list(treeCode: string, version: string, query: Query, lang?: Language): Promise<EnvelopeV1<Partial<NodeRecord>>> {
+  async list(
+    treeCode: string,
+    version: string,
+    query: Query,
+    lang?: Language,
+  ): Promise<EnvelopeV1<Partial<NodeRecord>>> {
     return withSql(this.ds, async (sql) => {
       const scope = await resolveVersion(sql, treeCode, version);
       return this.page(sql, scope, query, lang, { defaultOrder: 'ORDER BY n.path' });
@@ -115,7 +129,13 @@ export class NodesService {
    * path index (no connection is held while the client reads). `q` and `fields` apply; paging parameters do not.
    * Errors about the request (unknown node, bad `q`) are thrown before the stream starts.
    */
-  async streamDescendants(treeCode: string, version: string, nodeId: string, query: Query, lang?: Language): Promise<Readable> {
+  async streamDescendants(
+    treeCode: string,
+    version: string,
+    nodeId: string,
+    query: Query,
+    lang?: Language,
+  ): Promise<Readable> {
     const { scope, root } = await withSql(this.ds, async (sql) => {
       const s = await resolveVersion(sql, treeCode, version);
       return { scope: s, root: await this.struct(sql, s, nodeId) };
@@ -132,7 +152,12 @@ export class NodesService {
                    WHERE n.tree_version_id = $1 AND n.path > $2::int[] AND n.path < $3${where}
                    ORDER BY n.path LIMIT ${STREAM_BATCH}`;
     const batch = (after: string) =>
-      withSql(this.ds, (sql) => sql.rows<RawNodeRow>(text, values.map((v, i) => (i === 1 ? after : v))));
+      withSql(this.ds, (sql) =>
+        sql.rows<RawNodeRow>(
+          text,
+          values.map((v, i) => (i === 1 ? after : v)),
+        ),
+      );
     // Child counts of the whole subtree in one grouped pass over its index range (not one probe per node).
     const counts = new Map<string, number>();
     const wantsCounts = !list.fields || list.fields.includes('aggregations');
@@ -165,7 +190,13 @@ export class NodesService {
     return Readable.from(lines(), { objectMode: false });
   }
 
-  async get(treeCode: string, version: string, nodeId: string, query: Query, lang?: Language): Promise<Partial<NodeRecord>> {
+  async get(
+    treeCode: string,
+    version: string,
+    nodeId: string,
+    query: Query,
+    lang?: Language,
+  ): Promise<Partial<NodeRecord>> {
     const read = parseReadQuery(query, nodeSpec, 'v1');
     return withSql(this.ds, async (sql) => {
       const scope = await resolveVersion(sql, treeCode, version);
@@ -202,7 +233,10 @@ export class NodesService {
     });
     const scope: VersionScope = { treeId: row!.tree_id, treeCode, versionId: row!.tree_version_id, version };
     // A new node has no children and no translations: the inserted row is the whole record.
-    return pickFields(toNodeRecord({ ...row!, child_count: 0 }, scope, read.expand ? [] : undefined), read.fields);
+    return pickFields(
+      toNodeRecord({ ...row!, child_count: 0 }, scope, read.expand ? [] : undefined),
+      read.fields,
+    );
   }
 
   async update(
@@ -222,7 +256,8 @@ export class NodesService {
         : await resolveVersion(sql, treeCode, version);
       if (moving) {
         const node = await this.struct(sql, scope, nodeId);
-        if ((dto.parent_id ?? null) !== node.parent_id) await this.move(sql, scope, node, dto.parent_id ?? null);
+        if ((dto.parent_id ?? null) !== node.parent_id)
+          await this.move(sql, scope, node, dto.parent_id ?? null);
       }
       const sets: string[] = [];
       const p = new Params();
@@ -261,8 +296,14 @@ export class NodesService {
           WHERE t.tree_node_id = n.id AND n.tree_version_id = $1 AND n.path >= $2 AND n.path < $3`,
         range,
       );
-      const deleted = await sql.exec(`DELETE FROM tree_nodes WHERE tree_version_id = $1 AND path >= $2 AND path < $3`, range);
-      await sql.exec(`UPDATE tree_versions SET node_count = node_count - $2 WHERE id = $1`, [scope.versionId, deleted]);
+      const deleted = await sql.exec(
+        `DELETE FROM tree_nodes WHERE tree_version_id = $1 AND path >= $2 AND path < $3`,
+        range,
+      );
+      await sql.exec(`UPDATE tree_versions SET node_count = node_count - $2 WHERE id = $1`, [
+        scope.versionId,
+        deleted,
+      ]);
       if (node.parent_id) await this.refreshLeaf(sql, node.parent_id);
     });
   }
@@ -356,7 +397,10 @@ export class NodesService {
           throw uniqueConflict(err, NODE_CONFLICTS);
         });
       if (parent?.leaf) await sql.exec(`UPDATE tree_nodes SET leaf = false WHERE id = $1`, [parent.id]);
-      const created = await sql.one<{ id: string }>(`SELECT tree_node_id($1, $2) AS id`, [scope.versionId, base]);
+      const created = await sql.one<{ id: string }>(`SELECT tree_node_id($1, $2) AS id`, [
+        scope.versionId,
+        base,
+      ]);
       return pickFields(await this.record(sql, scope, created!.id, lang, read.expand), read.fields);
     });
   }
@@ -367,7 +411,12 @@ export class NodesService {
    * Moves `node` with its subtree under `newParentId` (null: a root) in one set-based UPDATE of the path prefix.
    * Runs under the version lock taken by the caller.
    */
-  private async move(sql: Sql, scope: VersionScope, node: StructRow, newParentId: string | null): Promise<void> {
+  private async move(
+    sql: Sql,
+    scope: VersionScope,
+    node: StructRow,
+    newParentId: string | null,
+  ): Promise<void> {
     const parent = newParentId ? await this.parentFor(sql, scope, newParentId) : undefined;
     if (parent && isInSubtree(parent.path, node.path)) {
       throw conflict(
@@ -454,7 +503,13 @@ export class NodesService {
   }
 
   /** Smallest n >= 1 such that `<code>-copy-<n>` is free for every copied descendant (and differs from rootCode). */
-  private async freeCopySuffix(sql: Sql, scope: VersionScope, from: number[], to: number[], rootCode: string): Promise<string> {
+  private async freeCopySuffix(
+    sql: Sql,
+    scope: VersionScope,
+    from: number[],
+    to: number[],
+    rootCode: string,
+  ): Promise<string> {
     for (let n = 1; n <= MAX_COPY_SUFFIX; n++) {
       const suffix = `-copy-${n}`;
       const taken = await sql.one(
@@ -471,7 +526,13 @@ export class NodesService {
 
   // ---------------------------------------------------------------- read helpers
 
-  private async record(sql: Sql, scope: VersionScope, nodeId: string, lang: Language | undefined, expand: boolean) {
+  private async record(
+    sql: Sql,
+    scope: VersionScope,
+    nodeId: string,
+    lang: Language | undefined,
+    expand: boolean,
+  ) {
     const p = new Params();
     const versionParam = p.add(scope.versionId);
     const idParam = p.add(nodeId);
@@ -482,7 +543,7 @@ export class NodesService {
       p.values,
     );
     if (!row) throw notFound(`Node ${nodeId} not found in version '${scope.version}'`);
-    const children = expand ? (await this.children(sql, [row], lang)).get(row.id) ?? [] : undefined;
+    const children = expand ? ((await this.children(sql, [row], lang)).get(row.id) ?? []) : undefined;
     return toNodeRecord(row, scope, children);
   }
 
@@ -495,7 +556,11 @@ export class NodesService {
   }
 
   /** Up to MAX_EMBEDDED_CHILDREN children of each of `parents`, depth-first order, by parent id. */
-  private async children(sql: Sql, parents: NodeRow[], lang: Language | undefined): Promise<Map<string, NodeRow[]>> {
+  private async children(
+    sql: Sql,
+    parents: NodeRow[],
+    lang: Language | undefined,
+  ): Promise<Map<string, NodeRow[]>> {
     const out = new Map<string, NodeRow[]>();
     const ids = parents.filter((r) => !r.leaf).map((r) => r.id);
     if (ids.length === 0) return out;
@@ -550,12 +615,16 @@ export class NodesService {
     let total: number | undefined;
     if (list.totalCount) {
       if (!opts.range && !list.where) {
-        const v = await sql.one<{ node_count: number }>(`SELECT node_count FROM tree_versions WHERE id = $1`, [
-          scope.versionId,
-        ]);
+        const v = await sql.one<{ node_count: number }>(
+          `SELECT node_count FROM tree_versions WHERE id = $1`,
+          [scope.versionId],
+        );
         total = v?.node_count ?? 0;
       } else {
-        const c = await sql.one<{ n: number }>(`SELECT count(*)::int AS n FROM tree_nodes n WHERE ${where}`, countParams);
+        const c = await sql.one<{ n: number }>(
+          `SELECT count(*)::int AS n FROM tree_nodes n WHERE ${where}`,
+          countParams,
+        );
         total = c?.n ?? 0;
       }
     }

@@ -29,7 +29,11 @@ export class SettingsService {
   }
 
   /** `environment` absent: back to the default `development`. */
-  async update(dto: UpdateSettingsDto, actor: Actor, query: Record<string, unknown>): Promise<Partial<SettingsRecord>> {
+  async update(
+    dto: UpdateSettingsDto,
+    actor: Actor,
+    query: Record<string, unknown>,
+  ): Promise<Partial<SettingsRecord>> {
     const read = parseReadQuery(query, settingsSpec, 'v1');
     return withSql(this.ds, async (sql) => {
       const row = await sql.one<SettingsRecord>(

@@ -1,4 +1,14 @@
-import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn, Unique, type Relation } from 'typeorm';
+import {
+  Check,
+  Column,
+  Entity,
+  Index,
+  JoinColumn,
+  ManyToOne,
+  PrimaryGeneratedColumn,
+  Unique,
+  type Relation,
+} from 'typeorm';
 import { Audited } from '../common/audit.entity.js';
 import { Tree } from '../trees/tree.entity.js';
 import { TreeVersion } from '../versions/tree-version.entity.js';

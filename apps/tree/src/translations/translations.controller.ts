@@ -1,5 +1,11 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
-import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import {
+  ApiCreatedResponse,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
 import { Scopes } from '@gatehouse/bearer';
 import { ApiErrorResponses } from '@gatehouse/http';
 import type { Actor } from '../common/actor.js';
@@ -42,7 +48,12 @@ export class TreeTranslationsController {
   @ApiOperation({ summary: 'Create tree translation', description: CREATE_NOTE })
   @ApiReadQuery()
   @ApiErrorResponses(400, 404, 409)
-  create(@Param('tree_code') code: string, @Body() dto: CreateTranslationDto, @CurrentActor() actor: Actor, @Query() q: Q) {
+  create(
+    @Param('tree_code') code: string,
+    @Body() dto: CreateTranslationDto,
+    @CurrentActor() actor: Actor,
+    @Query() q: Q,
+  ) {
     return this.translations.create(this.subject(code), dto, actor, q);
   }
 
@@ -235,7 +246,13 @@ export class NodeTranslationsController {
     @CurrentActor() actor: Actor,
     @Query() q: Q,
   ) {
-    return this.translations.update(this.subject(code, version, nodeId), parseLanguageParam(language), dto, actor, q);
+    return this.translations.update(
+      this.subject(code, version, nodeId),
+      parseLanguageParam(language),
+      dto,
+      actor,
+      q,
+    );
   }
 
   @Delete(':language')

@@ -67,7 +67,11 @@ export class TranslationsService {
         defaultOrder: 'ORDER BY x.language',
       });
       const items = page.rows.map((r) => pickFields(this.present(s, r), page.list.fields));
-      return toEnvelope(items, { offset: page.list.offset, limit: page.list.limit, total: page.total, hasMore: page.hasMore }, 'v1');
+      return toEnvelope(
+        items,
+        { offset: page.list.offset, limit: page.list.limit, total: page.total, hasMore: page.hasMore },
+        'v1',
+      );
     });
   }
 
@@ -85,7 +89,14 @@ export class TranslationsService {
     return inTransaction(this.ds, async (sql) => {
       const s = await this.resolve(sql, subject, true);
       const cols = [s.column, 'language', 'name', 'description', 'created_by', 'updated_by'];
-      const values: unknown[] = [s.subjectId, language, dto.name ?? null, dto.description ?? null, actor.id, actor.id];
+      const values: unknown[] = [
+        s.subjectId,
+        language,
+        dto.name ?? null,
+        dto.description ?? null,
+        actor.id,
+        actor.id,
+      ];
       if (s.versionId) {
         cols.push('tree_version_id');
         values.push(s.versionId);
@@ -123,7 +134,10 @@ export class TranslationsService {
   async remove(subject: Subject, language: Language): Promise<void> {
     await withSql(this.ds, async (sql) => {
       const s = await this.resolve(sql, subject);
-      const n = await sql.exec(`DELETE FROM ${s.table} WHERE ${s.column} = $1 AND language = $2`, [s.subjectId, language]);
+      const n = await sql.exec(`DELETE FROM ${s.table} WHERE ${s.column} = $1 AND language = $2`, [
+        s.subjectId,
+        language,
+      ]);
       if (n === 0) throw notFound(`No ${language} translation of this ${s.noun}`);
     });
   }
@@ -134,10 +148,10 @@ export class TranslationsService {
   }
 
   private async row(sql: Sql, s: Resolved, language: Language): Promise<Row> {
-    const row = await sql.one<Row>(`SELECT ${this.columns(s)} FROM ${s.table} x WHERE x.${s.column} = $1 AND x.language = $2`, [
-      s.subjectId,
-      language,
-    ]);
+    const row = await sql.one<Row>(
+      `SELECT ${this.columns(s)} FROM ${s.table} x WHERE x.${s.column} = $1 AND x.language = $2`,
+      [s.subjectId, language],
+    );
     if (!row) throw notFound(`No ${language} translation of this ${s.noun}`);
     return row;
   }

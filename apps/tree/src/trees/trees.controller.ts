@@ -1,5 +1,11 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
-import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import {
+  ApiCreatedResponse,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
 import { Scopes } from '@gatehouse/bearer';
 import { ApiErrorResponses } from '@gatehouse/http';
 import type { Actor } from '../common/actor.js';
@@ -33,7 +39,12 @@ export class TreesController {
   @ApiOperation({ summary: 'Create Tree', description: 'Also creates the default version `v1` (empty).' })
   @ApiReadQuery()
   @ApiErrorResponses(400, 409)
-  create(@Body() dto: CreateTreeDto, @CurrentActor() actor: Actor, @Query() q: Q, @AcceptLanguage() lang?: Language) {
+  create(
+    @Body() dto: CreateTreeDto,
+    @CurrentActor() actor: Actor,
+    @Query() q: Q,
+    @AcceptLanguage() lang?: Language,
+  ) {
     return this.trees.create(dto, actor, q, lang);
   }
 
@@ -50,7 +61,10 @@ export class TreesController {
   @Patch(':tree_code')
   @Scopes(WRITE)
   @ApiOkResponse({ type: TreeDoc })
-  @ApiOperation({ summary: 'Update Tree', description: 'Partial update; `code` changes through change-code.' })
+  @ApiOperation({
+    summary: 'Update Tree',
+    description: 'Partial update; `code` changes through change-code.',
+  })
   @ApiReadQuery()
   @ApiErrorResponses(400, 404)
   update(
@@ -67,7 +81,10 @@ export class TreesController {
   @Scopes(WRITE)
   @HttpCode(204)
   @ApiNoContentResponse()
-  @ApiOperation({ summary: 'Delete Tree', description: 'Deletes every version, node and translation under it. 204.' })
+  @ApiOperation({
+    summary: 'Delete Tree',
+    description: 'Deletes every version, node and translation under it. 204.',
+  })
   @ApiErrorResponses(404)
   async remove(@Param('tree_code') code: string): Promise<void> {
     await this.trees.remove(code);

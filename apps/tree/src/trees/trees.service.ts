@@ -57,7 +57,11 @@ export class TreesService {
           : undefined;
         items.push(pickFields(toTreeRecord(row, versions), page.list.fields));
       }
-      return toEnvelope(items, { offset: page.list.offset, limit: page.list.limit, total: page.total, hasMore: page.hasMore }, 'v1');
+      return toEnvelope(
+        items,
+        { offset: page.list.offset, limit: page.list.limit, total: page.total, hasMore: page.hasMore },
+        'v1',
+      );
     });
   }
 
@@ -85,11 +89,10 @@ export class TreesService {
         .catch((err: unknown) => {
           throw uniqueConflict(err, TREE_CONFLICTS);
         });
-      await sql.exec(`INSERT INTO tree_versions (tree_id, version, created_by, updated_by) VALUES ($1, $2, $3, $3)`, [
-        tree!.id,
-        DEFAULT_VERSION,
-        actor.id,
-      ]);
+      await sql.exec(
+        `INSERT INTO tree_versions (tree_id, version, created_by, updated_by) VALUES ($1, $2, $3, $3)`,
+        [tree!.id, DEFAULT_VERSION, actor.id],
+      );
     });
     return this.get(dto.code, query, lang);
   }
@@ -104,7 +107,10 @@ export class TreesService {
       if (dto.metadata !== undefined) sets.push(`metadata = ${p.add(dto.metadata ?? {})}`);
       if (dto.enabled !== undefined) sets.push(`enabled = ${p.add(dto.enabled)}`);
       sets.push(`updated_by = ${p.add(actor.id)}`, 'updated_at = now()');
-      const n = await sql.exec(`UPDATE trees SET ${sets.join(', ')} WHERE code = ${p.add(treeCode)}`, p.values);
+      const n = await sql.exec(
+        `UPDATE trees SET ${sets.join(', ')} WHERE code = ${p.add(treeCode)}`,
+        p.values,
+      );
       if (n === 0) throw notFound(`Tree '${treeCode}' not found`);
     });
     return this.get(treeCode, query, lang);
@@ -115,9 +121,10 @@ export class TreesService {
     await inTransaction(this.ds, async (sql) => {
       const tree = await resolveTree(sql, treeCode);
       // Wait for structural writes in flight in any version, and keep new ones out until the tree is gone.
-      const versions = await sql.rows<{ id: string }>(`SELECT id FROM tree_versions WHERE tree_id = $1 FOR UPDATE`, [
-        tree.treeId,
-      ]);
+      const versions = await sql.rows<{ id: string }>(
+        `SELECT id FROM tree_versions WHERE tree_id = $1 FOR UPDATE`,
+        [tree.treeId],
+      );
       await deleteVersionNodes(
         sql,
         versions.map((v) => v.id),
@@ -193,7 +200,10 @@ export class TreesService {
     const p = new Params();
     const codeParam = p.add(treeCode);
     const tr = translationJoin(p, lang);
-    const row = await sql.one<TreeRow>(`SELECT ${TREE_COLUMNS}${tr.columns} FROM trees t ${tr.join} WHERE t.code = ${codeParam}`, p.values);
+    const row = await sql.one<TreeRow>(
+      `SELECT ${TREE_COLUMNS}${tr.columns} FROM trees t ${tr.join} WHERE t.code = ${codeParam}`,
+      p.values,
+    );
     if (!row) throw notFound(`Tree '${treeCode}' not found`);
     return row;
   }

@@ -71,7 +71,11 @@ export interface VersionRecord {
   links: Record<string, string>;
 }
 
-export function toVersionRecord(row: VersionRow, treeCode: string, nodes?: Partial<NodeRecord>[]): VersionRecord {
+export function toVersionRecord(
+  row: VersionRow,
+  treeCode: string,
+  nodes?: Partial<NodeRecord>[],
+): VersionRecord {
   const self = versionPath(treeCode, row.version);
   const links: Record<string, string> = {
     self,

@@ -1,5 +1,11 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
-import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import {
+  ApiCreatedResponse,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
 import { Scopes } from '@gatehouse/bearer';
 import { ApiErrorResponses } from '@gatehouse/http';
 import type { Actor } from '../common/actor.js';
@@ -8,7 +14,12 @@ import { ApiListQuery, ApiReadQuery } from '../common/openapi.js';
 import { ApiCollection, VersionDoc } from '../common/responses.dto.js';
 import { AcceptLanguage, CurrentActor } from '../common/request.js';
 import { READ, WRITE } from '../common/scopes.js';
-import { ChangeVersionCodeDto, CloneVersionDto, CreateVersionDto, UpdateVersionDto } from './dto/version.dto.js';
+import {
+  ChangeVersionCodeDto,
+  CloneVersionDto,
+  CreateVersionDto,
+  UpdateVersionDto,
+} from './dto/version.dto.js';
 import { VersionsService } from './versions.service.js';
 
 type Q = Record<string, unknown>;
@@ -54,7 +65,8 @@ export class VersionsController {
   @ApiOkResponse({ type: VersionDoc })
   @ApiOperation({
     summary: 'Get Tree Version',
-    description: '`aggregations.levels` is the number of depth levels (max depth + 1), `nodes` the node count.',
+    description:
+      '`aggregations.levels` is the number of depth levels (max depth + 1), `nodes` the node count.',
   })
   @ApiReadQuery()
   @ApiErrorResponses(400, 404)
@@ -70,7 +82,10 @@ export class VersionsController {
   @Patch(':tree_version')
   @Scopes(WRITE)
   @ApiOkResponse({ type: VersionDoc })
-  @ApiOperation({ summary: 'Update Tree Version', description: 'Partial update; the code changes through change-code.' })
+  @ApiOperation({
+    summary: 'Update Tree Version',
+    description: 'Partial update; the code changes through change-code.',
+  })
   @ApiReadQuery()
   @ApiErrorResponses(400, 404)
   update(
@@ -90,7 +105,8 @@ export class VersionsController {
   @ApiNoContentResponse()
   @ApiOperation({
     summary: 'Delete Tree Version',
-    description: 'Deletes the version with all its nodes and translations. 204. The only version of a tree: 409.',
+    description:
+      'Deletes the version with all its nodes and translations. 204. The only version of a tree: 409.',
   })
   @ApiErrorResponses(404, 409)
   async remove(@Param('tree_code') code: string, @Param('tree_version') version: string): Promise<void> {
@@ -123,7 +139,10 @@ export class VersionsController {
   @Scopes(WRITE)
   @ApiOkResponse({ type: VersionDoc })
   @HttpCode(200)
-  @ApiOperation({ summary: 'Change Tree Version Code', description: 'Renames the version; nodes stay attached. 200.' })
+  @ApiOperation({
+    summary: 'Change Tree Version Code',
+    description: 'Renames the version; nodes stay attached. 200.',
+  })
   @ApiReadQuery()
   @ApiErrorResponses(400, 404, 409)
   changeCode(

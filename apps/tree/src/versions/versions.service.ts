@@ -9,9 +9,20 @@ import { resolveTree, type TreeScope, type VersionScope } from '../common/scope.
 import { inTransaction, Params, uniqueConflict, withSql, type Sql } from '../common/sql.js';
 import { NODE_COLUMNS, toNodeRecord, type NodeRow } from '../nodes/node.record.js';
 import type { Actor } from '../common/actor.js';
-import type { ChangeVersionCodeDto, CloneVersionDto, CreateVersionDto, UpdateVersionDto } from './dto/version.dto.js';
+import type {
+  ChangeVersionCodeDto,
+  CloneVersionDto,
+  CreateVersionDto,
+  UpdateVersionDto,
+} from './dto/version.dto.js';
 import { copyVersionContent, deleteVersionNodes } from './version-copy.js';
-import { VERSION_COLUMNS, toVersionRecord, versionSpec, type VersionRecord, type VersionRow } from './version.record.js';
+import {
+  VERSION_COLUMNS,
+  toVersionRecord,
+  versionSpec,
+  type VersionRecord,
+  type VersionRow,
+} from './version.record.js';
 
 /** How many nodes `expand=all` embeds in a version (depth-first); the rest stay reachable through `links.nodes`. */
 export const MAX_EMBEDDED_NODES = 100;
@@ -65,11 +76,20 @@ export class VersionsService {
         const nodes = wantNodes ? await this.embeddedNodes(sql, tree, row, lang) : undefined;
         items.push(pickFields(toVersionRecord(row, treeCode, nodes), page.list.fields));
       }
-      return toEnvelope(items, { offset: page.list.offset, limit: page.list.limit, total: page.total, hasMore: page.hasMore }, 'v1');
+      return toEnvelope(
+        items,
+        { offset: page.list.offset, limit: page.list.limit, total: page.total, hasMore: page.hasMore },
+        'v1',
+      );
     });
   }
 
-  async get(treeCode: string, version: string, query: Query, lang?: Language): Promise<Partial<VersionRecord>> {
+  async get(
+    treeCode: string,
+    version: string,
+    query: Query,
+    lang?: Language,
+  ): Promise<Partial<VersionRecord>> {
     const read = parseReadQuery(query, versionSpec, 'v1');
     return withSql(this.ds, async (sql) => {
       const tree = await resolveTree(sql, treeCode);
@@ -113,7 +133,14 @@ export class VersionsService {
     return this.get(treeCode, code, query, lang);
   }
 
-  async update(treeCode: string, version: string, dto: UpdateVersionDto, actor: Actor, query: Query, lang?: Language) {
+  async update(
+    treeCode: string,
+    version: string,
+    dto: UpdateVersionDto,
+    actor: Actor,
+    query: Query,
+    lang?: Language,
+  ) {
     parseReadQuery(query, versionSpec, 'v1');
     await withSql(this.ds, async (sql) => {
       const tree = await resolveTree(sql, treeCode);
@@ -154,7 +181,14 @@ export class VersionsService {
   }
 
   /** Copies a version (nodes, node translations, version translations) under a new version code. */
-  async clone(treeCode: string, version: string, dto: CloneVersionDto, actor: Actor, query: Query, lang?: Language) {
+  async clone(
+    treeCode: string,
+    version: string,
+    dto: CloneVersionDto,
+    actor: Actor,
+    query: Query,
+    lang?: Language,
+  ) {
     parseReadQuery(query, versionSpec, 'v1');
     await inTransaction(this.ds, async (sql) => {
       const tree = await resolveTree(sql, treeCode);
@@ -190,7 +224,14 @@ export class VersionsService {
     return this.get(treeCode, dto.version, query, lang);
   }
 
-  async changeCode(treeCode: string, version: string, dto: ChangeVersionCodeDto, actor: Actor, query: Query, lang?: Language) {
+  async changeCode(
+    treeCode: string,
+    version: string,
+    dto: ChangeVersionCodeDto,
+    actor: Actor,
+    query: Query,
+    lang?: Language,
+  ) {
     parseReadQuery(query, versionSpec, 'v1');
     await withSql(this.ds, async (sql) => {
       const tree = await resolveTree(sql, treeCode);

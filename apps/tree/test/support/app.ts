@@ -11,7 +11,10 @@ import type { TokenServer } from './token-server.js';
 export type TreeEnv = ReturnType<typeof loadTreeEnv>;
 
 export function loadTreeEnv(vars: Record<string, string>) {
-  return loadEnv({ ...commonEnv, ...treeEnv }, { LOG_LEVEL: 'silent', RATE_LIMIT_POINTS: '1000000', ...vars });
+  return loadEnv(
+    { ...commonEnv, ...treeEnv },
+    { LOG_LEVEL: 'silent', RATE_LIMIT_POINTS: '1000000', ...vars },
+  );
 }
 
 export interface TreeApp {
@@ -63,7 +66,8 @@ export function client(http: TreeApp['http'], token: string) {
     patch: (path: string, body?: object) => auth(request(http).patch(path)).send(body ?? {}),
     delete: (path: string) => auth(request(http).delete(path)),
     put: (path: string, body?: object) => auth(request(http).put(path)).send(body ?? {}),
-    raw: (method: 'get' | 'post' | 'patch' | 'delete' | 'put', path: string) => auth(request(http)[method](path)),
+    raw: (method: 'get' | 'post' | 'patch' | 'delete' | 'put', path: string) =>
+      auth(request(http)[method](path)),
   };
 }
 

@@ -18,7 +18,8 @@ export interface TreeProblems {
  * bounded at 10,000 steps, so a cycle shows up as a node that never reaches a root).
  */
 export async function treeProblems(ds: DataSource, versionId: string): Promise<TreeProblems> {
-  const ids = async (sql: string) => ((await ds.query(sql, [versionId])) as { id: string }[]).map((r) => r.id);
+  const ids = async (sql: string) =>
+    ((await ds.query(sql, [versionId])) as { id: string }[]).map((r) => r.id);
   const badParent = await ids(
     `SELECT n.id FROM tree_nodes n LEFT JOIN tree_nodes p ON p.id = n.parent_id
       WHERE n.tree_version_id = $1
@@ -50,4 +51,10 @@ export async function treeProblems(ds: DataSource, versionId: string): Promise<T
   return { badParent, badDepth, badLeaf, badId, countDrift: drift };
 }
 
-export const NO_PROBLEMS: TreeProblems = { badParent: [], badDepth: [], badLeaf: [], badId: [], countDrift: 0 };
+export const NO_PROBLEMS: TreeProblems = {
+  badParent: [],
+  badDepth: [],
+  badLeaf: [],
+  badId: [],
+  countDrift: 0,
+};

@@ -66,9 +66,15 @@ export async function startTokenServer(): Promise<TokenServer> {
     clientId,
     clientSecret,
     async token(audience, scope) {
-      config ??= await oidc.discovery(new URL(url), clientId, undefined, oidc.ClientSecretBasic(clientSecret), {
-        execute: [oidc.allowInsecureRequests],
-      });
+      config ??= await oidc.discovery(
+        new URL(url),
+        clientId,
+        undefined,
+        oidc.ClientSecretBasic(clientSecret),
+        {
+          execute: [oidc.allowInsecureRequests],
+        },
+      );
       const params: Record<string, string> = { resource: audience };
       if (scope !== undefined) params.scope = scope;
       return (await oidc.clientCredentialsGrant(config, params)).access_token;

@@ -3,7 +3,12 @@ import { parseRateLimitOverrides } from './common.js';
 
 const schema = {
   PORT: env.int({ default: 3000, min: 1, max: 65535, description: 'port' }),
-  DATABASE_URL: env.url({ optional: true, secret: true, protocols: ['postgres', 'postgresql'], description: 'db' }),
+  DATABASE_URL: env.url({
+    optional: true,
+    secret: true,
+    protocols: ['postgres', 'postgresql'],
+    description: 'db',
+  }),
   SECRET_KEY: env.str({ secret: true, minLength: 8, description: 'key' }),
   DEBUG: env.bool({ default: false, description: 'debug' }),
   MODE: env.oneOf(['a', 'b'] as const, { default: 'a', description: 'mode' }),
@@ -12,14 +17,22 @@ const schema = {
 describe('loadEnv', () => {
   it('applies defaults and parses types', () => {
     const c = loadEnv(schema, { SECRET_KEY: 'abcdefgh', DEBUG: 'true' });
-    expect(c).toEqual({ PORT: 3000, DATABASE_URL: undefined, SECRET_KEY: 'abcdefgh', DEBUG: true, MODE: 'a' });
+    expect(c).toEqual({
+      PORT: 3000,
+      DATABASE_URL: undefined,
+      SECRET_KEY: 'abcdefgh',
+      DEBUG: true,
+      MODE: 'a',
+    });
   });
 
   it('names the variable and the value in one line', () => {
     expect(() => loadEnv(schema, { SECRET_KEY: 'abcdefgh', PORT: 'abc' })).toThrow(
       new ConfigError("Invalid environment variable PORT: must be an integer, got 'abc'"),
     );
-    expect(() => loadEnv(schema, { SECRET_KEY: 'abcdefgh', PORT: '70000' })).toThrow(/PORT: must be <= 65535/);
+    expect(() => loadEnv(schema, { SECRET_KEY: 'abcdefgh', PORT: '70000' })).toThrow(
+      /PORT: must be <= 65535/,
+    );
     expect(() => loadEnv(schema, { SECRET_KEY: 'abcdefgh', MODE: 'c' })).toThrow(/MODE: must be one of a, b/);
     expect(() => loadEnv(schema, {})).toThrow(/Missing required environment variable SECRET_KEY/);
   });

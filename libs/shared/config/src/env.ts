@@ -43,7 +43,8 @@ export const env = {
       kind: 'string',
       ...o,
       parse(raw: string, name: string) {
-        if (o.minLength !== undefined && raw.length < o.minLength) fail(name, `must be at least ${o.minLength} characters`, raw, o.secret);
+        if (o.minLength !== undefined && raw.length < o.minLength)
+          fail(name, `must be at least ${o.minLength} characters`, raw, o.secret);
         if (o.pattern && !o.pattern.test(raw)) fail(name, `must match ${o.pattern}`, raw, o.secret);
         return raw;
       },
@@ -97,7 +98,8 @@ export const env = {
       kind: values.join('|'),
       ...o,
       parse(raw: string, name: string) {
-        if (!(values as readonly string[]).includes(raw)) fail(name, `must be one of ${values.join(', ')}`, raw, o.secret);
+        if (!(values as readonly string[]).includes(raw))
+          fail(name, `must be one of ${values.join(', ')}`, raw, o.secret);
         return raw as V;
       },
     } as EnvVar<V> & T;

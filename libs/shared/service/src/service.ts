@@ -5,7 +5,13 @@ import { fileURLToPath } from 'node:url';
 import type { DynamicModule } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { DataSource, MixedList } from 'typeorm';
-import { type EnvOf, type EnvSchema, loadEnvOrExit, parseRateLimitOverrides, commonEnv } from '@gatehouse/config';
+import {
+  type EnvOf,
+  type EnvSchema,
+  loadEnvOrExit,
+  parseRateLimitOverrides,
+  commonEnv,
+} from '@gatehouse/config';
 import { checkConnection, createDataSource, runMigrations } from '@gatehouse/db';
 import { createHttpApp, listen } from '@gatehouse/http';
 
@@ -112,7 +118,9 @@ export async function runService<S extends EnvSchema>(def: ServiceDefinition<S>)
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
-    process.stdout.write(`${JSON.stringify({ level: 30, service: def.name, msg: `received ${signal}, shutting down` })}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ level: 30, service: def.name, msg: `received ${signal}, shutting down` })}\n`,
+    );
     built.close().then(
       () => process.exit(0),
       () => process.exit(1),

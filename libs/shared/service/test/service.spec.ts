@@ -1,7 +1,14 @@
 import { Controller, Get, Module, type DynamicModule } from '@nestjs/common';
 import { InjectRepository, TypeOrmModule } from '@nestjs/typeorm';
 import request from 'supertest';
-import { Column, Entity, PrimaryGeneratedColumn, type MigrationInterface, type QueryRunner, Repository } from 'typeorm';
+import {
+  Column,
+  Entity,
+  PrimaryGeneratedColumn,
+  type MigrationInterface,
+  type QueryRunner,
+  Repository,
+} from 'typeorm';
 import { Public } from '@gatehouse/http';
 import { pendingSchemaChanges } from '@gatehouse/db';
 import { createEmptyTestDatabase, type TestDatabase } from '@gatehouse/testing';

@@ -6,7 +6,9 @@ export class CreateTranslationDto {
   @ApiPropertyOptional({ enum: LANGUAGES, default: 'en_US', description: '`mn-MN` is accepted for `mn_MN`' })
   @IsOptional()
   @IsString()
-  @IsIn([...LANGUAGES, 'en-US', 'en-UK', 'en-GB', 'mn-MN'], { message: `language must be one of ${LANGUAGES.join(', ')}` })
+  @IsIn([...LANGUAGES, 'en-US', 'en-UK', 'en-GB', 'mn-MN'], {
+    message: `language must be one of ${LANGUAGES.join(', ')}`,
+  })
   language?: string;
 
   @ApiPropertyOptional({ type: String, nullable: true, description: 'Translated name (label name)' })
@@ -15,7 +17,11 @@ export class CreateTranslationDto {
   @MaxLength(255)
   name?: string | null;
 
-  @ApiPropertyOptional({ type: String, nullable: true, description: 'Translated description (label description)' })
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    description: 'Translated description (label description)',
+  })
   @IsOptional()
   @IsString()
   @MaxLength(4000)
