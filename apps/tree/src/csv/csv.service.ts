@@ -195,6 +195,12 @@ export class CsvService {
       parse({ bom: true, info: true, skip_empty_lines: true, relax_column_count: true, relax_quotes: false }),
     );
     body.on('error', (err) => parser.destroy(err));
+    // A client that goes away mid-upload must not leave a partial file to be imported.
+    const aborted = () => parser.destroy(invalidRequest('The upload was interrupted; nothing was written'));
+    body.on('aborted', aborted);
+    body.on('close', () => {
+      if ((body as { complete?: boolean }).complete === false) aborted();
+    });
     const problems: Problem[] = [];
     let layout: CsvLayout | undefined;
     let batch: (string | number | null)[][] = [];
@@ -266,6 +272,9 @@ export class CsvService {
         throw failure([{ line: e.lines ?? 0, message: `malformed CSV: ${e.message ?? e.code}` }]);
       }
       throw err;
+    }
+    if ((body as { complete?: boolean }).complete === false) {
+      throw invalidRequest('The upload was interrupted; nothing was written');
     }
     if (!layout) throw failure([{ line: 1, message: `missing header line (${BASE_COLUMNS.join(',')})` }]);
     if (problems.length > 0) throw failure(problems);
