@@ -151,10 +151,13 @@ describe('CSV export and import over HTTP', () => {
 
   it('imports nothing when the upload is cut short', async () => {
     const t = await newTree();
-    const { port } = (await new Promise<import('node:net').AddressInfo>((resolve) => {
+    const { port } = await new Promise<import('node:net').AddressInfo>((resolve) => {
       if (tree.http.listening) resolve(tree.http.address() as import('node:net').AddressInfo);
-      else tree.http.listen(0, '127.0.0.1', () => resolve(tree.http.address() as import('node:net').AddressInfo));
-    }));
+      else
+        tree.http.listen(0, '127.0.0.1', () =>
+          resolve(tree.http.address() as import('node:net').AddressInfo),
+        );
+    });
     const http = await import('node:http');
     const head = 'code,parent_code,name\n' + Array.from({ length: 2000 }, (_, i) => `N${i},,n\n`).join('');
     await new Promise<void>((resolve) => {
@@ -163,7 +166,11 @@ describe('CSV export and import over HTTP', () => {
         port,
         method: 'POST',
         path: `${t.base}/v1/import`,
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'text/csv', 'content-length': head.length * 4 },
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'text/csv',
+          'content-length': head.length * 4,
+        },
       });
       req.on('error', () => resolve());
       req.on('response', (res) => {
@@ -175,7 +182,9 @@ describe('CSV export and import over HTTP', () => {
     // The server notices, rolls back and releases the version lock: a later import goes through.
     await new Promise((r) => setTimeout(r, 300));
     expect((await api.get(`${t.base}/v1`).expect(200)).body.aggregations.nodes).toBe(0);
-    expect((await importCsv(`${t.base}/v1`, 'code,parent_code,name\nA,,a\n').expect(200)).body.imported).toBe(1);
+    expect((await importCsv(`${t.base}/v1`, 'code,parent_code,name\nA,,a\n').expect(200)).body.imported).toBe(
+      1,
+    );
   });
 
   it('refuses a non-CSV body with 415 and an unknown version with 404', async () => {
