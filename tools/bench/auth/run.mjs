@@ -10,7 +10,7 @@
 // with the others, and the median is reported, so a burst of load elsewhere on the machine skews one run, not
 // the comparison), BENCH_SERVER_CPUS (taskset CPU list for the servers, default 0: one core;
 // empty: no pinning), BENCH_ONLY (comma-separated scenario names), BENCH_JSON (write the results there).
-import { spawn, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
@@ -19,6 +19,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { processGroup } from '../lib/processes.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const dist = path.join(root, 'dist/apps/auth');
@@ -63,44 +64,10 @@ const withDb = (url, db) => {
   return u.toString();
 };
 
-const children = [];
-function start(name, args, childEnv, ready) {
-  const cmd = hasTaskset ? 'taskset' : process.execPath;
-  const argv = hasTaskset ? ['-c', cpus, process.execPath, ...args] : args;
-  const child = spawn(cmd, argv, {
-    cwd: root,
-    env: { ...env, ...childEnv },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  let log = '';
-  child.stdout.on('data', (d) => (log += d));
-  child.stderr.on('data', (d) => (log += d));
-  return new Promise((resolve, reject) => {
-    const deadline = Date.now() + 60_000;
-    const poll = async () => {
-      if (child.exitCode !== null) return reject(new Error(`${name} exited:\n${log}`));
-      if (await ready().catch(() => false)) return resolve(child);
-      if (Date.now() > deadline) return reject(new Error(`${name} did not start:\n${log}`));
-      setTimeout(poll, 200);
-    };
-    poll();
-  });
-}
-
-async function stopAll() {
-  await Promise.all(
-    children.map(
-      (c) =>
-        new Promise((resolve) => {
-          if (c.exitCode !== null) return resolve();
-          c.once('exit', resolve);
-          c.kill('SIGTERM');
-          setTimeout(() => c.kill('SIGKILL'), 5000).unref();
-        }),
-    ),
-  );
-}
+const procs = processGroup({ cwd: root, env });
+const start = (name, args, childEnv, ready) =>
+  procs.start(name, args, { childEnv, ready, cpus: hasTaskset ? cpus : undefined });
+const stopAll = procs.stopAll;
 
 const form = (o) => new URLSearchParams(o).toString();
 const basicAuth = (id, secret) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;

@@ -13,7 +13,7 @@
 //
 // Targets (issue 5): the filtered, sorted, counted list at >= 1,000 requests/s on one core with p99 < 50 ms, its
 // statements served by an index. The run fails (exit 1) when a target is missed.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
@@ -22,6 +22,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { processGroup } from '../lib/processes.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const identityMain = path.join(root, 'dist/apps/identity/apps/identity/src/main.js');
@@ -71,44 +72,15 @@ const withDb = (url, db) => {
   return u.toString();
 };
 
-const children = [];
-function start(name, main, childEnv, ready, pin, nodeArgs = []) {
-  const cmd = pin ? 'taskset' : process.execPath;
-  const argv = pin ? ['-c', cpus, process.execPath, ...nodeArgs, main] : [...nodeArgs, main];
-  const child = spawn(cmd, argv, {
-    cwd: root,
-    env: { ...env, ...childEnv },
-    stdio: ['ignore', 'pipe', 'pipe'],
+const procs = processGroup({ cwd: root, env });
+const start = (name, main, childEnv, ready, pin, nodeArgs = []) =>
+  procs.start(name, [...nodeArgs, main], {
+    childEnv,
+    ready,
+    cpus: pin ? cpus : undefined,
+    timeoutMs: 90_000,
   });
-  children.push(child);
-  let log = '';
-  child.stdout.on('data', (d) => (log += d));
-  child.stderr.on('data', (d) => (log += d));
-  return new Promise((resolve, reject) => {
-    const deadline = Date.now() + 90_000;
-    const poll = async () => {
-      if (child.exitCode !== null) return reject(new Error(`${name} exited:\n${log}`));
-      if (await ready().catch(() => false)) return resolve(child);
-      if (Date.now() > deadline) return reject(new Error(`${name} did not start:\n${log}`));
-      setTimeout(poll, 200);
-    };
-    poll();
-  });
-}
-
-async function stopAll() {
-  await Promise.all(
-    children.map(
-      (c) =>
-        new Promise((resolve) => {
-          if (c.exitCode !== null) return resolve();
-          c.once('exit', resolve);
-          c.kill('SIGTERM');
-          setTimeout(() => c.kill('SIGKILL'), 5000).unref();
-        }),
-    ),
-  );
-}
+const stopAll = procs.stopAll;
 
 /** CPU time (user + system) a process has used so far, in ms; undefined where /proc is missing. */
 function cpuMs(pid) {
