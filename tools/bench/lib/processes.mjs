@@ -2,7 +2,7 @@
 // `ready()` answers, and stop every started process at the end.
 import { spawn } from 'node:child_process';
 
-export function processGroup({ cwd, env }) {
+export function processGroup({ cwd, env, killAfterMs = 5000 }) {
   const children = [];
 
   /** argv: node arguments (flags, then the script and its arguments); cpus: a taskset CPU list, or undefined. */
@@ -12,8 +12,9 @@ export function processGroup({ cwd, env }) {
     const child = spawn(cmd, args, { cwd, env: { ...env, ...childEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
     children.push(child);
     let log = '';
-    child.stdout.on('data', (d) => (log += d));
-    child.stderr.on('data', (d) => (log += d));
+    // keep the last 20,000 characters of output for the error message
+    child.stdout.on('data', (d) => (log = (log + d).slice(-20000)));
+    child.stderr.on('data', (d) => (log = (log + d).slice(-20000)));
     return new Promise((resolve, reject) => {
       const deadline = Date.now() + timeoutMs;
       const poll = async () => {
@@ -34,7 +35,7 @@ export function processGroup({ cwd, env }) {
             if (c.exitCode !== null) return resolve();
             c.once('exit', resolve);
             c.kill('SIGTERM');
-            setTimeout(() => c.kill('SIGKILL'), 5000).unref();
+            setTimeout(() => c.kill('SIGKILL'), killAfterMs).unref();
           }),
       ),
     );

@@ -14,7 +14,6 @@
 //   BENCH_JSON       write the results there as JSON.
 //   BENCH_KEEP=1     keep the databases (with BENCH_PG_URL) for a closer look; their names are printed.
 // Prints a table (API | raw SQL | ratio | target) and the machine it ran on.
-import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
@@ -23,6 +22,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { processGroup } from '../lib/processes.mjs';
 import { randomPassword, startEmbeddedPostgres, stopEmbeddedPostgres } from '../../launcher/embedded-pg.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -79,46 +79,14 @@ const withDb = (url, db) => {
   return u.toString();
 };
 
-const children = [];
-function start(name, main, childEnv, readyUrl) {
-  const child = spawn(process.execPath, [main], {
-    cwd: root,
-    env: { ...env, ...childEnv },
-    stdio: ['ignore', 'pipe', 'pipe'],
+const procs = processGroup({ cwd: root, env, killAfterMs: 10_000 });
+const start = (name, main, childEnv, readyUrl) =>
+  procs.start(name, [main], {
+    childEnv,
+    ready: () => fetch(readyUrl).then((r) => r.status === 200),
+    timeoutMs: 120_000,
   });
-  children.push(child);
-  let out = '';
-  child.stdout.on('data', (d) => (out = (out + d).slice(-20000)));
-  child.stderr.on('data', (d) => (out = (out + d).slice(-20000)));
-  return new Promise((resolve, reject) => {
-    const deadline = Date.now() + 120_000;
-    const poll = async () => {
-      if (child.exitCode !== null) return reject(new Error(`${name} exited:\n${out}`));
-      const ok = await fetch(readyUrl).then(
-        (r) => r.status === 200,
-        () => false,
-      );
-      if (ok) return resolve(child);
-      if (Date.now() > deadline) return reject(new Error(`${name} did not start:\n${out}`));
-      setTimeout(poll, 250);
-    };
-    void poll();
-  });
-}
-
-async function stopChildren() {
-  await Promise.all(
-    children.map(
-      (c) =>
-        new Promise((resolve) => {
-          if (c.exitCode !== null) return resolve();
-          c.once('exit', resolve);
-          c.kill('SIGTERM');
-          setTimeout(() => c.kill('SIGKILL'), 10_000).unref();
-        }),
-    ),
-  );
-}
+const stopChildren = procs.stopAll;
 
 function machine() {
   const cpus = os.cpus();
