@@ -82,6 +82,43 @@ function createPostgresSystemUser() {
   execFileSync('useradd', ['--system', '--no-create-home', '-g', 'postgres', 'postgres'], { stdio: 'pipe' });
 }
 
+/** Whether the OS user `ids` can enter every directory from `dir` up to the root. */
+function traversableBy(dir, { uid, gid }) {
+  for (let d = dir; ; d = path.dirname(d)) {
+    const st = fs.statSync(d);
+    const ok = st.uid === uid ? st.mode & 0o100 : st.gid === gid ? st.mode & 0o010 : st.mode & 0o001;
+    if (!ok) return false;
+    if (d === path.dirname(d)) return true;
+  }
+}
+
+/**
+ * As root the server runs as `postgres`, which must reach the binaries. A checkout inside a private directory
+ * (e.g. `mktemp -d`, mode 700) hides node_modules from it: then the package's native tree (bin, lib, share) is
+ * copied once into a world-readable directory under the system temp dir and used from there.
+ */
+function binariesFor(bins, ids) {
+  if (!ids || traversableBy(path.dirname(bins.initdb), ids)) return bins;
+  const native = path.dirname(path.dirname(bins.initdb));
+  const pkgJson = JSON.parse(fs.readFileSync(path.join(native, '..', 'package.json'), 'utf8'));
+  const version = `${path.basename(path.dirname(native))}-${pkgJson.version}`;
+  const shared = path.join(os.tmpdir(), `gatehouse-embedded-pg-${version}`);
+  if (!fs.existsSync(path.join(shared, 'bin', path.basename(bins.postgres)))) {
+    const staging = `${shared}.${process.pid}.${randomBytes(4).toString('hex')}`;
+    fs.cpSync(native, staging, { recursive: true, verbatimSymlinks: true });
+    fs.chmodSync(staging, 0o755);
+    try {
+      fs.renameSync(staging, shared);
+    } catch {
+      fs.rmSync(staging, { recursive: true, force: true }); // another process got there first
+    }
+  }
+  return {
+    initdb: path.join(shared, 'bin', path.basename(bins.initdb)),
+    postgres: path.join(shared, 'bin', path.basename(bins.postgres)),
+  };
+}
+
 /** When we run as root the server runs as `postgres`; every ancestor of the data dir must be traversable by it. */
 function assertTraversable(dir, { uid, gid }) {
   for (let d = path.dirname(dir); ; d = path.dirname(d)) {
@@ -205,6 +242,7 @@ export async function startEmbeddedPostgres(o) {
     }
     if (!ids) throw new Error('running as root needs an OS user "postgres" to run the PostgreSQL server as');
   }
+  const runnable = binariesFor(bins, ids);
 
   const other = runningPostmaster(dataDir);
   if (other) {
@@ -227,7 +265,7 @@ export async function startEmbeddedPostgres(o) {
       assertTraversable(dataDir, ids);
       await fsp.chown(dataDir, ids.uid, ids.gid);
     }
-    await runInitdb(bins.initdb, { dataDir, user, password, ids, onLog: o.onLog });
+    await runInitdb(runnable.initdb, { dataDir, user, password, ids, onLog: o.onLog });
   } else if (ids) {
     assertTraversable(dataDir, ids);
   }
@@ -245,7 +283,7 @@ export async function startEmbeddedPostgres(o) {
     'max_connections=200',
     ...(o.flags ?? []),
   ];
-  const child = spawn(bins.postgres, args, {
+  const child = spawn(runnable.postgres, args, {
     ...(ids ?? {}),
     env: { ...process.env, LC_ALL: 'C', LC_MESSAGES: 'C' },
     stdio: ['ignore', 'pipe', 'pipe'],
