@@ -5,7 +5,9 @@ import {
   type ListQuery,
   type RecordSpec,
 } from '@gatehouse/query';
+import { PreparedStatements } from '@gatehouse/db';
 import { rows, type Queryable } from '@gatehouse/identity-data';
+import { DataSource } from 'typeorm';
 import { sortExpression } from './records.js';
 
 export interface ListPlan {
@@ -82,6 +84,11 @@ export function countedPageSql(pageSql: string, countSql: string): string {
        SELECT page.*, total.__total FROM total LEFT JOIN page ON true ORDER BY page.__ord`;
 }
 
+/** List statements run as named prepared statements outside transactions (see PreparedStatements). */
+const prepared = new PreparedStatements();
+const read = <T>(db: Queryable, sql: string, params: unknown[]): Promise<T[]> =>
+  db instanceof DataSource ? prepared.rows<T>(db, sql, params) : rows<T>(db, sql, params);
+
 /**
  * One page of a list operation and, when asked, the total count of matching rows. With the count, page and count
  * travel as one statement (two CTEs, each planned on its own: the page reads `limit + 1` rows through the sort's
@@ -92,17 +99,22 @@ export async function listPage<Row>(db: Queryable, plan: ListPlan): Promise<List
   let fetched: Row[];
   let total: number | undefined;
   if (list.totalCount) {
-    const joined = await rows<Row & { __total: string; __ord: string | null }>(
+    const joined = await read<Row & { __total: string; __ord: string | null }>(
       db,
       countedPageSql(pageSql, countSql),
       params,
     );
     total = Number(joined[0]?.__total ?? 0);
-    fetched = joined
-      .filter((r) => r.__ord !== null)
-      .map(({ __total: _t, __ord: _o, ...row }) => row as unknown as Row);
+    fetched = [];
+    for (const r of joined) {
+      if (r.__ord === null) continue; // the count's row when the page is empty
+      const row = r as Partial<typeof r>;
+      delete row.__total;
+      delete row.__ord;
+      fetched.push(row as Row);
+    }
   } else {
-    fetched = await rows<Row>(db, pageSql, params);
+    fetched = await read<Row>(db, pageSql, params);
   }
   const page = takePage(fetched, list.limit);
   return { list, rows: page.items, hasMore: page.hasMore, ...(total !== undefined ? { total } : {}) };

@@ -56,7 +56,10 @@ export function mapKeys<T extends object>(
   rules: Record<string, ((value: never, record: T) => [string, unknown] | undefined) | null>,
 ): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(record)) {
+  const source = record as Record<string, unknown>;
+  // for...in over an own-properties-only record: no [key, value] pair allocated per key (a hot path of lists)
+  for (const key in source) {
+    const value = source[key];
     if (value === undefined) continue;
     const rule = rules[key];
     if (rule === null) continue;

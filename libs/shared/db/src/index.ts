@@ -13,3 +13,4 @@ export {
 } from './migrations.js';
 export { assertDatabaseName, ensureDatabase, quoteIdentifier } from './admin.js';
 export { checkConnection } from './health.js';
+export { PreparedStatements, type PreparedOptions } from './prepared.js';

@@ -120,6 +120,9 @@ export async function createHttpApp(
     if (options.shutdownHooks !== false) app.enableShutdownHooks();
 
     app.disable('x-powered-by');
+    // No ETag on API answers (as the Auth0 and Keycloak admin APIs): Express would hash every body (SHA-1 of the
+    // serialized JSON) for a conditional GET no client of a management API makes. oidc-provider's routes answer on their own.
+    app.set('etag', false);
     if (options.trustProxy !== undefined) app.set('trust proxy', options.trustProxy);
 
     app.use(requestLogging(logger));

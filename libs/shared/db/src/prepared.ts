@@ -1,0 +1,105 @@
+import type { DataSource } from 'typeorm';
+
+/**
+ * Named prepared statements for the hot read paths (lists, look-ups by id) on a TypeORM DataSource backed by `pg`.
+ *
+ * PostgreSQL plans every unnamed statement again; for a list statement (a page and a count in two CTEs) planning
+ * costs as much as running it. A named statement is parsed once per connection, and after five executions the
+ * server may keep a generic plan, which halves the database's CPU time per request (docs/benchmarks.md).
+ *
+ * Bounds, since statement texts are open-ended (`q`, `sort`, `fields`, `limit`, `offset` shape the text):
+ *   - a text is prepared only from its second use in this process (a one-off page at some offset stays unnamed);
+ *   - each connection keeps at most `maxPerConnection` statements, least recently used first out (DEALLOCATE).
+ * Names are never reused for another text, so a connection can never run a stale statement under a new name.
+ * Errors are `pg`'s own DatabaseError (the HTTP error mapping reads those as it reads TypeORM's QueryFailedError).
+ */
+export interface PreparedOptions {
+  /** Statements kept per connection (default 64). */
+  maxPerConnection?: number;
+  /** Texts remembered as seen once (default 2,000). */
+  maxSeen?: number;
+}
+
+interface PgClient {
+  query(config: { name?: string; text: string; values?: unknown[] }): Promise<{ rows: unknown[] }>;
+  query(text: string): Promise<unknown>;
+  release(err?: Error | boolean): void;
+  connection?: { parsedStatements?: Record<string, string> };
+}
+
+interface PgPool {
+  connect(): Promise<PgClient>;
+}
+
+let counter = 0;
+
+export class PreparedStatements {
+  private readonly maxPerConnection: number;
+  private readonly maxSeen: number;
+  /** Texts seen once in this process (insertion order = age). */
+  private readonly seen = new Map<string, true>();
+  /** Per connection: text -> statement name, in least-recently-used order. */
+  private readonly perConnection = new WeakMap<PgClient, Map<string, string>>();
+
+  constructor(opts: PreparedOptions = {}) {
+    this.maxPerConnection = opts.maxPerConnection ?? 64;
+    this.maxSeen = opts.maxSeen ?? 2000;
+  }
+
+  /** Rows of a read statement on the DataSource's pool, prepared as described above. */
+  async rows<T>(dataSource: DataSource, text: string, values: unknown[] = []): Promise<T[]> {
+    const pool = (dataSource.driver as unknown as { master?: PgPool }).master;
+    if (!pool || typeof pool.connect !== 'function') {
+      return (await dataSource.query(text, values)) as T[];
+    }
+    const client = await pool.connect();
+    let failed: Error | undefined;
+    try {
+      const name = await this.nameFor(client, text);
+      const result = await client.query(name ? { name, text, values } : { text, values });
+      return result.rows as T[];
+    } catch (err) {
+      // A broken connection is destroyed by the pool; a statement error leaves the connection usable.
+      failed = isConnectionError(err) ? (err as Error) : undefined;
+      throw err;
+    } finally {
+      client.release(failed);
+    }
+  }
+
+  private async nameFor(client: PgClient, text: string): Promise<string | undefined> {
+    let statements = this.perConnection.get(client);
+    const known = statements?.get(text);
+    if (statements && known) {
+      statements.delete(text);
+      statements.set(text, known);
+      return known;
+    }
+    if (!this.seen.has(text)) {
+      this.seen.set(text, true);
+      if (this.seen.size > this.maxSeen) this.seen.delete(this.seen.keys().next().value as string);
+      return undefined;
+    }
+    if (!statements) {
+      statements = new Map();
+      this.perConnection.set(client, statements);
+    }
+    if (statements.size >= this.maxPerConnection) {
+      const [oldText, oldName] = statements.entries().next().value as [string, string];
+      statements.delete(oldText);
+      await client.query(`DEALLOCATE ${oldName}`);
+      if (client.connection?.parsedStatements) delete client.connection.parsedStatements[oldName];
+    }
+    const name = `gh_${process.pid}_${++counter}`;
+    statements.set(text, name);
+    return name;
+  }
+}
+
+function isConnectionError(err: unknown): boolean {
+  const code = (err as { code?: string } | undefined)?.code;
+  // SQLSTATE class 08 (connection exception) and 57P (operator intervention: shutdown, terminated backend)
+  if (typeof code === 'string') return code.startsWith('08') || code.startsWith('57P');
+  // no SQLSTATE: a socket error or a closed connection
+  return true;
+}
