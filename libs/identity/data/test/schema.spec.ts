@@ -19,7 +19,10 @@ describe('identity migrations', () => {
 
   it('apply to an empty database, leave no drift between entities and schema, and revert', async () => {
     expect(await pendingMigrations(ds)).toEqual(identityMigrations.map((m) => m.name));
-    expect(await runMigrations(ds)).toEqual(['IdentitySchema1790000000000']);
+    expect(await runMigrations(ds)).toEqual([
+      'IdentitySchema1790000000000',
+      'OidcPayloadsAccount1790000100000',
+    ]);
     expect(await pendingSchemaChanges(ds)).toEqual([]);
 
     const tables = await rows<{ table_name: string }>(
@@ -52,6 +55,19 @@ describe('identity migrations', () => {
     );
     expect(withoutInstance).toEqual([]);
 
+    // Token artifacts by user (revoking a blocked user's tokens, counting them) are found through an index.
+    await ds.transaction(async (m) => {
+      await m.query('SET LOCAL enable_seqscan = off');
+      const plan = await rows<{ 'QUERY PLAN': string }>(
+        m,
+        `EXPLAIN DELETE FROM oidc_payloads WHERE payload->>'accountId' = $1
+            OR grant_id IN (SELECT id FROM oidc_payloads WHERE model = 'Grant' AND payload->>'accountId' = $1)`,
+        ['someone'],
+      );
+      expect(plan.map((r) => r['QUERY PLAN']).join('\n')).toContain('ix_oidc_payloads_account');
+    });
+
+    await ds.undoLastMigration();
     await ds.undoLastMigration();
     const left = await rows(ds, `SELECT 1 FROM information_schema.tables WHERE table_name = 'clients'`);
     expect(left).toHaveLength(0);

@@ -6,6 +6,7 @@ import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 @Index('ix_oidc_payloads_user_code', ['model', 'userCode'])
 @Index('ix_oidc_payloads_grant_id', ['grantId'])
 @Index('ix_oidc_payloads_expires_at', ['expiresAt'])
+@Index('ix_oidc_payloads_account', { synchronize: false }) // ((payload->>'accountId'))
 export class OidcPayload {
   @PrimaryColumn('text', { primaryKeyConstraintName: 'pk_oidc_payloads' })
   model: string;
