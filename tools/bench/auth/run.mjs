@@ -10,16 +10,14 @@
 // with the others, and the median is reported, so a burst of load elsewhere on the machine skews one run, not
 // the comparison), BENCH_SERVER_CPUS (taskset CPU list for the servers, default 0: one core;
 // empty: no pinning), BENCH_ONLY (comma-separated scenario names), BENCH_JSON (write the results there).
-import { execFileSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { processGroup } from '../lib/processes.mjs';
+import { freePort, processGroup, tasksetAvailable, withDb } from '../lib/processes.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const dist = path.join(root, 'dist/apps/auth');
@@ -37,32 +35,7 @@ const rounds = Number(env.BENCH_ROUNDS || 3);
 const connections = Number(env.BENCH_CONNECTIONS || 20);
 const cpus = env.BENCH_SERVER_CPUS ?? '0';
 const only = env.BENCH_ONLY ? new Set(env.BENCH_ONLY.split(',')) : undefined;
-const hasTaskset =
-  cpus !== '' &&
-  (() => {
-    try {
-      execFileSync('taskset', ['-V'], { stdio: 'ignore' });
-      return true;
-    } catch {
-      return false;
-    }
-  })();
-
-const freePort = () =>
-  new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-
-const withDb = (url, db) => {
-  const u = new URL(url);
-  u.pathname = `/${db}`;
-  return u.toString();
-};
+const hasTaskset = cpus !== '' && tasksetAvailable();
 
 const procs = processGroup({ cwd: root, env });
 const start = (name, args, childEnv, ready) =>

@@ -17,14 +17,13 @@
 // statements served by an index. The run fails (exit 1) when a target is missed.
 import { execFileSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { processGroup } from '../lib/processes.mjs';
+import { cpuMs, freePort, processGroup, tasksetAvailable, withDb } from '../lib/processes.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const identityMain = path.join(root, 'dist/apps/identity/apps/identity/src/main.js');
@@ -54,32 +53,7 @@ const loadCpus =
 const only = env.BENCH_ONLY ? env.BENCH_ONLY.split('|') : undefined;
 const TENANTS = 100;
 const TYPES = ['spa', 'native', 'regular_web', 'non_interactive'];
-const hasTaskset =
-  cpus !== '' &&
-  (() => {
-    try {
-      execFileSync('taskset', ['-V'], { stdio: 'ignore' });
-      return true;
-    } catch {
-      return false;
-    }
-  })();
-
-const freePort = () =>
-  new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-
-const withDb = (url, db) => {
-  const u = new URL(url);
-  u.pathname = `/${db}`;
-  return u.toString();
-};
+const hasTaskset = cpus !== '' && tasksetAvailable();
 
 const procs = processGroup({ cwd: root, env });
 const start = (name, main, childEnv, ready, pin, nodeArgs = []) =>
@@ -90,17 +64,6 @@ const start = (name, main, childEnv, ready, pin, nodeArgs = []) =>
     timeoutMs: 90_000,
   });
 const stopAll = procs.stopAll;
-
-/** CPU time (user + system) a process has used so far, in ms; undefined where /proc is missing. */
-function cpuMs(pid) {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    // utime and stime are fields 14 and 15 of stat(5), in clock ticks (USER_HZ, 100 on Linux).
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return undefined;
-  }
-}
 
 /** The PostgreSQL server processes serving the benchmark's database (the services' pooled connections). */
 async function backendPids(admin, db) {

@@ -1,6 +1,8 @@
 // Server processes for the benchmarks: start a Node program (optionally pinned to CPUs with taskset), wait until
-// `ready()` answers, and stop every started process at the end.
-import { spawn } from 'node:child_process';
+// `ready()` answers, and stop every started process at the end; and the small helpers every benchmark needs.
+import { execFileSync, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import net from 'node:net';
 
 export function processGroup({ cwd, env, killAfterMs = 5000 }) {
   const children = [];
@@ -42,4 +44,44 @@ export function processGroup({ cwd, env, killAfterMs = 5000 }) {
   }
 
   return { start, stopAll };
+}
+
+/** True when `taskset` runs here (util-linux), so servers can be pinned to CPUs. */
+export function tasksetAvailable() {
+  try {
+    execFileSync('taskset', ['-V'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A free TCP port on 127.0.0.1. */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** `url` with its database name replaced by `db`. */
+export function withDb(url, db) {
+  const u = new URL(url);
+  u.pathname = `/${db}`;
+  return u.toString();
+}
+
+/** CPU time (user + system) a process has used so far, in ms; undefined where /proc is missing or it has gone. */
+export function cpuMs(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    // utime and stime are fields 14 and 15 of stat(5), in clock ticks (USER_HZ, 100 on Linux).
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return undefined;
+  }
 }
