@@ -1,9 +1,8 @@
-import { type DynamicModule, type MiddlewareConsumer, Module, type NestModule } from '@nestjs/common';
+import { type DynamicModule, Module } from '@nestjs/common';
 import { BearerModule, bearerOptionsFromEnv } from '@gatehouse/bearer';
 import { ServiceCoreModule, type ServiceContext } from '@gatehouse/service';
 import type { EnvOf } from '@gatehouse/config';
 import type { treeEnv } from './config.js';
-import { TreeBodyMiddleware } from './common/body.middleware.js';
 import { TREE_AUDIENCE } from './common/scopes.js';
 import { CsvController } from './csv/csv.controller.js';
 import { CsvService } from './csv/csv.service.js';
@@ -24,7 +23,7 @@ import { TreesService } from './trees/trees.service.js';
 import { VersionsController } from './versions/versions.controller.js';
 import { VersionsService } from './versions/versions.service.js';
 
-/** Controllers under /api/v1/trees, whose JSON bodies TreeBodyMiddleware parses (see there). */
+/** Controllers under /api/v1/trees. */
 const TREE_CONTROLLERS = [
   TreesController,
   VersionsController,
@@ -36,7 +35,7 @@ const TREE_CONTROLLERS = [
 ];
 
 @Module({})
-export class TreeAppModule implements NestModule {
+export class TreeAppModule {
   static register(ctx: ServiceContext<EnvOf<typeof treeEnv>>): DynamicModule {
     return {
       module: TreeAppModule,
@@ -53,12 +52,7 @@ export class TreeAppModule implements NestModule {
         CsvService,
         SettingsService,
         HealthService,
-        TreeBodyMiddleware,
       ],
     };
-  }
-
-  configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(TreeBodyMiddleware).forRoutes(...TREE_CONTROLLERS);
   }
 }

@@ -3,7 +3,7 @@ import { treeEnv } from './config.js';
 import { TreeAppModule } from './app.module.js';
 import { treeEntities } from './entities.js';
 import { treeMigrations } from './migrations/index.js';
-import { TREE_ROUTES_PREFIX } from './common/body.middleware.js';
+import { isCsvUpload } from './common/csv-upload.js';
 import { TREE_API_DESCRIPTION } from './openapi-description.js';
 
 export const treeService: ServiceDefinition<typeof treeEnv> = {
@@ -22,7 +22,7 @@ export const treeService: ServiceDefinition<typeof treeEnv> = {
     title: 'Gatehouse tree manager',
     description: TREE_API_DESCRIPTION,
   },
-  // JSON bodies under /api/v1/trees are parsed by TreeBodyMiddleware, which lets CSV uploads through as streams.
-  excludeBodyParserPaths: [TREE_ROUTES_PREFIX],
+  // CSV uploads to the import route stay a stream for the handler; every other body goes through the JSON parser.
+  streamedBodies: isCsvUpload,
   rootModule: (ctx) => TreeAppModule.register(ctx),
 };

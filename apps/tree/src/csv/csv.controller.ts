@@ -12,7 +12,7 @@ import type { Request, Response } from 'express';
 import { Scopes } from '@gatehouse/bearer';
 import { ApiErrorResponses } from '@gatehouse/http';
 import type { Actor } from '../common/actor.js';
-import { isCsvUpload } from '../common/body.middleware.js';
+import { isCsvUpload } from '../common/csv-upload.js';
 import { booleanQuery } from '../common/params.js';
 import { CurrentActor } from '../common/request.js';
 import { READ, WRITE } from '../common/scopes.js';

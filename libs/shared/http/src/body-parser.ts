@@ -9,6 +9,11 @@ export interface BodyParserOptions {
   excludePaths: string[];
   /** Also accept `application/x-www-form-urlencoded` bodies (the token server's endpoints). */
   urlencoded: boolean;
+  /**
+   * Requests whose body is left unread for the route to consume as a stream (e.g. a CSV upload of a whole tree
+   * version), decided per request: by method, path and Content-Type, where a path prefix is not enough.
+   */
+  streamed?: (req: Request) => boolean;
 }
 
 /** True when `path` is `prefix` itself or below it (`/token` covers `/token/introspection`). */
@@ -75,6 +80,7 @@ export function bodyParsers(opts: BodyParserOptions): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
     if (opts.excludePaths.some((p) => isUnderPrefix(req.path, p))) return next();
     if (!hasBody(req)) return next();
+    if (opts.streamed?.(req)) return next();
     const type = mediaType(req);
     const done = (err?: unknown) => (err ? next(mapBodyParserError(err, opts.limit)) : next());
     if (JSON_TYPE(type)) return json(req, res, done);

@@ -9,6 +9,7 @@ import {
 } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { Request } from 'express';
 import type { Logger } from 'pino';
 import { bodyParsers } from './body-parser.js';
 import { HttpErrorFilter } from './error.filter.js';
@@ -43,6 +44,8 @@ export interface HttpAppOptions {
   readinessTimeoutMs?: number;
   /** Path prefixes where no body parser may run (oidc-provider routes). */
   excludeBodyParserPaths?: string[];
+  /** Requests whose body the route reads itself as a stream (see BodyParserOptions.streamed). */
+  streamedBodies?: (req: Request) => boolean;
   /**
    * Path prefixes of OAuth endpoints: errors answered there by this lib (429, 404, 405, 500...) also carry
    * RFC 6749's `error` and `error_description` beside `code` and `message`.
@@ -133,6 +136,7 @@ export async function createHttpApp(
         limit: options.bodyLimit ?? '1mb',
         excludePaths: options.excludeBodyParserPaths ?? [],
         urlencoded: options.urlencoded ?? false,
+        streamed: options.streamedBodies,
       }),
     );
     await options.mount?.(app);

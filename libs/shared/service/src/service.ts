@@ -4,6 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { DynamicModule } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { Request } from 'express';
 import type { DataSource, MixedList } from 'typeorm';
 import {
   type EnvOf,
@@ -39,6 +40,8 @@ export interface ServiceDefinition<S extends EnvSchema> {
   /** Raw handlers mounted before Nest's routes (oidc-provider), with no body parser in front of them. */
   mount?(app: NestExpressApplication, ctx: ServiceContext<EnvOf<S>>): void | Promise<void>;
   excludeBodyParserPaths?: string[];
+  /** Requests whose body the route reads itself as a stream (a CSV upload), left unparsed by the JSON parser. */
+  streamedBodies?: (req: Request) => boolean;
   /** Raw-handler routes ('POST /token') for rate-limit keys, metrics labels and 405 answers. */
   routes?: string[];
   /** Paths whose errors also carry RFC 6749 `error`/`error_description`. */
@@ -87,6 +90,7 @@ export async function buildService<S extends EnvSchema>(
       openapi: { ...def.openapi, version: def.version },
       readiness: () => checkConnection(dataSource),
       excludeBodyParserPaths: def.excludeBodyParserPaths,
+      streamedBodies: def.streamedBodies,
       mount: def.mount ? (a: NestExpressApplication) => def.mount?.(a, ctx) : undefined,
       configure: def.configure ? (a: NestExpressApplication) => def.configure?.(a, ctx) : undefined,
       routes: def.routes,
