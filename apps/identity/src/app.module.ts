@@ -5,6 +5,7 @@ import { BearerModule, bearerOptionsFromEnv } from '@gatehouse/bearer';
 import { loadSecretBox, MANAGEMENT_AUDIENCE, SECRET_BOX } from '@gatehouse/identity-data';
 import type { identityEnv } from './config.js';
 import { AccessModule } from './common/access.js';
+import { ChangeFeed } from './common/changes.js';
 import { ClientsModule } from './clients/clients.module.js';
 import { ClientAccessModule } from './client-access/client-access.module.js';
 import { ResourcesModule } from './resources/resources.module.js';
@@ -31,7 +32,8 @@ export class IdentityAppModule {
         UsersModule,
       ],
       // Client secrets are sealed with this box (SECRET_ENCRYPTION_KEY or DATA_DIR/secret.key, see bootstrap).
-      providers: [{ provide: SECRET_BOX, useFactory: () => loadSecretBox(env).box }],
+      // The ChangeFeed keeps the caller and token caches of this replica in step with changes made by any replica.
+      providers: [{ provide: SECRET_BOX, useFactory: () => loadSecretBox(env).box }, ChangeFeed],
       exports: [SECRET_BOX],
     };
   }

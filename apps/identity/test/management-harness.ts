@@ -34,11 +34,14 @@ type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
 export class Management {
   adminToken = '';
 
+  private readonly replicas: BuiltService<IdentityEnv>[] = [];
+
   private constructor(
     readonly db: TestDatabase,
     readonly dataDir: string,
     readonly auth: RealTokenServer,
     readonly identity: BuiltService<IdentityEnv>,
+    readonly env: IdentityEnv,
   ) {}
 
   static async start(vars: Record<string, string> = {}): Promise<Management> {
@@ -55,7 +58,7 @@ export class Management {
       ...vars,
     });
     const identity = (await buildService(identityService, env)) as BuiltService<IdentityEnv>;
-    const m = new Management(db, dataDir, auth, identity);
+    const m = new Management(db, dataDir, auth, identity, env);
     m.adminToken = await m.token(auth.clientId, auth.clientSecret);
     return m;
   }
@@ -161,7 +164,15 @@ export class Management {
     return { id, secret, token: await this.token(id, secret) };
   }
 
+  /** Another replica of the identity service on the same database and token server (closed with this one). */
+  async replica(): Promise<BuiltService<IdentityEnv>> {
+    const r = (await buildService(identityService, this.env)) as BuiltService<IdentityEnv>;
+    this.replicas.push(r);
+    return r;
+  }
+
   async close(): Promise<void> {
+    for (const r of this.replicas) await r.close();
     await this.identity?.close();
     await this.auth?.stop();
     await this.db?.drop();

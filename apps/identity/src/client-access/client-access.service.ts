@@ -25,6 +25,7 @@ import {
 import type { ClientPermissionRecord } from './client-permission.record.js';
 import type { ClientResourceRecord } from './client-resource.record.js';
 import type { ResourceClientRecord } from './resource-client.record.js';
+import { announce } from '../common/changes.js';
 
 /** One entry of a grant or revoke body; `resource_id` may be left out under v2 (each scope names its resource). */
 export interface PermissionEntry {
@@ -140,6 +141,7 @@ export class ClientAccessService {
         `DELETE FROM client_resources WHERE client_id = ANY($1::uuid[]) AND resource_id = ANY($2::uuid[])`,
         [clients.map((c) => c.id), resources.map((r) => r.id)],
       );
+      for (const c of clients) await announce(m, { kind: 'client', id: c.id });
     });
   }
 
@@ -188,6 +190,7 @@ export class ClientAccessService {
         client.id,
         pairs.map((p) => p.scope_id),
       ]);
+      await announce(m, { kind: 'client', id: client.id });
     });
   }
 

@@ -23,6 +23,7 @@ import {
   findClient,
   type ClientRowWithSecret,
 } from './client.queries.js';
+import { announce } from '../common/changes.js';
 
 /** What create and modify take, in canonical names (v2 bodies are mapped to this by their presenter). */
 export interface ClientInput {
@@ -188,9 +189,10 @@ export class ClientsService {
           ],
         ),
       );
+      await announce(m, { kind: 'client', id: current.id });
       return this.load(m, access, current.id, read);
     });
-    // After the commit: a request of this client sees its new reach from now on.
+    // After the commit: a request of this client sees its new reach from now on (other replicas: the ChangeFeed).
     this.callers.forget(updated.id);
     return updated;
   }
@@ -201,6 +203,7 @@ export class ClientsService {
       const current = await findClient(m, access, id, { lock: true });
       if (current.is_default) throw forbidden('The default client cannot be deleted');
       await m.query(`DELETE FROM clients WHERE id = $1`, [current.id]);
+      await announce(m, { kind: 'client', id: current.id });
     });
     this.callers.forget(id);
   }

@@ -39,8 +39,8 @@ const ACCESS_CACHE_MAX = 10_000;
 
 /**
  * The callers' client rows, kept a few seconds: one primary-key read per caller and 5 s instead of one per
- * request. Changes made through this process (a client made non-global, moved or deleted) drop the entry at once;
- * another replica sees them within ACCESS_CACHE_MS (its bearer cache keeps a token itself up to a minute anyway).
+ * request. Changes made through this process drop the entry at once; changes made through another replica reach
+ * this one through the ChangeFeed (LISTEN/NOTIFY), and ACCESS_CACHE_MS bounds staleness if the feed is down.
  */
 @Injectable()
 export class AccessCache {
@@ -101,7 +101,7 @@ export class AccessPipe implements PipeTransform<CallerInfo | undefined, Promise
   }
 }
 
-/** Provides the AccessCache to every feature module (one per app). */
+/** Provides the AccessCache to every feature module (one per app); the ChangeFeed (app module) keeps it in step. */
 @Global()
 @Module({ providers: [AccessCache], exports: [AccessCache] })
 export class AccessModule {}

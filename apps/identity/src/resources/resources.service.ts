@@ -29,6 +29,7 @@ import {
   type ResourceRowWithCounts,
 } from './resource.queries.js';
 import { EMBED_LIMIT } from '../client-access/client-access.queries.js';
+import { announce } from '../common/changes.js';
 
 /** `resource_metadata` as written, in canonical (document 1) names. */
 export interface ResourceMetadataInput {
@@ -202,6 +203,7 @@ export class ResourcesService {
       const cur = await findResource(m, access, id, { lock: true });
       if (cur.is_system) throw forbidden('A system resource cannot be deleted');
       await m.query(`DELETE FROM resources WHERE id = $1`, [cur.id]);
+      await announce(m, { kind: 'all' });
     });
   }
 

@@ -8,6 +8,7 @@ import { listPage, type ListPage } from '../common/list.js';
 import type { ListRequest } from '../common/presenter.js';
 import { findResource } from '../resources/resource.queries.js';
 import { SCOPE_COLUMNS, type ScopeRecord } from './scope.record.js';
+import { announce } from '../common/changes.js';
 
 export interface ScopeInput {
   scope_name?: string;
@@ -92,6 +93,7 @@ export class ScopesService {
       const cur = await this.find(m, resource.id, scopeId);
       if (resource.is_system) throw forbidden('The scopes of a system resource cannot be changed');
       await m.query(`DELETE FROM scopes WHERE id = $1`, [cur.id]);
+      await announce(m, { kind: 'all' }); // its grants went with it
       await m.query(
         `UPDATE resources SET scopes_added = EXISTS (SELECT 1 FROM scopes WHERE resource_id = $1) WHERE id = $1`,
         [resource.id],

@@ -25,6 +25,7 @@ import {
   type UserRow,
 } from './user.record.js';
 import { iso, type Timestamp } from '../common/sql-time.js';
+import { announce } from '../common/changes.js';
 
 export interface UserInput {
   user_email?: string | null;
@@ -221,6 +222,7 @@ export class UsersService {
    * /tokeninfo reports them inactive once the grant is gone.
    */
   private async revokeTokens(db: Queryable, userId: string): Promise<void> {
+    await announce(db, { kind: 'user', id: userId });
     await db.query(
       `DELETE FROM oidc_payloads
         WHERE payload->>'accountId' = $1

@@ -113,6 +113,21 @@ export class TokenValidator {
     this.cache.clear();
   }
 
+  /**
+   * Forget the cached results of the tokens whose caller matches (e.g. every token of a deleted client, of a
+   * blocked user); returns how many were dropped. A look-up in flight is left to finish.
+   */
+  forgetWhere(matches: (caller: CallerInfo) => boolean): number {
+    let dropped = 0;
+    for (const [key, entry] of this.cache) {
+      if (entry.caller && matches(entry.caller)) {
+        this.cache.delete(key);
+        dropped++;
+      }
+    }
+    return dropped;
+  }
+
   get size(): number {
     return this.cache.size;
   }

@@ -1,0 +1,117 @@
+import request from 'supertest';
+import type { BuiltService } from '@gatehouse/service';
+import { TokenValidator } from '@gatehouse/bearer';
+import { ChangeFeed } from '../src/common/changes.js';
+import { Management, uniq } from './management-harness.js';
+import type { IdentityEnv } from './support.js';
+
+/**
+ * Two replicas of the identity service on one database, each with its caller cache and a bearer cache that would
+ * keep a token's check for an hour: a change made through one replica holds on the other at once.
+ */
+describe('changes reach every replica (LISTEN/NOTIFY)', () => {
+  let m: Management;
+  let b: BuiltService<IdentityEnv>;
+
+  beforeAll(async () => {
+    m = await Management.start({ BEARER_CACHE_TTL_SEC: '3600', BEARER_NEGATIVE_TTL_SEC: '3600' });
+    b = await m.replica();
+  });
+  afterAll(async () => {
+    await m?.close();
+  });
+
+  const onB = (method: 'get' | 'patch', url: string, token: string) =>
+    request(b.app.getHttpServer())[method](url).set('Authorization', `Bearer ${token}`);
+
+  /** Polls `check` until it holds (notifications arrive asynchronously, within milliseconds). */
+  async function eventually(check: () => Promise<boolean>, ms = 3000): Promise<void> {
+    const until = Date.now() + ms;
+    for (;;) {
+      if (await check()) return;
+      if (Date.now() > until) throw new Error('the change did not reach the other replica');
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  }
+
+  it('a client made tenant-bound on one replica is held to its tenant by the other at once', async () => {
+    const tenant = await m.tenant();
+    const other = await m.tenant();
+    await m
+      .call('post', '/api/v1/clients')
+      .send({ client_name: uniq('other-tenant'), tenant_id: other })
+      .expect(201);
+    const c = await m.caller(['clients:read']);
+    // B caches the caller row and the token check (global caller: sees the other tenant's client)
+    const before = await onB(
+      'get',
+      `/api/v1/clients?q=${encodeURIComponent(`tenant_id = '${other}'`)}`,
+      c.token,
+    );
+    expect(before.status).toBe(200);
+    expect(before.body.count).toBe(1);
+
+    await m
+      .call('patch', `/api/v1/clients/${c.id}`)
+      .send({ is_global: false, tenant_id: tenant })
+      .expect(200);
+    await eventually(async () => {
+      const res = await onB(
+        'get',
+        `/api/v1/clients?q=${encodeURIComponent(`tenant_id = '${other}'`)}`,
+        c.token,
+      );
+      return res.status === 200 && res.body.count === 0;
+    });
+  });
+
+  it('a client deleted on one replica loses the other at once, though its token check was cached', async () => {
+    const c = await m.caller(['clients:read']);
+    await onB('get', '/api/v1/clients', c.token).expect(200);
+    const validator = b.app.get(TokenValidator);
+    const cached = validator.size;
+    expect(cached).toBeGreaterThan(0);
+
+    await m.call('delete', `/api/v1/clients/${c.id}`).expect(204);
+    await eventually(async () => (await onB('get', '/api/v1/clients', c.token)).status === 401);
+    expect(validator.size).toBeLessThan(cached + 1);
+  });
+
+  it('a rolled-back change announces nothing; the feed reconnects and forgets what it may have missed', async () => {
+    const feed = b.app.get(ChangeFeed);
+    const applied = feed.applied;
+    // a failing change: a duplicate client name in one tenant (409), rolled back before the announcement commits
+    const tenant = await m.tenant();
+    const name = uniq('dup');
+    const first = await m
+      .call('post', '/api/v1/clients')
+      .send({ client_name: name, tenant_id: tenant })
+      .expect(201);
+    const second = await m
+      .call('post', '/api/v1/clients')
+      .send({ client_name: uniq('dup2'), tenant_id: tenant })
+      .expect(201);
+    await m.call('patch', `/api/v1/clients/${second.body.id}`).send({ client_name: name }).expect(409);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(feed.applied).toBe(applied);
+    expect(first.body.id).toBeDefined();
+
+    // the feed's connection is killed: it comes back by itself and forgets every cached check meanwhile
+    const c = await m.caller(['clients:read']);
+    await onB('get', '/api/v1/clients', c.token).expect(200);
+    const validator = b.app.get(TokenValidator);
+    expect(validator.size).toBeGreaterThan(0);
+    await m.ds.query(
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+        WHERE application_name = 'gatehouse-identity-changes' AND datname = current_database()`,
+    );
+    await eventually(async () => validator.size === 0);
+    // and applies changes again once reconnected
+    await eventually(async () => {
+      const before = feed.applied;
+      await m.ds.query(`SELECT pg_notify('gatehouse_identity_changes', 'all')`);
+      await new Promise((r) => setTimeout(r, 50));
+      return feed.applied > before;
+    }, 5000);
+  });
+});
