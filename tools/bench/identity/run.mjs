@@ -74,12 +74,17 @@ async function backendPids(admin, db) {
   return rows.map((r) => r.pid);
 }
 
-/** Summed CPU ms of these processes (those that exist); undefined when none can be read (another machine). */
+/** CPU ms of each of these processes that can be read (a backend that has exited cannot). */
 function cpuMsOf(pids) {
+  return new Map(pids.map((pid) => [pid, cpuMs(pid)]).filter(([, t]) => t !== undefined));
+}
+
+/** CPU ms the processes read at both times used in between; undefined when none was (another machine). */
+function cpuMsBetween(before, after) {
   let sum;
-  for (const pid of pids) {
-    const t = cpuMs(pid);
-    if (t !== undefined) sum = (sum ?? 0) + t;
+  for (const [pid, t0] of before) {
+    const t1 = after.get(pid);
+    if (t1 !== undefined) sum = (sum ?? 0) + (t1 - t0);
   }
   return sum;
 }
@@ -110,13 +115,11 @@ function measure(name, url, headers, pid) {
         if (err2) return reject(err2);
         const cpu1 = cpuMs(pid);
         const pg1 = cpuMsOf(pgPids);
-        const perRequest = (a, b) =>
-          a !== undefined && b !== undefined && result.requests.total
-            ? (b - a) / result.requests.total
-            : undefined;
+        const perRequest = (used) =>
+          used !== undefined && result.requests.total ? used / result.requests.total : undefined;
         resolve({
-          cpuPerRequest: perRequest(cpu0, cpu1),
-          pgCpuPerRequest: perRequest(pg0, pg1),
+          cpuPerRequest: perRequest(cpu0 !== undefined && cpu1 !== undefined ? cpu1 - cpu0 : undefined),
+          pgCpuPerRequest: perRequest(cpuMsBetween(pg0, pg1)),
           name,
           rps: result.requests.average,
           p50: result.latency.p50,

@@ -104,13 +104,22 @@ export function clientRecord(row: ClientRow, secret?: string | null): ClientReco
   };
 }
 
-const pick = (o: Record<string, unknown>, keys: string[]) =>
-  Object.fromEntries(keys.filter((k) => o[k] !== undefined).map((k) => [k, o[k]]));
+/** The keys of `o` that are set, in the order of `keys` (a loop: this runs for every record of every list). */
+function pick(o: Record<string, unknown>, keys: readonly string[], out: Record<string, unknown> = {}) {
+  for (const k of keys) {
+    const value = o[k];
+    if (value !== undefined) out[k] = value;
+  }
+  return out;
+}
+
+const V2_OWN_KEYS = CLIENT_METADATA_V2_KEYS.filter((k) => k !== 'app_type');
 
 /** `client_metadata` of a presentation: v1 its own keys, v2 `app_type` (the client type) and its own keys. */
 export function clientMetadataOf(v: ApiVersion, md: ClientMetadata, clientType: string | null) {
   if (v === 'v1') return pick(md, CLIENT_METADATA_V1_KEYS);
-  return pick({ ...md, app_type: clientType ?? undefined }, CLIENT_METADATA_V2_KEYS);
+  // app_type is the client type, not a stored key (a stored one is ignored); it comes first, as in document 2
+  return pick(md, V2_OWN_KEYS, clientType != null ? { app_type: clientType } : {});
 }
 
 export const CLIENT_CHILDREN: Record<ApiVersion, string[]> = {

@@ -59,8 +59,29 @@ export interface ListSql {
  * Builds the statements of a list operation: `q` compiled to parameters after the plan's own, `sort` (ties broken
  * by id), `offset`/`limit`. Bad parameters throw a 400 before anything runs.
  */
+/**
+ * Parsed list queries by spec, remembered for their query string: the same list asked again (a dashboard polling,
+ * the next replica of a page) skips parsing `fields`/`sort`/paging and compiling `q`. The result is only read.
+ * A query that fails to parse is not remembered (it throws its 400 each time).
+ */
+const parsedLists = new WeakMap<RecordSpec, Map<string, ListQuery>>();
+const PARSED_LISTS_MAX = 500;
+
+function parsedList(plan: ListPlan): ListQuery {
+  const offset = plan.params.length;
+  const key = `${plan.version} ${offset} ${JSON.stringify(plan.query ?? {})}`;
+  let byQuery = parsedLists.get(plan.spec);
+  const known = byQuery?.get(key);
+  if (known) return known;
+  const list = parseListQuery(plan.query, plan.spec, plan.version, { paramOffset: offset });
+  if (!byQuery) parsedLists.set(plan.spec, (byQuery = new Map()));
+  if (byQuery.size >= PARSED_LISTS_MAX) byQuery.delete(byQuery.keys().next().value as string);
+  byQuery.set(key, list);
+  return list;
+}
+
 export function listSql(plan: ListPlan): ListSql {
-  const list = parseListQuery(plan.query, plan.spec, plan.version, { paramOffset: plan.params.length });
+  const list = parsedList(plan);
   const conditions = [...plan.conditions];
   const params = [...plan.params];
   if (list.where) {
