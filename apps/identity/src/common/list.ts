@@ -56,12 +56,8 @@ export interface ListSql {
 }
 
 /**
- * Builds the statements of a list operation: `q` compiled to parameters after the plan's own, `sort` (ties broken
- * by id), `offset`/`limit`. Bad parameters throw a 400 before anything runs.
- */
-/**
  * Parsed list queries by spec, remembered for their query string: the same list asked again (a dashboard polling,
- * the next replica of a page) skips parsing `fields`/`sort`/paging and compiling `q`. The result is only read.
+ * many callers paging alike) skips parsing `fields`/`sort`/paging and compiling `q`. The result is only read.
  * A query that fails to parse is not remembered (it throws its 400 each time).
  */
 const parsedLists = new WeakMap<RecordSpec, Map<string, ListQuery>>();
@@ -80,6 +76,10 @@ function parsedList(plan: ListPlan): ListQuery {
   return list;
 }
 
+/**
+ * Builds the statements of a list operation: `q` compiled to parameters after the plan's own, `sort` (ties broken
+ * by id), `offset`/`limit`. Bad parameters throw a 400 before anything runs.
+ */
 export function listSql(plan: ListPlan): ListSql {
   const list = parsedList(plan);
   const conditions = [...plan.conditions];
