@@ -51,6 +51,7 @@ describe('NodesService against PostgreSQL', () => {
       `INSERT INTO tree_versions (tree_id, version) VALUES ($1, 'v1') RETURNING id`,
       [t.id],
     );
+    await ds.query(`SELECT tree_nodes_add_partition($1)`, [v.id]); // as the versions service does
     return { code, version: 'v1', versionId: v.id };
   }
 

@@ -304,7 +304,7 @@ export class NodesService {
         scope.versionId,
         deleted,
       ]);
-      if (node.parent_id) await this.refreshLeaf(sql, node.parent_id);
+      if (node.parent_id) await this.refreshLeaf(sql, scope.versionId, [node.parent_id]);
     });
   }
 
@@ -396,7 +396,12 @@ export class NodesService {
         .catch((err: unknown) => {
           throw uniqueConflict(err, NODE_CONFLICTS);
         });
-      if (parent?.leaf) await sql.exec(`UPDATE tree_nodes SET leaf = false WHERE id = $1`, [parent.id]);
+      if (parent?.leaf) {
+        await sql.exec(`UPDATE tree_nodes SET leaf = false WHERE tree_version_id = $1 AND id = $2`, [
+          scope.versionId,
+          parent.id,
+        ]);
+      }
       const created = await sql.one<{ id: string }>(`SELECT tree_node_id($1, $2) AS id`, [
         scope.versionId,
         base,
@@ -438,21 +443,16 @@ export class NodesService {
     );
     // Old parent may have lost its last child, new parent has one now.
     const touched = [node.parent_id, parent?.id].filter((id): id is string => id != null);
-    if (touched.length > 0) {
-      await sql.exec(
-        `UPDATE tree_nodes p SET leaf = NOT EXISTS (SELECT 1 FROM tree_nodes c WHERE c.parent_id = p.id)
-          WHERE p.id = ANY($1::uuid[])`,
-        [touched],
-      );
-    }
+    if (touched.length > 0) await this.refreshLeaf(sql, scope.versionId, touched);
   }
 
-  /** Sets `leaf` from the actual children (after a child left). */
-  private async refreshLeaf(sql: Sql, nodeId: string): Promise<void> {
+  /** Sets `leaf` of the given nodes from their actual children (after a child left or arrived). */
+  private async refreshLeaf(sql: Sql, versionId: string, nodeIds: string[]): Promise<void> {
     await sql.exec(
-      `UPDATE tree_nodes p SET leaf = NOT EXISTS (SELECT 1 FROM tree_nodes c WHERE c.parent_id = p.id)
-        WHERE p.id = $1`,
-      [nodeId],
+      `UPDATE tree_nodes p
+          SET leaf = NOT EXISTS (SELECT 1 FROM tree_nodes c WHERE c.tree_version_id = $1 AND c.parent_id = p.id)
+        WHERE p.tree_version_id = $1 AND p.id = ANY($2::uuid[])`,
+      [versionId, nodeIds],
     );
   }
 
@@ -477,20 +477,20 @@ export class NodesService {
   /** The parent named in a body: must exist in the same version, else 400 naming parent_id. */
   private async parentFor(sql: Sql, scope: VersionScope, parentId: string): Promise<StructRow> {
     const parent = await sql.one<StructRow>(
-      `SELECT id, tree_version_id, parent_id, path, depth, leaf FROM tree_nodes WHERE id = $1`,
-      [parentId],
+      `SELECT id, tree_version_id, parent_id, path, depth, leaf FROM tree_nodes WHERE tree_version_id = $1 AND id = $2`,
+      [scope.versionId, parentId],
     );
-    if (!parent) {
-      throw invalidRequest(`parent_id ${parentId} is not a node of this version`, [
-        { field: 'parent_id', message: 'no such node' },
-      ]);
-    }
-    if (parent.tree_version_id !== scope.versionId) {
+    if (parent) return parent;
+    // Not in this version's partition: another version's node (found through the version its id names) or none.
+    const elsewhere = await sql.one<{ v: string | null }>(`SELECT tree_node_version($1) AS v`, [parentId]);
+    if (elsewhere?.v) {
       throw invalidRequest(`parent_id ${parentId} belongs to another tree version`, [
         { field: 'parent_id', message: 'node of another version' },
       ]);
     }
-    return parent;
+    throw invalidRequest(`parent_id ${parentId} is not a node of this version`, [
+      { field: 'parent_id', message: 'no such node' },
+    ]);
   }
 
   private async struct(sql: Sql, scope: VersionScope, nodeId: string): Promise<StructRow> {
@@ -543,7 +543,7 @@ export class NodesService {
       p.values,
     );
     if (!row) throw notFound(`Node ${nodeId} not found in version '${scope.version}'`);
-    const children = expand ? ((await this.children(sql, [row], lang)).get(row.id) ?? []) : undefined;
+    const children = expand ? ((await this.children(sql, scope, [row], lang)).get(row.id) ?? []) : undefined;
     return toNodeRecord(row, scope, children);
   }
 
@@ -558,6 +558,7 @@ export class NodesService {
   /** Up to MAX_EMBEDDED_CHILDREN children of each of `parents`, depth-first order, by parent id. */
   private async children(
     sql: Sql,
+    scope: VersionScope,
     parents: NodeRow[],
     lang: Language | undefined,
   ): Promise<Map<string, NodeRow[]>> {
@@ -565,12 +566,14 @@ export class NodesService {
     const ids = parents.filter((r) => !r.leaf).map((r) => r.id);
     if (ids.length === 0) return out;
     const p = new Params();
+    const versionParam = p.add(scope.versionId);
     const idsParam = p.add(ids);
     const join = this.translationJoin(p, lang);
     const rows = await sql.rows<NodeRow>(
       `SELECT * FROM (
          SELECT ${NODE_COLUMNS}${join.columns}, row_number() OVER (PARTITION BY n.parent_id ORDER BY n.path) AS rank
-           FROM tree_nodes n ${join.sql} WHERE n.parent_id = ANY(${idsParam}::uuid[])) x
+           FROM tree_nodes n ${join.sql}
+          WHERE n.tree_version_id = ${versionParam} AND n.parent_id = ANY(${idsParam}::uuid[])) x
         WHERE x.rank <= ${MAX_EMBEDDED_CHILDREN} ORDER BY x.path`,
       p.values,
     );
@@ -629,7 +632,7 @@ export class NodesService {
       }
     }
     const wantChildren = list.expand && (!list.fields || list.fields.includes('child_nodes'));
-    const children = wantChildren ? await this.children(sql, items, lang) : undefined;
+    const children = wantChildren ? await this.children(sql, scope, items, lang) : undefined;
     const records = items.map((r) =>
       pickFields(toNodeRecord(r, scope, children ? (children.get(r.id) ?? []) : undefined), list.fields),
     );

@@ -15,7 +15,7 @@ import type {
   CreateVersionDto,
   UpdateVersionDto,
 } from './dto/version.dto.js';
-import { copyVersionContent, deleteVersionNodes } from './version-copy.js';
+import { copyVersionContent, createVersionPartition, deleteVersionNodes } from './version-copy.js';
 import {
   VERSION_COLUMNS,
   toVersionRecord,
@@ -119,15 +119,16 @@ export class VersionsService {
       // Serializes version creation in this tree, so two callers never compute the same next vN.
       await sql.one(`SELECT id FROM trees WHERE id = $1 FOR NO KEY UPDATE`, [tree.treeId]);
       const version = dto.version ?? (await nextFreeVersionCode(sql, tree.treeId));
-      await sql
-        .exec(
+      const created = await sql
+        .one<{ id: string }>(
           `INSERT INTO tree_versions (tree_id, version, name, description, metadata, created_by, updated_by)
-           VALUES ($1, $2, $3, $4, $5, $6, $6)`,
+           VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING id`,
           [tree.treeId, version, dto.name ?? null, dto.description ?? null, dto.metadata ?? {}, actor.id],
         )
         .catch((err: unknown) => {
           throw uniqueConflict(err, VERSION_CONFLICTS);
         });
+      await createVersionPartition(sql, created!.id);
       return version;
     });
     return this.get(treeCode, code, query, lang);
