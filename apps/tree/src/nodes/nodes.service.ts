@@ -254,10 +254,18 @@ export class NodesService {
       const scope = moving
         ? await resolveAndLockVersion(sql, treeCode, version)
         : await resolveVersion(sql, treeCode, version);
+      let moved = false;
       if (moving) {
         const node = await this.struct(sql, scope, nodeId);
-        if ((dto.parent_id ?? null) !== node.parent_id)
-          await this.move(sql, scope, node, dto.parent_id ?? null);
+        if ((dto.parent_id ?? null) !== node.parent_id) {
+          await this.move(sql, scope, node, dto.parent_id ?? null, actor.id);
+          moved = true;
+        }
+      }
+      const attributes = ['code', 'name', 'description', 'metadata', 'enabled'] as const;
+      if (moved && attributes.every((a) => dto[a] === undefined)) {
+        // The move already set updated_by and updated_at of the node: no second row version of it.
+        return pickFields(await this.record(sql, scope, nodeId, lang, read.expand), read.fields);
       }
       const sets: string[] = [];
       const p = new Params();
@@ -413,14 +421,15 @@ export class NodesService {
   // ---------------------------------------------------------------- structure helpers
 
   /**
-   * Moves `node` with its subtree under `newParentId` (null: a root) in one set-based UPDATE of the path prefix.
-   * Runs under the version lock taken by the caller.
+   * Moves `node` with its subtree under `newParentId` (null: a root) in one set-based UPDATE of the path prefix,
+   * which also sets the node's updated_by and updated_at. Runs under the version lock taken by the caller.
    */
   private async move(
     sql: Sql,
     scope: VersionScope,
     node: StructRow,
     newParentId: string | null,
+    actorId: string | null,
   ): Promise<void> {
     const parent = newParentId ? await this.parentFor(sql, scope, newParentId) : undefined;
     if (parent && isInSubtree(parent.path, node.path)) {
@@ -437,9 +446,21 @@ export class NodesService {
       `UPDATE tree_nodes
           SET path = $4::int[] || path[$5:],
               depth = depth + $6,
-              parent_id = CASE WHEN id = $7 THEN $8::uuid ELSE parent_id END
+              parent_id = CASE WHEN id = $7 THEN $8::uuid ELSE parent_id END,
+              updated_by = CASE WHEN id = $7 THEN $9::uuid ELSE updated_by END,
+              updated_at = CASE WHEN id = $7 THEN now() ELSE updated_at END
         WHERE tree_version_id = $1 AND path >= $2 AND path < $3`,
-      [scope.versionId, node.path, subtreeEnd(node.path), prefix, k, delta, node.id, parent?.id ?? null],
+      [
+        scope.versionId,
+        node.path,
+        subtreeEnd(node.path),
+        prefix,
+        k,
+        delta,
+        node.id,
+        parent?.id ?? null,
+        actorId,
+      ],
     );
     // Old parent may have lost its last child, new parent has one now.
     const touched = [node.parent_id, parent?.id].filter((id): id is string => id != null);
