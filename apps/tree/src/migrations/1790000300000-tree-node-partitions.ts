@@ -15,7 +15,9 @@ import { TreeCreateNode1790000200000 } from './1790000200000-tree-create-node.js
  *   last two without deduplication (cheaper to maintain when a move rewrites thousands of rows).
  * - Every query on tree_nodes names its version (`tree_version_id = ...`), so the planner prunes to one partition.
  *   A node id alone finds its version through `tree_node_version(id)`: ids are `tree_node_id(version, label)`, whose
- *   first 24 hex digits are the version id's.
+ *   first 24 hex digits are the version id's. A query correlated with tree_versions (one version per row) cannot be
+ *   pruned when it is planned and would plan every partition (200 ms with 2,000 versions): version records get
+ *   their `levels` from `tree_version_levels(id)`, which reads the version's partition by name.
  * - A version has its partition from its creation on (`tree_nodes_add_partition`, empty); a clone creates it filled
  *   (`tree_nodes_copy_version`); `tree_nodes_drop_partition` deletes it with its version. A partition is created as a
  *   standalone table with a CHECK matching its bound and then attached (ATTACH takes a SHARE UPDATE EXCLUSIVE lock on
@@ -150,15 +152,46 @@ export class TreeNodePartitions1790000300000 implements MigrationInterface {
       END
       $fn$`);
     // The version holding a node id (ids are tree_node_id(version, label)); NULL when no version has that node.
+    // Dynamic SQL: each probe is planned with the version id as a constant, so it prunes to one partition (a join
+    // on tree_versions would put every partition into the plan).
     await q.query(`
       CREATE FUNCTION tree_node_version(node_id uuid) RETURNS uuid
-        LANGUAGE sql STABLE STRICT
-        AS $$
-          SELECT v.id FROM tree_versions v
-           WHERE v.id BETWEEN (left(node_id::text, 24) || '000000000000')::uuid
-                          AND (left(node_id::text, 24) || 'ffffffffffff')::uuid
-             AND EXISTS (SELECT 1 FROM tree_nodes n WHERE n.tree_version_id = v.id AND n.id = node_id)
-           LIMIT 1 $$`);
+        LANGUAGE plpgsql STABLE STRICT
+        AS $fn$
+      DECLARE
+        v uuid;
+        hit boolean;
+      BEGIN
+        FOR v IN SELECT id FROM tree_versions
+                  WHERE id BETWEEN (left(node_id::text, 24) || '000000000000')::uuid
+                               AND (left(node_id::text, 24) || 'ffffffffffff')::uuid LOOP
+          EXECUTE 'SELECT EXISTS (SELECT 1 FROM tree_nodes WHERE tree_version_id = $1 AND id = $2)'
+            INTO hit USING v, node_id;
+          IF hit THEN
+            RETURN v;
+          END IF;
+        END LOOP;
+        RETURN NULL;
+      END
+      $fn$`);
+    // A version's depth levels (max depth + 1, 0 when empty) from its own partition's depth index; for version
+    // records, where a subquery correlated with tree_versions.id would plan every partition.
+    await q.query(`
+      CREATE FUNCTION tree_version_levels(version_id uuid) RETURNS integer
+        LANGUAGE plpgsql STABLE STRICT
+        AS $fn$
+      DECLARE
+        n integer;
+      BEGIN
+        IF to_regclass(quote_ident(tree_nodes_partition(version_id))) IS NULL THEN
+          RETURN 0;
+        END IF;
+        EXECUTE format('SELECT coalesce(max(depth) + 1, 0) FROM %I WHERE tree_version_id = $1',
+                       tree_nodes_partition(version_id))
+          INTO n USING version_id;
+        RETURN n;
+      END
+      $fn$`);
 
     // Existing rows: one partition per version (and per orphaned tree_version_id), filled, indexed, attached.
     const versions: { id: string }[] = await q.query(
@@ -267,6 +300,7 @@ export class TreeNodePartitions1790000300000 implements MigrationInterface {
     await q.query(`CREATE INDEX ix_tree_nodes_parent ON tree_nodes (parent_id)`);
     await q.query(`CREATE INDEX ix_tree_nodes_depth ON tree_nodes (tree_version_id, depth)`);
     await q.query(`DROP TABLE tree_nodes_partitioned`); // with its partitions
+    await q.query(`DROP FUNCTION tree_version_levels(uuid)`);
     await q.query(`DROP FUNCTION tree_node_version(uuid)`);
     await q.query(`DROP FUNCTION tree_nodes_copy_version(uuid, uuid, uuid, uuid)`);
     await q.query(`DROP FUNCTION tree_nodes_drop_partition(uuid)`);

@@ -20,7 +20,7 @@ import { resolveAndLockVersion, resolveVersion, type VersionScope } from '../com
 import { inTransaction, Params, uniqueConflict, withSql, type Sql } from '../common/sql.js';
 import type { CloneNodeDto, CreateNodeDto, UpdateNodeDto } from './dto/node.dto.js';
 import {
-  NODE_COLUMNS,
+  nodeColumns,
   nodeJsonWriter,
   nodeSpec,
   rawNodeColumns,
@@ -559,7 +559,7 @@ export class NodesService {
     const idParam = p.add(nodeId);
     const join = this.translationJoin(p, lang);
     const row = await sql.one<NodeRow>(
-      `SELECT ${NODE_COLUMNS}${join.columns} FROM tree_nodes n ${join.sql}
+      `SELECT ${nodeColumns(versionParam)}${join.columns} FROM tree_nodes n ${join.sql}
         WHERE n.tree_version_id = ${versionParam} AND n.id = ${idParam}`,
       p.values,
     );
@@ -592,7 +592,7 @@ export class NodesService {
     const join = this.translationJoin(p, lang);
     const rows = await sql.rows<NodeRow>(
       `SELECT * FROM (
-         SELECT ${NODE_COLUMNS}${join.columns}, row_number() OVER (PARTITION BY n.parent_id ORDER BY n.path) AS rank
+         SELECT ${nodeColumns(versionParam)}${join.columns}, row_number() OVER (PARTITION BY n.parent_id ORDER BY n.path) AS rank
            FROM tree_nodes n ${join.sql}
           WHERE n.tree_version_id = ${versionParam} AND n.parent_id = ANY(${idsParam}::uuid[])) x
         WHERE x.rank <= ${MAX_EMBEDDED_CHILDREN} ORDER BY x.path`,
@@ -615,7 +615,8 @@ export class NodesService {
     opts: { defaultOrder: string; range?: { from: number[]; to: number[]; exclusiveFrom: boolean } },
   ): Promise<EnvelopeV1<Partial<NodeRecord>>> {
     const p = new Params();
-    const conditions = [`n.tree_version_id = ${p.add(scope.versionId)}`];
+    const versionParam = p.add(scope.versionId);
+    const conditions = [`n.tree_version_id = ${versionParam}`];
     if (opts.range) {
       conditions.push(`n.path ${opts.range.exclusiveFrom ? '>' : '>='} ${p.add(opts.range.from)}`);
       conditions.push(`n.path < ${p.add(opts.range.to)}`);
@@ -631,7 +632,7 @@ export class NodesService {
     const sorted = typeof query.sort === 'string' && query.sort.trim() !== '';
     const order = sorted ? orderByClause(list.sort) : opts.defaultOrder;
     const rows = await sql.rows<NodeRow>(
-      `SELECT ${NODE_COLUMNS}${join.columns} FROM tree_nodes n ${join.sql}
+      `SELECT ${nodeColumns(versionParam)}${join.columns} FROM tree_nodes n ${join.sql}
         WHERE ${where} ${order} ${limitOffsetClause(list, { plusOne: true })}`,
       p.values,
     );

@@ -7,7 +7,7 @@ import type { Language } from '../common/language.js';
 import { listRows } from '../common/list.js';
 import { resolveTree, type TreeScope, type VersionScope } from '../common/scope.js';
 import { inTransaction, Params, uniqueConflict, withSql, type Sql } from '../common/sql.js';
-import { NODE_COLUMNS, toNodeRecord, type NodeRow } from '../nodes/node.record.js';
+import { nodeColumns, toNodeRecord, type NodeRow } from '../nodes/node.record.js';
 import type { Actor } from '../common/actor.js';
 import type {
   ChangeVersionCodeDto,
@@ -275,7 +275,7 @@ export class VersionsService {
         }
       : { columns: '', sql: '' };
     const rows = await sql.rows<NodeRow>(
-      `SELECT ${NODE_COLUMNS}${join.columns} FROM tree_nodes n ${join.sql}
+      `SELECT ${nodeColumns(versionParam)}${join.columns} FROM tree_nodes n ${join.sql}
         WHERE n.tree_version_id = ${versionParam} ORDER BY n.path LIMIT ${MAX_EMBEDDED_NODES}`,
       p.values,
     );
