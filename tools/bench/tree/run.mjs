@@ -299,7 +299,7 @@ try {
       median(apiRead),
       median(rawRead),
       'API within 2x of SQL',
-      'NDJSON stream vs one SELECT of the same columns and child counts',
+      `NDJSON stream vs one SELECT of the same columns and child counts; runs s: API ${apiRead.map((x) => (x / 1000).toFixed(2)).join(', ')}; SQL ${rawRead.map((x) => (x / 1000).toFixed(2)).join(', ')}`,
     );
     // For reference: one JSON page at the start and deep into the same subtree.
     t0 = performance.now();
@@ -385,6 +385,7 @@ try {
       median(apiMove),
       median(rawMove),
       'API under 300 ms',
+      `runs ms: API ${apiMove.map((x) => x.toFixed(0)).join(', ')}; SQL ${rawMove.map((x) => x.toFixed(0)).join(', ')}`,
     );
   }
 
