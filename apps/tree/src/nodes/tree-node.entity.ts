@@ -7,7 +7,9 @@ import { Audited } from '../common/audit.entity.js';
  *
  * The table is partitioned by LIST (tree_version_id), one partition per version (migration 1790000300000).
  * TypeORM cannot express partitioning: this entity describes the partitioned parent (its columns, constraints and
- * indexes, which every partition has too); the partitions themselves are created and dropped by the service.
+ * indexes, which every partition has too); the partitions themselves are created and dropped by the service. Nor
+ * can it express the index option `deduplicate_items = off` of ix_tree_nodes_parent and ix_tree_nodes_depth (the
+ * drift check does not compare index options).
  */
 @Entity({ name: 'tree_nodes' })
 @Unique('uq_tree_nodes_code', ['treeVersionId', 'code'])
