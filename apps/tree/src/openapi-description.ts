@@ -28,7 +28,9 @@ token not cached) 503.
   version depth-first, children of a node); when more exist, \`links.<collection>\` stays in the record.
 - **Large trees**: nodes are stored with \`parent_id\` and a materialized path of version-local integer labels; a
   subtree is one index range, moves rewrite the path prefix in one statement under a per-version lock, so
-  concurrent moves can never create a cycle. \`GET .../nodes/{id}/descendants\` pages a subtree depth-first, or
-  streams all of it as NDJSON with \`Accept: application/x-ndjson\`.
+  concurrent moves can never create a cycle. Each version's nodes are a partition of their own: cloning a version
+  builds the copy's partition and its indexes in bulk, and deleting a version drops its partition.
+  \`GET .../nodes/{id}/descendants\` pages a subtree depth-first, or streams all of it as NDJSON with
+  \`Accept: application/x-ndjson\`.
 - **CSV exchange**: \`GET .../versions/{v}/export\` and \`POST .../versions/{v}/import\` (\`text/csv\`), see there.
 `;

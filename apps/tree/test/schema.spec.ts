@@ -31,17 +31,95 @@ describe('tree migrations', () => {
       await ds.query(`SELECT 1 FROM information_schema.tables WHERE table_name = 'tree_nodes'`),
     ).toHaveLength(0);
     expect(
-      await ds.query(`SELECT 1 FROM pg_proc WHERE proname IN ('tree_node_id', 'tree_create_node')`),
+      await ds.query(
+        `SELECT 1 FROM pg_proc WHERE proname IN ('tree_node_id', 'tree_create_node') OR proname LIKE 'tree_nodes_%'`,
+      ),
     ).toHaveLength(0);
     await runMigrations(ds);
     expect(await pendingSchemaChanges(ds)).toEqual([]);
   });
 
+  it('moves existing nodes into one partition per version and back (1790000300000 up and down)', async () => {
+    await ds.undoLastMigration(); // back to one unpartitioned tree_nodes
+    const [t] = await ds.query(`INSERT INTO trees (code, name) VALUES ('conv', 'c') RETURNING id`);
+    const versions: string[] = [];
+    for (const v of ['v1', 'v2']) {
+      const [row] = await ds.query(
+        `INSERT INTO tree_versions (tree_id, version, next_label, node_count) VALUES ($1, $2, 3, 3) RETURNING id`,
+        [t.id, v],
+      );
+      versions.push(row.id);
+    }
+    const orphan = '0b9d2c52-8a6f-4e1b-9c3d-7f00aa112233'; // nodes whose version row is gone are kept too
+    for (const v of [...versions, orphan]) {
+      await ds.query(
+        `INSERT INTO tree_nodes (id, tree_id, tree_version_id, code, name, depth, leaf, parent_id, path)
+         VALUES (tree_node_id($1, 1), $2, $1, 'R', 'Root', 0, false, NULL, '{1}'),
+                (tree_node_id($1, 2), $2, $1, 'A', 'A', 1, true, tree_node_id($1, 1), '{1,2}'),
+                (tree_node_id($1, 3), $2, $1, 'B', 'B', 1, true, tree_node_id($1, 1), '{1,3}')`,
+        [v, t.id],
+      );
+    }
+    const snapshot = () =>
+      ds.query(`SELECT * FROM tree_nodes ORDER BY tree_version_id, path`) as Promise<unknown[]>;
+    const before = await snapshot();
+    expect(before).toHaveLength(9);
+
+    await runMigrations(ds);
+    expect(await snapshot()).toEqual(before);
+    const parts = await ds.query(
+      `SELECT c.relname, (SELECT count(*) FROM pg_index x WHERE x.indrelid = c.oid)::int AS indexes
+         FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+        WHERE i.inhparent = 'tree_nodes'::regclass ORDER BY 1`,
+    );
+    expect(parts).toEqual(
+      [...versions, orphan]
+        .map((v) => ({ relname: `tree_nodes_${v.replace(/-/g, '')}`, indexes: 5 }))
+        .sort((a, b) => a.relname.localeCompare(b.relname)),
+    );
+    for (const v of [...versions, orphan]) {
+      const rows = await ds.query(
+        `SELECT count(*)::int AS n FROM ONLY ${parts.find((p: { relname: string }) => p.relname.endsWith(v.replace(/-/g, ''))).relname}`,
+      );
+      expect(rows[0].n).toBe(3);
+    }
+    expect(await pendingSchemaChanges(ds)).toEqual([]);
+    // tree_node_version finds a node's version from its id alone; NULL for an unknown node.
+    const [found] = await ds.query(`SELECT tree_node_version(tree_node_id($1, 2)) AS v`, [versions[1]]);
+    expect(found.v).toBe(versions[1]);
+    const [none] = await ds.query(`SELECT tree_node_version(tree_node_id($1, 99)) AS v`, [versions[1]]);
+    expect(none.v).toBeNull();
+
+    await ds.undoLastMigration();
+    expect(await snapshot()).toEqual(before);
+    const [{ kind }] = await ds.query(`SELECT relkind AS kind FROM pg_class WHERE relname = 'tree_nodes'`);
+    expect(kind).toBe('r');
+    await runMigrations(ds);
+    await ds.query(`SELECT tree_nodes_drop_partition(v) FROM unnest($1::uuid[]) v`, [[...versions, orphan]]);
+    await ds.query(`DELETE FROM trees WHERE id = $1`, [t.id]);
+  });
+
   it('refuses a depth that does not match the path', async () => {
+    const [{ v }] = await ds.query(`SELECT gen_random_uuid() AS v`);
+    await ds.query(`SELECT tree_nodes_add_partition($1)`, [v]);
     const bad = ds.query(
       `INSERT INTO tree_nodes (id, tree_id, tree_version_id, code, name, depth, path)
-       VALUES (gen_random_uuid(), gen_random_uuid(), gen_random_uuid(), 'a', 'a', 1, '{1}')`,
+       VALUES (gen_random_uuid(), gen_random_uuid(), $1, 'a', 'a', 1, '{1}')`,
+      [v],
     );
-    await expect(bad).rejects.toMatchObject({ driverError: { code: '23514' } });
+    await expect(bad).rejects.toMatchObject({
+      driverError: { code: '23514', constraint: 'ck_tree_nodes_depth' },
+    });
+    await ds.query(`SELECT tree_nodes_drop_partition($1)`, [v]);
+  });
+
+  it('refuses a node of a version that has no partition', async () => {
+    const bad = ds.query(
+      `INSERT INTO tree_nodes (id, tree_id, tree_version_id, code, name, depth, path)
+       VALUES (gen_random_uuid(), gen_random_uuid(), gen_random_uuid(), 'a', 'a', 0, '{1}')`,
+    );
+    await expect(bad).rejects.toMatchObject({
+      driverError: { message: expect.stringMatching(/no partition/) },
+    });
   });
 });

@@ -21,6 +21,15 @@ describe('trees and versions over HTTP', () => {
     const res = await api.post('/api/v1/trees', { code, name: `Tree ${code}`, ...extra }).expect(201);
     return { code, body: res.body };
   };
+  /** 1 when the version has its partition of tree_nodes (attached), 0 when not. */
+  const partitionOf = async (versionId: string): Promise<number> => {
+    const [{ n }] = await tree.built.dataSource.query(
+      `SELECT count(*)::int AS n FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+        WHERE i.inhparent = 'tree_nodes'::regclass AND c.relname = tree_nodes_partition($1)`,
+      [versionId],
+    );
+    return n;
+  };
 
   it('creates a tree with its default version v1 and reads it back', async () => {
     const metadata = {
@@ -162,6 +171,26 @@ describe('trees and versions over HTTP', () => {
       .expect(200);
     expect(mn.body.name).toBe('А');
     expect((await api.get(`${base}/draft/translations/mn_MN`).expect(200)).body.name).toBe('Хоёр');
+    // The clone's partition was built and attached with the parent's indexes adopted (five, none twice), and
+    // takes new nodes under the copied ones.
+    const [indexes] = await tree.built.dataSource.query(
+      `SELECT count(*)::int AS n, count(DISTINCT inh.inhparent)::int AS adopted
+         FROM pg_index x JOIN pg_inherits inh ON inh.inhrelid = x.indexrelid
+        WHERE x.indrelid = tree_nodes_partition($1)::regclass`,
+      [draft.body.id],
+    );
+    expect(indexes).toEqual({ n: 5, adopted: 5 });
+    const [{ all }] = await tree.built.dataSource.query(
+      `SELECT count(*)::int AS all FROM pg_index WHERE indrelid = tree_nodes_partition($1)::regclass`,
+      [draft.body.id],
+    );
+    expect(all).toBe(5);
+    const added = await api
+      .post(`${base}/draft/nodes`, { code: 'B', name: 'B', parent_id: copied.body.items[0].id })
+      .expect(201);
+    await api.post(`${base}/draft/nodes`, { code: 'B', name: 'B again' }).expect(409);
+    await api.post(`${base}/draft/nodes`, { code: 'C', name: 'C', parent_id: node.id }).expect(400);
+    await api.delete(`${base}/draft/nodes/${added.body.id}`).expect(204);
     await api.post(`${base}/v2/clone`, { version: 'draft', name: 'again' }).expect(409);
     await api.post(`${base}/nope/clone`, { version: 'x', name: 'x' }).expect(404);
     await api.post(`${base}/v2/clone`, { name: 'no version' }).expect(400);
@@ -185,6 +214,7 @@ describe('trees and versions over HTTP', () => {
     ]);
     expect(list.body.total_count).toBe(5);
 
+    expect(await partitionOf(renamed.body.id)).toBe(1);
     await api.delete(`${base}/final`).expect(204);
     await api.get(`${base}/final/nodes`).expect(404);
     const rows = await tree.built.dataSource.query(
@@ -192,6 +222,8 @@ describe('trees and versions over HTTP', () => {
       [renamed.body.id],
     );
     expect(rows[0].n).toBe(0);
+    // Its partition went with it.
+    expect(await partitionOf(renamed.body.id)).toBe(0);
     for (const v of ['v2', 'v7', 'v8']) await api.delete(`${base}/${v}`).expect(204);
     expect((await api.delete(`${base}/v1`).expect(409)).body.message).toMatch(/at least one version/);
     await api.delete(`${base}/v1000`).expect(404);
@@ -227,7 +259,13 @@ describe('trees and versions over HTTP', () => {
     await api.post(`/api/v1/trees/${uniq('none')}/clone`, { code: uniq('x'), name: 'x' }).expect(404);
 
     const id = copy.body.id;
+    const copiedVersions: { id: string }[] = await tree.built.dataSource.query(
+      `SELECT id FROM tree_versions WHERE tree_id = $1`,
+      [id],
+    );
+    for (const v of copiedVersions) expect(await partitionOf(v.id)).toBe(1);
     await api.delete(`/api/v1/trees/${copyCode}`).expect(204);
+    for (const v of copiedVersions) expect(await partitionOf(v.id)).toBe(0);
     const [left] = await tree.built.dataSource.query(
       `SELECT (SELECT count(*) FROM tree_nodes WHERE tree_id = $1)::int AS nodes,
               (SELECT count(*) FROM tree_versions WHERE tree_id = $1)::int AS versions,

@@ -59,10 +59,16 @@ export async function inTransaction<T>(ds: DataSource, fn: (sql: Sql) => Promise
 export function uniqueConflict(err: unknown, messages: Record<string, string>): unknown {
   if (err instanceof DomainError) return err;
   const pg = findPgError(err);
-  if (pg?.code === '23505' && pg.constraint && messages[pg.constraint])
-    return conflict(messages[pg.constraint]);
+  const constraint = pg?.constraint?.replace(PARTITION_UNIQUE, 'uq_tree_nodes_$1');
+  if (pg?.code === '23505' && constraint && messages[constraint]) return conflict(messages[constraint]);
   return err;
 }
+
+/**
+ * A unique violation in a partition of tree_nodes names the partition's constraint (`tree_nodes_<version>_code_key`,
+ * migration 1790000300000); uniqueConflict reports it as the parent's (`uq_tree_nodes_code`).
+ */
+const PARTITION_UNIQUE = /^tree_nodes_[0-9a-f]{32}_(code|path)_key$/;
 
 /** Builds `$n` placeholders in order. */
 export class Params {

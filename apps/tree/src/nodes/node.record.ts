@@ -26,10 +26,17 @@ export const nodeSpec = defineRecord({
   extraFields: ['aggregations', 'links'],
 });
 
-/** Columns of a node row as the services select them (`n` is tree_nodes). */
-export const NODE_COLUMNS = `n.id, n.tree_id, n.tree_version_id, n.code, n.name, n.description, n.metadata, n.depth,
+/**
+ * Columns of a node row as the services select them (`n` is tree_nodes). `versionParam` is the placeholder of the
+ * version id: the child count names it as a constant, so the planner prunes that subquery to the version's
+ * partition (`c.tree_version_id = n.tree_version_id` would leave every partition in the plan).
+ */
+export function nodeColumns(versionParam: string): string {
+  return `n.id, n.tree_id, n.tree_version_id, n.code, n.name, n.description, n.metadata, n.depth,
   n.leaf, n.parent_id, n.path, n.enabled, n.created_by, n.created_at, n.updated_by, n.updated_at,
-  CASE WHEN n.leaf THEN 0 ELSE (SELECT count(*)::int FROM tree_nodes c WHERE c.parent_id = n.id) END AS child_count`;
+  CASE WHEN n.leaf THEN 0 ELSE (SELECT count(*)::int FROM tree_nodes c
+    WHERE c.tree_version_id = ${versionParam} AND c.parent_id = n.id) END AS child_count`;
+}
 
 export interface NodeRow {
   id: string;

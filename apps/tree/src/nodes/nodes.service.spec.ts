@@ -51,6 +51,7 @@ describe('NodesService against PostgreSQL', () => {
       `INSERT INTO tree_versions (tree_id, version) VALUES ($1, 'v1') RETURNING id`,
       [t.id],
     );
+    await ds.query(`SELECT tree_nodes_add_partition($1)`, [v.id]); // as the versions service does
     return { code, version: 'v1', versionId: v.id };
   }
 
@@ -109,9 +110,19 @@ describe('NodesService against PostgreSQL', () => {
     const d = await mk('D', c);
     const e = await mk('E');
 
-    // Move B (with C, D) under E.
-    const moved = await svc.update(v.code, v.version, b, { parent_id: e }, actor, {});
-    expect(moved).toMatchObject({ parent_id: e, depth: 1 });
+    // Move B (with C, D) under E; the move itself stamps B's updated_by/updated_at (no second UPDATE of B).
+    const mover = { id: '0b9d2c52-8a6f-4e1b-9c3d-7f00aa112233' };
+    const before = await svc.get(v.code, v.version, b, {});
+    const moved = await svc.update(v.code, v.version, b, { parent_id: e }, mover, {});
+    expect(moved).toMatchObject({ parent_id: e, depth: 1, updated_by: mover.id });
+    expect(new Date(moved.updated_at!).getTime()).toBeGreaterThanOrEqual(
+      new Date(before.updated_at!).getTime(),
+    );
+    expect(await svc.get(v.code, v.version, c, {})).toMatchObject({ updated_by: null, depth: 2 });
+    // A move with an attribute change in the same request does both.
+    const renamed = await svc.update(v.code, v.version, b, { parent_id: a, name: 'B2' }, actor, {});
+    expect(renamed).toMatchObject({ parent_id: a, name: 'B2', depth: 1 });
+    await svc.update(v.code, v.version, b, { parent_id: e, name: 'B' }, actor, {});
     expect(await svc.get(v.code, v.version, d, {})).toMatchObject({ depth: 3 });
     expect(await svc.get(v.code, v.version, a, {})).toMatchObject({ leaf: true });
     expect(await svc.get(v.code, v.version, e, {})).toMatchObject({ leaf: false });

@@ -20,7 +20,7 @@ import { resolveAndLockVersion, resolveVersion, type VersionScope } from '../com
 import { inTransaction, Params, uniqueConflict, withSql, type Sql } from '../common/sql.js';
 import type { CloneNodeDto, CreateNodeDto, UpdateNodeDto } from './dto/node.dto.js';
 import {
-  NODE_COLUMNS,
+  nodeColumns,
   nodeJsonWriter,
   nodeSpec,
   rawNodeColumns,
@@ -254,10 +254,18 @@ export class NodesService {
       const scope = moving
         ? await resolveAndLockVersion(sql, treeCode, version)
         : await resolveVersion(sql, treeCode, version);
+      let moved = false;
       if (moving) {
         const node = await this.struct(sql, scope, nodeId);
-        if ((dto.parent_id ?? null) !== node.parent_id)
-          await this.move(sql, scope, node, dto.parent_id ?? null);
+        if ((dto.parent_id ?? null) !== node.parent_id) {
+          await this.move(sql, scope, node, dto.parent_id ?? null, actor.id);
+          moved = true;
+        }
+      }
+      const attributes = ['code', 'name', 'description', 'metadata', 'enabled'] as const;
+      if (moved && attributes.every((a) => dto[a] === undefined)) {
+        // The move already set updated_by and updated_at of the node: no second row version of it.
+        return pickFields(await this.record(sql, scope, nodeId, lang, read.expand), read.fields);
       }
       const sets: string[] = [];
       const p = new Params();
@@ -304,7 +312,7 @@ export class NodesService {
         scope.versionId,
         deleted,
       ]);
-      if (node.parent_id) await this.refreshLeaf(sql, node.parent_id);
+      if (node.parent_id) await this.refreshLeaf(sql, scope.versionId, [node.parent_id]);
     });
   }
 
@@ -396,7 +404,12 @@ export class NodesService {
         .catch((err: unknown) => {
           throw uniqueConflict(err, NODE_CONFLICTS);
         });
-      if (parent?.leaf) await sql.exec(`UPDATE tree_nodes SET leaf = false WHERE id = $1`, [parent.id]);
+      if (parent?.leaf) {
+        await sql.exec(`UPDATE tree_nodes SET leaf = false WHERE tree_version_id = $1 AND id = $2`, [
+          scope.versionId,
+          parent.id,
+        ]);
+      }
       const created = await sql.one<{ id: string }>(`SELECT tree_node_id($1, $2) AS id`, [
         scope.versionId,
         base,
@@ -408,14 +421,15 @@ export class NodesService {
   // ---------------------------------------------------------------- structure helpers
 
   /**
-   * Moves `node` with its subtree under `newParentId` (null: a root) in one set-based UPDATE of the path prefix.
-   * Runs under the version lock taken by the caller.
+   * Moves `node` with its subtree under `newParentId` (null: a root) in one set-based UPDATE of the path prefix,
+   * which also sets the node's updated_by and updated_at. Runs under the version lock taken by the caller.
    */
   private async move(
     sql: Sql,
     scope: VersionScope,
     node: StructRow,
     newParentId: string | null,
+    actorId: string | null,
   ): Promise<void> {
     const parent = newParentId ? await this.parentFor(sql, scope, newParentId) : undefined;
     if (parent && isInSubtree(parent.path, node.path)) {
@@ -432,27 +446,34 @@ export class NodesService {
       `UPDATE tree_nodes
           SET path = $4::int[] || path[$5:],
               depth = depth + $6,
-              parent_id = CASE WHEN id = $7 THEN $8::uuid ELSE parent_id END
+              parent_id = CASE WHEN id = $7 THEN $8::uuid ELSE parent_id END,
+              updated_by = CASE WHEN id = $7 THEN $9::uuid ELSE updated_by END,
+              updated_at = CASE WHEN id = $7 THEN now() ELSE updated_at END
         WHERE tree_version_id = $1 AND path >= $2 AND path < $3`,
-      [scope.versionId, node.path, subtreeEnd(node.path), prefix, k, delta, node.id, parent?.id ?? null],
+      [
+        scope.versionId,
+        node.path,
+        subtreeEnd(node.path),
+        prefix,
+        k,
+        delta,
+        node.id,
+        parent?.id ?? null,
+        actorId,
+      ],
     );
     // Old parent may have lost its last child, new parent has one now.
     const touched = [node.parent_id, parent?.id].filter((id): id is string => id != null);
-    if (touched.length > 0) {
-      await sql.exec(
-        `UPDATE tree_nodes p SET leaf = NOT EXISTS (SELECT 1 FROM tree_nodes c WHERE c.parent_id = p.id)
-          WHERE p.id = ANY($1::uuid[])`,
-        [touched],
-      );
-    }
+    if (touched.length > 0) await this.refreshLeaf(sql, scope.versionId, touched);
   }
 
-  /** Sets `leaf` from the actual children (after a child left). */
-  private async refreshLeaf(sql: Sql, nodeId: string): Promise<void> {
+  /** Sets `leaf` of the given nodes from their actual children (after a child left or arrived). */
+  private async refreshLeaf(sql: Sql, versionId: string, nodeIds: string[]): Promise<void> {
     await sql.exec(
-      `UPDATE tree_nodes p SET leaf = NOT EXISTS (SELECT 1 FROM tree_nodes c WHERE c.parent_id = p.id)
-        WHERE p.id = $1`,
-      [nodeId],
+      `UPDATE tree_nodes p
+          SET leaf = NOT EXISTS (SELECT 1 FROM tree_nodes c WHERE c.tree_version_id = $1 AND c.parent_id = p.id)
+        WHERE p.tree_version_id = $1 AND p.id = ANY($2::uuid[])`,
+      [versionId, nodeIds],
     );
   }
 
@@ -477,20 +498,20 @@ export class NodesService {
   /** The parent named in a body: must exist in the same version, else 400 naming parent_id. */
   private async parentFor(sql: Sql, scope: VersionScope, parentId: string): Promise<StructRow> {
     const parent = await sql.one<StructRow>(
-      `SELECT id, tree_version_id, parent_id, path, depth, leaf FROM tree_nodes WHERE id = $1`,
-      [parentId],
+      `SELECT id, tree_version_id, parent_id, path, depth, leaf FROM tree_nodes WHERE tree_version_id = $1 AND id = $2`,
+      [scope.versionId, parentId],
     );
-    if (!parent) {
-      throw invalidRequest(`parent_id ${parentId} is not a node of this version`, [
-        { field: 'parent_id', message: 'no such node' },
-      ]);
-    }
-    if (parent.tree_version_id !== scope.versionId) {
+    if (parent) return parent;
+    // Not in this version's partition: another version's node (found through the version its id names) or none.
+    const elsewhere = await sql.one<{ v: string | null }>(`SELECT tree_node_version($1) AS v`, [parentId]);
+    if (elsewhere?.v) {
       throw invalidRequest(`parent_id ${parentId} belongs to another tree version`, [
         { field: 'parent_id', message: 'node of another version' },
       ]);
     }
-    return parent;
+    throw invalidRequest(`parent_id ${parentId} is not a node of this version`, [
+      { field: 'parent_id', message: 'no such node' },
+    ]);
   }
 
   private async struct(sql: Sql, scope: VersionScope, nodeId: string): Promise<StructRow> {
@@ -538,12 +559,12 @@ export class NodesService {
     const idParam = p.add(nodeId);
     const join = this.translationJoin(p, lang);
     const row = await sql.one<NodeRow>(
-      `SELECT ${NODE_COLUMNS}${join.columns} FROM tree_nodes n ${join.sql}
+      `SELECT ${nodeColumns(versionParam)}${join.columns} FROM tree_nodes n ${join.sql}
         WHERE n.tree_version_id = ${versionParam} AND n.id = ${idParam}`,
       p.values,
     );
     if (!row) throw notFound(`Node ${nodeId} not found in version '${scope.version}'`);
-    const children = expand ? ((await this.children(sql, [row], lang)).get(row.id) ?? []) : undefined;
+    const children = expand ? ((await this.children(sql, scope, [row], lang)).get(row.id) ?? []) : undefined;
     return toNodeRecord(row, scope, children);
   }
 
@@ -558,6 +579,7 @@ export class NodesService {
   /** Up to MAX_EMBEDDED_CHILDREN children of each of `parents`, depth-first order, by parent id. */
   private async children(
     sql: Sql,
+    scope: VersionScope,
     parents: NodeRow[],
     lang: Language | undefined,
   ): Promise<Map<string, NodeRow[]>> {
@@ -565,12 +587,14 @@ export class NodesService {
     const ids = parents.filter((r) => !r.leaf).map((r) => r.id);
     if (ids.length === 0) return out;
     const p = new Params();
+    const versionParam = p.add(scope.versionId);
     const idsParam = p.add(ids);
     const join = this.translationJoin(p, lang);
     const rows = await sql.rows<NodeRow>(
       `SELECT * FROM (
-         SELECT ${NODE_COLUMNS}${join.columns}, row_number() OVER (PARTITION BY n.parent_id ORDER BY n.path) AS rank
-           FROM tree_nodes n ${join.sql} WHERE n.parent_id = ANY(${idsParam}::uuid[])) x
+         SELECT ${nodeColumns(versionParam)}${join.columns}, row_number() OVER (PARTITION BY n.parent_id ORDER BY n.path) AS rank
+           FROM tree_nodes n ${join.sql}
+          WHERE n.tree_version_id = ${versionParam} AND n.parent_id = ANY(${idsParam}::uuid[])) x
         WHERE x.rank <= ${MAX_EMBEDDED_CHILDREN} ORDER BY x.path`,
       p.values,
     );
@@ -591,7 +615,8 @@ export class NodesService {
     opts: { defaultOrder: string; range?: { from: number[]; to: number[]; exclusiveFrom: boolean } },
   ): Promise<EnvelopeV1<Partial<NodeRecord>>> {
     const p = new Params();
-    const conditions = [`n.tree_version_id = ${p.add(scope.versionId)}`];
+    const versionParam = p.add(scope.versionId);
+    const conditions = [`n.tree_version_id = ${versionParam}`];
     if (opts.range) {
       conditions.push(`n.path ${opts.range.exclusiveFrom ? '>' : '>='} ${p.add(opts.range.from)}`);
       conditions.push(`n.path < ${p.add(opts.range.to)}`);
@@ -607,7 +632,7 @@ export class NodesService {
     const sorted = typeof query.sort === 'string' && query.sort.trim() !== '';
     const order = sorted ? orderByClause(list.sort) : opts.defaultOrder;
     const rows = await sql.rows<NodeRow>(
-      `SELECT ${NODE_COLUMNS}${join.columns} FROM tree_nodes n ${join.sql}
+      `SELECT ${nodeColumns(versionParam)}${join.columns} FROM tree_nodes n ${join.sql}
         WHERE ${where} ${order} ${limitOffsetClause(list, { plusOne: true })}`,
       p.values,
     );
@@ -629,7 +654,7 @@ export class NodesService {
       }
     }
     const wantChildren = list.expand && (!list.fields || list.fields.includes('child_nodes'));
-    const children = wantChildren ? await this.children(sql, items, lang) : undefined;
+    const children = wantChildren ? await this.children(sql, scope, items, lang) : undefined;
     const records = items.map((r) =>
       pickFields(toNodeRecord(r, scope, children ? (children.get(r.id) ?? []) : undefined), list.fields),
     );

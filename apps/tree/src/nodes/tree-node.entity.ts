@@ -3,7 +3,13 @@ import { Audited } from '../common/audit.entity.js';
 
 /**
  * A node: adjacency list (`parent_id`) plus materialized path of version-local integer labels (see the
- * migration). No foreign keys and no TypeORM tree entity: the service writes nodes set-based in SQL.
+ * migrations). No foreign keys and no TypeORM tree entity: the service writes nodes set-based in SQL.
+ *
+ * The table is partitioned by LIST (tree_version_id), one partition per version (migration 1790000300000).
+ * TypeORM cannot express partitioning: this entity describes the partitioned parent (its columns, constraints and
+ * indexes, which every partition has too); the partitions themselves are created and dropped by the service. Nor
+ * can it express the index option `deduplicate_items = off` of ix_tree_nodes_parent and ix_tree_nodes_depth (the
+ * drift check does not compare index options).
  */
 @Entity({ name: 'tree_nodes' })
 @Unique('uq_tree_nodes_code', ['treeVersionId', 'code'])
@@ -15,11 +21,12 @@ export class TreeNode extends Audited {
   @PrimaryColumn('uuid', { primaryKeyConstraintName: 'pk_tree_nodes' })
   id: string;
 
+  /** First column of the primary key `(tree_version_id, id)`: the partition key must be part of it. */
+  @PrimaryColumn('uuid', { name: 'tree_version_id', primaryKeyConstraintName: 'pk_tree_nodes' })
+  treeVersionId: string;
+
   @Column('uuid', { name: 'tree_id' })
   treeId: string;
-
-  @Column('uuid', { name: 'tree_version_id' })
-  treeVersionId: string;
 
   @Column('text')
   code: string;

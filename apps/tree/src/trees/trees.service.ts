@@ -8,7 +8,7 @@ import type { Language } from '../common/language.js';
 import { listRows } from '../common/list.js';
 import { resolveTree } from '../common/scope.js';
 import { inTransaction, Params, uniqueConflict, withSql, type Sql } from '../common/sql.js';
-import { copyVersionContent, deleteVersionNodes } from '../versions/version-copy.js';
+import { copyVersionContent, createVersionPartition, deleteVersionNodes } from '../versions/version-copy.js';
 import { VersionsService } from '../versions/versions.service.js';
 import type { ChangeTreeCodeDto, CloneTreeDto, CreateTreeDto, UpdateTreeDto } from './dto/tree.dto.js';
 import { TREE_COLUMNS, toTreeRecord, treeSpec, type TreeRecord, type TreeRow } from './tree.record.js';
@@ -89,10 +89,11 @@ export class TreesService {
         .catch((err: unknown) => {
           throw uniqueConflict(err, TREE_CONFLICTS);
         });
-      await sql.exec(
-        `INSERT INTO tree_versions (tree_id, version, created_by, updated_by) VALUES ($1, $2, $3, $3)`,
+      const version = await sql.one<{ id: string }>(
+        `INSERT INTO tree_versions (tree_id, version, created_by, updated_by) VALUES ($1, $2, $3, $3) RETURNING id`,
         [tree!.id, DEFAULT_VERSION, actor.id],
       );
+      await createVersionPartition(sql, version!.id);
     });
     return this.get(dto.code, query, lang);
   }

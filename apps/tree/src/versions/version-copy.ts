@@ -1,10 +1,20 @@
 import type { Sql } from '../common/sql.js';
 
 /**
- * Copies every node of `sourceVersionId` (with node translations and the version's own translations) into the empty version `targetVersionId` of
- * tree `targetTreeId`. Labels and paths are copied verbatim (they are version-local), so ids and parent ids of the
- * copies are computed from them: two INSERT ... SELECT statements, no per-row work in the application. The caller
- * holds a share lock on the source version, so both statements see the same nodes.
+ * Creates the (empty) partition of tree_nodes for a new version (migration 1790000300000): every version has one
+ * from its creation on, and a node of a version without one is refused.
+ */
+export async function createVersionPartition(sql: Sql, versionId: string): Promise<void> {
+  await sql.exec(`SELECT tree_nodes_add_partition($1)`, [versionId]);
+}
+
+/**
+ * Copies every node of `sourceVersionId` (with node translations and the version's own translations) into the new
+ * version `targetVersionId` of tree `targetTreeId`, which has no partition yet. Labels and paths are copied verbatim
+ * (they are version-local), so ids and parent ids of the copies are computed from them: `tree_nodes_copy_version`
+ * fills the target's partition with one INSERT ... SELECT while it is a standalone table without indexes, builds
+ * its indexes and attaches it (see the migration). The caller holds a share lock on the source version, so every
+ * statement sees the same nodes.
  */
 export async function copyVersionContent(
   sql: Sql,
@@ -13,19 +23,16 @@ export async function copyVersionContent(
   targetTreeId: string,
   actorId: string | null,
 ): Promise<void> {
-  await sql.exec(
-    `INSERT INTO tree_nodes (id, tree_id, tree_version_id, code, name, description, metadata, depth, leaf, parent_id,
-                             path, enabled, created_by, updated_by)
-     SELECT tree_node_id($2, n.path[cardinality(n.path)]), $3, $2, n.code, n.name, n.description, n.metadata, n.depth,
-            n.leaf, CASE WHEN n.parent_id IS NULL THEN NULL ELSE tree_node_id($2, n.path[cardinality(n.path) - 1]) END,
-            n.path, n.enabled, $4, $4
-       FROM tree_nodes n WHERE n.tree_version_id = $1`,
-    [sourceVersionId, targetVersionId, targetTreeId, actorId],
-  );
+  await sql.exec(`SELECT tree_nodes_copy_version($1, $2, $3, $4)`, [
+    sourceVersionId,
+    targetVersionId,
+    targetTreeId,
+    actorId,
+  ]);
   await sql.exec(
     `INSERT INTO tree_node_translations (tree_version_id, tree_node_id, language, name, description, created_by, updated_by)
      SELECT $2, tree_node_id($2, n.path[cardinality(n.path)]), t.language, t.name, t.description, $3, $3
-       FROM tree_node_translations t JOIN tree_nodes n ON n.id = t.tree_node_id
+       FROM tree_node_translations t JOIN tree_nodes n ON n.tree_version_id = $1 AND n.id = t.tree_node_id
       WHERE t.tree_version_id = $1`,
     [sourceVersionId, targetVersionId, actorId],
   );
@@ -36,9 +43,12 @@ export async function copyVersionContent(
   );
 }
 
-/** Deletes the nodes and node translations of the given versions (set-based; they have no foreign keys). */
+/**
+ * Deletes the nodes and node translations of the given versions: the translations set-based, the nodes by dropping
+ * each version's partition (this takes an ACCESS EXCLUSIVE lock on tree_nodes until the transaction ends).
+ */
 export async function deleteVersionNodes(sql: Sql, versionIds: string[]): Promise<void> {
   if (versionIds.length === 0) return;
   await sql.exec(`DELETE FROM tree_node_translations WHERE tree_version_id = ANY($1::uuid[])`, [versionIds]);
-  await sql.exec(`DELETE FROM tree_nodes WHERE tree_version_id = ANY($1::uuid[])`, [versionIds]);
+  await sql.exec(`SELECT tree_nodes_drop_partition(v) FROM unnest($1::uuid[]) v`, [versionIds]);
 }

@@ -22,10 +22,12 @@ export const versionSpec = defineRecord({
   extraFields: ['aggregations', 'links'],
 });
 
-/** `levels` uses ix_tree_nodes_depth (an index-only max per version). */
+/**
+ * `levels`: `tree_version_levels` reads the max depth from the version's own partition (its depth index); a subquery
+ * on tree_nodes correlated with `v.id` would put every partition into the plan (migration 1790000300000).
+ */
 export const VERSION_COLUMNS = `v.id, v.tree_id, v.version, v.name, v.description, v.metadata, v.enabled,
-  v.created_by, v.created_at, v.updated_by, v.updated_at, v.node_count,
-  coalesce((SELECT max(cn.depth) + 1 FROM tree_nodes cn WHERE cn.tree_version_id = v.id), 0)::int AS levels`;
+  v.created_by, v.created_at, v.updated_by, v.updated_at, v.node_count, tree_version_levels(v.id) AS levels`;
 
 export interface VersionRow {
   id: string;

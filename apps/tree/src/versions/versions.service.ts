@@ -7,7 +7,7 @@ import type { Language } from '../common/language.js';
 import { listRows } from '../common/list.js';
 import { resolveTree, type TreeScope, type VersionScope } from '../common/scope.js';
 import { inTransaction, Params, uniqueConflict, withSql, type Sql } from '../common/sql.js';
-import { NODE_COLUMNS, toNodeRecord, type NodeRow } from '../nodes/node.record.js';
+import { nodeColumns, toNodeRecord, type NodeRow } from '../nodes/node.record.js';
 import type { Actor } from '../common/actor.js';
 import type {
   ChangeVersionCodeDto,
@@ -15,7 +15,7 @@ import type {
   CreateVersionDto,
   UpdateVersionDto,
 } from './dto/version.dto.js';
-import { copyVersionContent, deleteVersionNodes } from './version-copy.js';
+import { copyVersionContent, createVersionPartition, deleteVersionNodes } from './version-copy.js';
 import {
   VERSION_COLUMNS,
   toVersionRecord,
@@ -119,15 +119,16 @@ export class VersionsService {
       // Serializes version creation in this tree, so two callers never compute the same next vN.
       await sql.one(`SELECT id FROM trees WHERE id = $1 FOR NO KEY UPDATE`, [tree.treeId]);
       const version = dto.version ?? (await nextFreeVersionCode(sql, tree.treeId));
-      await sql
-        .exec(
+      const created = await sql
+        .one<{ id: string }>(
           `INSERT INTO tree_versions (tree_id, version, name, description, metadata, created_by, updated_by)
-           VALUES ($1, $2, $3, $4, $5, $6, $6)`,
+           VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING id`,
           [tree.treeId, version, dto.name ?? null, dto.description ?? null, dto.metadata ?? {}, actor.id],
         )
         .catch((err: unknown) => {
           throw uniqueConflict(err, VERSION_CONFLICTS);
         });
+      await createVersionPartition(sql, created!.id);
       return version;
     });
     return this.get(treeCode, code, query, lang);
@@ -274,7 +275,7 @@ export class VersionsService {
         }
       : { columns: '', sql: '' };
     const rows = await sql.rows<NodeRow>(
-      `SELECT ${NODE_COLUMNS}${join.columns} FROM tree_nodes n ${join.sql}
+      `SELECT ${nodeColumns(versionParam)}${join.columns} FROM tree_nodes n ${join.sql}
         WHERE n.tree_version_id = ${versionParam} ORDER BY n.path LIMIT ${MAX_EMBEDDED_NODES}`,
       p.values,
     );

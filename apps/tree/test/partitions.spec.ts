@@ -1,0 +1,98 @@
+import type { DataSource } from 'typeorm';
+import type { TestDatabase } from '@gatehouse/testing';
+import { Sql } from '../src/common/sql.js';
+import { NodesService } from '../src/nodes/nodes.service.js';
+import { VersionsService } from '../src/versions/versions.service.js';
+import { NO_PROBLEMS, treeProblems } from './support/consistency.js';
+import { openTreeDataSource, treeTestDatabase } from './support/db.js';
+
+const actor = { id: null };
+const PARTITION = /tree_nodes_[0-9a-f]{32}/g;
+
+/**
+ * With many versions (one partition of tree_nodes each), every statement the services send on tree_nodes must be
+ * planned against at most one partition: a statement that names its version only through a join or a correlated
+ * subquery would plan (and lock) all of them.
+ */
+describe('tree_nodes partitions with many versions', () => {
+  let db: TestDatabase;
+  let ds: DataSource;
+  let nodes: NodesService;
+  let versions: VersionsService;
+  const sent: { text: string; params: unknown[] }[] = [];
+  let restore = () => undefined as unknown;
+
+  beforeAll(async () => {
+    db = await treeTestDatabase();
+    ds = await openTreeDataSource(db.url);
+    nodes = new NodesService(ds);
+    versions = new VersionsService(ds);
+    const { rows, exec } = Sql.prototype;
+    restore = () => Object.assign(Sql.prototype, { rows, exec });
+    Sql.prototype.rows = function (this: Sql, text: string, params: unknown[] = []) {
+      sent.push({ text, params });
+      return rows.call(this, text, params);
+    } as typeof rows;
+    Sql.prototype.exec = function (this: Sql, text: string, params: unknown[] = []) {
+      sent.push({ text, params });
+      return exec.call(this, text, params);
+    };
+  });
+  afterAll(async () => {
+    restore();
+    await ds?.destroy();
+    await db?.drop();
+  });
+
+  it('plans every statement of the services on one partition, and the tree stays consistent', async () => {
+    const [tree] = await ds.query(`INSERT INTO trees (code, name) VALUES ('many', 'Many') RETURNING id`);
+    for (let i = 1; i <= 40; i++) {
+      await versions.create('many', { version: `v${i}` }, actor, {});
+    }
+    const parts = await ds.query(
+      `SELECT count(*)::int AS n FROM pg_inherits WHERE inhparent = 'tree_nodes'::regclass`,
+    );
+    expect(parts[0].n).toBeGreaterThanOrEqual(40);
+
+    sent.length = 0;
+    const root = await nodes.create('many', 'v7', { code: 'R', name: 'Root' }, actor, {});
+    const a = await nodes.create('many', 'v7', { code: 'A', name: 'A', parent_id: root.id }, actor, {});
+    const b = await nodes.create('many', 'v7', { code: 'B', name: 'B', parent_id: root.id }, actor, {});
+    await nodes.create('many', 'v7', { code: 'C', name: 'C', parent_id: a.id }, actor, {});
+    await nodes.update('many', 'v7', a.id!, { parent_id: b.id }, actor, {});
+    await nodes.update('many', 'v7', a.id!, { name: 'A2', parent_id: root.id }, actor, {});
+    await nodes.get('many', 'v7', root.id!, { expand: 'all' });
+    await nodes.list('many', 'v7', { expand: 'all', total_count: 'true' });
+    await nodes.descendants('many', 'v7', root.id!, { total_count: 'true' });
+    await nodes.clone('many', 'v7', a.id!, { code: 'A3', name: 'A3' }, true, actor, {});
+    await nodes.remove('many', 'v7', b.id!, false);
+    await versions.get('many', 'v7', { expand: 'all' });
+    await versions.list('many', { limit: '100' });
+    await versions.clone('many', 'v7', { version: 'copy', name: 'Copy' }, actor, {});
+    await versions.remove('many', 'v8');
+    // A parent from another version (found through tree_node_version) and an unknown one: 400 either way.
+    const copy = await nodes.list('many', 'copy', {});
+    await expect(
+      nodes.update('many', 'v7', a.id!, { parent_id: copy.items[0].id! }, actor, {}),
+    ).rejects.toMatchObject({ message: expect.stringMatching(/another tree version/) });
+    await expect(
+      nodes.create('many', 'v7', { code: 'X', name: 'X', parent_id: copy.items[0].id! }, actor, {}),
+    ).rejects.toMatchObject({ message: expect.stringMatching(/another tree version/) });
+
+    const onNodes = sent.filter((s) => /\btree_nodes\b/.test(s.text) && !/^\s*(BEGIN|COMMIT)/i.test(s.text));
+    expect(onNodes.length).toBeGreaterThan(20);
+    for (const s of onNodes) {
+      const [plan] = await ds.query(`EXPLAIN (FORMAT JSON) ${s.text}`, s.params);
+      const scanned = new Set(JSON.stringify(plan['QUERY PLAN']).match(PARTITION) ?? []);
+      if (scanned.size > 1) throw new Error(`${scanned.size} partitions in the plan of: ${s.text}`);
+    }
+    for (const v of ['v7', 'copy']) {
+      const [{ id }] = await ds.query(`SELECT id FROM tree_versions WHERE tree_id = $1 AND version = $2`, [
+        tree.id,
+        v,
+      ]);
+      expect(await treeProblems(ds, id)).toEqual(NO_PROBLEMS);
+    }
+    expect((await versions.get('many', 'copy', {})).aggregations).toMatchObject({ nodes: 5, levels: 3 });
+  });
+});
