@@ -17,7 +17,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { freePort, processGroup, tasksetAvailable, withDb } from '../lib/processes.mjs';
+import { autocannonSummary, freePort, processGroup, tasksetAvailable, withDb } from '../lib/processes.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const dist = path.join(root, 'dist/apps/auth');
@@ -72,16 +72,7 @@ function measure(name, { url, body, headers, method = 'POST' }, warmup) {
       if (err) return reject(err);
       autocannon({ ...opts, duration }, (err2, result) => {
         if (err2) return reject(err2);
-        resolve({
-          name,
-          rps: result.requests.average,
-          p50: result.latency.p50,
-          p99: result.latency.p99,
-          max: result.latency.max,
-          non2xx: result.non2xx,
-          errors: result.errors + result.timeouts,
-          total: result.requests.total,
-        });
+        resolve(autocannonSummary(name, result));
       });
     });
   });

@@ -23,7 +23,14 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { cpuMs, freePort, processGroup, tasksetAvailable, withDb } from '../lib/processes.mjs';
+import {
+  autocannonSummary,
+  cpuMs,
+  freePort,
+  processGroup,
+  tasksetAvailable,
+  withDb,
+} from '../lib/processes.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const identityMain = path.join(root, 'dist/apps/identity/apps/identity/src/main.js');
@@ -120,14 +127,7 @@ function measure(name, url, headers, pid) {
         resolve({
           cpuPerRequest: perRequest(cpu0 !== undefined && cpu1 !== undefined ? cpu1 - cpu0 : undefined),
           pgCpuPerRequest: perRequest(cpuMsBetween(pg0, pg1)),
-          name,
-          rps: result.requests.average,
-          p50: result.latency.p50,
-          p99: result.latency.p99,
-          max: result.latency.max,
-          non2xx: result.non2xx,
-          errors: result.errors + result.timeouts,
-          total: result.requests.total,
+          ...autocannonSummary(name, result),
         });
       });
     });

@@ -85,3 +85,17 @@ export function cpuMs(pid) {
     return undefined;
   }
 }
+
+/** The figures every benchmark reports of one autocannon run. */
+export function autocannonSummary(name, result) {
+  return {
+    name,
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    max: result.latency.max,
+    non2xx: result.non2xx,
+    errors: result.errors + result.timeouts,
+    total: result.requests.total,
+  };
+}

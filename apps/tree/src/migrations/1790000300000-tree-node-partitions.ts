@@ -1,6 +1,25 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 import { TreeCreateNode1790000200000 } from './1790000200000-tree-create-node.js';
 
+/** The columns of tree_nodes, the same before and after this migration (only keys and partitioning change). */
+const NODE_COLUMNS = `
+        id uuid NOT NULL,
+        tree_id uuid NOT NULL,
+        tree_version_id uuid NOT NULL,
+        code text NOT NULL,
+        name text NOT NULL,
+        description text,
+        metadata jsonb NOT NULL DEFAULT '{}',
+        depth integer NOT NULL,
+        leaf boolean NOT NULL DEFAULT true,
+        parent_id uuid,
+        path integer[] NOT NULL,
+        enabled boolean NOT NULL DEFAULT true,
+        created_by uuid,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        updated_by uuid,
+        updated_at timestamptz NOT NULL DEFAULT now()`;
+
 /**
  * `tree_nodes` becomes a table partitioned by LIST (tree_version_id): one partition per version, named
  * `tree_nodes_<version id without dashes>` (`tree_nodes_partition(version)`). Why: copying a version row by row into
@@ -45,22 +64,7 @@ export class TreeNodePartitions1790000300000 implements MigrationInterface {
 
     await q.query(`
       CREATE TABLE tree_nodes (
-        id uuid NOT NULL,
-        tree_id uuid NOT NULL,
-        tree_version_id uuid NOT NULL,
-        code text NOT NULL,
-        name text NOT NULL,
-        description text,
-        metadata jsonb NOT NULL DEFAULT '{}',
-        depth integer NOT NULL,
-        leaf boolean NOT NULL DEFAULT true,
-        parent_id uuid,
-        path integer[] NOT NULL,
-        enabled boolean NOT NULL DEFAULT true,
-        created_by uuid,
-        created_at timestamptz NOT NULL DEFAULT now(),
-        updated_by uuid,
-        updated_at timestamptz NOT NULL DEFAULT now(),
+        ${NODE_COLUMNS},
         CONSTRAINT pk_tree_nodes PRIMARY KEY (tree_version_id, id),
         CONSTRAINT uq_tree_nodes_code UNIQUE (tree_version_id, code),
         CONSTRAINT uq_tree_nodes_path UNIQUE (tree_version_id, path),
@@ -275,22 +279,7 @@ export class TreeNodePartitions1790000300000 implements MigrationInterface {
     await q.query(`ALTER INDEX ix_tree_nodes_depth RENAME TO ix_tree_nodes_depth_part`);
     await q.query(`
       CREATE TABLE tree_nodes (
-        id uuid NOT NULL,
-        tree_id uuid NOT NULL,
-        tree_version_id uuid NOT NULL,
-        code text NOT NULL,
-        name text NOT NULL,
-        description text,
-        metadata jsonb NOT NULL DEFAULT '{}',
-        depth integer NOT NULL,
-        leaf boolean NOT NULL DEFAULT true,
-        parent_id uuid,
-        path integer[] NOT NULL,
-        enabled boolean NOT NULL DEFAULT true,
-        created_by uuid,
-        created_at timestamptz NOT NULL DEFAULT now(),
-        updated_by uuid,
-        updated_at timestamptz NOT NULL DEFAULT now(),
+        ${NODE_COLUMNS},
         CONSTRAINT pk_tree_nodes PRIMARY KEY (id),
         CONSTRAINT uq_tree_nodes_code UNIQUE (tree_version_id, code),
         CONSTRAINT uq_tree_nodes_path UNIQUE (tree_version_id, path),
