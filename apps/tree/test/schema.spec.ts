@@ -25,6 +25,12 @@ describe('tree migrations', () => {
     expect(settings).toEqual([{ id: 1, environment: 'development' }]);
     const [{ id }] = await ds.query(`SELECT tree_node_id('0b9d2c52-8a6f-4e1b-9c3d-7f00aa112233', 42) AS id`);
     expect(id).toBe('0b9d2c52-8a6f-4e1b-9c3d-00000000002a');
+    const [paths] = await ds.query(
+      `SELECT encode(tree_path('{1,300}'), 'hex') AS hex, tree_path_labels(tree_path('{1,300,2147483646}')) AS labels,
+              tree_path_labels(''::bytea) AS none,
+              tree_path_node_id('0b9d2c52-8a6f-4e1b-9c3d-7f00aa112233', tree_path('{7,42}')) AS id`,
+    );
+    expect(paths).toEqual({ hex: '000000010000012c', labels: [1, 300, 2147483646], none: [], id });
 
     for (let i = 0; i < treeMigrations.length; i++) await ds.undoLastMigration();
     expect(
@@ -32,14 +38,15 @@ describe('tree migrations', () => {
     ).toHaveLength(0);
     expect(
       await ds.query(
-        `SELECT 1 FROM pg_proc WHERE proname IN ('tree_node_id', 'tree_create_node') OR proname LIKE 'tree_nodes_%'`,
+        `SELECT 1 FROM pg_proc WHERE proname IN ('tree_node_id', 'tree_create_node') OR proname LIKE 'tree_nodes_%' OR proname LIKE 'tree_path%'`,
       ),
     ).toHaveLength(0);
     await runMigrations(ds);
     expect(await pendingSchemaChanges(ds)).toEqual([]);
   });
 
-  it('moves existing nodes into one partition per version and back (1790000300000 up and down)', async () => {
+  it('moves existing nodes into one partition per version with byte paths, and back (1790000300000, 1790000400000)', async () => {
+    await ds.undoLastMigration(); // integer-array paths
     await ds.undoLastMigration(); // back to one unpartitioned tree_nodes
     const [t] = await ds.query(`INSERT INTO trees (code, name) VALUES ('conv', 'c') RETURNING id`);
     const versions: string[] = [];
@@ -60,13 +67,20 @@ describe('tree migrations', () => {
         [v, t.id],
       );
     }
-    const snapshot = () =>
-      ds.query(`SELECT * FROM tree_nodes ORDER BY tree_version_id, path`) as Promise<unknown[]>;
+    // Every column as it was, the path as its labels (integer[] before 1790000400000, bytea after).
+    const snapshot = (labels = 'n.path') =>
+      ds.query(
+        `SELECT to_jsonb(n) - 'path' AS row, ${labels} AS labels FROM tree_nodes n ORDER BY n.tree_version_id, n.id`,
+      ) as Promise<unknown[]>;
     const before = await snapshot();
     expect(before).toHaveLength(9);
 
     await runMigrations(ds);
-    expect(await snapshot()).toEqual(before);
+    expect(await snapshot('tree_path_labels(n.path)')).toEqual(before);
+    const [root] = await ds.query(
+      `SELECT encode(path, 'hex') AS hex FROM tree_nodes WHERE code = 'A' LIMIT 1`,
+    );
+    expect(root.hex).toBe('0000000100000002');
     const parts = await ds.query(
       `SELECT c.relname, (SELECT count(*) FROM pg_index x WHERE x.indrelid = c.oid)::int AS indexes
          FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
@@ -92,6 +106,8 @@ describe('tree migrations', () => {
 
     await ds.undoLastMigration();
     expect(await snapshot()).toEqual(before);
+    await ds.undoLastMigration();
+    expect(await snapshot()).toEqual(before);
     const [{ kind }] = await ds.query(`SELECT relkind AS kind FROM pg_class WHERE relname = 'tree_nodes'`);
     expect(kind).toBe('r');
     await runMigrations(ds);
@@ -104,7 +120,7 @@ describe('tree migrations', () => {
     await ds.query(`SELECT tree_nodes_add_partition($1)`, [v]);
     const bad = ds.query(
       `INSERT INTO tree_nodes (id, tree_id, tree_version_id, code, name, depth, path)
-       VALUES (gen_random_uuid(), gen_random_uuid(), $1, 'a', 'a', 1, '{1}')`,
+       VALUES (gen_random_uuid(), gen_random_uuid(), $1, 'a', 'a', 1, int4send(1))`,
       [v],
     );
     await expect(bad).rejects.toMatchObject({
@@ -116,7 +132,7 @@ describe('tree migrations', () => {
   it('refuses a node of a version that has no partition', async () => {
     const bad = ds.query(
       `INSERT INTO tree_nodes (id, tree_id, tree_version_id, code, name, depth, path)
-       VALUES (gen_random_uuid(), gen_random_uuid(), gen_random_uuid(), 'a', 'a', 0, '{1}')`,
+       VALUES (gen_random_uuid(), gen_random_uuid(), gen_random_uuid(), 'a', 'a', 0, int4send(1))`,
     );
     await expect(bad).rejects.toMatchObject({
       driverError: { message: expect.stringMatching(/no partition/) },

@@ -64,6 +64,17 @@ const PG_FLAGS = [
 ];
 
 const log = (...a) => console.error('[bench]', ...a);
+// Node paths are bytea, 4 bytes big-endian a label (apps/tree/src/nodes/paths.ts).
+const label32 = (label) => {
+  const b = Buffer.alloc(4);
+  b.writeInt32BE(label);
+  return b;
+};
+const subtreeEnd = (path) => {
+  const end = Buffer.from(path);
+  end.writeInt32BE(end.readInt32BE(end.length - 4) + 1, end.length - 4);
+  return end;
+};
 const ms = (t0) => performance.now() - t0;
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -225,10 +236,11 @@ try {
   await q(
     `INSERT INTO tree_nodes (id, tree_id, tree_version_id, code, name, description, depth, leaf, parent_id, path)
      SELECT tree_node_id($1::uuid, g.label::int), $2, $1, 'N' || g.label, 'Node ' || g.label, NULL, g.d, g.d = $4,
-            CASE WHEN g.d = 0 THEN NULL ELSE tree_node_id($1::uuid, g.path[g.d]) END, g.path
+            CASE WHEN g.d = 0 THEN NULL ELSE tree_path_node_id($1::uuid, substring(g.path for 4 * g.d)) END, g.path
        FROM (SELECT lv.d, (lv.first + i)::int AS label,
-                    ARRAY(SELECT ((power($3::numeric, k) - 1) / ($3 - 1))::int + 1 + (i / power($3::numeric, lv.d - k)::bigint)::int
-                            FROM generate_series(0, lv.d) k ORDER BY k) AS path
+                    (SELECT string_agg(int4send(((power($3::numeric, k) - 1) / ($3 - 1))::int + 1
+                                                + (i / power($3::numeric, lv.d - k)::bigint)::int), ''::bytea ORDER BY k)
+                       FROM generate_series(0, lv.d) k) AS path
                FROM (SELECT d, ((power($3::numeric, d) - 1) / ($3 - 1))::int + 1 AS first, power($3::numeric, d)::bigint AS size
                        FROM generate_series(0, $4) d) lv,
                     generate_series(0, lv.size - 1) i) g
@@ -261,7 +273,7 @@ try {
     const subPath = (
       await q(`SELECT path FROM tree_nodes WHERE tree_version_id = $1 AND id = $2`, [v1.id, subRoot])
     ).rows[0].path;
-    const subEnd = [...subPath.slice(0, -1), subPath[subPath.length - 1] + 1];
+    const subEnd = subtreeEnd(subPath);
     const NODE_COLUMNS = `n.id, n.tree_id, n.tree_version_id, n.code, n.name, n.description, n.metadata, n.depth,
     n.leaf, n.parent_id, n.path, n.enabled, n.created_by, n.created_at, n.updated_by, n.updated_at`;
     const apiRead = [];
@@ -321,7 +333,8 @@ try {
       await q(
         `SELECT count(*)::int AS n FROM tree_nodes s, tree_nodes m
         WHERE m.tree_version_id = $2 AND m.id = $1 AND s.tree_version_id = $2
-          AND s.path >= m.path AND s.path < m.path[1:cardinality(m.path) - 1] || (m.path[cardinality(m.path)] + 1)`,
+          AND s.path >= m.path
+          AND s.path < substring(m.path for length(m.path) - 4) || int4send((tree_path_labels(m.path))[length(m.path) / 4] + 1)`,
         [mover, v1.id],
       )
     ).rows[0].n;
@@ -349,9 +362,9 @@ try {
             targets[1],
           ])
         ).rows[0];
-        const end = [...node.path.slice(0, -1), node.path[node.path.length - 1] + 1];
+        const end = subtreeEnd(node.path);
         await c.query(
-          `UPDATE tree_nodes SET path = $4::int[] || path[$5:], depth = depth + $6,
+          `UPDATE tree_nodes SET path = $4::bytea || substring(path from $5::int), depth = depth + $6,
                 parent_id = CASE WHEN id = $7 THEN $8::uuid ELSE parent_id END
           WHERE tree_version_id = $1 AND path >= $2 AND path < $3`,
           [
@@ -359,8 +372,8 @@ try {
             node.path,
             end,
             parent.path,
-            node.path.length,
-            parent.path.length + 1 - node.path.length,
+            node.path.length - 3, // the node's own label: its last 4 bytes
+            parent.path.length / 4 + 1 - node.path.length / 4,
             node.id,
             parent.id,
           ],
@@ -469,9 +482,9 @@ try {
             v1.tree_id,
             `sqltx-${i}`,
             `Inserted ${i}`,
-            parent.path.length,
+            parent.path.length / 4,
             parent.id,
-            [...parent.path, label],
+            Buffer.concat([parent.path, label32(label)]),
           ],
         );
         if (parent.leaf) {
@@ -588,11 +601,11 @@ try {
         for (const b of batch) b.forEach((v, i) => cols[i].push(v));
         await ic.query(
           `INSERT INTO tree_nodes (id, tree_id, tree_version_id, code, name, description, depth, leaf, parent_id, path)
-           SELECT tree_node_id($1, u.label), $2, $1, u.code, u.name, u.description, cardinality(u.path::int[]) - 1, u.leaf,
-                  CASE WHEN cardinality(u.path::int[]) = 1 THEN NULL
-                       ELSE tree_node_id($1, (u.path::int[])[cardinality(u.path::int[]) - 1]) END,
-                  u.path::int[]
-             FROM unnest($3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::boolean[])
+           SELECT tree_node_id($1, u.label), $2, $1, u.code, u.name, u.description, length(u.path) / 4 - 1, u.leaf,
+                  CASE WHEN length(u.path) = 4 THEN NULL
+                       ELSE tree_path_node_id($1, substring(u.path for length(u.path) - 4)) END,
+                  u.path
+             FROM unnest($3::int[], $4::text[], $5::text[], $6::text[], $7::bytea[], $8::boolean[])
                   AS u(label, code, name, description, path, leaf)`,
           [sqlVersion.id, v1.tree_id, ...cols],
         );
@@ -601,9 +614,11 @@ try {
       const isParent = new Set(rawRows.rows.map((x) => x.parent_code).filter(Boolean));
       for (const x of rawRows.rows) {
         label++;
-        const p = x.parent_code ? [...pathByCode.get(x.parent_code), label] : [label];
+        const p = x.parent_code
+          ? Buffer.concat([pathByCode.get(x.parent_code), label32(label)])
+          : label32(label);
         pathByCode.set(x.code, p);
-        batch.push([label, x.code, x.name, x.description, `{${p.join(',')}}`, !isParent.has(x.code)]);
+        batch.push([label, x.code, x.name, x.description, p, !isParent.has(x.code)]);
         if (batch.length >= 5000) await flush();
       }
       await flush();

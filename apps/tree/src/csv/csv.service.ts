@@ -10,6 +10,7 @@ import type { Actor } from '../common/actor.js';
 import { LANGUAGES, type Language } from '../common/language.js';
 import { lockVersion, resolveVersion } from '../common/scope.js';
 import { inTransaction, withSql, type Sql } from '../common/sql.js';
+import { type NodePath } from '../nodes/paths.js';
 import { BASE_COLUMNS, lineProblems, parseHeader, type CsvLayout } from './csv-format.js';
 
 /** Rows per INSERT into the staging table while the upload streams in. */
@@ -18,7 +19,7 @@ const LOAD_BATCH = 5000;
 const EXPORT_BATCH = 10000;
 /** Line-numbered problems reported at most (the import stops reading after that many). */
 export const MAX_REPORTED_PROBLEMS = 100;
-/** Deepest tree an import may build (path arrays grow with depth). */
+/** Deepest tree an import may build (paths grow by 4 bytes a level). */
 export const MAX_IMPORT_DEPTH = 1000;
 const MAX_LABEL = 2_147_483_646;
 
@@ -96,11 +97,11 @@ export class CsvService {
           )
           .join(' ');
         const trCols = languages.map((_, i) => `, t${i}.name AS n${i}, t${i}.description AS d${i}`).join('');
-        const stack: { path: number[]; code: string }[] = [];
-        let after: number[] = [];
+        const stack: { path: NodePath; code: string }[] = [];
+        let after: NodePath = Buffer.alloc(0);
         for (;;) {
           const rows = await q<
-            { code: string; name: string; description: string | null; path: number[] } & Record<
+            { code: string; name: string; description: string | null; path: NodePath } & Record<
               string,
               string | null
             >
@@ -319,14 +320,14 @@ export class CsvService {
     await sql.exec(
       `CREATE TEMP TABLE import_paths ON COMMIT DROP AS
        WITH RECURSIVE p (label, code, path) AS (
-           SELECT r.label, r.code, ARRAY[r.label] FROM import_rows r WHERE r.parent_code IS NULL
+           SELECT r.label, r.code, int4send(r.label) FROM import_rows r WHERE r.parent_code IS NULL
          UNION ALL
-           SELECT r.label, r.code, e.path || r.label
+           SELECT r.label, r.code, e.path || int4send(r.label)
              FROM import_rows r JOIN tree_nodes e ON e.tree_version_id = $1 AND e.code = r.parent_code
          UNION ALL
-           SELECT r.label, r.code, p.path || r.label
+           SELECT r.label, r.code, p.path || int4send(r.label)
              FROM p JOIN import_rows r ON r.parent_code = p.code
-            WHERE cardinality(p.path) < ${MAX_IMPORT_DEPTH})
+            WHERE length(p.path) < ${4 * MAX_IMPORT_DEPTH})
        SELECT label, path FROM p`,
       [versionId],
     );
@@ -350,9 +351,10 @@ export class CsvService {
     await sql.exec(
       `INSERT INTO tree_nodes (id, tree_id, tree_version_id, code, name, description, depth, leaf, parent_id, path,
                                created_by, updated_by)
-       SELECT tree_node_id($1, p.label), $2, $1, r.code, r.name, r.description, cardinality(p.path) - 1,
+       SELECT tree_node_id($1, p.label), $2, $1, r.code, r.name, r.description, length(p.path) / 4 - 1,
               NOT EXISTS (SELECT 1 FROM import_rows c WHERE c.parent_code = r.code),
-              CASE WHEN cardinality(p.path) = 1 THEN NULL ELSE tree_node_id($1, p.path[cardinality(p.path) - 1]) END,
+              CASE WHEN length(p.path) = 4 THEN NULL
+                   ELSE tree_path_node_id($1, substring(p.path for length(p.path) - 4)) END,
               p.path, $3, $3
          FROM import_paths p JOIN import_rows r ON r.label = p.label
         ORDER BY p.path`,

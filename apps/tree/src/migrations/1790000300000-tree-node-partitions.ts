@@ -132,29 +132,7 @@ export class TreeNodePartitions1790000300000 implements MigrationInterface {
       $fn$`);
     // Clone: the copies' ids and parent ids are computed from the copied labels, so it is one INSERT ... SELECT into
     // the new version's table while it has no index; then indexes and ATTACH. Returns the number of nodes copied.
-    await q.query(`
-      CREATE FUNCTION tree_nodes_copy_version(source_id uuid, target_id uuid, target_tree_id uuid, actor_id uuid)
-        RETURNS bigint
-        LANGUAGE plpgsql VOLATILE
-        AS $fn$
-      DECLARE
-        t text := tree_nodes_new_table(target_id);
-        n bigint;
-      BEGIN
-        EXECUTE format(
-          'INSERT INTO %I (id, tree_id, tree_version_id, code, name, description, metadata, depth, leaf, parent_id,'
-          '                path, enabled, created_by, updated_by)'
-          ' SELECT tree_node_id($2, s.path[cardinality(s.path)]), $3, $2, s.code, s.name, s.description, s.metadata,'
-          '        s.depth, s.leaf,'
-          '        CASE WHEN s.parent_id IS NULL THEN NULL ELSE tree_node_id($2, s.path[cardinality(s.path) - 1]) END,'
-          '        s.path, s.enabled, $4, $4'
-          '   FROM tree_nodes s WHERE s.tree_version_id = $1', t)
-          USING source_id, target_id, target_tree_id, actor_id;
-        GET DIAGNOSTICS n = ROW_COUNT;
-        PERFORM tree_nodes_attach(target_id);
-        RETURN n;
-      END
-      $fn$`);
+    await q.query(COPY_VERSION_FN_INT_PATHS);
     // The version holding a node id (ids are tree_node_id(version, label)); NULL when no version has that node.
     // Dynamic SQL: each probe is planned with the version id as a constant, so it prunes to one partition (a join
     // on tree_versions would put every partition into the plan).
@@ -210,7 +188,68 @@ export class TreeNodePartitions1790000300000 implements MigrationInterface {
     }
     await q.query(`DROP TABLE tree_nodes_unpartitioned`);
 
+    await q.query(CREATE_NODE_FN_INT_PATHS);
+  }
+
+  async down(q: QueryRunner): Promise<void> {
+    await q.query(`DROP FUNCTION tree_create_node(text, text, text, text, text, jsonb, uuid, uuid)`);
+    await q.query(`ALTER TABLE tree_nodes RENAME TO tree_nodes_partitioned`);
+    for (const c of ['pk_tree_nodes', 'uq_tree_nodes_code', 'uq_tree_nodes_path', 'ck_tree_nodes_depth']) {
+      await q.query(`ALTER TABLE tree_nodes_partitioned RENAME CONSTRAINT ${c} TO ${c}_part`);
+    }
+    await q.query(`ALTER INDEX ix_tree_nodes_parent RENAME TO ix_tree_nodes_parent_part`);
+    await q.query(`ALTER INDEX ix_tree_nodes_depth RENAME TO ix_tree_nodes_depth_part`);
     await q.query(`
+      CREATE TABLE tree_nodes (
+        ${NODE_COLUMNS},
+        CONSTRAINT pk_tree_nodes PRIMARY KEY (id),
+        CONSTRAINT uq_tree_nodes_code UNIQUE (tree_version_id, code),
+        CONSTRAINT uq_tree_nodes_path UNIQUE (tree_version_id, path),
+        CONSTRAINT ck_tree_nodes_depth CHECK (depth >= 0 AND depth = cardinality(path) - 1)
+      )`);
+    await q.query(`INSERT INTO tree_nodes SELECT * FROM tree_nodes_partitioned`);
+    await q.query(`CREATE INDEX ix_tree_nodes_parent ON tree_nodes (parent_id)`);
+    await q.query(`CREATE INDEX ix_tree_nodes_depth ON tree_nodes (tree_version_id, depth)`);
+    await q.query(`DROP TABLE tree_nodes_partitioned`); // with its partitions
+    await q.query(`DROP FUNCTION tree_version_levels(uuid)`);
+    await q.query(`DROP FUNCTION tree_node_version(uuid)`);
+    await q.query(`DROP FUNCTION tree_nodes_copy_version(uuid, uuid, uuid, uuid)`);
+    await q.query(`DROP FUNCTION tree_nodes_drop_partition(uuid)`);
+    await q.query(`DROP FUNCTION tree_nodes_add_partition(uuid)`);
+    await q.query(`DROP FUNCTION tree_nodes_attach(uuid)`);
+    await q.query(`DROP FUNCTION tree_nodes_new_table(uuid)`);
+    await q.query(`DROP FUNCTION tree_nodes_partition(uuid)`);
+    await new TreeCreateNode1790000200000().up(q);
+  }
+}
+
+/** `tree_nodes_copy_version` on integer-array paths (replaced by 1790000400000, whose down() restores it). */
+export const COPY_VERSION_FN_INT_PATHS = `
+      CREATE FUNCTION tree_nodes_copy_version(source_id uuid, target_id uuid, target_tree_id uuid, actor_id uuid)
+        RETURNS bigint
+        LANGUAGE plpgsql VOLATILE
+        AS $fn$
+      DECLARE
+        t text := tree_nodes_new_table(target_id);
+        n bigint;
+      BEGIN
+        EXECUTE format(
+          'INSERT INTO %I (id, tree_id, tree_version_id, code, name, description, metadata, depth, leaf, parent_id,'
+          '                path, enabled, created_by, updated_by)'
+          ' SELECT tree_node_id($2, s.path[cardinality(s.path)]), $3, $2, s.code, s.name, s.description, s.metadata,'
+          '        s.depth, s.leaf,'
+          '        CASE WHEN s.parent_id IS NULL THEN NULL ELSE tree_node_id($2, s.path[cardinality(s.path) - 1]) END,'
+          '        s.path, s.enabled, $4, $4'
+          '   FROM tree_nodes s WHERE s.tree_version_id = $1', t)
+          USING source_id, target_id, target_tree_id, actor_id;
+        GET DIAGNOSTICS n = ROW_COUNT;
+        PERFORM tree_nodes_attach(target_id);
+        RETURN n;
+      END
+      $fn$`;
+
+/** `tree_create_node` on integer-array paths (replaced by 1790000400000, whose down() restores it). */
+export const CREATE_NODE_FN_INT_PATHS = `
       CREATE FUNCTION tree_create_node(p_tree_code text, p_version text, p_code text, p_name text, p_description text,
                                        p_metadata jsonb, p_parent_id uuid, p_actor uuid)
         RETURNS SETOF tree_nodes
@@ -266,37 +305,4 @@ export class TreeNodePartitions1790000300000 implements MigrationInterface {
                   cardinality(v_parent.path), true, v_parent.id, v_parent.path || v_label, p_actor, p_actor)
           RETURNING *;
       END
-      $fn$`);
-  }
-
-  async down(q: QueryRunner): Promise<void> {
-    await q.query(`DROP FUNCTION tree_create_node(text, text, text, text, text, jsonb, uuid, uuid)`);
-    await q.query(`ALTER TABLE tree_nodes RENAME TO tree_nodes_partitioned`);
-    for (const c of ['pk_tree_nodes', 'uq_tree_nodes_code', 'uq_tree_nodes_path', 'ck_tree_nodes_depth']) {
-      await q.query(`ALTER TABLE tree_nodes_partitioned RENAME CONSTRAINT ${c} TO ${c}_part`);
-    }
-    await q.query(`ALTER INDEX ix_tree_nodes_parent RENAME TO ix_tree_nodes_parent_part`);
-    await q.query(`ALTER INDEX ix_tree_nodes_depth RENAME TO ix_tree_nodes_depth_part`);
-    await q.query(`
-      CREATE TABLE tree_nodes (
-        ${NODE_COLUMNS},
-        CONSTRAINT pk_tree_nodes PRIMARY KEY (id),
-        CONSTRAINT uq_tree_nodes_code UNIQUE (tree_version_id, code),
-        CONSTRAINT uq_tree_nodes_path UNIQUE (tree_version_id, path),
-        CONSTRAINT ck_tree_nodes_depth CHECK (depth >= 0 AND depth = cardinality(path) - 1)
-      )`);
-    await q.query(`INSERT INTO tree_nodes SELECT * FROM tree_nodes_partitioned`);
-    await q.query(`CREATE INDEX ix_tree_nodes_parent ON tree_nodes (parent_id)`);
-    await q.query(`CREATE INDEX ix_tree_nodes_depth ON tree_nodes (tree_version_id, depth)`);
-    await q.query(`DROP TABLE tree_nodes_partitioned`); // with its partitions
-    await q.query(`DROP FUNCTION tree_version_levels(uuid)`);
-    await q.query(`DROP FUNCTION tree_node_version(uuid)`);
-    await q.query(`DROP FUNCTION tree_nodes_copy_version(uuid, uuid, uuid, uuid)`);
-    await q.query(`DROP FUNCTION tree_nodes_drop_partition(uuid)`);
-    await q.query(`DROP FUNCTION tree_nodes_add_partition(uuid)`);
-    await q.query(`DROP FUNCTION tree_nodes_attach(uuid)`);
-    await q.query(`DROP FUNCTION tree_nodes_new_table(uuid)`);
-    await q.query(`DROP FUNCTION tree_nodes_partition(uuid)`);
-    await new TreeCreateNode1790000200000().up(q);
-  }
-}
+      $fn$`;

@@ -1,6 +1,7 @@
 import { defineRecord } from '@gatehouse/query';
 import { nodePath, versionPath } from '../common/links.js';
 import type { VersionScope } from '../common/scope.js';
+import type { NodePath } from './paths.js';
 
 /** What `q`, `sort` and `fields` know about a node (SQL alias `n`). */
 export const nodeSpec = defineRecord({
@@ -49,7 +50,7 @@ export interface NodeRow {
   depth: number;
   leaf: boolean;
   parent_id: string | null;
-  path: number[];
+  path: NodePath;
   enabled: boolean;
   created_by: string | null;
   created_at: Date;

@@ -4,7 +4,8 @@ import { DomainError, ErrorCode } from '@gatehouse/errors';
 import type { TestDatabase } from '@gatehouse/testing';
 import { openTreeDataSource, treeTestDatabase } from '../../test/support/db.js';
 import { NO_PROBLEMS, treeProblems } from '../../test/support/consistency.js';
-import { NodesService, isInSubtree, subtreeEnd } from './nodes.service.js';
+import { NodesService } from './nodes.service.js';
+import { childPath, decodePath, encodePath as p, isInSubtree, pathLength, subtreeEnd } from './paths.js';
 
 const actor = { id: null };
 
@@ -20,11 +21,21 @@ async function expectError(p: Promise<unknown>, code: ErrorCode, message?: RegEx
 
 describe('path helpers', () => {
   it('bound a subtree', () => {
-    expect(subtreeEnd([1, 5, 9])).toEqual([1, 5, 10]);
-    expect(isInSubtree([1, 5, 9, 3], [1, 5, 9])).toBe(true);
-    expect(isInSubtree([1, 5, 9], [1, 5, 9])).toBe(true);
-    expect(isInSubtree([1, 5], [1, 5, 9])).toBe(false);
-    expect(isInSubtree([1, 6, 9], [1, 5, 9])).toBe(false);
+    expect(subtreeEnd(p([1, 5, 9]))).toEqual(p([1, 5, 10]));
+    expect(subtreeEnd(p([1, 5, 255]))).toEqual(p([1, 5, 256]));
+    expect(isInSubtree(p([1, 5, 9, 3]), p([1, 5, 9]))).toBe(true);
+    expect(isInSubtree(p([1, 5, 9]), p([1, 5, 9]))).toBe(true);
+    expect(isInSubtree(p([1, 5]), p([1, 5, 9]))).toBe(false);
+    expect(isInSubtree(p([1, 6, 9]), p([1, 5, 9]))).toBe(false);
+  });
+
+  it('encode labels as 4 bytes big-endian, so byte order is label order', () => {
+    expect(p([1, 258]).toString('hex')).toBe('0000000100000102');
+    expect(decodePath(p([7, 2147483646, 0]))).toEqual([7, 2147483646, 0]);
+    expect(pathLength(p([3, 4, 5]))).toBe(3);
+    expect(childPath(p([3]), 4)).toEqual(p([3, 4]));
+    const sorted = [[2], [1, 300], [1, 2, 3], [1, 256], [1]].map(p).sort(Buffer.compare).map(decodePath);
+    expect(sorted).toEqual([[1], [1, 2, 3], [1, 256], [1, 300], [2]]);
   });
 });
 

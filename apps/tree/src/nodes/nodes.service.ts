@@ -29,6 +29,15 @@ import {
   type NodeRecord,
   type NodeRow,
 } from './node.record.js';
+import {
+  decodePath,
+  encodePath,
+  isInSubtree,
+  LABEL_BYTES,
+  pathLength,
+  subtreeEnd,
+  type NodePath,
+} from './paths.js';
 
 /** How many children `expand=all` embeds per node (the rest stay reachable through `links.child_nodes`). */
 export const MAX_EMBEDDED_CHILDREN = 100;
@@ -61,21 +70,11 @@ function functionError(err: unknown): DomainError | undefined {
   }
 }
 
-/** The first path after every path of the subtree rooted at `path` (exclusive upper bound). */
-export function subtreeEnd(path: readonly number[]): number[] {
-  return [...path.slice(0, -1), path[path.length - 1] + 1];
-}
-
-/** True when `path` is `root` itself or lies below it. */
-export function isInSubtree(path: readonly number[], root: readonly number[]): boolean {
-  return path.length >= root.length && root.every((label, i) => path[i] === label);
-}
-
 interface StructRow {
   id: string;
   tree_version_id: string;
   parent_id: string | null;
-  path: number[];
+  path: NodePath;
   depth: number;
   leaf: boolean;
 }
@@ -149,7 +148,7 @@ export class NodesService {
     const where = list.where ? ` AND ${list.where.sql}` : '';
     const values = [...p.values, ...(list.where?.params ?? [])];
     const text = `SELECT ${rawNodeColumns(lang !== undefined)} FROM tree_nodes n ${join.sql}
-                   WHERE n.tree_version_id = $1 AND n.path > $2::int[] AND n.path < $3${where}
+                   WHERE n.tree_version_id = $1 AND n.path > $2::bytea AND n.path < $3${where}
                    ORDER BY n.path LIMIT ${STREAM_BATCH}`;
     const batch = (after: string) =>
       withSql(this.ds, (sql) =>
@@ -163,7 +162,7 @@ export class NodesService {
     const wantsCounts = !list.fields || list.fields.includes('aggregations');
     const [firstRows] = await Promise.all([
       // The first batch is read before the response starts, so a failing query is still an ordinary error answer.
-      batch(`{${root.path.join(',')}}`),
+      batch(`\\x${root.path.toString('hex')}`),
       wantsCounts
         ? withSql(this.ds, (sql) =>
             sql.rows<{ parent_id: string; n: number }>(
@@ -338,7 +337,7 @@ export class NodesService {
       const parentId = dto.parent_id === undefined ? source.parent_id : dto.parent_id;
       const parent = parentId ? await this.parentFor(sql, scope, parentId) : undefined;
       const from = source.path;
-      const to = deep ? subtreeEnd(source.path) : [...source.path, 0];
+      const to = deep ? subtreeEnd(source.path) : Buffer.concat([source.path, encodePath([0])]);
       const count = deep
         ? Number(
             (await sql.one<{ n: number }>(
@@ -349,19 +348,19 @@ export class NodesService {
         : 1;
       const suffix = count > 1 ? await this.freeCopySuffix(sql, scope, from, to, dto.code) : '';
       const [base] = await this.allocateLabels(sql, scope.versionId, count);
-      const prefix = parent?.path ?? [];
-      const k = source.path.length; // 1-based position of the source's own label in every copied path
+      const prefix = parent ? decodePath(parent.path) : [];
+      const k = pathLength(source.path); // 1-based position of the source's own label in every copied path
       // One statement, one snapshot: s = the rows to copy in depth-first order (rank rn), m = old label -> new label,
       // np = each copy's path below the new parent (its labels mapped through m), then nodes and their translations.
       await sql
         .exec(
           `WITH s AS (
-             SELECT n.*, (row_number() OVER (ORDER BY n.path) - 1)::int AS rn
+             SELECT n.*, tree_path_labels(n.path) AS labels, (row_number() OVER (ORDER BY n.path) - 1)::int AS rn
                FROM tree_nodes n WHERE n.tree_version_id = $1 AND n.path >= $2 AND n.path < $3),
-           m AS (SELECT s.path[cardinality(s.path)] AS old_label, $4::int + s.rn AS new_label FROM s),
+           m AS (SELECT s.labels[cardinality(s.labels)] AS old_label, $4::int + s.rn AS new_label FROM s),
            np AS (
              SELECT s.id, array_agg(m.new_label ORDER BY u.ord) AS suffix
-               FROM s CROSS JOIN LATERAL unnest(s.path[$13:]) WITH ORDINALITY AS u(label, ord)
+               FROM s CROSS JOIN LATERAL unnest(s.labels[$13:]) WITH ORDINALITY AS u(label, ord)
                JOIN m ON m.old_label = u.label
               GROUP BY s.id),
            copied AS (
@@ -375,7 +374,7 @@ export class NodesService {
                     cardinality($12::int[]) + cardinality(np.suffix) - 1,
                     CASE WHEN s.rn = 0 AND NOT $14::boolean THEN true ELSE s.leaf END,
                     CASE WHEN s.rn = 0 THEN $15::uuid ELSE tree_node_id($1, np.suffix[cardinality(np.suffix) - 1]) END,
-                    $12::int[] || np.suffix,
+                    tree_path($12::int[] || np.suffix),
                     s.enabled, $16, $16
                FROM s JOIN np ON np.id = s.id
              RETURNING 1)
@@ -439,12 +438,11 @@ export class NodesService {
           : 'Cannot move a node under one of its own descendants (that would make a cycle)',
       );
     }
-    const prefix = parent?.path ?? [];
-    const k = node.path.length;
-    const delta = prefix.length + 1 - k;
+    const prefix = parent?.path ?? Buffer.alloc(0);
+    const delta = pathLength(prefix) + 1 - pathLength(node.path);
     await sql.exec(
       `UPDATE tree_nodes
-          SET path = $4::int[] || path[$5:],
+          SET path = $4::bytea || substring(path from $5::int),
               depth = depth + $6,
               parent_id = CASE WHEN id = $7 THEN $8::uuid ELSE parent_id END,
               updated_by = CASE WHEN id = $7 THEN $9::uuid ELSE updated_by END,
@@ -455,7 +453,7 @@ export class NodesService {
         node.path,
         subtreeEnd(node.path),
         prefix,
-        k,
+        node.path.length - LABEL_BYTES + 1, // 1-based first byte of the node's own label
         delta,
         node.id,
         parent?.id ?? null,
@@ -527,8 +525,8 @@ export class NodesService {
   private async freeCopySuffix(
     sql: Sql,
     scope: VersionScope,
-    from: number[],
-    to: number[],
+    from: NodePath,
+    to: NodePath,
     rootCode: string,
   ): Promise<string> {
     for (let n = 1; n <= MAX_COPY_SUFFIX; n++) {
@@ -612,7 +610,7 @@ export class NodesService {
     scope: VersionScope,
     query: Query,
     lang: Language | undefined,
-    opts: { defaultOrder: string; range?: { from: number[]; to: number[]; exclusiveFrom: boolean } },
+    opts: { defaultOrder: string; range?: { from: NodePath; to: NodePath; exclusiveFrom: boolean } },
   ): Promise<EnvelopeV1<Partial<NodeRecord>>> {
     const p = new Params();
     const versionParam = p.add(scope.versionId);

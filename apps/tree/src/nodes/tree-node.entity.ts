@@ -14,7 +14,7 @@ import { Audited } from '../common/audit.entity.js';
 @Entity({ name: 'tree_nodes' })
 @Unique('uq_tree_nodes_code', ['treeVersionId', 'code'])
 @Unique('uq_tree_nodes_path', ['treeVersionId', 'path'])
-@Check('ck_tree_nodes_depth', 'depth >= 0 AND depth = cardinality(path) - 1')
+@Check('ck_tree_nodes_depth', 'depth >= 0 AND length(path) = 4 * (depth + 1)')
 @Index('ix_tree_nodes_parent', ['parentId'])
 @Index('ix_tree_nodes_depth', ['treeVersionId', 'depth'])
 export class TreeNode extends Audited {
@@ -49,8 +49,9 @@ export class TreeNode extends Audited {
   @Column('uuid', { name: 'parent_id', nullable: true })
   parentId: string | null;
 
-  @Column('integer', { array: true })
-  path: number[];
+  /** The labels root first, 4 bytes big-endian each (migration 1790000400000; `paths.ts`). */
+  @Column('bytea')
+  path: Buffer;
 
   @Column('boolean', { default: true })
   enabled: boolean;

@@ -31,7 +31,7 @@ export async function copyVersionContent(
   ]);
   await sql.exec(
     `INSERT INTO tree_node_translations (tree_version_id, tree_node_id, language, name, description, created_by, updated_by)
-     SELECT $2, tree_node_id($2, n.path[cardinality(n.path)]), t.language, t.name, t.description, $3, $3
+     SELECT $2, tree_path_node_id($2, n.path), t.language, t.name, t.description, $3, $3
        FROM tree_node_translations t JOIN tree_nodes n ON n.tree_version_id = $1 AND n.id = t.tree_node_id
       WHERE t.tree_version_id = $1`,
     [sourceVersionId, targetVersionId, actorId],

@@ -23,9 +23,9 @@ export async function treeProblems(ds: DataSource, versionId: string): Promise<T
   const badParent = await ids(
     `SELECT n.id FROM tree_nodes n LEFT JOIN tree_nodes p ON p.id = n.parent_id
       WHERE n.tree_version_id = $1
-        AND (   (n.parent_id IS NULL) <> (cardinality(n.path) = 1)
+        AND (   (n.parent_id IS NULL) <> (length(n.path) = 4)
              OR (n.parent_id IS NOT NULL AND (p.id IS NULL OR p.tree_version_id <> n.tree_version_id
-                                              OR p.path <> n.path[1:cardinality(n.path) - 1])))`,
+                                              OR p.path <> substring(n.path for length(n.path) - 4))))`,
   );
   const badDepth = await ids(
     `WITH RECURSIVE up AS (
@@ -41,7 +41,7 @@ export async function treeProblems(ds: DataSource, versionId: string): Promise<T
         AND n.leaf <> NOT EXISTS (SELECT 1 FROM tree_nodes c WHERE c.parent_id = n.id)`,
   );
   const badId = await ids(
-    `SELECT n.id FROM tree_nodes n WHERE n.tree_version_id = $1 AND n.id <> tree_node_id($1, n.path[cardinality(n.path)])`,
+    `SELECT n.id FROM tree_nodes n WHERE n.tree_version_id = $1 AND n.id <> tree_node_id($1, (tree_path_labels(n.path))[length(n.path) / 4])`,
   );
   const [{ drift }] = (await ds.query(
     `SELECT v.node_count - (SELECT count(*)::int FROM tree_nodes n WHERE n.tree_version_id = v.id) AS drift
