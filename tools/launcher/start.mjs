@@ -157,6 +157,9 @@ async function startDatabase(dataDir, state) {
       port,
       password,
       detached: true,
+      // Large tree moves write megabytes of WAL in one transaction; a WAL writer waking every 10 ms (default 200 ms)
+      // has most of it on disk before COMMIT (docs/benchmarks.md, tree storage).
+      flags: ['-c', 'wal_writer_delay=10ms'],
       onLog: (text) => log.write(text),
     });
   } catch (err) {

@@ -206,7 +206,7 @@ describe('tree nodes over HTTP', () => {
     const x = await v.add('X', r.id);
     const y = await v.add('Y', r.id);
     await v.add('X1', x.id);
-    await v.add('Y1', y.id);
+    const y1 = await v.add('Y1', y.id);
     await v.add('X2', x.id);
 
     const all = await api.get(`${v.base}?total_count=true&fields=code,depth`).expect(200);
@@ -277,6 +277,18 @@ describe('tree nodes over HTTP', () => {
     };
     // Whole records: the same as the JSON list, also translated.
     await api.post(`${v.base}/${y.id}/translations`, { language: 'mn_MN', name: 'Уай' }).expect(201);
+    // Texts JSON must escape, metadata, a translated description: the stream writes them as the JSON list does.
+    const tricky = 'q " b \\ t \t n \n r \r bel \u0007 us \u001f del \u007f é 😀 \u2028 </script>';
+    await api
+      .patch(`${v.base}/${y1.id}`, {
+        name: tricky,
+        description: "it's",
+        metadata: { tags: ['x"y', tricky], fields: [{ name: 'n\\', value: 1.5 }] },
+      })
+      .expect(200);
+    await api
+      .post(`${v.base}/${y1.id}/translations`, { language: 'mn_MN', name: 'Уай 1', description: tricky })
+      .expect(201);
     for (const language of [undefined, 'mn-MN']) {
       const json = api.get(`${v.base}/${r.id}/descendants`);
       if (language) json.set('Accept-Language', language);
@@ -290,6 +302,12 @@ describe('tree nodes over HTTP', () => {
       { code: 'Y', depth: 1 },
       { code: 'Y1', depth: 2 },
     ]);
+    // q (its parameters follow the stream's own), fields with links and aggregations, translated.
+    const query = `?q=${encodeURIComponent("depth = 2 and code != 'X2'")}&fields=name,links,aggregations`;
+    const filtered2 = api.get(`${v.base}/${r.id}/descendants${query}`).set('Accept-Language', 'mn-MN');
+    const streamed = await ndjson(query, 'mn-MN');
+    expect(streamed).toEqual((await filtered2.expect(200)).body.items);
+    expect(streamed.map((n: Node) => n.name)).toEqual(['Name X1', 'Уай 1']);
   });
 
   it('honours Accept-Language with fallback to the base name', async () => {

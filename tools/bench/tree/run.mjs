@@ -13,6 +13,8 @@
 //   BENCH_ROUNDS     rounds of clone, export and import, per side (default 3).
 //   BENCH_JSON       write the results there as JSON.
 //   BENCH_KEEP=1     keep the databases (with BENCH_PG_URL) for a closer look; their names are printed.
+//   BENCH_PG_FLAGS   extra settings of the embedded PostgreSQL, "name=value name=value" (later ones win).
+//   BENCH_TREE_NODE_ARGS  extra node flags for apps/tree (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
 //   BENCH_ONLY       comma-separated subset of read,move,insert,clone,export,import to run (default: all; import
 //                    runs the export too, it imports that file). For experiments: a full run takes 15-25 minutes.
 // Prints a table (API | raw SQL | ratio | target) and the machine it ran on.
@@ -65,6 +67,15 @@ const PG_FLAGS = [
   // 11,111 nodes writes about 8 MB) then finds most of it already on disk at COMMIT. Measured on this VM: COMMIT of
   // such a move took 30-100 ms in about half of the runs with the default, 1-2 ms in most with 10 ms.
   ['wal_writer_delay', '10ms'],
+  // BENCH_PG_FLAGS="name=value name=value" adds settings or overrides the ones above (for experiments).
+  ...(process.env.BENCH_PG_FLAGS ?? '')
+    .split(/\s+/)
+    .filter(Boolean)
+    .map((kv) => {
+      const i = kv.indexOf('=');
+      if (i < 1) throw new Error(`BENCH_PG_FLAGS: expected name=value, got ${kv}`);
+      return [kv.slice(0, i), kv.slice(i + 1)];
+    }),
 ];
 
 const log = (...a) => console.error('[bench]', ...a);
@@ -106,8 +117,11 @@ const withDb = (url, db) => {
 };
 
 const procs = processGroup({ cwd: root, env, killAfterMs: 10_000 });
+// BENCH_TREE_NODE_ARGS: extra node flags for apps/tree, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
+const nodeArgs = (name) =>
+  name === 'apps/tree' ? (env.BENCH_TREE_NODE_ARGS ?? '').split(/\s+/).filter(Boolean) : [];
 const start = (name, main, childEnv, readyUrl) =>
-  procs.start(name, [main], {
+  procs.start(name, [...nodeArgs(name), main], {
     childEnv,
     ready: () => fetch(readyUrl).then((r) => r.status === 200),
     timeoutMs: 120_000,
@@ -404,6 +418,13 @@ try {
       'API under 300 ms',
       `runs ms: API ${apiMove.map((x) => x.toFixed(0)).join(', ')}; SQL ${rawMove.map((x) => x.toFixed(0)).join(', ')}`,
     );
+    // The moves left 2 x REPEAT x 11,114 dead row versions with their index entries. Vacuum them here, timed and
+    // reported, so that autovacuum does not do it during the next phases (in a full run without this step the leaf
+    // insert's p50 was 2.4 ms of raw SQL and 6.3 ms through the API, against 1.4-1.8 and 4.3-4.7 ms in runs of the
+    // insert alone).
+    t0 = performance.now();
+    await q('VACUUM (ANALYZE) tree_nodes');
+    notes.push(`VACUUM (ANALYZE) after the moves: ${(ms(t0) / 1000).toFixed(1)} s (not part of any timing)`);
   }
 
   // ------------------------------------------------------------------ fixed cost of one request, for reference
