@@ -16,7 +16,7 @@
 //   BENCH_PG_FLAGS   extra settings of the embedded PostgreSQL, "name=value name=value" (later ones win).
 //   BENCH_TREE_NODE_ARGS  extra node flags for apps/tree (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
 //   BENCH_ONLY       comma-separated subset of read,move,insert,clone,export,import to run (default: all; import
-//                    runs the export too, it imports that file). For experiments: a full run takes 15-25 minutes.
+//                    runs the export too, it imports that file). For experiments: a full run takes 8-25 minutes.
 // Prints a table (API | raw SQL | ratio | target) and the machine it ran on.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -117,7 +117,7 @@ const withDb = (url, db) => {
 };
 
 const procs = processGroup({ cwd: root, env, killAfterMs: 10_000 });
-// BENCH_TREE_NODE_ARGS: extra node flags for apps/tree, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
+// BENCH_TREE_NODE_ARGS (see the top) goes to apps/tree only.
 const nodeArgs = (name) =>
   name === 'apps/tree' ? (env.BENCH_TREE_NODE_ARGS ?? '').split(/\s+/).filter(Boolean) : [];
 const start = (name, main, childEnv, readyUrl) =>
