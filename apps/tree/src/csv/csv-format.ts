@@ -96,3 +96,19 @@ export function lineProblems(fields: string[], layout: CsvLayout): string[] {
   }
   return out;
 }
+
+const NEEDS_QUOTES = /[",\r\n]/;
+
+/**
+ * One CSV line of the exchange format, `\n`-terminated: a field is quoted (inner quotes doubled) when it holds a
+ * quote, a comma or a line break, as RFC 4180 asks, and written as it is otherwise (null: empty).
+ */
+export function csvLine(fields: readonly (string | null)[]): string {
+  let line = '';
+  for (let i = 0; i < fields.length; i++) {
+    const v = fields[i] ?? '';
+    if (i > 0) line += ',';
+    line += NEEDS_QUOTES.test(v) ? `"${v.replace(/"/g, '""')}"` : v;
+  }
+  return `${line}\n`;
+}

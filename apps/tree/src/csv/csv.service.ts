@@ -2,7 +2,6 @@ import { Readable } from 'node:stream';
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { parse } from 'csv-parse';
-import { stringify } from 'csv-stringify/sync';
 import type { DataSource } from 'typeorm';
 import { DomainError, ErrorCode, invalidRequest, type ErrorDetail } from '@gatehouse/errors';
 import { SERVICE_ENV } from '@gatehouse/service';
@@ -10,8 +9,9 @@ import type { Actor } from '../common/actor.js';
 import { LANGUAGES, type Language } from '../common/language.js';
 import { lockVersion, resolveVersion } from '../common/scope.js';
 import { inTransaction, withSql, type Sql } from '../common/sql.js';
+import { ChunkWriter } from '../common/stream.js';
 import { type NodePath } from '../nodes/paths.js';
-import { BASE_COLUMNS, lineProblems, parseHeader, type CsvLayout } from './csv-format.js';
+import { BASE_COLUMNS, csvLine, lineProblems, parseHeader, type CsvLayout } from './csv-format.js';
 
 /** Rows per INSERT into the staging table while the upload streams in. */
 const LOAD_BATCH = 5000;
@@ -75,7 +75,7 @@ export class CsvService {
   async export(treeCode: string, version: string): Promise<Readable> {
     const scope = await withSql(this.ds, (sql) => resolveVersion(sql, treeCode, version));
     const ds = this.ds;
-    async function* chunks(): AsyncGenerator<string> {
+    async function* chunks(): AsyncGenerator<Buffer> {
       const runner = ds.createQueryRunner();
       await runner.connect();
       try {
@@ -89,7 +89,8 @@ export class CsvService {
         );
         const languages = LANGUAGES.filter((l) => used.some((u) => u.language === l));
         const header = [...BASE_COLUMNS, ...languages.flatMap((l) => [`name@${l}`, `description@${l}`])];
-        yield stringify([header]);
+        const out = new ChunkWriter();
+        out.write(csvLine(header));
         const joins = languages
           .map(
             (l, i) =>
@@ -111,19 +112,20 @@ export class CsvService {
             [scope.versionId, after],
           );
           if (rows.length === 0) break;
-          const records: (string | null)[][] = [];
           for (const r of rows) {
             while (stack.length > 0 && stack[stack.length - 1].path.length >= r.path.length) stack.pop();
             const parent = stack.length > 0 ? stack[stack.length - 1].code : '';
             stack.push({ path: r.path, code: r.code });
             const line: (string | null)[] = [r.code, parent, r.name, r.description ?? ''];
             languages.forEach((_, i) => line.push(r[`n${i}`] ?? '', r[`d${i}`] ?? ''));
-            records.push(line);
+            const full = out.write(csvLine(line));
+            if (full) yield full;
           }
-          yield stringify(records);
           if (rows.length < EXPORT_BATCH) break;
           after = rows[rows.length - 1].path;
         }
+        const rest = out.take();
+        if (rest) yield rest;
         await runner.commitTransaction();
       } finally {
         if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);

@@ -18,6 +18,7 @@ import type { Actor } from '../common/actor.js';
 import type { Language } from '../common/language.js';
 import { resolveAndLockVersion, resolveVersion, type VersionScope } from '../common/scope.js';
 import { inTransaction, Params, uniqueConflict, withSql, type Sql } from '../common/sql.js';
+import { ChunkWriter } from '../common/stream.js';
 import type { CloneNodeDto, CreateNodeDto, UpdateNodeDto } from './dto/node.dto.js';
 import {
   nodeColumns,
@@ -43,8 +44,6 @@ import {
 export const MAX_EMBEDDED_CHILDREN = 100;
 /** Rows per database round trip when streaming a subtree. */
 export const STREAM_BATCH = 10000;
-/** Bytes per chunk written to the response when streaming a subtree. */
-const STREAM_CHUNK_BYTES = 256 * 1024;
 /** Labels are int4 and a subtree's upper bound is `label + 1`. */
 const MAX_LABEL = 2_147_483_646;
 /** Attempts at finding a free `-copy-<n>` suffix for a deep clone. */
@@ -176,30 +175,21 @@ export class NodesService {
         : undefined,
     ]);
     const write = nodeJsonWriter(list.fields, scope);
-    // Each line is encoded into a buffer of STREAM_CHUNK_BYTES as soon as it is made, and full buffers are sent:
-    // joining a batch's lines into one string first cost more than everything else (V8 flattened a 10 MB rope,
-    // then encoded it, and collected the pieces), twice the raw SQL's time for a 111,111-node subtree.
     async function* chunks(): AsyncGenerator<Buffer> {
+      const out = new ChunkWriter();
       let rows = firstRows;
-      let buf = Buffer.allocUnsafe(STREAM_CHUNK_BYTES);
-      let at = 0;
       while (rows.length > 0) {
         // Read the next batch while this one is turned into JSON and sent.
         const next = rows.length === STREAM_BATCH ? batch(rows[rows.length - 1].k) : undefined;
         next?.catch(() => undefined); // awaited below; an early failure must not be an unhandled rejection
         for (const row of rows) {
-          const line = `${write(row, counts.get(row.id) ?? 0)}\n`;
-          const most = line.length * 3; // UTF-8 bytes of a UTF-16 string, at most
-          if (at + most > buf.length) {
-            if (at > 0) yield buf.subarray(0, at);
-            buf = Buffer.allocUnsafe(Math.max(STREAM_CHUNK_BYTES, most));
-            at = 0;
-          }
-          at += buf.write(line, at);
+          const full = out.write(`${write(row, counts.get(row.id) ?? 0)}\n`);
+          if (full) yield full;
         }
         rows = next ? await next : [];
       }
-      if (at > 0) yield buf.subarray(0, at);
+      const rest = out.take();
+      if (rest) yield rest;
     }
     return Readable.from(chunks(), { objectMode: false });
   }
