@@ -8,3 +8,4 @@ export * from './bootstrap.js';
 export * from './system.js';
 export * from './env.js';
 export { isUuid, rows, type Queryable } from './sql.js';
+export * from './effective-permissions.js';
