@@ -107,6 +107,7 @@ export class TokenServer {
       reloadKeys: (kid) => this.reloadForKid(kid),
       data,
       issuer: this.issuer,
+      defaultAccessTokenTtlSec: opts.env.AUTH_ACCESS_TOKEN_TTL_SEC,
     });
   }
 

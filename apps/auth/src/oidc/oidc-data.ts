@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import {
   clientResourceAccess,
+  effectiveUserScopes,
   findClientForOidc,
   findUserByLogin,
   isUuid,
@@ -107,6 +108,37 @@ export class OidcData {
     const known = requestMemo.getStore()?.access.get(accessKey(clientId, identifier));
     if (known) return known;
     return (await clientResourceAccess(this.sql, clientId, identifier, this.box)) ?? undefined;
+  }
+
+  /**
+   * The client and its access to the resource `identifier` of its instance, in one statement (memoised for the
+   * request like findClient and resourceAccess).
+   */
+  async clientAndAccess(
+    clientId: string,
+    identifier: string,
+  ): Promise<{ client?: OidcClientRecord; access?: ClientResourceAccess }> {
+    if (!isUuid(clientId)) return {};
+    const memo = requestMemo.getStore();
+    const key = accessKey(clientId, identifier);
+    const knownClient = memo?.clients.get(clientId);
+    const knownAccess = memo?.access.get(key);
+    if (knownClient && knownAccess) return { client: await knownClient, access: await knownAccess };
+    const joined = this.readClientAndAccess(clientId, identifier);
+    if (memo) {
+      const client = joined.then((r) => r.client);
+      const access = joined.then((r) => r.access);
+      client.catch(() => undefined);
+      access.catch(() => undefined);
+      memo.clients.set(clientId, client);
+      memo.access.set(key, access);
+    }
+    return joined;
+  }
+
+  /** The scopes of `resourceId` that the user holds in effect (its permissions, roles and groups). */
+  effectiveUserScopes(userId: string, resourceId: string): Promise<string[]> {
+    return effectiveUserScopes(this.sql, userId, resourceId);
   }
 
   async findUserById(userId: string): Promise<User | undefined> {

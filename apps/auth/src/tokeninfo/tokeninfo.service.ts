@@ -7,9 +7,10 @@ import {
   jwtVerify,
   type JSONWebKeySet,
   type JWTPayload,
+  type JWTVerifyOptions,
 } from 'jose';
 import type Provider from 'oidc-provider';
-import type { OidcClientRecord, OidcData, User } from '../oidc/oidc-data.js';
+import type { ClientResourceAccess, OidcClientRecord, OidcData, User } from '../oidc/oidc-data.js';
 
 /** Document 1's introspection response, plus `aud`, `sub`, `iss` (RFC 7662) and `tenant_id` when the client has one. */
 export interface ActiveTokenInfo {
@@ -59,7 +60,19 @@ export interface TokenInfoDeps {
   reloadKeys(kid: string | undefined): Promise<boolean>;
   data: OidcData;
   issuer: string;
+  /** Lifetime of access tokens for a resource without its own token_lifetime (AUTH_ACCESS_TOKEN_TTL_SEC). */
+  defaultAccessTokenTtlSec: number;
   clockToleranceSec?: number;
+}
+
+/** Seconds an access token's exp - iat may exceed its resource's lifetime (issuance rounds to whole seconds). */
+const LIFETIME_SLACK_SEC = 5;
+
+/** The one audience of a token (a string, or an array of exactly one string); undefined otherwise. */
+function singleAudience(aud: unknown): string | undefined {
+  if (typeof aud === 'string') return aud || undefined;
+  if (Array.isArray(aud) && aud.length === 1 && typeof aud[0] === 'string') return aud[0] || undefined;
+  return undefined;
 }
 
 interface OpaqueToken {
@@ -125,26 +138,35 @@ export class TokenInfoService {
     } catch {
       return INACTIVE;
     }
+    // Only what this server issues: our iss, one audience, a client, an expiry. A token naming several audiences
+    // (e.g. a resource whose secret the caller knows, plus the management API) is never ours.
     if (unverified.iss !== this.deps.issuer || typeof unverified.client_id !== 'string') return INACTIVE;
-    const client = await this.client(unverified.client_id, caller);
-    if (!client) return INACTIVE;
+    const aud = singleAudience(unverified.aud);
+    if (!aud || typeof unverified.exp !== 'number' || typeof unverified.iat !== 'number') return INACTIVE;
+    const { client, access } = await this.clientAndAccess(unverified.client_id, aud, caller);
+    // The audience must be a resource of the client's instance that the client is (still) authorized on.
+    if (!client || !access?.authorized) return INACTIVE;
+    const { resource } = access;
+    const alg = String(header.alg ?? '');
+    // The token's algorithm must be the resource's own: an HS256 secret verifies only tokens of that one
+    // resource, and never a token of a resource signed with our keys (or opaque).
+    if (alg !== (resource.signingAlgorithm ?? '').toUpperCase()) return INACTIVE;
 
     let payload: JWTPayload;
     try {
       const opts = {
         issuer: this.deps.issuer,
+        audience: aud,
         typ: 'at+jwt',
+        requiredClaims: ['exp', 'iat'],
         clockTolerance: this.deps.clockToleranceSec ?? 0,
       };
-      if (header.alg === 'HS256') {
-        const aud = Array.isArray(unverified.aud) ? unverified.aud[0] : unverified.aud;
-        if (!aud) return INACTIVE;
-        const secret = (await this.deps.data.resourceAccess(client.id, aud))?.resource.signingSecret;
-        if (!secret) return INACTIVE;
-        const key = Buffer.from(secret);
+      if (alg === 'HS256') {
+        if (!resource.signingSecret || resource.isSystem) return INACTIVE;
+        const key = Buffer.from(resource.signingSecret);
         ({ payload } = await jwtVerify(token, key, { ...opts, algorithms: ['HS256'] }));
-      } else if (header.alg === 'RS256' || header.alg === 'ES256') {
-        payload = await this.verifyAsymmetric(token, header.kid, opts);
+      } else if (alg === 'RS256' || alg === 'ES256') {
+        payload = await this.verifyAsymmetric(token, header.kid, alg, opts);
       } else {
         return INACTIVE;
       }
@@ -152,6 +174,10 @@ export class TokenInfoService {
       if (err instanceof joseErrors.JOSEError) return INACTIVE;
       throw err;
     }
+    // No longer-lived than the resource lets this server issue (a few seconds of slack for clock rounding).
+    const maxLifetime =
+      resource.tokenLifetime > 0 ? resource.tokenLifetime : this.deps.defaultAccessTokenTtlSec;
+    if ((payload.exp as number) - (payload.iat as number) > maxLifetime + LIFETIME_SLACK_SEC) return INACTIVE;
 
     const grantId = typeof payload.grant_id === 'string' ? payload.grant_id : undefined;
     if (grantId && !(await this.deps.provider().Grant.adapter.find(grantId))) return INACTIVE;
@@ -161,11 +187,16 @@ export class TokenInfoService {
       user = await this.deps.data.findUserById(sub);
       if (!user || user.isBlocked) return INACTIVE;
     }
+    const scope = await this.currentScope(
+      typeof payload.scope === 'string' ? payload.scope : '',
+      access,
+      user,
+    );
     return {
       active: true,
       token_type: 'Bearer',
       client_id: client.id,
-      scope: typeof payload.scope === 'string' ? payload.scope : '',
+      scope,
       ...(user ? { username: usernameOf(user) } : {}),
       exp: iso(payload.exp),
       iat: iso(payload.iat),
@@ -173,23 +204,49 @@ export class TokenInfoService {
       subject: sub,
       sub,
       jti: payload.jti,
-      aud: payload.aud,
+      aud,
       iss: this.deps.issuer,
-      ...(typeof payload.tenant_id === 'string' ? { tenant_id: payload.tenant_id } : {}),
+      ...(client.tenantId ? { tenant_id: client.tenantId } : {}),
     };
+  }
+
+  /** The client (the caller's own record when it is the token's client) and its access to the audience. */
+  private async clientAndAccess(
+    clientId: string,
+    aud: string,
+    caller?: OidcClientRecord,
+  ): Promise<{ client?: OidcClientRecord; access?: ClientResourceAccess }> {
+    if (caller?.id === clientId)
+      return { client: caller, access: await this.deps.data.resourceAccess(clientId, aud) };
+    return this.deps.data.clientAndAccess(clientId, aud);
+  }
+
+  /**
+   * The scopes of an issued token that still hold: those the client is granted on the resource now, and for a
+   * user token of an RBAC resource those the user still holds in effect. A revoked permission is gone at once.
+   */
+  private async currentScope(issued: string, access: ClientResourceAccess, user?: User): Promise<string> {
+    const granted = new Set(access.scopes);
+    let kept = issued.split(' ').filter((s) => s && granted.has(s));
+    if (user && access.resource.rbacEnabled && kept.length) {
+      const effective = new Set(await this.deps.data.effectiveUserScopes(user.id, access.resource.id));
+      kept = kept.filter((s) => effective.has(s));
+    }
+    return kept.join(' ');
   }
 
   private async verifyAsymmetric(
     token: string,
     kid: string | undefined,
-    opts: { issuer: string; typ: string; clockTolerance: number },
+    alg: string,
+    opts: JWTVerifyOptions,
   ) {
     try {
-      return (await jwtVerify(token, this.keySet(), { ...opts, algorithms: ['RS256', 'ES256'] })).payload;
+      return (await jwtVerify(token, this.keySet(), { ...opts, algorithms: [alg] })).payload;
     } catch (err) {
       // Signed by a key another process just added: reload the published keys once and try again.
       if (err instanceof joseErrors.JWKSNoMatchingKey && (await this.deps.reloadKeys(kid))) {
-        return (await jwtVerify(token, this.keySet(), { ...opts, algorithms: ['RS256', 'ES256'] })).payload;
+        return (await jwtVerify(token, this.keySet(), { ...opts, algorithms: [alg] })).payload;
       }
       throw err;
     }
@@ -216,7 +273,18 @@ export class TokenInfoService {
   }
 
   private async describeOpaque(t: OpaqueToken, caller?: OidcClientRecord): Promise<TokenInfo> {
-    const client = await this.client(t.clientId, caller);
+    const isAccessToken = t.kind !== 'RefreshToken';
+    let aud: string | undefined;
+    let client: OidcClientRecord | undefined;
+    let access: ClientResourceAccess | undefined;
+    if (isAccessToken && t.aud !== undefined) {
+      aud = singleAudience(t.aud);
+      if (!aud) return INACTIVE;
+      ({ client, access } = await this.clientAndAccess(t.clientId, aud, caller));
+      if (!access?.authorized) return INACTIVE;
+    } else {
+      client = await this.client(t.clientId, caller);
+    }
     if (!client) return INACTIVE;
     if (t.grantId && !(await this.deps.provider().Grant.adapter.find(t.grantId))) return INACTIVE;
     let user: User | undefined;
@@ -225,12 +293,12 @@ export class TokenInfoService {
       if (!user || user.isBlocked) return INACTIVE;
     }
     const sub = t.accountId ?? t.clientId;
-    const tenant = t.extra?.tenant_id;
+    const scope = access ? await this.currentScope(t.scope ?? '', access, user) : (t.scope ?? '');
     return {
       active: true,
-      token_type: t.kind === 'RefreshToken' ? 'refresh_token' : 'Bearer',
+      token_type: isAccessToken ? 'Bearer' : 'refresh_token',
       client_id: t.clientId,
-      scope: t.scope ?? '',
+      scope,
       ...(user ? { username: usernameOf(user) } : {}),
       exp: iso(t.exp),
       iat: iso(t.iat),
@@ -238,9 +306,9 @@ export class TokenInfoService {
       subject: sub,
       sub,
       jti: t.jti,
-      ...(t.aud !== undefined ? { aud: t.aud } : {}),
+      ...(aud !== undefined ? { aud } : t.aud !== undefined ? { aud: t.aud } : {}),
       iss: this.deps.issuer,
-      ...(typeof tenant === 'string' ? { tenant_id: tenant } : {}),
+      ...(client.tenantId ? { tenant_id: client.tenantId } : {}),
     };
   }
 

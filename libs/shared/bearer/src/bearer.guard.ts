@@ -69,6 +69,11 @@ export class BearerGuard implements CanActivate {
       challenge(', error="invalid_token"');
       throw unauthorized('The access token is invalid, expired or revoked');
     }
+    // The token server issues tokens for exactly one audience; one naming several is not its own.
+    if (caller.audience.length > 1) {
+      challenge(', error="invalid_token", error_description="a token must name exactly one audience"');
+      throw unauthorized('The access token names more than one audience');
+    }
     if (!caller.audience.includes(this.opts.audience)) {
       challenge(`, error="invalid_token", error_description="audience must be ${this.opts.audience}"`);
       throw forbidden(`The access token is not for this API: its audience must be ${this.opts.audience}`);

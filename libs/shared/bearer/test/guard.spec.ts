@@ -65,6 +65,11 @@ describe('BearerGuard in a Nest app', () => {
     server.tokens.set('reader', { ...base, scope: 'trees:read', aud: 'urn:gatehouse:tree', tenant_id: 't9' });
     server.tokens.set('admin', { ...base, scope: 'trees:read settings:write', aud: ['urn:gatehouse:tree'] });
     server.tokens.set('other-api', { ...base, scope: 'trees:read', aud: 'urn:gatehouse:management' });
+    server.tokens.set('two-audiences', {
+      ...base,
+      scope: 'trees:read settings:write',
+      aud: ['https://evil.example', 'urn:gatehouse:tree'],
+    });
   });
   afterAll(async () => {
     await app?.close();
@@ -125,6 +130,15 @@ describe('BearerGuard in a Nest app', () => {
     const aud = await request(http).get('/api/v1/trees').set('Authorization', 'Bearer other-api').expect(403);
     expect(aud.body.code).toBe('forbidden');
     expect(aud.body.message).toContain('urn:gatehouse:tree');
+  });
+
+  it('issue 11 hole 1: 401 invalid_token for a token naming more than one audience', async () => {
+    const res = await request(http)
+      .get('/api/v1/trees')
+      .set('Authorization', 'Bearer two-audiences')
+      .expect(401);
+    expect(res.body.code).toBe('unauthorized');
+    expect(res.headers['www-authenticate']).toContain('error="invalid_token"');
   });
 
   it('503 when the token server is unreachable and the token is not cached; cached tokens still pass', async () => {
