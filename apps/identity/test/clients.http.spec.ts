@@ -193,7 +193,9 @@ describe.each(VERSIONS)('Clients under /api/%s', (v: Version) => {
       expect(expanded.body.permissions).toEqual([]);
       expect(expanded.body).not.toHaveProperty('links');
       expect(expanded.body.resources).toEqual([]);
-      await m.call('get', `${base}/${id}`, reader.token).expect(200);
+      // Issue 11 hole 2: clients:read alone shows no secret; the default client holds clients:read_secrets.
+      const plain = await m.call('get', `${base}/${id}`, reader.token).expect(200);
+      expect(plain.body).not.toHaveProperty('client_secret');
     });
 
     it('400 for a malformed id, an unknown field or expand value; 404 for an unknown id', async () => {
@@ -314,8 +316,9 @@ describe.each(VERSIONS)('Clients under /api/%s', (v: Version) => {
         app_metadata: [{ key: 'b', value: '2' }],
         updated_by: updater.id,
         created_by: m.auth.clientId,
-        client_secret: c.client_secret,
       });
+      // Issue 11 hole 2: a modify answer shows no secret to a caller without clients:read_secrets.
+      expect(res.body).not.toHaveProperty('client_secret');
       expect(res.body.client_metadata).not.toHaveProperty('refresh_token');
       if (v === 'v2') {
         const typed = await m

@@ -117,3 +117,170 @@ describe('issue 11 hole 1: forged HS256 tokens', () => {
     expect(row.signing_secret_enc).toBeNull();
   });
 });
+
+describe('issue 11 hole 2: secrets on read', () => {
+  it("clients:read shows no client secret, not even the default client's; clients:read_secrets does", async () => {
+    const reader = await m.caller(['clients:read', 'resources:read']);
+    const one = await m.call('get', `/api/v1/clients/${m.auth.clientId}`, reader.token).expect(200);
+    expect(one.body).not.toHaveProperty('client_secret');
+    expect(JSON.stringify(one.body)).not.toContain(m.auth.clientSecret);
+    for (const path of [
+      '/api/v1/clients?limit=100',
+      '/api/v2/clients?limit=100',
+      '/api/v1/clients?expand=all',
+    ]) {
+      const list = await m.call('get', path, reader.token).expect(200);
+      expect(JSON.stringify(list.body)).not.toContain(m.auth.clientSecret);
+    }
+    const v2 = await m.call('get', `/api/v2/clients/${m.auth.clientId}`, reader.token).expect(200);
+    expect(JSON.stringify(v2.body)).not.toContain(m.auth.clientSecret);
+    // fields=client_secret asks for it by name: still not there.
+    const asked = await m
+      .call('get', `/api/v1/clients/${m.auth.clientId}?fields=id,client_secret`, reader.token)
+      .expect(200);
+    expect(asked.body).toEqual({ id: m.auth.clientId });
+
+    const admin = await m.call('get', `/api/v1/clients/${m.auth.clientId}`).expect(200);
+    expect(admin.body.client_secret).toBe(m.auth.clientSecret);
+  });
+
+  it('resources:read shows no signing secret; the create and rotate answers show it once', async () => {
+    const writer = await m.caller(['resources:read', 'resources:write']);
+    const identifier = `https://${uniq('hs')}.test`;
+    const created = await m
+      .call('post', '/api/v1/resources', writer.token)
+      .send({
+        resource_type: 'api',
+        resource_name: uniq('Hs'),
+        resource_metadata: { identifier_url: identifier, signing_algorithm: 'HS256' },
+      })
+      .expect(201);
+    const secret = created.body.resource_metadata.signing_secret as string;
+    expect(secret).toMatch(/^[\w-]{43}$/);
+    const read = await m.call('get', `/api/v1/resources/${created.body.id}`, writer.token).expect(200);
+    expect(read.body.resource_metadata).not.toHaveProperty('signing_secret');
+    const renamed = await m
+      .call('patch', `/api/v1/resources/${created.body.id}`, writer.token)
+      .send({ resource_name: uniq('Renamed') })
+      .expect(200);
+    expect(JSON.stringify(renamed.body)).not.toContain(secret);
+    const v2 = await m.call('get', `/api/v2/resources/${created.body.id}`, writer.token).expect(200);
+    expect(JSON.stringify(v2.body)).not.toContain(secret);
+    const list = await m.call('get', '/api/v1/resources?limit=100&expand=all', writer.token).expect(200);
+    expect(JSON.stringify(list.body)).not.toContain(secret);
+    // A new secret set through modify is shown in that answer.
+    const rotated = await m
+      .call('patch', `/api/v1/resources/${created.body.id}`, writer.token)
+      .send({ resource_metadata: { signing_secret: 'a-brand-new-resource-secret-0123456789abcdef' } })
+      .expect(200);
+    expect(rotated.body.resource_metadata.signing_secret).toBe(
+      'a-brand-new-resource-secret-0123456789abcdef',
+    );
+    // The default client holds resources:read_secrets.
+    const admin = await m.call('get', `/api/v1/resources/${created.body.id}`).expect(200);
+    expect(admin.body.resource_metadata.signing_secret).toBe('a-brand-new-resource-secret-0123456789abcdef');
+  });
+
+  it('a client cannot grant itself, or a client it made, management scopes it does not hold', async () => {
+    const mgmt = await m.managementResource();
+    const attacker = await m.caller(['clients:write', 'clients:read']);
+    const grant = (clientId: string, names: string[], token = attacker.token) =>
+      m
+        .call('post', `/api/v1/clients/${clientId}/permissions`, token)
+        .send({ permissions: [{ resource_id: mgmt.id, scopes: names.map((n) => mgmt.scopes[n]) }] });
+
+    const self = await grant(attacker.id, ['clients:read_secrets']);
+    expect(self.status).toBe(403);
+    expect(self.body).toEqual({
+      code: 'forbidden',
+      message: expect.stringContaining('clients:read_secrets'),
+    });
+
+    const puppet = (
+      await m
+        .call('post', '/api/v1/clients', attacker.token)
+        .send({ client_name: uniq('puppet') })
+        .expect(201)
+    ).body as { id: string; client_secret: string };
+    await m
+      .call('post', `/api/v1/clients/${puppet.id}/resources`, attacker.token)
+      .send({ resources: [mgmt.id] })
+      .expect(204);
+    const escalate = await grant(puppet.id, ['users:write', 'clients:read_secrets']);
+    expect(escalate.status).toBe(403);
+    // What it holds itself it may pass on.
+    await grant(puppet.id, ['clients:read']).expect(204);
+    const held = await m.ds.query(
+      `SELECT s.scope_name FROM client_permissions p JOIN scopes s ON s.id = p.scope_id WHERE p.client_id = $1`,
+      [puppet.id],
+    );
+    expect(held.map((r: { scope_name: string }) => r.scope_name)).toEqual(['clients:read']);
+  });
+
+  it('only the default client holds the read_secrets scopes after start', async () => {
+    const holders = await m.ds.query(
+      `SELECT DISTINCT p.client_id, s.scope_name FROM client_permissions p JOIN scopes s ON s.id = p.scope_id
+        WHERE s.scope_name IN ('clients:read_secrets', 'resources:read_secrets')`,
+    );
+    expect(holders.length).toBe(2);
+    for (const h of holders) expect(h.client_id).toBe(m.auth.clientId);
+  });
+});
+
+describe('issue 11 hole 3: tenant-less non-global clients', () => {
+  it('is_global false without tenant_id is 400 and writes nothing', async () => {
+    const name = uniq('nontenant');
+    const res = await m
+      .call('post', '/api/v1/clients')
+      .send({ client_name: name, is_global: false })
+      .expect(400);
+    expect(res.body).toEqual({
+      code: 'invalid_request',
+      message: expect.stringContaining('tenant_id'),
+      details: expect.any(Array),
+    });
+    expect(await m.ds.query(`SELECT 1 FROM clients WHERE client_name = $1`, [name])).toHaveLength(0);
+    const v2 = await m.call('post', '/api/v2/clients').send({ client_name: name, is_global: false });
+    expect(v2.status).toBe(400);
+
+    const global = (
+      await m
+        .call('post', '/api/v1/clients')
+        .send({ client_name: uniq('g') })
+        .expect(201)
+    ).body;
+    await m.call('patch', `/api/v1/clients/${global.id}`).send({ is_global: false }).expect(400);
+    const [row] = await m.ds.query(`SELECT is_global FROM clients WHERE id = $1`, [global.id]);
+    expect(row.is_global).toBe(true);
+  });
+
+  it('a non-global client left without a tenant (older data) sees no tenant-less record', async () => {
+    const caller = await m.caller(['clients:read', 'resources:read', 'users:read', 'clients:write']);
+    // Rows from before the rule: made non-global without a tenant behind the API's back.
+    await m.ds.query(`UPDATE clients SET is_global = false, tenant_id = NULL WHERE id = $1`, [caller.id]);
+    const clients = await m.call('get', '/api/v1/clients?limit=100', caller.token).expect(200);
+    expect(clients.body.items).toEqual([]);
+    await m.call('get', `/api/v1/clients/${m.auth.clientId}`, caller.token).expect(404);
+    const resources = await m.call('get', '/api/v1/resources?limit=100', caller.token).expect(200);
+    expect(resources.body.items).toEqual([]);
+    const mgmt = await m.managementResource();
+    await m.call('get', `/api/v1/resources/${mgmt.id}`, caller.token).expect(404);
+    const users = await m.call('get', '/api/v1/users?limit=100', caller.token).expect(200);
+    expect(users.body.items).toEqual([]);
+    // Nor can it create tenant-less records.
+    await m
+      .call('post', '/api/v1/clients', caller.token)
+      .send({ client_name: uniq('x') })
+      .expect(403);
+  });
+
+  it('a tenant-bound client does not reach the default client or the system resources', async () => {
+    const tenant = await m.tenant();
+    const caller = await m.caller(['clients:read', 'resources:read'], { tenantId: tenant, isGlobal: false });
+    await m.call('get', `/api/v1/clients/${m.auth.clientId}`, caller.token).expect(404);
+    const mgmt = await m.managementResource();
+    await m.call('get', `/api/v1/resources/${mgmt.id}`, caller.token).expect(404);
+    const list = await m.call('get', '/api/v1/clients?limit=100', caller.token).expect(200);
+    expect(list.body.items.every((c: { tenant_id: string }) => c.tenant_id === tenant)).toBe(true);
+  });
+});

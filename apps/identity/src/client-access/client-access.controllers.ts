@@ -120,13 +120,15 @@ export function clientPermissionsController(v: ApiVersion): Type<unknown> {
       summary: 'Grant permissions to a client',
       description:
         'Idempotent; the next token of the client carries the scopes. An unknown resource, or a scope that is not ' +
-        "one of its resource's: 404. A resource not authorized to the client: 409. Nothing is written on an error." +
+        "one of its resource's: 404. A resource not authorized to the client: 409. A scope of a system resource " +
+        '(management or tree API), or any scope granted to the calling client itself, must already be held by the ' +
+        'calling client: 403 naming the scopes otherwise. Nothing is written on an error.' +
         (v === 'v2' ? ' Under v2 resource_id may be left out: each scope names its resource.' : ''),
     })
     @ApiUuidParams('client_id')
     @ApiBody({ type: Body })
     @ApiNoContent('Granted')
-    @ApiErrorResponses(400, 404, 409)
+    @ApiErrorResponses(400, 403, 404, 409)
     async grant(
       @CallerAccess() a: Access,
       @UuidParam('client_id') id: string,

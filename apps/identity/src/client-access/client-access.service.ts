@@ -150,6 +150,7 @@ export class ClientAccessService {
     await this.ds.transaction(async (m) => {
       const client = await findClient(m, access, clientId, { lock: true });
       const pairs = await this.resolveScopes(m, access, entries);
+      await this.assertGrantable(m, access, client, pairs);
       const resourceIds = [...new Set(pairs.map((p) => p.resource_id))];
       const authorized = await rows<{ resource_id: string }>(
         m,
@@ -194,6 +195,34 @@ export class ClientAccessService {
     });
   }
 
+  /**
+   * Nobody grants more than it holds: a scope of a system resource (the management and tree APIs), and any scope a
+   * client grants to itself, must already be granted to the calling client (403 naming the scopes otherwise).
+   * Without this, `clients:write` would be every scope there is: a caller could grant itself, or a client it
+   * made, `clients:read_secrets` or `users:write`.
+   */
+  private async assertGrantable(
+    m: Queryable,
+    access: Access,
+    client: ClientRow,
+    pairs: { scope_id: string; scope_name: string; is_system: boolean }[],
+  ): Promise<void> {
+    const guarded = pairs.filter((p) => p.is_system || client.id === access.clientId);
+    if (!guarded.length) return;
+    const held = await rows<{ scope_id: string }>(
+      m,
+      `SELECT scope_id FROM client_permissions WHERE client_id = $1 AND scope_id = ANY($2::uuid[])`,
+      [access.clientId, guarded.map((p) => p.scope_id)],
+    );
+    const heldIds = new Set(held.map((h) => h.scope_id));
+    const missing = guarded.filter((p) => !heldIds.has(p.scope_id)).map((p) => p.scope_name);
+    if (missing.length) {
+      throw forbidden(
+        `A client can grant only scopes it holds itself${client.id === access.clientId ? ' (and none to itself that it lacks)' : ''}; the caller lacks ${missing.join(', ')}`,
+      );
+    }
+  }
+
   /** The path side must exist (404); the body side too, every id of it (404 naming the missing ones). */
   private async sides(
     m: Queryable,
@@ -225,20 +254,23 @@ export class ClientAccessService {
     m: Queryable,
     access: Access,
     entries: PermissionEntry[],
-  ): Promise<{ resource_id: string; scope_id: string; is_system: boolean }[]> {
+  ): Promise<{ resource_id: string; scope_id: string; scope_name: string; is_system: boolean }[]> {
     const scopeIds = dedupe(entries.flatMap((e) => e.scopes));
     const named = dedupe(entries.flatMap((e) => (e.resource_id ? [e.resource_id] : [])));
     if (named.length) await findResources(m, access, named);
     const params: unknown[] = [scopeIds, access.instanceId];
     const tenant = tenantCondition(access, 'r.tenant_id', params);
-    const found = await rows<{ id: string; resource_id: string; is_system: boolean }>(
+    const found = await rows<{ id: string; resource_id: string; scope_name: string; is_system: boolean }>(
       m,
-      `SELECT s.id, s.resource_id, r.is_system FROM scopes s JOIN resources r ON r.id = s.resource_id
+      `SELECT s.id, s.resource_id, s.scope_name, r.is_system FROM scopes s JOIN resources r ON r.id = s.resource_id
         WHERE s.id = ANY($1::uuid[]) AND s.instance_id = $2${tenant ? ` AND ${tenant}` : ''}`,
       params,
     );
     const byId = new Map(found.map((s) => [s.id, s]));
-    const out = new Map<string, { resource_id: string; scope_id: string; is_system: boolean }>();
+    const out = new Map<
+      string,
+      { resource_id: string; scope_id: string; scope_name: string; is_system: boolean }
+    >();
     for (const e of entries) {
       const resourceId = e.resource_id?.toLowerCase();
       for (const raw of e.scopes) {
@@ -248,7 +280,12 @@ export class ClientAccessService {
         if (resourceId && scope.resource_id !== resourceId) {
           throw notFound(`Scope ${id} is not a scope of resource ${resourceId}`);
         }
-        out.set(id, { resource_id: scope.resource_id, scope_id: id, is_system: scope.is_system });
+        out.set(id, {
+          resource_id: scope.resource_id,
+          scope_id: id,
+          scope_name: scope.scope_name,
+          is_system: scope.is_system,
+        });
       }
     }
     return [...out.values()];

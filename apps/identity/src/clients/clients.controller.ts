@@ -53,7 +53,7 @@ export function clientsController(v: ApiVersion): Type<unknown> {
       description:
         'A confidential client gets a generated secret (shown in the answer) and, without grant_types, is allowed ' +
         'client_credentials. A client that is not global creates only non-global clients of its own tenant (403 ' +
-        'otherwise). A client_name already used in the tenant: 409.',
+        'otherwise). is_global false needs a tenant_id (400). A client_name already used in the tenant: 409.',
     })
     @ApiReadQuery()
     @ApiBody({ type: CreateDto })
@@ -70,7 +70,12 @@ export function clientsController(v: ApiVersion): Type<unknown> {
 
     @Get(':client_id')
     @Scopes(CLIENTS_READ)
-    @ApiOperation({ summary: 'Get a client', description: 'With its secret (client_secret).' })
+    @ApiOperation({
+      summary: 'Get a client',
+      description:
+        'client_secret only for a caller holding clients:read_secrets (only the default client has it by default); ' +
+        'the create and rotate-secret answers show a new secret once.',
+    })
     @ApiUuidParams('client_id')
     @ApiReadQuery()
     @ApiRecord(Doc, 200)
@@ -91,7 +96,7 @@ export function clientsController(v: ApiVersion): Type<unknown> {
       description:
         'Partial update. client_metadata keys given replace the stored ones (null removes a key); app_metadata is ' +
         "replaced whole. Turning a client public drops its secret. The default client's is_public, is_global and " +
-        'tenant_id cannot change (403).',
+        'tenant_id cannot change (403). is_global false needs a tenant_id (400).',
     })
     @ApiUuidParams('client_id')
     @ApiReadQuery()

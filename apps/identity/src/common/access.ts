@@ -24,6 +24,8 @@ export interface Access {
   multiTenant: boolean;
   /** `created_by` / `updated_by` of what this request writes: the token's subject when it is a uuid, else null. */
   actor: string | null;
+  /** Scopes of the caller's token on the management API (as /tokeninfo answers them now). */
+  scopes: readonly string[];
 }
 
 interface CallerRow {
@@ -97,6 +99,7 @@ export class AccessPipe implements PipeTransform<CallerInfo | undefined, Promise
       tenantId: row.tenant_id,
       multiTenant: row.multi_tenant,
       actor: isUuid(caller.sub) ? caller.sub.toLowerCase() : null,
+      scopes: caller.scopes,
     };
   }
 }
@@ -115,12 +118,19 @@ export const CallerAccess = () => Caller(AccessPipe);
  */
 export function tenantCondition(access: Access, column: string, params: unknown[]): string | undefined {
   if (!access.restricted) return undefined;
-  if (access.tenantId === null) return `${column} IS NULL`;
+  // A client that is not global reaches its own tenant only; one left without a tenant (rows from before
+  // `is_global: false` required a tenant_id) reaches nothing, never the tenant-less records.
+  if (access.tenantId === null) return 'FALSE';
   params.push(access.tenantId);
   return `${column} = $${params.length}`;
 }
 
+/** True when the caller's token holds `scope` (e.g. `clients:read_secrets`). */
+export function holds(access: Access, scope: string): boolean {
+  return access.scopes.includes(scope);
+}
+
 /** True when a record of `tenantId` is visible to the caller. */
 export function canSee(access: Access, tenantId: string | null): boolean {
-  return !access.restricted || tenantId === access.tenantId;
+  return !access.restricted || (access.tenantId !== null && tenantId === access.tenantId);
 }

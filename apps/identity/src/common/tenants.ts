@@ -13,6 +13,11 @@ export async function tenantForNewRecord(
   field = 'tenant_id',
 ): Promise<string | null> {
   if (access.restricted) {
+    if (access.tenantId === null) {
+      throw forbidden(
+        'A client that is not global and has no tenant can create nothing; give it a tenant_id',
+      );
+    }
     if (requested !== undefined && requested !== access.tenantId) {
       throw forbidden(`A client that is not global can only create records of its own tenant (${field})`);
     }

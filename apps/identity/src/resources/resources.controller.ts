@@ -91,7 +91,9 @@ export function resourcesController(v: ApiVersion): Type<unknown> {
     @Scopes(RESOURCES_READ)
     @ApiOperation({
       summary: 'Get a resource',
-      description: 'With the HS256 signing_secret, when it has one.',
+      description:
+        'The HS256 signing_secret only for a caller holding resources:read_secrets (only the default client has it ' +
+        'by default); the create answer, and a modify answer that sets a new secret, show it once.',
     })
     @ApiUuidParams('resource_id')
     @ApiReadQuery()

@@ -10,6 +10,11 @@ export interface SystemResourceSpec {
   scopes: { name: string; description: string }[];
 }
 
+/** Scope that shows client secrets on reads (Auth0's `read:client_keys`); create and rotate answers need none. */
+export const CLIENTS_READ_SECRETS = 'clients:read_secrets';
+/** Scope that shows resource signing secrets on reads. */
+export const RESOURCES_READ_SECRETS = 'resources:read_secrets';
+
 const MANAGEMENT_GROUPS = [
   'clients',
   'resources',
@@ -27,10 +32,21 @@ export const SYSTEM_RESOURCES: readonly SystemResourceSpec[] = [
     identifierUrl: MANAGEMENT_AUDIENCE,
     name: 'Gatehouse management API',
     description: 'Identity management API (apps/identity)',
-    scopes: MANAGEMENT_GROUPS.flatMap((g) => [
-      { name: `${g}:read`, description: `Read ${g}` },
-      { name: `${g}:write`, description: `Create, modify and delete ${g}` },
-    ]),
+    scopes: [
+      ...MANAGEMENT_GROUPS.flatMap((g) => [
+        { name: `${g}:read`, description: `Read ${g}` },
+        { name: `${g}:write`, description: `Create, modify and delete ${g}` },
+      ]),
+      {
+        name: CLIENTS_READ_SECRETS,
+        description: 'Read client secrets (GET of one client); only the default client has it by default',
+      },
+      {
+        name: RESOURCES_READ_SECRETS,
+        description:
+          'Read resource signing secrets (GET of one resource); only the default client has it by default',
+      },
+    ],
   },
   {
     identifierUrl: TREE_AUDIENCE,
