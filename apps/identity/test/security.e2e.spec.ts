@@ -1,3 +1,4 @@
+import * as oidc from 'openid-client';
 import { SignJWT } from 'jose';
 import { MANAGEMENT_AUDIENCE } from '@gatehouse/identity-data';
 import { Management, uniq } from './management-harness.js';
@@ -282,5 +283,118 @@ describe('issue 11 hole 3: tenant-less non-global clients', () => {
     await m.call('get', `/api/v1/resources/${mgmt.id}`, caller.token).expect(404);
     const list = await m.call('get', '/api/v1/clients?limit=100', caller.token).expect(200);
     expect(list.body.items.every((c: { tenant_id: string }) => c.tenant_id === tenant)).toBe(true);
+  });
+});
+
+/** An API with scopes, and a client authorized on it and granted all of them (through the API). */
+async function apiAndClient(scopeNames: string[], grantTypes = ['client_credentials']) {
+  const identifier = `https://${uniq('orders')}.test`;
+  const api = (
+    await m
+      .call('post', '/api/v1/resources')
+      .send({
+        resource_type: 'api',
+        resource_name: uniq('Orders'),
+        resource_metadata: { identifier_url: identifier },
+      })
+      .expect(201)
+  ).body as { id: string };
+  const scopes: Record<string, string> = {};
+  for (const name of scopeNames) {
+    scopes[name] = (
+      await m.call('post', `/api/v1/resources/${api.id}/scopes`).send({ scope_name: name }).expect(201)
+    ).body.id;
+  }
+  const client = (
+    await m
+      .call('post', '/api/v2/clients')
+      .send({ client_name: uniq('c'), client_metadata: { grant_types: grantTypes } })
+      .expect(201)
+  ).body as { id: string; client_secret: string };
+  await m
+    .call('post', `/api/v1/clients/${client.id}/resources`)
+    .send({ resources: [api.id] })
+    .expect(204);
+  await m
+    .call('post', `/api/v1/clients/${client.id}/permissions`)
+    .send({ permissions: [{ resource_id: api.id, scopes: Object.values(scopes) }] })
+    .expect(204);
+  return { api: { id: api.id, identifier, scopes }, client };
+}
+
+describe('issue 11 hole 5: revocation reaches issued tokens', () => {
+  it('a revoked permission leaves /tokeninfo scope at once; a revoked resource or a deleted client: inactive', async () => {
+    const { api, client } = await apiAndClient(['orders:read', 'orders:write']);
+    const config = await m.oidcConfig(client.id, client.client_secret);
+    const token = (await oidc.clientCredentialsGrant(config, { resource: api.identifier })).access_token;
+    expect(
+      String((await m.tokenInfo(token)).scope)
+        .split(' ')
+        .sort(),
+    ).toEqual(['orders:read', 'orders:write']);
+
+    await m
+      .call('delete', `/api/v1/clients/${client.id}/permissions`)
+      .send({ permissions: [{ resource_id: api.id, scopes: [api.scopes['orders:write']] }] })
+      .expect(204);
+    expect(await m.tokenInfo(token)).toMatchObject({ active: true, scope: 'orders:read' });
+
+    await m
+      .call('delete', `/api/v1/clients/${client.id}/resources`)
+      .send({ resources: [api.id] })
+      .expect(204);
+    expect(await m.tokenInfo(token)).toEqual({ active: false });
+
+    const other = await apiAndClient(['x:read']);
+    const cfg2 = await m.oidcConfig(other.client.id, other.client.client_secret);
+    const t2 = (await oidc.clientCredentialsGrant(cfg2, { resource: other.api.identifier })).access_token;
+    expect((await m.tokenInfo(t2)).active).toBe(true);
+    await m.call('delete', `/api/v1/resources/${other.api.id}`).expect(204);
+    expect(await m.tokenInfo(t2)).toEqual({ active: false });
+  });
+
+  it('a management token loses a revoked scope at the management API at once', async () => {
+    const caller = await m.caller(['clients:read', 'users:read']);
+    await m.call('get', '/api/v1/users', caller.token).expect(200);
+    const mgmt = await m.managementResource();
+    await m
+      .call('delete', `/api/v1/clients/${caller.id}/permissions`)
+      .send({ permissions: [{ resource_id: mgmt.id, scopes: [mgmt.scopes['users:read']] }] })
+      .expect(204);
+    await m.call('get', '/api/v1/users', caller.token).expect(403);
+    await m.call('get', '/api/v1/clients', caller.token).expect(200);
+  });
+
+  it("a changed password revokes the user's refresh tokens and the access tokens of their grants", async () => {
+    const { api, client } = await apiAndClient(['profile:read'], ['password', 'refresh_token']);
+    const email = `${uniq('pw')}@example.test`;
+    const user = (
+      await m
+        .call('post', '/api/v2/users')
+        .send({ user_email: email, password: 'old-password-123' })
+        .expect(201)
+    ).body as { id: string };
+    const config = await m.oidcConfig(client.id, client.client_secret);
+    const t = await oidc.genericGrantRequest(config, 'password', {
+      username: email,
+      password: 'old-password-123',
+      resource: api.identifier,
+      scope: 'offline_access',
+    });
+    expect(t.refresh_token).toEqual(expect.any(String));
+    expect((await m.tokenInfo(t.access_token)).active).toBe(true);
+
+    await m
+      .call('put', `/api/v1/users/${user.id}/password`)
+      .send({ password: 'new-password-456' })
+      .expect(200);
+    expect(await m.tokenInfo(t.access_token)).toEqual({ active: false });
+    expect(await m.tokenInfo(t.refresh_token!)).toEqual({ active: false });
+    await expect(oidc.refreshTokenGrant(config, t.refresh_token!)).rejects.toBeDefined();
+    const [{ n }] = await m.ds.query(
+      `SELECT count(*)::int AS n FROM oidc_payloads WHERE payload->>'accountId' = $1`,
+      [user.id],
+    );
+    expect(n).toBe(0);
   });
 });

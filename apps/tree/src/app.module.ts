@@ -3,6 +3,7 @@ import { BearerModule, bearerOptionsFromEnv } from '@gatehouse/bearer';
 import { ServiceCoreModule, type ServiceContext } from '@gatehouse/service';
 import type { EnvOf } from '@gatehouse/config';
 import type { treeEnv } from './config.js';
+import { IDENTITY_CHANGES_URL, TreeChangeFeed } from './common/change-feed.js';
 import { TREE_AUDIENCE } from './common/scopes.js';
 import { CsvController } from './csv/csv.controller.js';
 import { CsvService } from './csv/csv.service.js';
@@ -52,6 +53,9 @@ export class TreeAppModule {
         CsvService,
         SettingsService,
         HealthService,
+        // Cached token checks follow the identity service's changes (its database: DATABASE_URL).
+        { provide: IDENTITY_CHANGES_URL, useValue: ctx.env.DATABASE_URL },
+        TreeChangeFeed,
       ],
     };
   }

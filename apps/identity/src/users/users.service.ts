@@ -186,7 +186,8 @@ export class UsersService {
 
   /**
    * Sets the password after checking it against the instance's `password_validators` (400 naming every rule it
-   * fails). Clears a brute-force lock.
+   * fails). Clears a brute-force lock, and revokes the user's grants and refresh tokens (and with them every access
+   * token of those grants): whoever held the old password keeps nothing it obtained with it.
    */
   async setPassword(access: Access, id: string, password: string, read: ReadQuery): Promise<UserRecord> {
     return this.ds.transaction(async (m) => {
@@ -198,6 +199,7 @@ export class UsersService {
           WHERE id = $1`,
         [cur.id, hash, access.actor],
       );
+      await this.revokeTokens(m, cur.id);
       return this.load(m, access, cur.id, read);
     });
   }

@@ -22,6 +22,8 @@ import { authService } from '../../../auth/src/auth.service-definition.js';
 
 export interface TokenServer {
   url: string;
+  /** The token server's (identity) database, where the identity change feed is announced. */
+  databaseUrl: string;
   clientId: string;
   clientSecret: string;
   /** A client_credentials access token of the bootstrap client (which holds every scope) for `audience`. */
@@ -63,6 +65,7 @@ export async function startTokenServer(): Promise<TokenServer> {
   let stopped = false;
   return {
     url,
+    databaseUrl: db.url,
     clientId,
     clientSecret,
     async token(audience, scope) {
