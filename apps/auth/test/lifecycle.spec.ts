@@ -138,17 +138,18 @@ describe('start-up, restart and key rotation', () => {
     await rotateSigningKeys(sql, fx.box, h.built.env);
     // This process has not reloaded: sign a token as another token-server process would, with the new key.
     const keys = await new SigningKeys(sql, fx.box).load();
-    const kid = keys.active.ES256;
+    // The management API's tokens are RS256 (a token must carry its resource's own algorithm).
+    const kid = keys.active.RS256;
     const jwk = keys.keys.find((k) => k.kid === kid)!.privateJwk;
     const token = await new SignJWT({ client_id: h.boot.clientId, scope: 'clients:read' })
-      .setProtectedHeader({ alg: 'ES256', kid, typ: 'at+jwt' })
+      .setProtectedHeader({ alg: 'RS256', kid, typ: 'at+jwt' })
       .setIssuer(h.url)
       .setSubject(h.boot.clientId)
       .setAudience(MANAGEMENT_AUDIENCE)
       .setJti('replica-token')
       .setIssuedAt()
       .setExpirationTime('5m')
-      .sign(await importJWK(jwk, 'ES256'));
+      .sign(await importJWK(jwk, 'RS256'));
     const info = await tokenInfo(h.url, token, {
       basic: { id: h.boot.clientId, secret: h.boot.clientSecret },
     });

@@ -287,7 +287,11 @@ describe('issue 11 hole 3: tenant-less non-global clients', () => {
 });
 
 /** An API with scopes, and a client authorized on it and granted all of them (through the API). */
-async function apiAndClient(scopeNames: string[], grantTypes = ['client_credentials']) {
+async function apiAndClient(
+  scopeNames: string[],
+  grantTypes = ['client_credentials'],
+  opts: { rbac?: boolean; tenantId?: string } = {},
+) {
   const identifier = `https://${uniq('orders')}.test`;
   const api = (
     await m
@@ -295,7 +299,7 @@ async function apiAndClient(scopeNames: string[], grantTypes = ['client_credenti
       .send({
         resource_type: 'api',
         resource_name: uniq('Orders'),
-        resource_metadata: { identifier_url: identifier },
+        resource_metadata: { identifier_url: identifier, rbac_enabled: opts.rbac ?? false },
       })
       .expect(201)
   ).body as { id: string };
@@ -308,7 +312,11 @@ async function apiAndClient(scopeNames: string[], grantTypes = ['client_credenti
   const client = (
     await m
       .call('post', '/api/v2/clients')
-      .send({ client_name: uniq('c'), client_metadata: { grant_types: grantTypes } })
+      .send({
+        client_name: uniq('c'),
+        client_metadata: { grant_types: grantTypes },
+        ...(opts.tenantId ? { tenant_id: opts.tenantId, is_global: false } : {}),
+      })
       .expect(201)
   ).body as { id: string; client_secret: string };
   await m
@@ -396,5 +404,93 @@ describe('issue 11 hole 5: revocation reaches issued tokens', () => {
       [user.id],
     );
     expect(n).toBe(0);
+  });
+});
+
+describe("issue 11 hole 4: user tokens carry the client's scopes", () => {
+  const passwordToken = async (
+    client: { id: string; client_secret: string },
+    username: string,
+    password: string,
+    resource: string,
+  ) => {
+    const config = await m.oidcConfig(client.id, client.client_secret);
+    return oidc.genericGrantRequest(config, 'password', {
+      username,
+      password,
+      resource,
+      scope: 'offline_access',
+    });
+  };
+
+  it('a user token for an RBAC resource carries only what the user holds (nothing yet), also after a refresh', async () => {
+    const { api, client } = await apiAndClient(
+      ['orders:read', 'orders:write'],
+      ['password', 'refresh_token'],
+      {
+        rbac: true,
+      },
+    );
+    const email = `${uniq('rbac')}@example.test`;
+    await m
+      .call('post', '/api/v2/users')
+      .send({ user_email: email, password: 'rbac-password-1' })
+      .expect(201);
+    const t = await passwordToken(client, email, 'rbac-password-1', api.identifier);
+    expect(t.scope ?? '').toBe('');
+    expect((await m.tokenInfo(t.access_token)).scope).toBe('');
+    const refreshed = await oidc.refreshTokenGrant(
+      await m.oidcConfig(client.id, client.client_secret),
+      t.refresh_token!,
+    );
+    expect((await m.tokenInfo(refreshed.access_token)).scope).toBe('');
+    // The client itself (client_credentials) keeps its grants on the RBAC resource.
+    await m
+      .call('patch', `/api/v2/clients/${client.id}`)
+      .send({ client_metadata: { grant_types: ['password', 'refresh_token', 'client_credentials'] } })
+      .expect(200);
+    const cc = await oidc.clientCredentialsGrant(await m.oidcConfig(client.id, client.client_secret), {
+      resource: api.identifier,
+    });
+    expect(
+      String((await m.tokenInfo(cc.access_token)).scope)
+        .split(' ')
+        .sort(),
+    ).toEqual(['orders:read', 'orders:write']);
+
+    // A non-RBAC resource behaves as before: the client's grants.
+    const plain = await apiAndClient(['a:read'], ['password']);
+    const u = await passwordToken(plain.client, email, 'rbac-password-1', plain.api.identifier);
+    expect((await m.tokenInfo(u.access_token)).scope).toBe('a:read');
+  });
+
+  it('a user of another tenant cannot sign in through a tenant-bound client', async () => {
+    const tenantA = await m.tenant();
+    const tenantB = await m.tenant();
+    const { api, client } = await apiAndClient(['b:read'], ['password'], { tenantId: tenantB });
+    const email = `${uniq('tenant-a')}@example.test`;
+    const user = (
+      await m
+        .call('post', '/api/v2/users')
+        .send({ user_email: email, password: 'tenant-password-1', tenant_id: tenantA })
+        .expect(201)
+    ).body as { id: string };
+    const err = await passwordToken(client, email, 'tenant-password-1', api.identifier).then(
+      () => undefined,
+      (e: { error?: string }) => e,
+    );
+    expect(err?.error).toBe('invalid_grant');
+    // Not counted as a failed login of that user either.
+    const [row] = await m.ds.query(`SELECT failed_login_count FROM users WHERE id = $1`, [user.id]);
+    expect(row.failed_login_count).toBe(0);
+
+    // The same tenant's user signs in.
+    const own = `${uniq('tenant-b')}@example.test`;
+    await m
+      .call('post', '/api/v2/users')
+      .send({ user_email: own, password: 'tenant-password-2', tenant_id: tenantB })
+      .expect(201);
+    const ok = await passwordToken(client, own, 'tenant-password-2', api.identifier);
+    expect((await m.tokenInfo(ok.access_token)).active).toBe(true);
   });
 });

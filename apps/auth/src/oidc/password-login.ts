@@ -6,6 +6,7 @@ import {
   type LockoutPolicy,
 } from '@gatehouse/identity-data';
 import type { Sql } from './adapters/sql.js';
+import { userMaySignInThrough } from './sign-in-policy.js';
 import type { OidcData, User } from './oidc-data.js';
 
 export type { LockoutPolicy };
@@ -32,8 +33,16 @@ export class PasswordLogin {
     private readonly policy: LockoutPolicy,
   ) {}
 
-  async authenticate(instanceId: string, login: string, password: string): Promise<User> {
-    const user = await this.data.findUserByLogin(instanceId, login);
+  async authenticate(
+    instanceId: string,
+    login: string,
+    password: string,
+    clientTenantId: string | null = null,
+  ): Promise<User> {
+    const found = await this.data.findUserByLogin(instanceId, login);
+    // A user of another tenant than the client's does not exist for this client: the same answer as an unknown
+    // login, and no failure counted against that user.
+    const user = found && userMaySignInThrough(found, clientTenantId) ? found : undefined;
     if (!user?.passwordHash) {
       await verifyPassword(null, password);
       throw new LoginError('invalid_credentials');

@@ -21,6 +21,8 @@ export interface PasswordGrantDeps {
   oidcScopes: ReadonlySet<string>;
   /** Access token lifetime without a resource, and the grant lifetime when a refresh token keeps it alive. */
   lifetimes: { accessToken: number; grant: number };
+  /** The scopes the user holds in effect on an RBAC resource; undefined for a resource without RBAC. */
+  rbacScopes(clientId: string, resource: string, accountId: string): Promise<Set<string> | undefined>;
 }
 
 const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
@@ -61,11 +63,8 @@ export function passwordGrantHandler(deps: PasswordGrantDeps) {
 
     let user: User;
     try {
-      user = await deps.login.authenticate(
-        String((client as unknown as { instance_id: string }).instance_id),
-        username,
-        password,
-      );
+      const c = client as unknown as { instance_id: string; tenant_id?: string };
+      user = await deps.login.authenticate(String(c.instance_id), username, password, c.tenant_id ?? null);
     } catch (err) {
       if (err instanceof LoginError) throw oauthError(errors.InvalidGrant, FAILURES[err.reason]);
       throw err;
@@ -89,6 +88,9 @@ export function passwordGrantHandler(deps: PasswordGrantDeps) {
       resourceScopes = askedForResource.length
         ? askedForResource.filter((s) => rs.scopes.has(s))
         : [...rs.scopes];
+      // An RBAC resource: of what the client may ask for, only what this user holds in effect.
+      const effective = await deps.rbacScopes(client.clientId, resource, user.id);
+      if (effective) resourceScopes = resourceScopes.filter((s) => effective.has(s));
       if (resourceScopes.length) grant.addResourceScope(resource, resourceScopes.join(' '));
     }
     const grantId = await grant.save();

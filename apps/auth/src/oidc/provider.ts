@@ -16,6 +16,7 @@ import { isStoreUnavailable, oauthError, withCommonShape } from './oauth-errors.
 import type { OidcData, User } from './oidc-data.js';
 import { PASSWORD_GRANT, PASSWORD_GRANT_PARAMS, passwordGrantHandler } from './password.grant.js';
 import type { PasswordLogin } from './password-login.js';
+import { userMaySignInThrough } from './sign-in-policy.js';
 
 /** Paths of the token server (oidc-provider routes). */
 export const ROUTES = {
@@ -133,6 +134,21 @@ const toAccount = (user: User): Account => ({
 export function createProvider(deps: ProviderDeps): Provider {
   const { data, keys, lifetimes } = deps;
 
+  /**
+   * The scopes a user holds in effect on the RBAC resource `indicator` (its permissions, roles and groups);
+   * undefined when the token is not a user's or the resource is not RBAC (the client's grants alone count).
+   */
+  async function rbacScopes(
+    clientId: string,
+    indicator: string,
+    accountId: string | undefined,
+  ): Promise<Set<string> | undefined> {
+    if (!accountId) return undefined;
+    const access = await data.resourceAccess(clientId, indicator);
+    if (!access?.resource.rbacEnabled) return undefined;
+    return new Set(await data.effectiveUserScopes(accountId, access.resource.id));
+  }
+
   async function getResourceServerInfo(
     ctx: KoaContextWithOIDC,
     indicator: string,
@@ -144,7 +160,11 @@ export function createProvider(deps: ProviderDeps): Provider {
     if (!access.authorized) {
       throw oauthError(errors.AccessDenied, `the client is not authorized for the audience ${indicator}`);
     }
-    const scope = access.scopes.join(' ');
+    // A user token (refresh, and every grant that knows its account here) of an RBAC resource: only what the
+    // user holds in effect, of what the client was granted.
+    const accountId = (ctx.oidc as { account?: { accountId?: string } } | undefined)?.account?.accountId;
+    const effective = await rbacScopes(c.clientId, indicator, accountId);
+    const scope = (effective ? access.scopes.filter((s) => effective.has(s)) : access.scopes).join(' ');
     const params = ctx.oidc?.params as Record<string, unknown> | undefined;
     // client_credentials without `scope`: every scope the client was granted on the resource.
     if (params && params.grant_type === 'client_credentials' && !params.scope && scope) params.scope = scope;
@@ -226,9 +246,12 @@ export function createProvider(deps: ProviderDeps): Provider {
       rpInitiatedLogout: { enabled: false },
       pushedAuthorizationRequests: { enabled: false },
     },
-    findAccount: async (_ctx, sub) => {
+    findAccount: async (ctx, sub) => {
       const user = await data.findUserById(sub);
       if (!user || user.isBlocked) return undefined;
+      // A user signs in (and refreshes) only through clients of its own tenant, or tenant-less clients.
+      const client = ctx?.oidc?.client as unknown as GatehouseClient | undefined;
+      if (client && !userMaySignInThrough(user, client.tenant_id)) return undefined;
       return toAccount(user);
     },
     extraTokenClaims: async (ctx, token) => {
@@ -276,6 +299,7 @@ export function createProvider(deps: ProviderDeps): Provider {
       account: toAccount,
       oidcScopes: new Set(OIDC_SCOPES),
       lifetimes,
+      rbacScopes,
     }),
     PASSWORD_GRANT_PARAMS,
     ['resource'],
