@@ -16,7 +16,7 @@ import { applyFields, rememberFields } from './oidc/fields.js';
 import type { SecretBox } from '@gatehouse/identity-data';
 import { SigningKeys, type KeySet } from './keys/signing-keys.js';
 import { TokenInfoService } from './tokeninfo/tokeninfo.service.js';
-import { handleTokenInfo } from './tokeninfo/tokeninfo.handler.js';
+import { handleIntrospection, handleTokenInfo } from './tokeninfo/tokeninfo.handler.js';
 
 export const TOKENINFO_PATH = '/tokeninfo';
 
@@ -266,6 +266,9 @@ export class TokenServer {
       throw err;
     }
     if (path === TOKENINFO_PATH) return handleTokenInfo(this.tokenInfo, req, res, params, this.issuer);
+    if (path === ROUTES.introspection) {
+      return handleIntrospection(this.tokenInfo, req, res, params, this.issuer);
+    }
     const query = new URLSearchParams((req.url ?? '').split('?')[1] ?? '');
     const replay = replayAsForm(req, params);
     const fieldsError = rememberFields(

@@ -89,6 +89,9 @@ describe('/tokeninfo: active tokens', () => {
     const api = await fx.resource();
     await fx.grant(client, api);
     const other = await ccToken(api);
+    // Issue 11 hole 8: another client's token is visible only to a caller authorized on its audience.
+    expect((await tokenInfo(h.url, other, { bearer: token })).body).toEqual({ active: false });
+    await fx.grant({ id: h.boot.clientId }, api, []);
     const viaOther = await tokenInfo(h.url, other, { bearer: token });
     expect(viaOther.body).toMatchObject({ active: true, client_id: client.id });
 
@@ -205,6 +208,7 @@ describe('/tokeninfo: inactive tokens', () => {
     const c = await fx.client({ grantTypes: ['client_credentials', 'password'] });
     const api = await fx.resource();
     await fx.grant(c, api);
+    await fx.grant(client, api, []); // `basic` is a resource server of this API: it may introspect c's tokens
     const user = await fx.user();
     const cc = await ccToken(api, c);
     const userToken = String(

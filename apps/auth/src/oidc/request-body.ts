@@ -43,6 +43,21 @@ const isJsonType = (t: string) => t === 'application/json' || /^application\/[\w
  * arrays of them, for repeated parameters such as `resource`); anything else is 400 invalid_request.
  */
 export function parseParams(req: IncomingMessage, body: Buffer): Params {
+  const params = parseBody(req, body);
+  // PostgreSQL text cannot hold NUL, and no OAuth parameter has one: refuse it here, whatever the parameter.
+  for (const [key, value] of Object.entries(params)) {
+    if (key.includes('\0') || (Array.isArray(value) ? value : [value]).some((v) => v.includes('\0'))) {
+      throw new BodyError(
+        400,
+        'invalid_request',
+        `${key.replaceAll('\0', '')} must not contain a NUL character`,
+      );
+    }
+  }
+  return params;
+}
+
+function parseBody(req: IncomingMessage, body: Buffer): Params {
   const type = mediaType(req);
   if (body.length === 0) return {};
   if (isJsonType(type)) {
@@ -55,7 +70,7 @@ export function parseParams(req: IncomingMessage, body: Buffer): Params {
     if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
       throw new BodyError(400, 'invalid_request', 'the JSON body must be an object');
     }
-    const out: Params = {};
+    const out: Params = Object.create(null) as Params;
     for (const [key, value] of Object.entries(parsed as Record<string, unknown>)) {
       if (value === null || value === undefined) continue;
       if (Array.isArray(value)) {

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sendOAuthError } from '../oidc/oauth-errors.js';
 import type { OidcClientRecord } from '../oidc/oidc-data.js';
 import { one, type Params } from '../oidc/request-body.js';
-import { TOKENINFO_FIELDS, type TokenInfo, type TokenInfoService } from './tokeninfo.service.js';
+import { INACTIVE, TOKENINFO_FIELDS, type TokenInfo, type TokenInfoService } from './tokeninfo.service.js';
 
 const FIELD_SET: ReadonlySet<string> = new Set(TOKENINFO_FIELDS);
 
@@ -20,11 +20,46 @@ function basicCredentials(header: string): { id: string; secret: string } | unde
   }
 }
 
+/** Client credentials of a request: Basic, or client_id/client_secret in the body (never both). */
+function clientCredentials(authz: string, body: Params): { id: string; secret: string } | undefined {
+  if (/^basic /i.test(authz)) return basicCredentials(authz);
+  if (authz) return undefined;
+  const id = one(body, 'client_id');
+  const secret = one(body, 'client_secret');
+  return id && secret ? { id, secret } : undefined;
+}
+
 /**
- * POST /tokeninfo (document 1 "Token info"): body or query `token`, `token_type_hint`, `fields`. The caller
- * authenticates with `Authorization: Bearer <an active access token>` (the token being asked about counts) or
- * `Basic` client credentials (or client_id/client_secret in the body). 200 with the token's description, or
- * `{"active": false}`.
+ * What a caller may learn about a token: its own client's tokens, and the tokens for a resource it is authorized on
+ * (a resource server checking tokens meant for it). Anything else is answered `{"active": false}`, as RFC 7662
+ * section 4 lets a server answer a caller it does not trust with the token.
+ */
+async function visibleTo(
+  service: TokenInfoService,
+  info: TokenInfo,
+  callerClientId: string,
+): Promise<TokenInfo> {
+  if (!info.active || info.client_id === callerClientId) return info;
+  const aud = typeof info.aud === 'string' ? info.aud : undefined;
+  if (aud && (await service.isAuthorizedOn(callerClientId, aud))) return info;
+  return INACTIVE;
+}
+
+/** 400 when the query string names a parameter that belongs in the body (a token must never sit in a URL). */
+function queryTokenError(req: IncomingMessage): string | undefined {
+  const query = new URLSearchParams((req.url ?? '').split('?')[1] ?? '');
+  for (const name of ['token', 'token_type_hint', 'client_secret']) {
+    if (query.has(name)) return `${name} must be sent in the request body, never in the URL`;
+  }
+  return undefined;
+}
+
+/**
+ * POST /tokeninfo (document 1 "Token info"): body `token`, `token_type_hint`, `fields` (also in the query). The
+ * caller authenticates with `Authorization: Bearer <an active access token>` (the token being asked about counts;
+ * a refresh token is no credential) or `Basic` client credentials (or client_id/client_secret in the body). 200 with
+ * the token's description, or `{"active": false}`, also for a token the caller may not see (another client's, for a
+ * resource the caller is not authorized on).
  */
 export async function handleTokenInfo(
   service: TokenInfoService,
@@ -33,11 +68,12 @@ export async function handleTokenInfo(
   body: Params,
   realm: string,
 ): Promise<void> {
+  const inUrl = queryTokenError(req);
+  if (inUrl) return sendOAuthError(res, 400, 'invalid_request', inUrl);
   const query = new URLSearchParams((req.url ?? '').split('?')[1] ?? '');
-  const param = (name: string) => one(body, name) ?? query.get(name) ?? undefined;
-  const token = param('token');
-  const hint = param('token_type_hint');
-  const fieldsRaw = param('fields');
+  const token = one(body, 'token');
+  const hint = one(body, 'token_type_hint');
+  const fieldsRaw = one(body, 'fields') ?? query.get('fields') ?? undefined;
 
   let fields: string[] | undefined;
   if (fieldsRaw) {
@@ -55,25 +91,21 @@ export async function handleTokenInfo(
   const authz = req.headers.authorization ?? '';
   let result: TokenInfo | undefined;
   let caller: OidcClientRecord | undefined;
+  let callerClientId: string;
   if (/^bearer /i.test(authz)) {
     const bearer = authz.slice(7).trim();
-    const caller = await service.introspect(bearer);
-    if (bearer === token) {
-      // The token authenticates itself by possession; an inactive one is simply reported inactive.
-      result = caller;
-    } else if (!caller.active) {
-      return sendOAuthError(res, 401, 'invalid_token', 'the bearer token is not active', {
+    const described = await service.introspect(bearer);
+    // Only an active access token authenticates a caller; a refresh token is a credential for /token alone.
+    if (!described.active || described.token_type !== 'Bearer') {
+      return sendOAuthError(res, 401, 'invalid_token', 'the bearer token is not an active access token', {
         'WWW-Authenticate': `Bearer realm="${realm}", error="invalid_token"`,
       });
     }
+    callerClientId = described.client_id;
+    // The token authenticates itself by possession.
+    if (bearer === token) result = described;
   } else {
-    let creds: { id: string; secret: string } | undefined;
-    if (/^basic /i.test(authz)) creds = basicCredentials(authz);
-    else if (!authz) {
-      const id = one(body, 'client_id');
-      const secret = one(body, 'client_secret');
-      if (id && secret) creds = { id, secret };
-    }
+    const creds = clientCredentials(authz, body);
     if (!creds) {
       const given = Boolean(authz);
       return sendOAuthError(
@@ -92,17 +124,82 @@ export async function handleTokenInfo(
         'WWW-Authenticate': `Basic realm="${realm}", error="invalid_client"`,
       });
     }
+    callerClientId = caller.id;
   }
 
-  result ??= await service.introspect(token, hint, caller);
+  result ??= await visibleTo(service, await service.introspect(token, hint, caller), callerClientId);
   let out: Record<string, unknown> = result as unknown as Record<string, unknown>;
   if (fields && result.active) {
     out = Object.fromEntries(fields.filter((f) => f in out).map((f) => [f, out[f]]));
   }
+  sendJson(res, out);
+}
+
+function sendJson(res: ServerResponse, out: unknown): void {
   const json = JSON.stringify(out);
   res.statusCode = 200;
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   res.setHeader('Cache-Control', 'no-store');
   res.setHeader('Pragma', 'no-cache');
   res.end(json);
+}
+
+const epoch = (iso: unknown) => (typeof iso === 'string' ? Math.floor(Date.parse(iso) / 1000) : undefined);
+
+/**
+ * POST /token/introspection, RFC 7662: the same checks as /tokeninfo for every token this server issues, JWT access
+ * tokens included (oidc-provider's own introspection refuses those), answered in RFC 7662's shape (NumericDate
+ * times). The caller is a client: Basic or client_secret_post credentials; a public client names itself with
+ * `client_id` alone and sees only its own tokens. Another client's token: `{"active": false}` unless the caller is
+ * authorized on the token's audience.
+ */
+export async function handleIntrospection(
+  service: TokenInfoService,
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: Params,
+  realm: string,
+): Promise<void> {
+  const inUrl = queryTokenError(req);
+  if (inUrl) return sendOAuthError(res, 400, 'invalid_request', inUrl);
+  const authz = req.headers.authorization ?? '';
+  const creds = clientCredentials(authz, body);
+  let callerId: string | undefined;
+  let caller: OidcClientRecord | undefined;
+  if (creds) {
+    caller = await service.authenticateClient(creds.id, creds.secret);
+    callerId = caller?.id;
+  } else if (!authz && one(body, 'client_id')) {
+    const pub = await service.publicClient(one(body, 'client_id')!);
+    callerId = pub?.id;
+  }
+  if (!callerId) {
+    return sendOAuthError(res, 401, 'invalid_client', 'client authentication failed', {
+      'WWW-Authenticate': `Basic realm="${realm}", error="invalid_client"`,
+    });
+  }
+  const token = one(body, 'token');
+  if (!token) return sendOAuthError(res, 400, 'invalid_request', "missing required parameter 'token'");
+  const info = await service.introspect(token, one(body, 'token_type_hint'), caller);
+  const seen = caller
+    ? await visibleTo(service, info, callerId)
+    : info.active && info.client_id === callerId
+      ? info
+      : INACTIVE;
+  if (!seen.active) return sendJson(res, { active: false });
+  sendJson(res, {
+    active: true,
+    scope: seen.scope || undefined,
+    client_id: seen.client_id,
+    username: seen.username,
+    token_type: seen.token_type,
+    exp: epoch(seen.exp),
+    iat: epoch(seen.iat),
+    nbf: epoch(seen.nbf),
+    sub: seen.sub,
+    aud: seen.aud,
+    iss: seen.iss,
+    jti: seen.jti,
+    tenant_id: seen.tenant_id,
+  });
 }

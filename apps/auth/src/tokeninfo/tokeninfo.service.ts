@@ -312,6 +312,17 @@ export class TokenInfoService {
     };
   }
 
+  /** True when the client is authorized on the resource `identifier` of its instance. */
+  async isAuthorizedOn(clientId: string, identifier: string): Promise<boolean> {
+    return Boolean((await this.deps.data.resourceAccess(clientId, identifier))?.authorized);
+  }
+
+  /** A public client (one that authenticates with its client_id alone), or undefined. */
+  async publicClient(clientId: string): Promise<OidcClientRecord | undefined> {
+    const client = await this.deps.data.findClient(clientId);
+    return client?.isPublic ? client : undefined;
+  }
+
   /**
    * Basic client credentials of a caller: the client exists, is confidential, its secret matches and is current.
    * Returns the client, or undefined.

@@ -223,6 +223,8 @@ function audienceOf(info: Record<string, unknown>, token: string): string[] {
 /** Map a /tokeninfo body (document 1 fields plus `aud`, `sub`, `tenant_id`) to the caller; null when inactive. */
 function toCaller(info: Record<string, unknown>, token: string): CallerInfo | null {
   if (info.active !== true) return null;
+  // Only access tokens call APIs: a refresh token is a credential for the token endpoint alone.
+  if (info.token_type !== undefined && info.token_type !== 'Bearer') return null;
   const clientId = typeof info.client_id === 'string' ? info.client_id : undefined;
   const sub =
     typeof info.sub === 'string' ? info.sub : typeof info.subject === 'string' ? info.subject : clientId;

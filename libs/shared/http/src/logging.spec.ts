@@ -36,6 +36,26 @@ describe('logging', () => {
       expect(sanitizeRequestId(bad)).toBeUndefined();
   });
 
+  it('issue 11 hole 8: the completion line never carries a token or secret from the query string', async () => {
+    const lines: string[] = [];
+    const { server, url } = await serve('info', lines);
+    try {
+      const secrets = ['eyJhbGciOi.tok.en', 'rt-secret-1', 'cs-secret-2', 'pw-secret-3', 'code-4'];
+      await fetch(
+        `${url}/tokeninfo?token=${secrets[0]}&refresh_token=${secrets[1]}&client_secret=${secrets[2]}` +
+          `&password=${secrets[3]}&code=${secrets[4]}&fields=scope`,
+      );
+      await until(() => lines.some((l) => l.includes('request completed')));
+      const all = lines.join('\n');
+      for (const secret of secrets) expect(all).not.toContain(secret);
+      const done = JSON.parse(lines.find((l) => l.includes('request completed'))!);
+      expect(done.req.url).toContain('/tokeninfo?token=%5Bredacted%5D');
+      expect(done.req.url).toContain('fields=scope');
+    } finally {
+      await close(server);
+    }
+  });
+
   it('writes JSON with the service name and redacts secrets', () => {
     const lines: string[] = [];
     const logger = createLogger({ serviceName: 'svc', destination: { write: (s: string) => lines.push(s) } });

@@ -91,7 +91,7 @@ export function requestLogging(logger: Logger) {
       if (!logger.isLevelEnabled(level)) return;
       logger[level](
         {
-          req: { id, method: req.method, url: req.url },
+          req: { id, method: req.method, url: redactUrl(req.url) },
           res: { statusCode: status },
           responseTime: Math.round((performance.now() - start) * 1000) / 1000,
         },
@@ -100,6 +100,43 @@ export function requestLogging(logger: Logger) {
     });
     next();
   };
+}
+
+/** Query parameters whose values are credentials: never written to a log line, whatever the route. */
+const SECRET_QUERY_PARAMS = new Set([
+  'token',
+  'access_token',
+  'refresh_token',
+  'id_token',
+  'id_token_hint',
+  'subject_token',
+  'actor_token',
+  'client_secret',
+  'client_assertion',
+  'assertion',
+  'password',
+  'code',
+  'code_verifier',
+  'otp',
+  'ticket',
+  'user_code',
+  'device_code',
+]);
+
+/** The URL as logged: credential-bearing query values replaced by `[redacted]` (a URL without `?` as it is). */
+export function redactUrl(url: string | undefined): string | undefined {
+  if (url === undefined) return undefined;
+  const q = url.indexOf('?');
+  if (q === -1) return url;
+  const params = new URLSearchParams(url.slice(q + 1));
+  let changed = false;
+  for (const name of new Set(params.keys())) {
+    if (SECRET_QUERY_PARAMS.has(name.toLowerCase())) {
+      params.set(name, '[redacted]');
+      changed = true;
+    }
+  }
+  return changed ? `${url.slice(0, q)}?${params.toString()}` : url;
 }
 
 function pathOf(url: string | undefined): string {

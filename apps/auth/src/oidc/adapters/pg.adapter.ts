@@ -1,4 +1,4 @@
-import type { Adapter, AdapterPayload } from 'oidc-provider';
+import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
 import type { Sql } from './sql.js';
 
 interface Row {
@@ -68,11 +68,28 @@ export class PgAdapter implements Adapter {
     return withConsumed(rows[0]);
   }
 
+  /**
+   * Marks the artifact used, atomically: of two requests racing with one refresh token (or code), exactly one
+   * consumes it. The other lost the race after reading it unused, which is reuse all the same: its grant is revoked
+   * (as oidc-provider does for a token it reads consumed) and the request fails with invalid_grant.
+   */
   async consume(id: string): Promise<void> {
-    await this.sql.query(
-      'UPDATE oidc_payloads SET consumed_at = now() WHERE model = $1 AND id = $2 AND consumed_at IS NULL',
+    const won = await this.sql.query<{ id: string }>(
+      `UPDATE oidc_payloads SET consumed_at = now()
+        WHERE model = $1 AND id = $2 AND consumed_at IS NULL RETURNING id`,
       [this.model, id],
     );
+    if (won.length) return;
+    const [row] = await this.sql.query<{ grant_id: string | null }>(
+      'SELECT grant_id FROM oidc_payloads WHERE model = $1 AND id = $2',
+      [this.model, id],
+    );
+    if (row?.grant_id) {
+      await this.sql.query(`DELETE FROM oidc_payloads WHERE grant_id = $1 OR (model = 'Grant' AND id = $1)`, [
+        row.grant_id,
+      ]);
+    }
+    throw new errors.InvalidGrant('grant request is invalid');
   }
 
   async destroy(id: string): Promise<void> {

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { Adapter, AdapterPayload } from 'oidc-provider';
+import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
 
 /**
  * oidc-provider artifacts in Redis (ioredis), for the short-lived models when REDIS_URL is set. Each artifact is a
@@ -70,8 +70,10 @@ export class RedisAdapter implements Adapter {
   async consume(id: string): Promise<void> {
     const key = this.key(id);
     // Only an existing artifact can be consumed (HSET on a missing key would create a payload-less hash).
-    if (await this.redis.exists(key))
-      await this.redis.hsetnx(key, 'consumed', String(Math.floor(Date.now() / 1000)));
+    if (!(await this.redis.exists(key))) return;
+    // Atomic: of two requests racing with one code, exactly one consumes it; the other is refused.
+    const won = await this.redis.hsetnx(key, 'consumed', String(Math.floor(Date.now() / 1000)));
+    if (!won) throw new errors.InvalidGrant('grant request is invalid');
   }
 
   async destroy(id: string): Promise<void> {

@@ -1,0 +1,224 @@
+import * as oidc from 'openid-client';
+import { startAuth, type AuthHarness } from './support/auth-app.js';
+import { Fixtures, tokenInfo, tokenRequest, type TestClient } from './support/fixtures.js';
+
+/** Issue 11 hole 8: bad input and token-server policy, against the real token server. */
+let h: AuthHarness;
+let fx: Fixtures;
+let client: TestClient;
+
+beforeAll(async () => {
+  h = await startAuth();
+  fx = new Fixtures(h);
+  client = await fx.client({ grantTypes: ['client_credentials', 'password', 'refresh_token'] });
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+const basicOf = (c: TestClient) => ({ id: c.id, secret: c.secret! });
+const authz = (c: TestClient) =>
+  `Basic ${Buffer.from(`${encodeURIComponent(c.id)}:${encodeURIComponent(c.secret!)}`).toString('base64')}`;
+
+const post = async (path: string, body: string, headers: Record<string, string>) => {
+  const res = await fetch(`${h.url}${path}`, { method: 'POST', headers, body });
+  const text = await res.text();
+  return { status: res.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+};
+
+const ccToken = async (identifier: string, c: TestClient = client) => {
+  const r = await tokenRequest(
+    h.url,
+    { grant_type: 'client_credentials', audience: identifier },
+    { basic: basicOf(c) },
+  );
+  expect(r.status).toBe(200);
+  return String(r.body.access_token);
+};
+
+describe('issue 11 hole 8: crashes and leaks on bad input', () => {
+  it('a NUL byte in audience/resource at /token is 400 with the error object (form and JSON)', async () => {
+    const form = await tokenRequest(
+      h.url,
+      { grant_type: 'client_credentials', audience: 'urn:x\u0000y' },
+      { basic: basicOf(client) },
+    );
+    expect(form.status).toBe(400);
+    expect(form.body).toMatchObject({ error: 'invalid_request', code: 'invalid_request' });
+    const json = await tokenRequest(
+      h.url,
+      { grant_type: 'client_credentials', resource: 'urn:x\u0000y' },
+      { basic: basicOf(client), json: true },
+    );
+    expect(json.status).toBe(400);
+    expect(json.body).toMatchObject({ error: 'invalid_request', message: expect.stringContaining('NUL') });
+  });
+
+  it('a NUL byte in the bodies of /token/introspection and /revoke is 400', async () => {
+    for (const path of ['/token/introspection', '/revoke']) {
+      const form = await post(path, `token=ab%00cd`, {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: authz(client),
+      });
+      expect({ path, status: form.status }).toEqual({ path, status: 400 });
+      expect(form.body).toMatchObject({ error: 'invalid_request', code: 'invalid_request' });
+      const json = await post(path, JSON.stringify({ token: 'ab\u0000cd' }), {
+        'content-type': 'application/json',
+        authorization: authz(client),
+      });
+      expect({ path, status: json.status }).toEqual({ path, status: 400 });
+      const clientId = await post(path, `token=abc&client_id=${client.id}%00`, {
+        'content-type': 'application/x-www-form-urlencoded',
+      });
+      expect({ path, status: clientId.status }).toEqual({ path, status: 400 });
+    }
+  });
+
+  it('deeply nested and prototype-polluting JSON bodies are 400, never 500', async () => {
+    const deep = `${'['.repeat(5000)}${']'.repeat(5000)}`;
+    const nested = await post('/token', `{"grant_type":${deep}}`, {
+      'content-type': 'application/json',
+      authorization: authz(client),
+    });
+    expect(nested.status).toBe(400);
+    const proto = await post(
+      '/token',
+      JSON.stringify({ grant_type: 'client_credentials' }).replace('{', '{"__proto__":{"audience":"x"},'),
+      { 'content-type': 'application/json', authorization: authz(client) },
+    );
+    expect(proto.status).toBeLessThan(500);
+    expect(proto.body).toHaveProperty('error');
+  });
+
+  it('/tokeninfo never reads the token from the query string', async () => {
+    const api = await fx.resource();
+    await fx.grant(client, api);
+    const token = await ccToken(api.identifier);
+    const res = await fetch(`${h.url}/tokeninfo?token=${encodeURIComponent(token)}`, {
+      method: 'POST',
+      headers: { authorization: authz(client), 'content-type': 'application/x-www-form-urlencoded' },
+      body: '',
+    });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({
+      error: 'invalid_request',
+      message: expect.stringContaining('body'),
+    });
+  });
+
+  it('a refresh token is no caller credential at /tokeninfo', async () => {
+    const api = await fx.resource();
+    await fx.grant(client, api);
+    const user = await fx.user();
+    const t = await tokenRequest(
+      h.url,
+      {
+        grant_type: 'password',
+        username: user.email,
+        password: user.password,
+        audience: api.identifier,
+        scope: 'offline_access',
+      },
+      { basic: basicOf(client) },
+    );
+    const refresh = String(t.body.refresh_token);
+    expect(refresh).not.toBe('undefined');
+    const other = await ccToken(api.identifier);
+    const asCaller = await tokenInfo(h.url, other, { bearer: refresh });
+    expect(asCaller.status).toBe(401);
+    expect(asCaller.body).toMatchObject({ error: 'invalid_token' });
+    const itself = await tokenInfo(h.url, refresh, { bearer: refresh });
+    expect(itself.status).toBe(401);
+    // Its own client may still look at it.
+    expect((await tokenInfo(h.url, refresh, { basic: basicOf(client) })).body).toMatchObject({
+      active: true,
+      token_type: 'refresh_token',
+    });
+  });
+
+  it("a client sees another client's token only when it is a resource server of the token's audience", async () => {
+    const api = await fx.resource({ alg: 'opaque' });
+    await fx.grant(client, api);
+    const token = await ccToken(api.identifier);
+    const stranger = await fx.client();
+    const config = (c: TestClient) =>
+      oidc.discovery(new URL(h.url), c.id, undefined, oidc.ClientSecretBasic(c.secret!), {
+        execute: [oidc.allowInsecureRequests],
+      });
+    expect((await oidc.tokenIntrospection(await config(stranger), token)).active).toBe(false);
+    expect((await tokenInfo(h.url, token, { basic: basicOf(stranger) })).body).toEqual({ active: false });
+    expect((await oidc.tokenIntrospection(await config(client), token)).active).toBe(true);
+    await fx.grant(stranger, api, []);
+    expect((await oidc.tokenIntrospection(await config(stranger), token)).active).toBe(true);
+  });
+
+  it('/token/introspection answers RFC 7662 for JWT access tokens, never 400', async () => {
+    for (const alg of ['RS256', 'ES256']) {
+      const api = await fx.resource({ alg });
+      await fx.grant(client, api);
+      const token = await ccToken(api.identifier);
+      const res = await post('/token/introspection', new URLSearchParams({ token }).toString(), {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: authz(client),
+      });
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({
+        active: true,
+        client_id: client.id,
+        aud: api.identifier,
+        token_type: 'Bearer',
+        iss: h.url,
+        exp: expect.any(Number),
+        iat: expect.any(Number),
+      });
+    }
+  });
+
+  it('concurrent reuse of one refresh token: at most one wins, and the grant is revoked', async () => {
+    const api = await fx.resource();
+    await fx.grant(client, api);
+    const user = await fx.user();
+    const t = await tokenRequest(
+      h.url,
+      {
+        grant_type: 'password',
+        username: user.email,
+        password: user.password,
+        audience: api.identifier,
+        scope: 'offline_access',
+      },
+      { basic: basicOf(client) },
+    );
+    const refresh = String(t.body.refresh_token);
+    const results = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        tokenRequest(
+          h.url,
+          { grant_type: 'refresh_token', refresh_token: refresh },
+          { basic: basicOf(client) },
+        ),
+      ),
+    );
+    const won = results.filter((r) => r.status === 200);
+    expect(won.length).toBeLessThanOrEqual(1);
+    for (const r of results.filter((x) => x.status !== 200)) {
+      expect(r.status).toBe(400);
+      expect(r.body.error).toBe('invalid_grant');
+    }
+    // Reuse revoked the grant: whatever the winner got is dead too.
+    for (const w of won) {
+      expect((await tokenInfo(h.url, String(w.body.access_token), { basic: basicOf(client) })).body).toEqual({
+        active: false,
+      });
+      const again = await tokenRequest(
+        h.url,
+        { grant_type: 'refresh_token', refresh_token: String(w.body.refresh_token) },
+        { basic: basicOf(client) },
+      );
+      expect(again.body.error).toBe('invalid_grant');
+    }
+    expect((await tokenInfo(h.url, String(t.body.access_token), { basic: basicOf(client) })).body).toEqual({
+      active: false,
+    });
+  });
+});
