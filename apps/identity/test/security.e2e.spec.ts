@@ -494,3 +494,45 @@ describe("issue 11 hole 4: user tokens carry the client's scopes", () => {
     expect((await m.tokenInfo(ok.access_token)).active).toBe(true);
   });
 });
+
+describe('issue 11 hole 8: hostile bodies at the management API', () => {
+  it('JSON nested 4,000 levels is 400, never 500', async () => {
+    const deep = `${'{"a":'.repeat(4000)}1${'}'.repeat(4000)}`;
+    const res = await m
+      .call('post', '/api/v1/clients')
+      .set('Content-Type', 'application/json')
+      .send(`{"client_name":"deep","app_metadata":${deep}}`);
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ code: 'invalid_request', message: expect.stringContaining('nested') });
+    const arrays = await m
+      .call('patch', `/api/v1/clients/${m.auth.clientId}`)
+      .set('Content-Type', 'application/json')
+      .send(`{"client_metadata":{"x":${'['.repeat(4000)}${']'.repeat(4000)}}}`);
+    expect(arrays.status).toBe(400);
+  });
+
+  it('__proto__, constructor and prototype keys are unknown fields (400), at any depth', async () => {
+    for (const body of [
+      `{"client_name":"p1","__proto__":{"is_global":false}}`,
+      `{"client_name":"p2","constructor":{"prototype":{"x":1}}}`,
+      `{"client_name":"p3","client_metadata":{"__proto__":{"grant_types":["password"]}}}`,
+    ]) {
+      const res = await m.call('post', '/api/v1/clients').set('Content-Type', 'application/json').send(body);
+      expect({ body, status: res.status }).toEqual({ body, status: 400 });
+      expect(res.body.code).toBe('invalid_request');
+    }
+    expect(await m.ds.query(`SELECT 1 FROM clients WHERE client_name IN ('p1', 'p2', 'p3')`)).toHaveLength(0);
+  });
+
+  it('a NUL byte in a body, a q literal or a path is 400 and writes nothing', async () => {
+    const name = uniq('nul');
+    const res = await m.call('post', '/api/v1/clients').send({ client_name: `${name}\u0000x` });
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe('invalid_request');
+    expect(await m.ds.query(`SELECT 1 FROM clients WHERE client_name LIKE $1`, [`${name}%`])).toHaveLength(0);
+    const q = await m.call('get', `/api/v1/clients?q=${encodeURIComponent("client_name = 'a\u0000b'")}`);
+    expect(q.status).toBe(400);
+    const path = await m.call('get', '/api/v1/clients/abc%00def');
+    expect(path.status).toBe(400);
+  });
+});

@@ -169,9 +169,9 @@ export async function handleIntrospection(
   if (creds) {
     caller = await service.authenticateClient(creds.id, creds.secret);
     callerId = caller?.id;
-  } else if (!authz && one(body, 'client_id')) {
-    const pub = await service.publicClient(one(body, 'client_id')!);
-    callerId = pub?.id;
+  } else {
+    const publicId = authz ? undefined : one(body, 'client_id');
+    if (publicId) callerId = (await service.publicClient(publicId))?.id;
   }
   if (!callerId) {
     return sendOAuthError(res, 401, 'invalid_client', 'client authentication failed', {

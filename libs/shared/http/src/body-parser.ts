@@ -62,6 +62,43 @@ export function mapBodyParserError(err: unknown, limit: string): unknown {
   }
 }
 
+/** Deepest nesting a JSON body may have (objects and arrays); deeper bodies are 400 before any code sees them. */
+export const MAX_JSON_DEPTH = 64;
+
+/** Keys that would reach an object's prototype when copied or merged: never a field of ours. */
+const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
+/**
+ * What is wrong with a parsed body, or undefined: nesting deeper than MAX_JSON_DEPTH, a `__proto__` /
+ * `constructor` / `prototype` key at any depth (named, as an unknown field), a NUL character in a key or a string
+ * (PostgreSQL text cannot hold it). Walked without recursion, so no body can exhaust the stack here.
+ */
+export function hostileBodyProblem(body: unknown): { field: string; message: string } | undefined {
+  const stack: { value: unknown; path: string; depth: number }[] = [{ value: body, path: '', depth: 0 }];
+  while (stack.length) {
+    const { value, path, depth } = stack.pop()!;
+    if (typeof value === 'string') {
+      if (value.includes('\0')) return { field: path || 'body', message: 'must not contain a NUL character' };
+      continue;
+    }
+    if (value === null || typeof value !== 'object') continue;
+    if (depth >= MAX_JSON_DEPTH) {
+      return { field: path || 'body', message: `nested deeper than ${MAX_JSON_DEPTH} levels` };
+    }
+    if (Array.isArray(value)) {
+      value.forEach((v, i) => stack.push({ value: v, path: `${path}[${i}]`, depth: depth + 1 }));
+      continue;
+    }
+    for (const key of Object.keys(value)) {
+      const at = path ? `${path}.${key.replaceAll('\0', '')}` : key.replaceAll('\0', '');
+      if (FORBIDDEN_KEYS.has(key)) return { field: at, message: 'unknown field' };
+      if (key.includes('\0')) return { field: at, message: 'must not contain a NUL character' };
+      stack.push({ value: (value as Record<string, unknown>)[key], path: at, depth: depth + 1 });
+    }
+  }
+  return undefined;
+}
+
 /**
  * JSON (and optionally form) body parsing for every path not excluded. A body with any other Content-Type
  * (or none) is answered 415 with code `invalid_request`: the status tells what is wrong, the code stays in
@@ -82,7 +119,12 @@ export function bodyParsers(opts: BodyParserOptions): RequestHandler {
     if (!hasBody(req)) return next();
     if (opts.streamed?.(req)) return next();
     const type = mediaType(req);
-    const done = (err?: unknown) => (err ? next(mapBodyParserError(err, opts.limit)) : next());
+    const done = (err?: unknown) => {
+      if (err) return next(mapBodyParserError(err, opts.limit));
+      const problem = hostileBodyProblem(req.body);
+      if (!problem) return next();
+      next(invalidRequest(`${problem.field}: ${problem.message}`, [problem]));
+    };
     if (JSON_TYPE(type)) return json(req, res, done);
     if (opts.urlencoded && FORM_TYPE(type)) return form(req, res, done);
     next(
