@@ -33,6 +33,17 @@ export async function withSql<T>(ds: DataSource, fn: (sql: Sql) => Promise<T>): 
   }
 }
 
+/**
+ * statement_timeout for the rest of the current transaction, for bulk work whose size is bounded otherwise (a
+ * version clone, a CSV import of at most TREE_IMPORT_MAX_ROWS lines): 1.1 M nodes take tens of seconds, longer than
+ * the pool's DB_STATEMENT_TIMEOUT_MS.
+ */
+export const BULK_STATEMENT_TIMEOUT = '10min';
+
+export async function allowBulkStatements(sql: Sql): Promise<void> {
+  await sql.exec(`SET LOCAL statement_timeout = '${BULK_STATEMENT_TIMEOUT}'`);
+}
+
 /** Runs `fn` in one READ COMMITTED transaction; commits when it resolves, rolls back when it throws. */
 export async function inTransaction<T>(ds: DataSource, fn: (sql: Sql) => Promise<T>): Promise<T> {
   const runner = ds.createQueryRunner();

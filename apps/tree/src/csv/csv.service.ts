@@ -1,4 +1,4 @@
-import { Readable } from 'node:stream';
+import { Readable, Transform } from 'node:stream';
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { parse } from 'csv-parse';
@@ -8,7 +8,7 @@ import { SERVICE_ENV } from '@gatehouse/service';
 import type { Actor } from '../common/actor.js';
 import { LANGUAGES, type Language } from '../common/language.js';
 import { lockVersion, resolveVersion } from '../common/scope.js';
-import { inTransaction, withSql, type Sql } from '../common/sql.js';
+import { allowBulkStatements, inTransaction, withSql, type Sql } from '../common/sql.js';
 import { ChunkWriter } from '../common/stream.js';
 import { type NodePath } from '../nodes/paths.js';
 import { BASE_COLUMNS, csvLine, lineProblems, parseHeader, type CsvLayout } from './csv-format.js';
@@ -55,16 +55,84 @@ function failure(problems: Problem[], truncated = false): DomainError {
   return invalidRequest(`CSV import refused, nothing was written${more}: ${head}`, details);
 }
 
+/** What one upload may cost: bytes in all, bytes a line, and how long it may send nothing. */
+interface UploadLimits {
+  maxBytes: number;
+  maxRecordBytes: number;
+  idleMs: number;
+}
+
+/** The request body (`source`, for its abort signals) and what the parser reads (`upload`, with the limits). */
+interface GuardedUpload {
+  source: Readable;
+  upload: Readable;
+}
+
+const tooLarge = (limits: UploadLimits) =>
+  new DomainError(
+    ErrorCode.PayloadTooLarge,
+    `CSV import refused: the upload is larger than ${limits.maxBytes} bytes; nothing was written`,
+  );
+
+/**
+ * The upload as the parser reads it: fails with 413 once more than `maxBytes` arrived, and with 400 when no byte
+ * arrives for `idleMs` (a stalled client must not hold a transaction and a pool connection).
+ */
+function guardUpload(source: Readable, limits: UploadLimits): GuardedUpload {
+  let received = 0;
+  let timer: NodeJS.Timeout | undefined;
+  const upload = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      received += chunk.length;
+      if (received > limits.maxBytes) return done(tooLarge(limits));
+      arm();
+      done(null, chunk);
+    },
+    flush(done) {
+      if (timer) clearTimeout(timer);
+      done();
+    },
+  });
+  const arm = () => {
+    if (timer) clearTimeout(timer);
+    timer = setTimeout(() => {
+      upload.destroy(
+        invalidRequest(
+          `The upload sent nothing for ${limits.idleMs / 1000} s and was aborted; nothing was written`,
+        ),
+      );
+    }, limits.idleMs);
+    timer.unref();
+  };
+  upload.once('close', () => timer && clearTimeout(timer));
+  source.on('error', (err) => upload.destroy(err));
+  arm();
+  source.pipe(upload);
+  return { source, upload };
+}
+
 /** Streams a version to CSV and loads one from CSV, all-or-nothing. Format: see csv-format.ts. */
 @Injectable()
 export class CsvService {
   private readonly maxRows: number;
+  private readonly limits: UploadLimits;
 
   constructor(
     @InjectDataSource() private readonly ds: DataSource,
-    @Inject(SERVICE_ENV) env: { TREE_IMPORT_MAX_ROWS?: number },
+    @Inject(SERVICE_ENV)
+    env: {
+      TREE_IMPORT_MAX_ROWS?: number;
+      TREE_IMPORT_MAX_BYTES?: number;
+      TREE_IMPORT_MAX_RECORD_BYTES?: number;
+      TREE_IMPORT_IDLE_SEC?: number;
+    },
   ) {
     this.maxRows = env.TREE_IMPORT_MAX_ROWS ?? 5_000_000;
+    this.limits = {
+      maxBytes: env.TREE_IMPORT_MAX_BYTES ?? 1024 * 1024 * 1024,
+      maxRecordBytes: env.TREE_IMPORT_MAX_RECORD_BYTES ?? 64 * 1024,
+      idleMs: (env.TREE_IMPORT_IDLE_SEC ?? 30) * 1000,
+    };
   }
 
   /**
@@ -148,9 +216,26 @@ export class CsvService {
     actor: Actor,
     replace: boolean,
   ): Promise<ImportResult> {
+    const declared = Number((body as { headers?: Record<string, unknown> }).headers?.['content-length']);
+    if (Number.isFinite(declared) && declared > this.limits.maxBytes) throw tooLarge(this.limits);
     return inTransaction(this.ds, async (sql) => {
+      await allowBulkStatements(sql);
       const scope = await resolveVersion(sql, treeCode, version);
-      // Held until commit: no structural write in this version runs while its import does.
+      const nextLabel = async () =>
+        (await sql.one<{ next_label: number }>(`SELECT next_label FROM tree_versions WHERE id = $1`, [
+          scope.versionId,
+        ]))!.next_label;
+      // Staged before the version is locked: a slow upload holds no lock that other writers of the version wait
+      // for. Labels are numbered from the version's counter as read now, and shifted should it move meanwhile.
+      const staged = await nextLabel();
+      await sql.exec(
+        `CREATE TEMP TABLE import_rows (
+           label integer NOT NULL, line integer NOT NULL, code text NOT NULL, parent_code text, name text NOT NULL,
+           description text, en_us_name text, en_us_description text, en_uk_name text, en_uk_description text,
+           mn_mn_name text, mn_mn_description text) ON COMMIT DROP`,
+      );
+      const count = await this.load(sql, guardUpload(body, this.limits), staged + 1);
+      // Held until commit: no structural write in this version runs while its import is applied.
       await lockVersion(sql, scope.versionId);
       let replaced = 0;
       if (replace) {
@@ -158,20 +243,12 @@ export class CsvService {
         replaced = await sql.exec(`DELETE FROM tree_nodes WHERE tree_version_id = $1`, [scope.versionId]);
         await sql.exec(`UPDATE tree_versions SET node_count = 0 WHERE id = $1`, [scope.versionId]);
       }
-      const { next_label: lastLabel } = (await sql.one<{ next_label: number }>(
-        `SELECT next_label FROM tree_versions WHERE id = $1`,
-        [scope.versionId],
-      ))!;
-      const base = lastLabel + 1;
-      await sql.exec(
-        `CREATE TEMP TABLE import_rows (
-           label integer NOT NULL, line integer NOT NULL, code text NOT NULL, parent_code text, name text NOT NULL,
-           description text, en_us_name text, en_us_description text, en_uk_name text, en_uk_description text,
-           mn_mn_name text, mn_mn_description text) ON COMMIT DROP`,
-      );
-      const count = await this.load(sql, body, base);
       if (count === 0) {
         return { imported: 0, replaced, nodes: await this.nodeCount(sql, scope.versionId) };
+      }
+      const lastLabel = await nextLabel();
+      if (lastLabel !== staged) {
+        await sql.exec(`UPDATE import_rows SET label = label + $1`, [lastLabel - staged]);
       }
       if (lastLabel + count > MAX_LABEL) {
         throw failure([{ line: 1, message: 'this version has no node labels left for so many nodes' }]);
@@ -193,16 +270,24 @@ export class CsvService {
   }
 
   /** Parses the upload and stages its lines; returns their number. Line problems are collected, then thrown. */
-  private async load(sql: Sql, body: Readable, base: number): Promise<number> {
-    const parser = body.pipe(
-      parse({ bom: true, info: true, skip_empty_lines: true, relax_column_count: true, relax_quotes: false }),
+  private async load(sql: Sql, body: GuardedUpload, base: number): Promise<number> {
+    const { upload, source } = body as GuardedUpload;
+    const parser = upload.pipe(
+      parse({
+        bom: true,
+        info: true,
+        skip_empty_lines: true,
+        relax_column_count: true,
+        relax_quotes: false,
+        max_record_size: this.limits.maxRecordBytes,
+      }),
     );
-    body.on('error', (err) => parser.destroy(err));
+    upload.on('error', (err) => parser.destroy(err));
     // A client that goes away mid-upload must not leave a partial file to be imported.
     const aborted = () => parser.destroy(invalidRequest('The upload was interrupted; nothing was written'));
-    body.on('aborted', aborted);
-    body.on('close', () => {
-      if ((body as { complete?: boolean }).complete === false) aborted();
+    source.on('aborted', aborted);
+    source.on('close', () => {
+      if ((source as { complete?: boolean }).complete === false) aborted();
     });
     const problems: Problem[] = [];
     let layout: CsvLayout | undefined;
@@ -271,12 +356,18 @@ export class CsvService {
       parser.destroy();
       if (err instanceof DomainError) throw err;
       const e = err as { code?: string; message?: string; lines?: number };
+      if (e.code === 'CSV_MAX_RECORD_SIZE') {
+        throw new DomainError(
+          ErrorCode.PayloadTooLarge,
+          `CSV import refused: a line near line ${e.lines ?? 0} is longer than ${this.limits.maxRecordBytes} bytes; nothing was written`,
+        );
+      }
       if (typeof e.code === 'string' && e.code.startsWith('CSV_')) {
         throw failure([{ line: e.lines ?? 0, message: `malformed CSV: ${e.message ?? e.code}` }]);
       }
       throw err;
     }
-    if ((body as { complete?: boolean }).complete === false) {
+    if ((source as { complete?: boolean }).complete === false) {
       throw invalidRequest('The upload was interrupted; nothing was written');
     }
     if (!layout) throw failure([{ line: 1, message: `missing header line (${BASE_COLUMNS.join(',')})` }]);

@@ -1,4 +1,4 @@
-import type { Sql } from '../common/sql.js';
+import { allowBulkStatements, type Sql } from '../common/sql.js';
 
 /**
  * Creates the (empty) partition of tree_nodes for a new version (migration 1790000300000): every version has one
@@ -23,6 +23,7 @@ export async function copyVersionContent(
   targetTreeId: string,
   actorId: string | null,
 ): Promise<void> {
+  await allowBulkStatements(sql);
   await sql.exec(`SELECT tree_nodes_copy_version($1, $2, $3, $4)`, [
     sourceVersionId,
     targetVersionId,

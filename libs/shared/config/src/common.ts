@@ -37,6 +37,12 @@ export const commonEnv = {
     max: 200,
     description: 'PostgreSQL connection pool size per service',
   }),
+  DB_STATEMENT_TIMEOUT_MS: env.int({
+    default: 30_000,
+    min: 0,
+    description:
+      'statement_timeout of every pooled PostgreSQL connection, ms (0: none); a longer statement is cancelled and answered 503 (migrations and the tree bulk operations have their own)',
+  }),
 };
 
 export const authPort = env.int({ default: 3000, min: 1, max: 65535, description: 'port of apps/auth' });

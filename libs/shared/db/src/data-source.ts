@@ -24,6 +24,11 @@ export interface CreateDataSourceOptions {
   logging?: LoggerOptions;
   /** Milliseconds to wait for a new connection before failing (default 10 000). */
   connectTimeoutMs?: number;
+  /**
+   * PostgreSQL `statement_timeout` of every pooled connection, in ms (0 or unset: none). A statement running longer
+   * is cancelled (SQLSTATE 57014); a transaction doing known bulk work raises it with `SET LOCAL`.
+   */
+  statementTimeoutMs?: number;
 }
 
 export const DEFAULT_MIGRATIONS_TABLE = 'typeorm_migrations';
@@ -55,6 +60,7 @@ export function buildDataSourceOptions(o: CreateDataSourceOptions): DataSourceOp
     poolSize: o.poolMax ?? 10,
     connectTimeoutMS: o.connectTimeoutMs ?? 10_000,
     logging: o.logging ?? false,
+    ...(o.statementTimeoutMs ? { extra: { statement_timeout: o.statementTimeoutMs } } : {}),
   };
 }
 

@@ -15,6 +15,8 @@ async function withMigrationLock<T>(ds: DataSource, fn: (qr: QueryRunner) => Pro
   const qr = ds.createQueryRunner('master');
   await qr.connect();
   try {
+    // Migrations (and waiting for another process's) may take longer than the pool's statement_timeout.
+    await qr.query('SET statement_timeout = 0');
     // Session-level lock: held across the migrations' own COMMITs, released below or when the session ends.
     await qr.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [lockName(ds)]);
     try {
@@ -23,6 +25,7 @@ async function withMigrationLock<T>(ds: DataSource, fn: (qr: QueryRunner) => Pro
       await qr.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [lockName(ds)]);
     }
   } finally {
+    await qr.query('RESET statement_timeout').catch(() => undefined);
     await qr.release();
   }
 }

@@ -135,6 +135,12 @@ export function mapPgError(err: unknown): DomainError | undefined {
     case '22021':
     case '22P05':
       return new DomainError(ErrorCode.InvalidRequest, 'Invalid character in a value');
+    case '57014':
+      // statement_timeout (or a cancel): the database did not answer in time.
+      return new DomainError(
+        ErrorCode.ServiceUnavailable,
+        'The database did not answer in time (statement timeout); try again later',
+      );
     case '40001':
     case '40P01':
       return new DomainError(ErrorCode.Conflict, 'Concurrent update conflict; retry the request');

@@ -70,6 +70,7 @@ export async function buildService<S extends EnvSchema>(
     migrations: def.migrations,
     applicationName: `gatehouse-${def.name}`,
     poolMax: env.DB_POOL_MAX,
+    statementTimeoutMs: env.DB_STATEMENT_TIMEOUT_MS,
   });
   await dataSource.initialize();
   try {
