@@ -26,6 +26,8 @@ export const authService: ServiceDefinition<typeof authEnv> = {
       'JSON bodies alike and answers errors as `{"error", "error_description", "code", "message"}`. See README.md.',
   },
   rootModule: (ctx) => AuthAppModule.register(ctx),
+  // Behind a TLS-terminating proxy, rate limits (and failed client authentications) count the forwarded address.
+  trustProxy: (env) => env.AUTH_TRUST_PROXY,
   // Seed the identity tables once, then make sure signing keys exist (first start creates RS256 and ES256 keys).
   afterMigrate: async ({ env: serviceEnv, dataSource }) => {
     // buildService hands every service its own variables and the common ones (DATA_DIR, LOG_LEVEL, REDIS_URL...).

@@ -128,7 +128,7 @@ describe('issue 11 hole 8: crashes and leaks on bad input', () => {
     expect(asCaller.status).toBe(401);
     expect(asCaller.body).toMatchObject({ error: 'invalid_token' });
     const itself = await tokenInfo(h.url, refresh, { bearer: refresh });
-    expect(itself.status).toBe(401);
+    expect(itself.body).toEqual({ active: false });
     // Its own client may still look at it.
     expect((await tokenInfo(h.url, refresh, { basic: basicOf(client) })).body).toMatchObject({
       active: true,
@@ -220,5 +220,63 @@ describe('issue 11 hole 8: crashes and leaks on bad input', () => {
     expect((await tokenInfo(h.url, String(t.body.access_token), { basic: basicOf(client) })).body).toEqual({
       active: false,
     });
+  });
+});
+
+describe('issue 11 hole 6: rate limits keyed by unauthenticated strings', () => {
+  let rl: AuthHarness;
+  let rfx: Fixtures;
+  beforeAll(async () => {
+    rl = await startAuth({
+      RATE_LIMIT_POINTS: '10',
+      RATE_LIMIT_AUTH_FAILURES: '5',
+      AUTH_TRUST_PROXY: 'true',
+    });
+    rfx = new Fixtures(rl);
+  });
+  afterAll(async () => {
+    await rl?.close();
+  });
+
+  const from = (ip: string, c: TestClient, secret = c.secret!) =>
+    fetch(`${rl.url}/token`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        'x-forwarded-for': ip,
+        authorization: `Basic ${Buffer.from(`${c.id}:${secret}`).toString('base64')}`,
+      },
+      body: new URLSearchParams({ grant_type: 'client_credentials', audience: 'urn:gatehouse:management' }),
+    });
+
+  it("wrong secrets naming a client spend the sender's address, never the client's budget", async () => {
+    const victim = await rfx.client();
+    const statuses: number[] = [];
+    for (let i = 0; i < 30; i++) statuses.push((await from('203.0.113.9', victim, 'wrong-secret')).status);
+    expect(statuses.slice(0, 5)).toEqual([401, 401, 401, 401, 401]);
+    expect(statuses.slice(5).every((s) => s === 429)).toBe(true);
+    // The real client, elsewhere, still has its whole budget (an unauthorized audience is 400, not 401 or 429).
+    const real: number[] = [];
+    for (let i = 0; i < 10; i++) real.push((await from('198.51.100.7', victim)).status);
+    expect(real.every((s) => s !== 429 && s !== 401)).toBe(true);
+    expect((await from('198.51.100.7', victim)).status).toBe(429); // its own eleventh request
+  });
+
+  it('random bearer values cost their sender: after the failures allowed, 429 without asking for the token', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 12; i++) {
+      const res = await fetch(`${rl.url}/tokeninfo`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          'x-forwarded-for': '203.0.113.77',
+          authorization: `Bearer random-${i}-${Math.random().toString(36).slice(2)}`,
+        },
+        body: new URLSearchParams({ token: `random-${i}` }),
+      });
+      statuses.push(res.status);
+    }
+    expect(statuses.slice(0, 5)).toEqual([401, 401, 401, 401, 401]);
+    expect(statuses.slice(5).every((s) => s === 429)).toBe(true);
   });
 });

@@ -100,12 +100,17 @@ export class Management {
     return t.access_token;
   }
 
-  /** POST /tokeninfo of the token server, authenticated with the default client. */
-  async tokenInfo(token: string): Promise<Record<string, unknown>> {
+  /**
+   * POST /tokeninfo of the token server, as a resource server asks: the token as its own Bearer credential (a caller
+   * sees another client's token only as a resource server of its audience), or with the Basic credentials `as`.
+   */
+  async tokenInfo(token: string, as?: { id: string; secret: string }): Promise<Record<string, unknown>> {
     const res = await fetch(`${this.auth.url}/tokeninfo`, {
       method: 'POST',
       headers: {
-        authorization: `Basic ${Buffer.from(`${this.auth.clientId}:${this.auth.clientSecret}`).toString('base64')}`,
+        authorization: as
+          ? `Basic ${Buffer.from(`${as.id}:${as.secret}`).toString('base64')}`
+          : `Bearer ${token}`,
         'content-type': 'application/x-www-form-urlencoded',
       },
       body: new URLSearchParams({ token }).toString(),

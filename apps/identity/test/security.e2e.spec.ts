@@ -1,5 +1,6 @@
 import * as oidc from 'openid-client';
 import { SignJWT } from 'jose';
+import { TokenValidator } from '@gatehouse/bearer';
 import { MANAGEMENT_AUDIENCE } from '@gatehouse/identity-data';
 import { Management, uniq } from './management-harness.js';
 
@@ -397,7 +398,9 @@ describe('issue 11 hole 5: revocation reaches issued tokens', () => {
       .send({ password: 'new-password-456' })
       .expect(200);
     expect(await m.tokenInfo(t.access_token)).toEqual({ active: false });
-    expect(await m.tokenInfo(t.refresh_token!)).toEqual({ active: false });
+    expect(await m.tokenInfo(t.refresh_token!, { id: client.id, secret: client.client_secret })).toEqual({
+      active: false,
+    });
     await expect(oidc.refreshTokenGrant(config, t.refresh_token!)).rejects.toBeDefined();
     const [{ n }] = await m.ds.query(
       `SELECT count(*)::int AS n FROM oidc_payloads WHERE payload->>'accountId' = $1`,
@@ -534,5 +537,27 @@ describe('issue 11 hole 8: hostile bodies at the management API', () => {
     expect(q.status).toBe(400);
     const path = await m.call('get', '/api/v1/clients/abc%00def');
     expect(path.status).toBe(400);
+  });
+});
+
+describe('issue 11 hole 6: random bearer tokens at the management API', () => {
+  let limited: Management;
+  beforeAll(async () => {
+    limited = await Management.start({ RATE_LIMIT_AUTH_FAILURES: '5' });
+  });
+  afterAll(async () => {
+    await limited?.close();
+  });
+
+  it('after the failed authentications allowed, a random token is 429 without a /tokeninfo call', async () => {
+    const validator = limited.identity.app.get(TokenValidator);
+    const before = validator.stats.remoteCalls;
+    const statuses: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      statuses.push((await limited.call('get', '/api/v1/clients', `random${i}x${Date.now()}`)).status);
+    }
+    expect(statuses.slice(0, 5)).toEqual([401, 401, 401, 401, 401]);
+    expect(statuses.slice(5).every((s) => s === 429)).toBe(true);
+    expect(validator.stats.remoteCalls - before).toBeLessThanOrEqual(5);
   });
 });

@@ -89,21 +89,22 @@ export async function handleTokenInfo(
   if (!token) return sendOAuthError(res, 400, 'invalid_request', "missing required parameter 'token'");
 
   const authz = req.headers.authorization ?? '';
-  let result: TokenInfo | undefined;
   let caller: OidcClientRecord | undefined;
   let callerClientId: string;
   if (/^bearer /i.test(authz)) {
     const bearer = authz.slice(7).trim();
     const described = await service.introspect(bearer);
     // Only an active access token authenticates a caller; a refresh token is a credential for /token alone.
-    if (!described.active || described.token_type !== 'Bearer') {
+    const isAccessToken = described.active && described.token_type === 'Bearer';
+    // A token asking about itself authenticates by possession: one that is not an active access token is simply
+    // reported inactive (what a resource server checking its caller's token needs to know).
+    if (bearer === token) return sendJson(res, isAccessToken ? pick(described, fields) : INACTIVE);
+    if (!isAccessToken) {
       return sendOAuthError(res, 401, 'invalid_token', 'the bearer token is not an active access token', {
         'WWW-Authenticate': `Bearer realm="${realm}", error="invalid_token"`,
       });
     }
     callerClientId = described.client_id;
-    // The token authenticates itself by possession.
-    if (bearer === token) result = described;
   } else {
     const creds = clientCredentials(authz, body);
     if (!creds) {
@@ -127,12 +128,15 @@ export async function handleTokenInfo(
     callerClientId = caller.id;
   }
 
-  result ??= await visibleTo(service, await service.introspect(token, hint, caller), callerClientId);
-  let out: Record<string, unknown> = result as unknown as Record<string, unknown>;
-  if (fields && result.active) {
-    out = Object.fromEntries(fields.filter((f) => f in out).map((f) => [f, out[f]]));
-  }
-  sendJson(res, out);
+  const result = await visibleTo(service, await service.introspect(token, hint, caller), callerClientId);
+  sendJson(res, pick(result, fields));
+}
+
+/** Only the `fields` asked for, of an active token's description. */
+function pick(info: TokenInfo, fields: string[] | undefined): unknown {
+  if (!fields || !info.active) return info;
+  const all = info as unknown as Record<string, unknown>;
+  return Object.fromEntries(fields.filter((f) => f in all).map((f) => [f, all[f]]));
 }
 
 function sendJson(res: ServerResponse, out: unknown): void {

@@ -22,6 +22,12 @@ export const commonEnv = {
     description: 'requests allowed per endpoint and caller per window',
   }),
   RATE_LIMIT_WINDOW_SEC: env.int({ default: 60, min: 1, description: 'rate-limit window in seconds' }),
+  RATE_LIMIT_AUTH_FAILURES: env.int({
+    default: 100,
+    min: 1,
+    description:
+      'failed authentications (401 to a request with credentials) allowed per source address and window; past it that address gets 429 for every credentialed request until the window ends',
+  }),
   RATE_LIMIT_OVERRIDES: env.str({
     default: '',
     description: "per-endpoint limits, e.g. 'POST /token=300,GET /api/v1/clients=600'",

@@ -23,6 +23,12 @@ export interface RateLimitOptions {
   keyPrefix?: string;
   /** Per-endpoint limits, keyed `'<METHOD> <pattern>'`, e.g. `{ 'POST /token': 30 }`. */
   overrides?: Record<string, number>;
+  /**
+   * Failed authentications (a 401 to a request that presented credentials) allowed per source address and window,
+   * over all endpoints; past it every request of that address that presents credentials is 429 before any of
+   * them is checked (default: `points`).
+   */
+  authFailures?: number;
 }
 
 /**
@@ -53,13 +59,18 @@ const SPACES = /\s+/;
 export const TOO_MANY_REQUESTS_MESSAGE =
   'Rate limit exceeded; check the X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset headers and retry after the reset';
 
+type KeyedRequest = Pick<Request, 'headers' | 'ip'> & { socket?: { remoteAddress?: string } };
+
+/** The source address (Express's `req.ip`: the forwarded one only when `trust proxy` is set). */
+export function addressKey(req: KeyedRequest): string {
+  return `ip:${req.ip ?? req.socket?.remoteAddress ?? 'unknown'}`;
+}
+
 /**
- * Who is calling: a hash of the bearer token, the client id of Basic credentials, else the IP address.
- * (A token is hashed so the store never holds a credential.)
+ * The caller a request's credentials claim to be: a hash of the bearer token or the client id of Basic
+ * credentials (a token is hashed so the store never holds a credential); undefined without credentials.
  */
-export function callerKey(
-  req: Pick<Request, 'headers' | 'ip'> & { socket?: { remoteAddress?: string } },
-): string {
+export function claimedCallerKey(req: KeyedRequest): string | undefined {
   const auth = req.headers.authorization;
   if (typeof auth === 'string') {
     const [scheme, value] = auth.trim().split(SPACES, 2);
@@ -71,8 +82,16 @@ export function callerKey(
       if (id) return hashedKey('client:', id);
     }
   }
-  return `ip:${req.ip ?? req.socket?.remoteAddress ?? 'unknown'}`;
+  return undefined;
 }
+
+/** Who is calling: the claimed caller of the credentials, else the source address. */
+export function callerKey(req: KeyedRequest): string {
+  return claimedCallerKey(req) ?? addressKey(req);
+}
+
+/** The key of the failed-authentication counter: one per source address, over every endpoint. */
+const AUTH_FAILURES = 'auth-failures';
 
 /** The endpoint key: `'<METHOD> <pattern>'`, or one shared key for every unknown route. */
 export function endpointKey(routes: RouteTable, method: string, path: string): string {
@@ -183,22 +202,52 @@ export class HttpRateLimiter {
     return l;
   }
 
+  /** Where `caller` stands on `endpoint`, without counting (a request about to be counted: one more). */
+  async peek(endpoint: string, caller: string, limit = this.limitFor(endpoint)): Promise<RateLimitDecision> {
+    try {
+      const r = await this.limiter(limit).get(`${endpoint}|${caller}`);
+      const consumed = r?.consumedPoints ?? 0;
+      const msBeforeNext = r?.msBeforeNext ?? this.opts.durationSec * 1000;
+      return {
+        limit,
+        remaining: Math.max(0, limit - consumed - 1),
+        reset: Math.ceil((Date.now() + msBeforeNext) / 1000),
+        allowed: consumed < limit,
+        retryAfterSec: Math.max(1, Math.ceil(msBeforeNext / 1000)),
+      };
+    } catch (err) {
+      this.warn('Rate limiter failed; request let through', err);
+      return this.open(limit);
+    }
+  }
+
+  private open(limit: number): RateLimitDecision {
+    return {
+      limit,
+      remaining: limit,
+      reset: Math.ceil(Date.now() / 1000 + this.opts.durationSec),
+      allowed: true,
+      retryAfterSec: 0,
+    };
+  }
+
   /** Counts one request of `caller` on `endpoint`. Fails open (allowed) when the store errors. */
-  async consume(endpoint: string, caller: string): Promise<RateLimitDecision> {
-    const limit = this.limitFor(endpoint);
+  async consume(
+    endpoint: string,
+    caller: string,
+    limit = this.limitFor(endpoint),
+  ): Promise<RateLimitDecision> {
     try {
       return decision(limit, await this.limiter(limit).consume(`${endpoint}|${caller}`), true);
     } catch (err) {
       if (err instanceof RateLimiterRes) return decision(limit, err, false);
       this.warn('Rate limiter failed; request let through', err);
-      return {
-        limit,
-        remaining: limit,
-        reset: Math.ceil(Date.now() / 1000 + this.opts.durationSec),
-        allowed: true,
-        retryAfterSec: 0,
-      };
+      return this.open(limit);
     }
+  }
+
+  private get authFailureLimit(): number {
+    return this.opts.authFailures ?? this.opts.points;
   }
 
   private warn(msg: string, err: unknown) {
@@ -208,17 +257,47 @@ export class HttpRateLimiter {
     this.logger.warn({ err }, msg);
   }
 
-  /** Express middleware: sets the X-RateLimit-* headers on every response, 429 over the limit. */
+  /**
+   * Express middleware: sets the X-RateLimit-* headers on every response, 429 over the limit.
+   * - Without credentials a request counts against its source address, at once.
+   * - With credentials (Bearer, Basic) it counts against the caller they name, but only once the answer shows
+   *   they were good: a 401 counts instead against the source address's failed authentications (over every
+   *   endpoint), and past RATE_LIMIT_AUTH_FAILURES that address's credentialed requests are 429 before any is
+   *   checked. So nobody spends another caller's budget by naming it, and random tokens cost their sender.
+   */
   middleware(routes: RouteTable) {
     return (req: Request, res: Response, next: NextFunction) => {
       if (EXEMPT.has(req.path)) return next();
-      this.consume(routeMatch(routes, req).endpoint, callerKey(req)).then((d) => {
+      const endpoint = routeMatch(routes, req).endpoint;
+      const claimed = claimedCallerKey(req);
+      const address = addressKey(req);
+      const answer = (d: RateLimitDecision) => {
         res.setHeader('X-RateLimit-Limit', String(d.limit));
         res.setHeader('X-RateLimit-Remaining', String(d.remaining));
         res.setHeader('X-RateLimit-Reset', String(d.reset));
         if (d.allowed) return next();
         res.setHeader('Retry-After', String(d.retryAfterSec));
         next(new DomainError(ErrorCode.TooManyRequests, TOO_MANY_REQUESTS_MESSAGE));
+      };
+      if (!claimed) {
+        this.consume(endpoint, address).then(answer, next);
+        return;
+      }
+      Promise.all([
+        this.peek(AUTH_FAILURES, address, this.authFailureLimit),
+        this.peek(endpoint, claimed),
+      ]).then(([failures, own]) => {
+        if (!failures.allowed) return answer(failures);
+        if (own.allowed) {
+          res.once('finish', () => {
+            const counted =
+              res.statusCode === 401
+                ? this.consume(AUTH_FAILURES, address, this.authFailureLimit)
+                : this.consume(endpoint, claimed);
+            counted.catch(() => undefined);
+          });
+        }
+        answer(own);
       }, next);
     };
   }

@@ -26,6 +26,8 @@ export interface ServiceContext<E> {
 /** Everything that differs between the three services; the rest of start-up is the same code. */
 export interface ServiceDefinition<S extends EnvSchema> {
   name: 'auth' | 'identity' | 'tree';
+  /** Express `trust proxy`: the source address of rate limits is then the forwarded one (default off). */
+  trustProxy?: (env: EnvOf<S>) => boolean;
   version: string;
   envSchema: S;
   port(env: EnvOf<S>): number;
@@ -87,7 +89,9 @@ export async function buildService<S extends EnvSchema>(
         durationSec: env.RATE_LIMIT_WINDOW_SEC,
         redisUrl: env.REDIS_URL,
         overrides: parseRateLimitOverrides(env.RATE_LIMIT_OVERRIDES),
+        authFailures: env.RATE_LIMIT_AUTH_FAILURES,
       },
+      trustProxy: def.trustProxy?.(env),
       openapi: { ...def.openapi, version: def.version },
       readiness: () => checkConnection(dataSource),
       excludeBodyParserPaths: def.excludeBodyParserPaths,
