@@ -13,7 +13,7 @@ import { createProvider, ROUTES, type TokenLifetimes } from './oidc/provider.js'
 import { BodyError, one, parseParams, readBody, replayAsForm, type Params } from './oidc/request-body.js';
 import { normalizeTokenParams } from './oidc/token-params.js';
 import { applyFields, rememberFields } from './oidc/fields.js';
-import type { SecretBox } from '@gatehouse/identity-data';
+import { purgeLoginFailures, type SecretBox } from '@gatehouse/identity-data';
 import { SigningKeys, type KeySet } from './keys/signing-keys.js';
 import { TokenInfoService } from './tokeninfo/tokeninfo.service.js';
 import { handleIntrospection, handleTokenInfo } from './tokeninfo/tokeninfo.handler.js';
@@ -141,6 +141,8 @@ export class TokenServer {
     every(opts.env.AUTH_PURGE_INTERVAL_SEC, async () => {
       const n = await purgeExpiredPayloads(sql);
       if (n) log.debug({ removed: n }, 'expired oidc artifacts purged');
+      const f = await purgeLoginFailures(sql);
+      if (f) log.debug({ removed: f }, 'stale login failure counts purged');
     });
     every(opts.env.AUTH_KEY_REFRESH_SEC, () => server.reloadKeys(false));
     return server;

@@ -280,3 +280,53 @@ describe('issue 11 hole 6: rate limits keyed by unauthenticated strings', () => 
     expect(statuses.slice(5).every((s) => s === 429)).toBe(true);
   });
 });
+
+describe('issue 11 hole 7: lockout as a weapon, and an account oracle', () => {
+  let lh: AuthHarness;
+  let lfx: Fixtures;
+  let c: TestClient;
+  beforeAll(async () => {
+    lh = await startAuth({
+      AUTH_TRUST_PROXY: 'true',
+      AUTH_LOCKOUT_THRESHOLD: '3',
+      AUTH_LOCKOUT_SECONDS: '600',
+    });
+    lfx = new Fixtures(lh);
+    c = await lfx.client({ grantTypes: ['password'] });
+  });
+  afterAll(async () => {
+    await lh?.close();
+  });
+
+  const login = (ip: string, username: string, password: string) =>
+    fetch(`${lh.url}/token`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        'x-forwarded-for': ip,
+        authorization: `Basic ${Buffer.from(`${c.id}:${c.secret}`).toString('base64')}`,
+      },
+      body: new URLSearchParams({ grant_type: 'password', username, password }),
+    }).then(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, unknown> }));
+
+  it('failures from one address lock only that address: the account still signs in from another', async () => {
+    const user = await lfx.user();
+    for (let i = 0; i < 5; i++) expect((await login('203.0.113.50', user.email, 'wrong')).status).toBe(400);
+    expect((await login('203.0.113.50', user.email, user.password)).status).toBe(400);
+    const elsewhere = await login('198.51.100.20', user.email, user.password);
+    expect(elsewhere.status).toBe(200);
+    expect(elsewhere.body.access_token).toEqual(expect.any(String));
+  });
+
+  it('unknown, wrong-password and locked accounts get the same answer', async () => {
+    const user = await lfx.user();
+    for (let i = 0; i < 3; i++) await login('203.0.113.60', user.email, 'wrong');
+    const locked = await login('203.0.113.60', user.email, user.password);
+    const wrong = await login('203.0.113.61', user.email, 'wrong');
+    const unknown = await login('203.0.113.62', `nobody-${Date.now()}@example.test`, 'whatever');
+    for (const r of [locked, wrong, unknown]) expect(r.status).toBe(400);
+    expect(locked.body).toEqual(unknown.body);
+    expect(wrong.body).toEqual(unknown.body);
+    expect(JSON.stringify(locked.body)).not.toMatch(/lock/i);
+  });
+});

@@ -1,5 +1,5 @@
 import {
-  isLockedOut,
+  isLockedFrom,
   recordSuccessfulLogin,
   registerFailedLogin,
   verifyPassword,
@@ -11,7 +11,7 @@ import type { OidcData, User } from './oidc-data.js';
 
 export type { LockoutPolicy };
 
-export type LoginFailure = 'invalid_credentials' | 'blocked' | 'locked';
+export type LoginFailure = 'invalid_credentials' | 'blocked';
 
 export class LoginError extends Error {
   constructor(readonly reason: LoginFailure) {
@@ -21,10 +21,12 @@ export class LoginError extends Error {
 
 /**
  * Resource-owner password login: the login is an e-mail, a user name or a phone number of the client's instance.
- * An unknown login and a wrong password fail alike (same error; an argon2 verification runs either way, so the
- * timing is similar). Failures are counted per user; `threshold` consecutive ones lock the account for
- * `lockSeconds`, and a locked account is refused even with the right password. A blocked user is refused once the
- * password is right, so blocking reveals nothing to someone who does not know it.
+ * An unknown login, a wrong password and a locked one fail alike (same error; an argon2 verification runs every
+ * time, so the timing is similar): nothing tells an attacker which accounts exist or are locked. Failures are
+ * counted per user AND source address; `threshold` consecutive ones lock that user's logins from that address for
+ * `lockSeconds`, refused even with the right password, while the user still signs in from any other address (as
+ * Keycloak's and Auth0's brute-force protection allow), so nobody locks another out by failing on purpose. A
+ * blocked user is refused once the password is right, so blocking reveals nothing to someone who does not know it.
  */
 export class PasswordLogin {
   constructor(
@@ -38,25 +40,22 @@ export class PasswordLogin {
     login: string,
     password: string,
     clientTenantId: string | null = null,
+    source = 'unknown',
   ): Promise<User> {
     const found = await this.data.findUserByLogin(instanceId, login);
     // A user of another tenant than the client's does not exist for this client: the same answer as an unknown
     // login, and no failure counted against that user.
     const user = found && userMaySignInThrough(found, clientTenantId) ? found : undefined;
-    if (!user?.passwordHash) {
+    if (!user?.passwordHash || (await isLockedFrom(this.sql, user.id, source))) {
       await verifyPassword(null, password);
       throw new LoginError('invalid_credentials');
     }
-    if (isLockedOut(user)) {
-      await verifyPassword(null, password);
-      throw new LoginError('locked');
-    }
     if (!(await verifyPassword(user.passwordHash, password))) {
-      const result = await registerFailedLogin(this.sql, user.id, this.policy);
-      throw new LoginError(result?.locked ? 'locked' : 'invalid_credentials');
+      await registerFailedLogin(this.sql, user.id, source, this.policy);
+      throw new LoginError('invalid_credentials');
     }
     if (user.isBlocked) throw new LoginError('blocked');
-    await recordSuccessfulLogin(this.sql, user.id);
+    await recordSuccessfulLogin(this.sql, user.id, source);
     return user;
   }
 }

@@ -7,9 +7,9 @@ export const PASSWORD_GRANT = 'password';
 export const PASSWORD_GRANT_PARAMS = ['username', 'password', 'scope', 'resource'];
 
 const FAILURES: Record<LoginFailure, string> = {
+  // Also a locked login (from this address) and a user of another tenant: one answer, no account oracle.
   invalid_credentials: 'invalid username or password',
   blocked: 'the user is blocked',
-  locked: 'too many failed logins: the account is locked for a while, try again later',
 };
 
 export interface PasswordGrantDeps {
@@ -64,7 +64,14 @@ export function passwordGrantHandler(deps: PasswordGrantDeps) {
     let user: User;
     try {
       const c = client as unknown as { instance_id: string; tenant_id?: string };
-      user = await deps.login.authenticate(String(c.instance_id), username, password, c.tenant_id ?? null);
+      // ctx.ip honours AUTH_TRUST_PROXY (provider.proxy): the forwarded address behind a trusted proxy.
+      user = await deps.login.authenticate(
+        String(c.instance_id),
+        username,
+        password,
+        c.tenant_id ?? null,
+        ctx.ip,
+      );
     } catch (err) {
       if (err instanceof LoginError) throw oauthError(errors.InvalidGrant, FAILURES[err.reason]);
       throw err;

@@ -5,6 +5,7 @@ import {
   checkPasswordPolicy,
   hashPassword,
   normalizePhone,
+  resetFailedLogins,
   rows,
   type AppMetadataEntry,
   type InstanceSettings,
@@ -199,6 +200,7 @@ export class UsersService {
           WHERE id = $1`,
         [cur.id, hash, access.actor],
       );
+      await resetFailedLogins(m, cur.id);
       await this.revokeTokens(m, cur.id);
       return this.load(m, access, cur.id, read);
     });

@@ -1,6 +1,9 @@
 import { rows, isUuid, type Queryable } from './sql.js';
 
-/** Brute-force protection: `threshold` consecutive failures lock the account for `lockSeconds`. */
+/**
+ * Brute-force protection: `threshold` consecutive failures of one user from one source address lock that user's
+ * password logins from that address for `lockSeconds` (other addresses keep working).
+ */
 export interface LockoutPolicy {
   threshold: number;
   lockSeconds: number;
@@ -19,49 +22,94 @@ export function isLockedOut(user: { lockedUntil: Date | string | null }, now: Da
   return user.lockedUntil != null && new Date(user.lockedUntil).getTime() > now.getTime();
 }
 
+/** Longest a source address may be, as stored (an IPv6 address with zone fits easily). */
+const MAX_SOURCE_LENGTH = 100;
+const sourceKey = (source: string) => (source || 'unknown').slice(0, MAX_SOURCE_LENGTH);
+
+/** True while the user's password logins from `source` are locked. */
+export async function isLockedFrom(db: Queryable, userId: string, source: string): Promise<boolean> {
+  if (!isUuid(userId)) return false;
+  const [row] = await rows<{ locked: boolean }>(
+    db,
+    `SELECT coalesce(locked_until > now(), false) AS locked FROM login_failures WHERE user_id = $1 AND source = $2`,
+    [userId, sourceKey(source)],
+  );
+  return row?.locked ?? false;
+}
+
 /**
- * Count one failed password login, atomically (one UPDATE, safe under concurrent attempts). The failure that reaches
- * the threshold locks the account for `lockSeconds` and starts the count again; failures while locked change nothing.
+ * Count one failed password login of the user from `source`, atomically (one statement, safe under concurrent
+ * attempts). The failure that reaches the threshold locks that user's logins from that source for `lockSeconds`
+ * and starts the count again; failures while locked change nothing. Other addresses are not affected.
  * Returns null for an unknown user.
  */
 export async function registerFailedLogin(
   db: Queryable,
   userId: string,
+  source: string,
   policy: LockoutPolicy,
 ): Promise<FailedLoginResult | null> {
   if (!isUuid(userId)) return null;
   if (!(policy.threshold >= 1) || !(policy.lockSeconds >= 0)) throw new RangeError('invalid lockout policy');
-  const [row] = await rows<{ failed_login_count: number; locked_until: Date | null; locked: boolean }>(
+  const [row] = await rows<{ failed_count: number; locked_until: Date | null; locked: boolean }>(
     db,
-    `UPDATE users SET
-       failed_login_count = CASE
-         WHEN locked_until > now() THEN failed_login_count
-         WHEN failed_login_count + 1 >= $2 THEN 0
-         ELSE failed_login_count + 1 END,
+    `INSERT INTO login_failures AS f (user_id, source, instance_id, failed_count, locked_until, updated_at)
+     SELECT u.id, $2, u.instance_id,
+            CASE WHEN 1 >= $3 THEN 0 ELSE 1 END,
+            CASE WHEN 1 >= $3 THEN now() + make_interval(secs => $4) END,
+            now()
+       FROM users u WHERE u.id = $1
+     ON CONFLICT (user_id, source) DO UPDATE SET
+       failed_count = CASE
+         WHEN f.locked_until > now() THEN f.failed_count
+         WHEN f.failed_count + 1 >= $3 THEN 0
+         ELSE f.failed_count + 1 END,
        locked_until = CASE
-         WHEN locked_until > now() THEN locked_until
-         WHEN failed_login_count + 1 >= $2 THEN now() + make_interval(secs => $3)
-         ELSE locked_until END
-     WHERE id = $1
-     RETURNING failed_login_count, locked_until, coalesce(locked_until > now(), false) AS locked`,
-    [userId, policy.threshold, policy.lockSeconds],
+         WHEN f.locked_until > now() THEN f.locked_until
+         WHEN f.failed_count + 1 >= $3 THEN now() + make_interval(secs => $4)
+         ELSE f.locked_until END,
+       updated_at = now()
+     RETURNING failed_count, locked_until, coalesce(locked_until > now(), false) AS locked`,
+    [userId, sourceKey(source), policy.threshold, policy.lockSeconds],
   );
   if (!row) return null;
-  return { failedLoginCount: row.failed_login_count, lockedUntil: row.locked_until, locked: row.locked };
+  return { failedLoginCount: row.failed_count, lockedUntil: row.locked_until, locked: row.locked };
 }
 
-/** Clear the failure count and any lock (e.g. an administrator unlocking the account). */
+/** Clear every failure count and lock of the user (an administrator unlocking it, a new password). */
 export async function resetFailedLogins(db: Queryable, userId: string): Promise<void> {
   if (!isUuid(userId)) return;
+  await db.query(`DELETE FROM login_failures WHERE user_id = $1`, [userId]);
   await db.query(`UPDATE users SET failed_login_count = 0, locked_until = NULL WHERE id = $1`, [userId]);
 }
 
-/** A successful login: failures and lock cleared, `last_login_at` set, `login_count` incremented. */
-export async function recordSuccessfulLogin(db: Queryable, userId: string): Promise<void> {
+/**
+ * A successful login from `source`: that source's failures cleared, `last_login_at` set, `login_count`
+ * incremented.
+ */
+export async function recordSuccessfulLogin(db: Queryable, userId: string, source: string): Promise<void> {
   if (!isUuid(userId)) return;
+  await db.query(`DELETE FROM login_failures WHERE user_id = $1 AND source = $2`, [
+    userId,
+    sourceKey(source),
+  ]);
   await db.query(
     `UPDATE users SET failed_login_count = 0, locked_until = NULL, last_login_at = now(), login_count = login_count + 1
      WHERE id = $1`,
     [userId],
   );
+}
+
+/** Delete failure rows no attempt touched for `olderThanSec` whose lock (if any) has run out; returns how many. */
+export async function purgeLoginFailures(db: Queryable, olderThanSec = 86_400): Promise<number> {
+  const gone = await rows<{ n: number }>(
+    db,
+    `WITH gone AS (
+       DELETE FROM login_failures
+        WHERE updated_at < now() - make_interval(secs => $1) AND (locked_until IS NULL OR locked_until < now())
+       RETURNING 1)
+     SELECT count(*)::int AS n FROM gone`,
+    [olderThanSec],
+  );
+  return gone[0]?.n ?? 0;
 }

@@ -22,6 +22,7 @@ describe('identity migrations', () => {
     expect(await runMigrations(ds)).toEqual([
       'IdentitySchema1790000000000',
       'OidcPayloadsAccount1790000100000',
+      'LoginFailures1790000200000',
     ]);
     expect(await pendingSchemaChanges(ds)).toEqual([]);
 
@@ -43,6 +44,7 @@ describe('identity migrations', () => {
         'oidc_payloads',
         'signing_keys',
         'bootstrap_markers',
+        'login_failures',
       ]),
     );
     // Every identity record carries instance_id (artifact tables of the token server and instances excepted).
@@ -67,6 +69,7 @@ describe('identity migrations', () => {
       expect(plan.map((r) => r['QUERY PLAN']).join('\n')).toContain('ix_oidc_payloads_account');
     });
 
+    await ds.undoLastMigration();
     await ds.undoLastMigration();
     await ds.undoLastMigration();
     const left = await rows(ds, `SELECT 1 FROM information_schema.tables WHERE table_name = 'clients'`);

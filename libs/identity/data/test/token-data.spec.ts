@@ -10,6 +10,7 @@ import {
   grantedScopes,
   hashPassword,
   isAuthorized,
+  isLockedFrom,
   isLockedOut,
   MANAGEMENT_AUDIENCE,
   recordSuccessfulLogin,
@@ -160,27 +161,37 @@ describe('token-server reads', () => {
     expect(other).not.toBe(id);
   });
 
-  it('lockout: N failures lock for M seconds, failures while locked change nothing, success resets', async () => {
+  it('lockout: N failures from one address lock that address for M seconds, not another; success resets', async () => {
     const id = await one(
       `INSERT INTO users (instance_id, user_email, password_hash) VALUES ($1, $2, $3) RETURNING id`,
       [boot.instanceId, `${uniq('lock')}@example.com`, await hashPassword('pw-123456')],
     );
     const policy = { threshold: 3, lockSeconds: 60 };
-    expect(await registerFailedLogin(ds, id, policy)).toMatchObject({ failedLoginCount: 1, locked: false });
-    expect(await registerFailedLogin(ds, id, policy)).toMatchObject({ failedLoginCount: 2, locked: false });
-    const third = await registerFailedLogin(ds, id, policy);
+    const ip = '203.0.113.5';
+    expect(await registerFailedLogin(ds, id, ip, policy)).toMatchObject({
+      failedLoginCount: 1,
+      locked: false,
+    });
+    expect(await registerFailedLogin(ds, id, ip, policy)).toMatchObject({
+      failedLoginCount: 2,
+      locked: false,
+    });
+    const third = await registerFailedLogin(ds, id, ip, policy);
     expect(third).toMatchObject({ failedLoginCount: 0, locked: true });
     const until = third!.lockedUntil!.getTime();
     expect(until - Date.now()).toBeGreaterThan(55_000);
     expect(until - Date.now()).toBeLessThanOrEqual(61_000);
     expect(isLockedOut(third!)).toBe(true);
     expect(isLockedOut(third!, new Date(until + 1))).toBe(false);
+    expect(await isLockedFrom(ds, id, ip)).toBe(true);
+    expect(await isLockedFrom(ds, id, '198.51.100.1')).toBe(false);
 
-    const during = await registerFailedLogin(ds, id, policy);
+    const during = await registerFailedLogin(ds, id, ip, policy);
     expect(during).toMatchObject({ locked: true });
     expect(during!.lockedUntil!.getTime()).toBe(until);
 
     await resetFailedLogins(ds, id);
+    expect(await isLockedFrom(ds, id, ip)).toBe(false);
     const [after] = await rows<{ failed_login_count: number; locked_until: Date | null }>(
       ds,
       `SELECT failed_login_count, locked_until FROM users WHERE id = $1`,
@@ -188,19 +199,19 @@ describe('token-server reads', () => {
     );
     expect(after).toEqual({ failed_login_count: 0, locked_until: null });
 
-    await registerFailedLogin(ds, id, policy);
-    await recordSuccessfulLogin(ds, id);
-    const [ok] = await rows<{ failed_login_count: number; login_count: number; last_login_at: Date | null }>(
+    await registerFailedLogin(ds, id, ip, policy);
+    await recordSuccessfulLogin(ds, id, ip);
+    expect(await rows(ds, `SELECT 1 FROM login_failures WHERE user_id = $1`, [id])).toHaveLength(0);
+    const [ok] = await rows<{ login_count: number; last_login_at: Date | null }>(
       ds,
-      `SELECT failed_login_count, login_count, last_login_at FROM users WHERE id = $1`,
+      `SELECT login_count, last_login_at FROM users WHERE id = $1`,
       [id],
     );
-    expect(ok.failed_login_count).toBe(0);
     expect(ok.login_count).toBe(1);
     expect(ok.last_login_at).toBeInstanceOf(Date);
 
-    expect(await registerFailedLogin(ds, '00000000-0000-4000-8000-000000000000', policy)).toBeNull();
-    expect(await registerFailedLogin(ds, 'nope', policy)).toBeNull();
+    expect(await registerFailedLogin(ds, '00000000-0000-4000-8000-000000000000', ip, policy)).toBeNull();
+    expect(await registerFailedLogin(ds, 'nope', ip, policy)).toBeNull();
   });
 
   it('lockout counts concurrent failures exactly', async () => {
@@ -209,7 +220,9 @@ describe('token-server reads', () => {
       `${uniq('race')}@example.com`,
     ]);
     const policy = { threshold: 5, lockSeconds: 30 };
-    const results = await Promise.all(Array.from({ length: 5 }, () => registerFailedLogin(ds, id, policy)));
+    const results = await Promise.all(
+      Array.from({ length: 5 }, () => registerFailedLogin(ds, id, '192.0.2.1', policy)),
+    );
     expect(results.filter((r) => r!.locked)).toHaveLength(1);
     expect(results.map((r) => r!.failedLoginCount).sort()).toEqual([0, 1, 2, 3, 4]);
   });

@@ -10,6 +10,7 @@ import { UserIdentity } from './user-identity.entity.js';
 import { OidcPayload } from './oidc-payload.entity.js';
 import { SigningKey } from './signing-key.entity.js';
 import { BootstrapMarker } from './bootstrap-marker.entity.js';
+import { LoginFailure } from './login-failure.entity.js';
 
 export * from './audit.js';
 export * from './instance.entity.js';
@@ -24,6 +25,7 @@ export * from './user-identity.entity.js';
 export * from './oidc-payload.entity.js';
 export * from './signing-key.entity.js';
 export * from './bootstrap-marker.entity.js';
+export * from './login-failure.entity.js';
 
 /** Every entity of the identity data model (apps/auth and apps/identity both register all of them). */
 export const identityEntities = [
@@ -39,4 +41,5 @@ export const identityEntities = [
   OidcPayload,
   SigningKey,
   BootstrapMarker,
+  LoginFailure,
 ];
