@@ -88,10 +88,14 @@ the server keys at /jwks) or opaque for any other value; tokens without an audie
   @HttpCode(200)
   @ApiOperation({
     summary: 'Token info (introspection, document 1 shape)',
-    description: `For opaque and JWT access tokens and refresh tokens. The caller authenticates with
-\`Authorization: Bearer <active access token>\` (the token itself counts) or Basic client credentials. Dates are ISO
-8601 strings. A token is inactive once expired, revoked (its grant), its client deleted or its user blocked:
-\`{"active": false}\`. \`fields\` picks attributes.`,
+    description: `For opaque and JWT access tokens and refresh tokens this server issued. The caller authenticates
+with \`Authorization: Bearer <active access token>\` (the token itself counts; a refresh token is no credential) or
+Basic client credentials. \`token\` is read from the body only (in the query string: 400). A caller sees its own
+client's tokens and the tokens for a resource it is authorized on; any other token is \`{"active": false}\`. Dates are
+ISO 8601 strings. A JWT is active only with our \`iss\`, one audience, \`exp\`, a lifetime within its resource's, its
+resource's algorithm and its client still authorized there; \`scope\` is what the client (and, for a user token of an
+RBAC resource, the user) still holds. Inactive once expired, revoked (its grant), its client deleted or its user
+blocked or given a new password: \`{"active": false}\`. \`fields\` picks attributes.`,
   })
   @ApiConsumes(...BOTH)
   @ApiBody({
@@ -136,9 +140,11 @@ the server keys at /jwks) or opaque for any other value; tokens without an audie
   @Post('token/introspection')
   @HttpCode(200)
   @ApiOperation({
-    summary: 'RFC 7662 token introspection (oidc-provider)',
+    summary: 'RFC 7662 token introspection',
     description:
-      'Client-authenticated; opaque tokens only (oidc-provider refuses JWT access tokens: use /tokeninfo).',
+      'Client-authenticated (Basic or client_secret_post; a public client by client_id, its own tokens only). The ' +
+      'same checks as /tokeninfo, for opaque and JWT access tokens and refresh tokens, answered in RFC 7662 form ' +
+      '(NumericDate times). Another client\'s token is {"active": false} unless the caller is authorized on its audience.',
   })
   @ApiConsumes(...BOTH)
   introspection(): never {
