@@ -10,7 +10,7 @@ import {
   changePayload,
   forgetValidations,
   IDENTITY_CHANGES_CHANNEL,
-  IdentityChangeListener,
+  IdentityChangeFeed,
   TokenValidator,
   type IdentityChange,
 } from '@gatehouse/bearer';
@@ -39,43 +39,21 @@ export async function announce(db: Queryable, change: Change): Promise<void> {
  * between were missed); until then the caches' own lifetimes bound staleness, as without this feed.
  */
 @Injectable()
-export class ChangeFeed implements OnApplicationBootstrap, OnApplicationShutdown {
-  private readonly log = new Logger('ChangeFeed');
-  private listener: IdentityChangeListener | undefined;
-
+export class ChangeFeed extends IdentityChangeFeed implements OnApplicationBootstrap, OnApplicationShutdown {
   constructor(
     @Inject(DataSource) private readonly ds: DataSource,
     @Inject(AccessCache) private readonly callers: AccessCache,
     @Inject(TokenValidator) private readonly tokens: TokenValidator,
-  ) {}
-
-  /** Notifications applied (for tests and metrics). */
-  get applied(): number {
-    return this.listener?.applied ?? 0;
+  ) {
+    super('gatehouse-identity-changes', new Logger('ChangeFeed'));
   }
 
-  async onApplicationBootstrap(): Promise<void> {
-    const url = (this.ds.options as { url?: string }).url;
-    if (!url) return; // a data source without a URL (not built by createDataSource): no feed
-    this.listener = new IdentityChangeListener({
-      url,
-      applicationName: 'gatehouse-identity-changes',
-      onChange: (change) => this.forget(change),
-      log: this.log,
-    });
-    await this.listener.start();
+  /** A data source without a URL (not built by createDataSource): no feed. */
+  protected url(): string | undefined {
+    return (this.ds.options as { url?: string }).url;
   }
 
-  async onApplicationShutdown(): Promise<void> {
-    await this.listener?.stop();
-  }
-
-  /** Applies one notification payload (exported through the class for the feed's own tests). */
-  apply(payload: string): void {
-    this.listener?.apply(payload);
-  }
-
-  private forget(change: Change): void {
+  protected forget(change: Change): void {
     if (change.kind === 'client') this.callers.forget(change.id);
     else if (change.kind === 'all') this.callers.clear();
     forgetValidations(this.tokens, change);

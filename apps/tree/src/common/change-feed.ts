@@ -5,7 +5,12 @@ import {
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
-import { forgetValidations, IdentityChangeListener, TokenValidator } from '@gatehouse/bearer';
+import {
+  forgetValidations,
+  IdentityChangeFeed,
+  TokenValidator,
+  type IdentityChange,
+} from '@gatehouse/bearer';
 
 /** Where the identity service announces its changes: its database (DATABASE_URL), when this service is told it. */
 export const IDENTITY_CHANGES_URL = Symbol.for('gatehouse.tree.IdentityChangesUrl');
@@ -17,32 +22,22 @@ export const IDENTITY_CHANGES_URL = Symbol.for('gatehouse.tree.IdentityChangesUr
  * TREE_DATABASE_URL) there is no feed, and BEARER_CACHE_TTL_SEC alone bounds how long a revoked token is served.
  */
 @Injectable()
-export class TreeChangeFeed implements OnApplicationBootstrap, OnApplicationShutdown {
-  private readonly log = new Logger('ChangeFeed');
-  private listener: IdentityChangeListener | undefined;
-
+export class TreeChangeFeed
+  extends IdentityChangeFeed
+  implements OnApplicationBootstrap, OnApplicationShutdown
+{
   constructor(
     @Inject(TokenValidator) private readonly tokens: TokenValidator,
-    @Inject(IDENTITY_CHANGES_URL) private readonly url: string | undefined,
-  ) {}
-
-  /** Notifications applied (for tests). */
-  get applied(): number {
-    return this.listener?.applied ?? 0;
+    @Inject(IDENTITY_CHANGES_URL) private readonly identityUrl: string | undefined,
+  ) {
+    super('gatehouse-tree-changes', new Logger('ChangeFeed'));
   }
 
-  async onApplicationBootstrap(): Promise<void> {
-    if (!this.url) return;
-    this.listener = new IdentityChangeListener({
-      url: this.url,
-      applicationName: 'gatehouse-tree-changes',
-      onChange: (change) => forgetValidations(this.tokens, change),
-      log: this.log,
-    });
-    await this.listener.start();
+  protected url(): string | undefined {
+    return this.identityUrl;
   }
 
-  async onApplicationShutdown(): Promise<void> {
-    await this.listener?.stop();
+  protected forget(change: IdentityChange): void {
+    forgetValidations(this.tokens, change);
   }
 }

@@ -123,3 +123,49 @@ export class IdentityChangeListener {
     this.retryMs = Math.min(this.retryMs * 2, RECONNECT_MAX_MS);
   }
 }
+
+/**
+ * The part every service's feed shares: one listener started with the application (awaited, so a replica that
+ * starts serving is in step from its first request) and stopped with it. A subclass says where the identity
+ * database is (undefined: no feed) and what a change makes stale.
+ */
+export abstract class IdentityChangeFeed {
+  private listener: IdentityChangeListener | undefined;
+
+  protected constructor(
+    private readonly applicationName: string,
+    private readonly log: { warn(message: string): void },
+  ) {}
+
+  /** Connection string of the identity database, or undefined when this service is not told it. */
+  protected abstract url(): string | undefined;
+
+  /** Drops what `change` makes stale. */
+  protected abstract forget(change: IdentityChange): void;
+
+  /** Notifications applied (for tests and metrics). */
+  get applied(): number {
+    return this.listener?.applied ?? 0;
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    const url = this.url();
+    if (!url) return;
+    this.listener = new IdentityChangeListener({
+      url,
+      applicationName: this.applicationName,
+      onChange: (change) => this.forget(change),
+      log: this.log,
+    });
+    await this.listener.start();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.listener?.stop();
+  }
+
+  /** Applies one notification payload (for the feeds' own tests). */
+  apply(payload: string): void {
+    this.listener?.apply(payload);
+  }
+}
