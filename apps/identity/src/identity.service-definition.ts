@@ -23,7 +23,7 @@ export const identityService: ServiceDefinition<typeof identityEnv> = {
       'Clients, resources, scopes, users, roles, groups, tenants. /api/v1 serves document 1 shapes; /api/v2 serves document 2 shapes: the envelope and query parameters in camelCase (totalCount, hasMore), aggregates instead of aggregations, the nested client_metadata/resource_metadata of document 2; record field names stay as the seeds write them. See README.md.',
   },
   rootModule: (ctx) => IdentityAppModule.register(ctx),
-  /** First start seeds the default instance, system resources, default client and admin (API.md start-up). */
+  /** First start seeds the default instance, system resources, default client and admin (docs/contract.md start-up). */
   afterMigrate: async ({ dataSource, env }) => {
     const full = env as typeof env & CommonEnv;
     await bootstrapIdentity(

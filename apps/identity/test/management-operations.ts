@@ -35,7 +35,7 @@ export const OPERATIONS = [
   'POST /users/:user_id/unblock',
 ];
 
-/** The scope an operation needs (API.md: `<group>:read` for GET, `<group>:write` otherwise). */
+/** The scope an operation needs (docs/contract.md: `<group>:read` for GET, `<group>:write` otherwise). */
 export function scopeOf(op: string): string {
   const [method, template] = op.split(' ');
   const group = template.startsWith('/users')

@@ -128,7 +128,7 @@ export const CLIENT_CHILDREN: Record<ApiVersion, string[]> = {
 };
 
 /**
- * The two presentations differ as API.md says: v2 says `aggregates`, and its `client_metadata` is document 2's
+ * The two presentations differ as docs/contract.md says: v2 says `aggregates`, and its `client_metadata` is document 2's
  * (`app_type`, `grant_types`, `refresh_token`, `mobile`), where `app_type` is the client type: v2 has no
  * `client_type` field of its own.
  */

@@ -1,4 +1,4 @@
-/** Scopes of the management API (API.md): `<group>:read` for GET, `<group>:write` otherwise. */
+/** Scopes of the management API (docs/contract.md): `<group>:read` for GET, `<group>:write` otherwise. */
 export const CLIENTS_READ = 'clients:read';
 export const CLIENTS_WRITE = 'clients:write';
 export const RESOURCES_READ = 'resources:read';

@@ -1,5 +1,5 @@
 /**
- * The two presentations of the management API (API.md): `/api/v1` serves document 1's shapes, `/api/v2` document
+ * The two presentations of the management API (docs/contract.md): `/api/v1` serves document 1's shapes, `/api/v2` document
  * 2's (camelCase envelope and query parameters, `aggregates`, the variant's nested metadata). One domain, two
  * presentations: services work with canonical records, presenters shape them per version.
  */

@@ -77,7 +77,7 @@ export interface UserIdentityRecord {
 export type UserLinkRecord = Record<string, unknown>;
 
 /**
- * Document 2's User plus `user_email` and `user_name` (API.md), in both presentations; v1 says `aggregations`,
+ * Document 2's User plus `user_email` and `user_name` (docs/contract.md), in both presentations; v1 says `aggregations`,
  * v2 `aggregates`. Password hashes never leave the service.
  */
 export interface UserRecord {

@@ -63,7 +63,7 @@ function jsonLogger(level: string | undefined): BootstrapLogger {
 const randomSecret = () => randomBytes(32).toString('base64url');
 
 /**
- * Seed a new database once (API.md start-up contract): the default instance, the system resources
+ * Seed a new database once (docs/contract.md start-up contract): the default instance, the system resources
  * `urn:gatehouse:management` and `urn:gatehouse:tree` with their scopes, the default client (allowed
  * `client_credentials`, authorized on both resources and granted every scope of both) and an admin user.
  * Ids and secrets come from BOOTSTRAP_* when set, else are generated and printed once.

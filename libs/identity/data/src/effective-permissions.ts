@@ -2,7 +2,7 @@ import { isUuid, type Queryable } from './sql.js';
 
 /**
  * The scopes of resource `resourceId` that user `userId` holds in effect: its own permissions, plus its roles',
- * plus those of every group it is in and every ancestor group, plus those groups' roles (API.md, identity).
+ * plus those of every group it is in and every ancestor group, plus those groups' roles (docs/contract.md, identity).
  * A user token for an `rbac_enabled` resource carries only these (intersected with what the client may ask for);
  * `/tokeninfo` intersects an issued token's scope with them again, so a revocation shows at once.
  *

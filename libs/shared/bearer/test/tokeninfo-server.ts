@@ -8,7 +8,7 @@ export interface Seen {
 }
 
 /**
- * A real local HTTP server speaking the /tokeninfo contract of API.md, answering from a table the test fills.
+ * A real local HTTP server speaking the /tokeninfo contract of docs/contract.md, answering from a table the test fills.
  * Lets the lib's specs produce what the real token server rarely does on demand: slow answers, 5xx, garbage.
  */
 export class TokenInfoServer {

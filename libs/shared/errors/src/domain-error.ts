@@ -1,5 +1,5 @@
 /**
- * Domain errors: thrown by services and libraries, turned into the HTTP error object of API.md
+ * Domain errors: thrown by services and libraries, turned into the HTTP error object of docs/contract.md
  * by the one exception filter in `@gatehouse/http` (an exhaustive switch over ErrorCode).
  */
 export enum ErrorCode {

@@ -102,7 +102,7 @@ export function hostileBodyProblem(body: unknown): { field: string; message: str
 /**
  * JSON (and optionally form) body parsing for every path not excluded. A body with any other Content-Type
  * (or none) is answered 415 with code `invalid_request`: the status tells what is wrong, the code stays in
- * API.md's set. Requests without a body pass untouched.
+ * docs/contract.md's set. Requests without a body pass untouched.
  */
 export function bodyParsers(opts: BodyParserOptions): RequestHandler {
   const json = express.json({

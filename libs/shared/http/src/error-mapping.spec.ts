@@ -10,7 +10,7 @@ import { DomainError, ErrorCode, invalidRequest } from '@gatehouse/errors';
 import { INTERNAL_MESSAGE, codeOfStatus, mapError, statusOf } from './error-mapping.js';
 
 describe('statusOf', () => {
-  it('gives every ErrorCode the status of API.md', () => {
+  it('gives every ErrorCode the status of docs/contract.md', () => {
     const expected: Record<ErrorCode, number> = {
       [ErrorCode.InvalidRequest]: 400,
       [ErrorCode.Unauthorized]: 401,

@@ -2,7 +2,7 @@ import { HttpException } from '@nestjs/common';
 import { DomainError, ErrorCode, assertUnreachable, type ErrorDetail } from '@gatehouse/errors';
 import { isConnectionError, mapPgError } from './pg-errors.js';
 
-/** The error object of API.md. */
+/** The error object of docs/contract.md. */
 export interface ErrorBody {
   code: string;
   message: string;
@@ -100,7 +100,7 @@ export function httpExceptionMessage(err: HttpException): string {
 }
 
 /**
- * Turns anything thrown into the HTTP error of API.md. Unknown errors (and 5xx HttpExceptions, whose text
+ * Turns anything thrown into the HTTP error of docs/contract.md. Unknown errors (and 5xx HttpExceptions, whose text
  * may hold internals) become `internal` with a generic message: the caller adds the error id.
  */
 export function mapError(err: unknown): MappedError {

@@ -20,7 +20,7 @@ function isRoutingMiss(exception: unknown, req: Request): boolean {
 }
 
 /**
- * The one global exception filter: every error leaves as `{code, message, details?}` (API.md).
+ * The one global exception filter: every error leaves as `{code, message, details?}` (docs/contract.md).
  * Routing misses become 404 or 405 (+ `Allow`); OPTIONS on a known path is answered 204 with `Allow`.
  * Unknown errors get an error id, logged with the stack; the body never carries SQL or stack.
  */

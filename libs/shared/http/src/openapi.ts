@@ -33,7 +33,7 @@ export class ErrorDetailDto {
   message: string;
 }
 
-/** The error object every JSON API answers with (API.md). */
+/** The error object every JSON API answers with (docs/contract.md). */
 export class ErrorResponseDto {
   @ApiProperty({ enum: ErrorCode, enumName: 'ErrorCode', example: ErrorCode.InvalidRequest })
   code: ErrorCode;

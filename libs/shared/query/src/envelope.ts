@@ -1,5 +1,5 @@
 /**
- * The collection envelope of API.md and its two presentations:
+ * The collection envelope of docs/contract.md and its two presentations:
  * v1 `{ total_count?, count, has_more, limit, offset, items }`,
  * v2 `{ totalCount?, count, hasMore, limit, offset, items }`; the total only when it was asked for.
  */

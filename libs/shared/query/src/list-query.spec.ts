@@ -29,7 +29,7 @@ function rejection(fn: () => unknown): DomainError {
 const sortNames = (q: ReturnType<typeof list>) => q.sort.map((s) => `${s.attr.name}:${s.dir}`);
 
 describe('parseListQuery', () => {
-  it('applies the defaults of API.md', () => {
+  it('applies the defaults of docs/contract.md', () => {
     const q = list({});
     expect(q).toEqual({ expand: false, sort: [expect.anything()], offset: 0, limit: 10, totalCount: false });
     expect(sortNames(q)).toEqual(['id:ASC']);

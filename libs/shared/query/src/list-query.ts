@@ -1,5 +1,5 @@
 /**
- * Parsing of the common query parameters of API.md: lists take `fields`, `expand`, `q`, `sort`,
+ * Parsing of the common query parameters of docs/contract.md: lists take `fields`, `expand`, `q`, `sort`,
  * `offset`, `limit`, `total_count` (v2: `totalCount`); single-record reads, creates and updates take
  * `fields` and `expand`. Every bad value is a 400 `invalid_request` naming the parameter. A parameter
  * given twice (an array or object from the query-string parser) is a 400 too. Parameters not listed

@@ -1,6 +1,6 @@
 import { DomainError, invalidRequest } from '@gatehouse/errors';
 
-/** Maximum length of `q`, in UTF-16 code units (API.md: over 2,000 characters is 400). */
+/** Maximum length of `q`, in UTF-16 code units (docs/contract.md: over 2,000 characters is 400). */
 export const MAX_Q_LENGTH = 2000;
 /** Maximum nesting of parentheses and `not` in `q`. */
 export const MAX_Q_DEPTH = 64;

@@ -1,5 +1,5 @@
 /**
- * Tokenizer for the `q` where-clause language (API.md "Conventions for every JSON API").
+ * Tokenizer for the `q` where-clause language (docs/contract.md "Conventions for every JSON API").
  *
  * Tokens: names (`client_name`, dotted `metadata.tags`), keywords (case-insensitive), 'single-quoted'
  * strings ('' is a quote), numbers (`12`, `-3`, `1.5`), operators `= != <> < <= > >=`, `(`, `)`, `,`.
