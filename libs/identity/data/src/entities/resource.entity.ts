@@ -13,7 +13,8 @@ import {
 import type { AppMetadataEntry } from './audit.js';
 import { Instance } from './instance.entity.js';
 import { Tenant } from './tenant.entity.js';
-import { Scope } from './scope.entity.js';
+// By entity name, not class: scope.entity.ts imports this file (no import cycle between the two).
+import type { Scope } from './scope.entity.js';
 
 /**
  * A resource (API). `resource_metadata` of the seeds is stored as columns so it can be indexed and queried;
@@ -85,6 +86,6 @@ export class Resource {
   @UpdateDateColumn({ name: 'updated_date', type: 'timestamptz' })
   updatedDate: Date;
 
-  @OneToMany(() => Scope, (s) => s.resource)
+  @OneToMany('Scope', (s: Scope) => s.resource)
   scopes?: Relation<Scope>[];
 }
