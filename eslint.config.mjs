@@ -1,20 +1,43 @@
 // ESLint flat config: type-aware rules that catch real bugs, and Nx module boundaries on two tag axes.
+import js from '@eslint/js';
 import nx from '@nx/eslint-plugin';
-import tseslint from 'typescript-eslint';
 import prettier from 'eslint-config-prettier';
+
+/** Node's globals, for the .mjs tools (the `globals` package is not a dependency of ours). */
+const NODE_GLOBALS = Object.fromEntries(
+  [
+    'AbortController',
+    'AbortSignal',
+    'Buffer',
+    'URL',
+    'URLSearchParams',
+    'TextDecoder',
+    'TextEncoder',
+    'clearImmediate',
+    'clearInterval',
+    'clearTimeout',
+    'console',
+    'fetch',
+    'global',
+    'performance',
+    'process',
+    'queueMicrotask',
+    'setImmediate',
+    'setInterval',
+    'setTimeout',
+    'structuredClone',
+  ].map((name) => [name, 'readonly']),
+);
 
 export default [
   {
-    ignores: [
-      '**/dist',
-      '**/node_modules',
-      '**/.nx',
-      '**/.data',
-      '**/.jest-cache',
-      '**/coverage',
-      '**/*.mjs',
-      '**/*.js',
-    ],
+    ignores: ['**/dist', '**/node_modules', '**/.nx', '**/.data', '**/.jest-cache', '**/coverage', '**/*.js'],
+  },
+  // The plain-ESM tools (launcher, benchmarks, test runner, Jest setup): `npm run lint:tools`.
+  {
+    files: ['**/*.mjs'],
+    ...js.configs.recommended,
+    languageOptions: { ecmaVersion: 2024, sourceType: 'module', globals: NODE_GLOBALS },
   },
   ...nx.configs['flat/base'],
   ...nx.configs['flat/typescript'],

@@ -35,7 +35,7 @@ const mains = {
   auth: path.join(root, 'dist/apps/auth/apps/auth/src/main.js'),
   tree: path.join(root, 'dist/apps/tree/apps/tree/src/main.js'),
 };
-for (const [app, main] of Object.entries(mains)) {
+for (const main of Object.values(mains)) {
   if (!existsSync(main)) {
     console.error(`${main} is missing: build first (npx nx run-many -t build -p auth,tree)`);
     process.exit(1);
