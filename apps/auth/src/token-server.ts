@@ -96,7 +96,8 @@ export class TokenServer {
     private readonly sql: Sql,
     private readonly data: OidcData,
     private readonly signingKeys: SigningKeys,
-    private readonly login: PasswordLogin,
+    /** Resource-owner password logins (lockouts count by its `clock`). */
+    readonly login: PasswordLogin,
     private readonly log: Logger,
     private readonly redis: Redis | undefined,
   ) {

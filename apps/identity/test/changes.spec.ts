@@ -1,4 +1,5 @@
 import request from 'supertest';
+import { eventually } from '@gatehouse/testing';
 import type { BuiltService } from '@gatehouse/service';
 import { TokenValidator } from '@gatehouse/bearer';
 import { ChangeFeed } from '../src/common/changes.js';
@@ -23,16 +24,6 @@ describe('changes reach every replica (LISTEN/NOTIFY)', () => {
 
   const onB = (method: 'get' | 'patch', url: string, token: string) =>
     request(b.app.getHttpServer())[method](url).set('Authorization', `Bearer ${token}`);
-
-  /** Polls `check` until it holds (notifications arrive asynchronously, within milliseconds). */
-  async function eventually(check: () => Promise<boolean>, ms = 3000): Promise<void> {
-    const until = Date.now() + ms;
-    for (;;) {
-      if (await check()) return;
-      if (Date.now() > until) throw new Error('the change did not reach the other replica');
-      await new Promise((r) => setTimeout(r, 25));
-    }
-  }
 
   it('a client made tenant-bound on one replica is held to its tenant by the other at once', async () => {
     const tenant = await m.tenant();
@@ -107,11 +98,14 @@ describe('changes reach every replica (LISTEN/NOTIFY)', () => {
     );
     await eventually(async () => validator.size === 0);
     // and applies changes again once reconnected
-    await eventually(async () => {
-      const before = feed.applied;
-      await m.ds.query(`SELECT pg_notify('gatehouse_identity_changes', 'all')`);
-      await new Promise((r) => setTimeout(r, 50));
-      return feed.applied > before;
-    }, 5000);
+    await eventually(
+      async () => {
+        const before = feed.applied;
+        await m.ds.query(`SELECT pg_notify('gatehouse_identity_changes', 'all')`);
+        await new Promise((r) => setTimeout(r, 50));
+        return feed.applied > before;
+      },
+      { timeoutMs: 5000 },
+    );
   });
 });

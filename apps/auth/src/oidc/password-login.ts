@@ -33,6 +33,8 @@ export class PasswordLogin {
     private readonly sql: Sql,
     private readonly data: OidcData,
     private readonly policy: LockoutPolicy,
+    /** The clock lockouts are counted by (tests move it instead of waiting). */
+    public clock: () => Date = () => new Date(),
   ) {}
 
   async authenticate(
@@ -46,12 +48,13 @@ export class PasswordLogin {
     // A user of another tenant than the client's does not exist for this client: the same answer as an unknown
     // login, and no failure counted against that user.
     const user = found && userMaySignInThrough(found, clientTenantId) ? found : undefined;
-    if (!user?.passwordHash || (await isLockedFrom(this.sql, user.id, source))) {
+    const now = this.clock();
+    if (!user?.passwordHash || (await isLockedFrom(this.sql, user.id, source, now))) {
       await verifyPassword(null, password);
       throw new LoginError('invalid_credentials');
     }
     if (!(await verifyPassword(user.passwordHash, password))) {
-      await registerFailedLogin(this.sql, user.id, source, this.policy);
+      await registerFailedLogin(this.sql, user.id, source, this.policy, now);
       throw new LoginError('invalid_credentials');
     }
     if (user.isBlocked) throw new LoginError('blocked');

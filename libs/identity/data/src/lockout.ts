@@ -26,13 +26,18 @@ export function isLockedOut(user: { lockedUntil: Date | string | null }, now: Da
 const MAX_SOURCE_LENGTH = 100;
 const sourceKey = (source: string) => (source || 'unknown').slice(0, MAX_SOURCE_LENGTH);
 
-/** True while the user's password logins from `source` are locked. */
-export async function isLockedFrom(db: Queryable, userId: string, source: string): Promise<boolean> {
+/** True while the user's password logins from `source` are locked (at `now`: the caller's clock). */
+export async function isLockedFrom(
+  db: Queryable,
+  userId: string,
+  source: string,
+  now: Date = new Date(),
+): Promise<boolean> {
   if (!isUuid(userId)) return false;
   const [row] = await rows<{ locked: boolean }>(
     db,
-    `SELECT coalesce(locked_until > now(), false) AS locked FROM login_failures WHERE user_id = $1 AND source = $2`,
-    [userId, sourceKey(source)],
+    `SELECT coalesce(locked_until > $3, false) AS locked FROM login_failures WHERE user_id = $1 AND source = $2`,
+    [userId, sourceKey(source), now],
   );
   return row?.locked ?? false;
 }
@@ -48,6 +53,7 @@ export async function registerFailedLogin(
   userId: string,
   source: string,
   policy: LockoutPolicy,
+  now: Date = new Date(),
 ): Promise<FailedLoginResult | null> {
   if (!isUuid(userId)) return null;
   if (!(policy.threshold >= 1) || !(policy.lockSeconds >= 0)) throw new RangeError('invalid lockout policy');
@@ -56,21 +62,21 @@ export async function registerFailedLogin(
     `INSERT INTO login_failures AS f (user_id, source, instance_id, failed_count, locked_until, updated_at)
      SELECT u.id, $2, u.instance_id,
             CASE WHEN 1 >= $3 THEN 0 ELSE 1 END,
-            CASE WHEN 1 >= $3 THEN now() + make_interval(secs => $4) END,
-            now()
+            CASE WHEN 1 >= $3 THEN $5::timestamptz + make_interval(secs => $4) END,
+            $5::timestamptz
        FROM users u WHERE u.id = $1
      ON CONFLICT (user_id, source) DO UPDATE SET
        failed_count = CASE
-         WHEN f.locked_until > now() THEN f.failed_count
+         WHEN f.locked_until > $5::timestamptz THEN f.failed_count
          WHEN f.failed_count + 1 >= $3 THEN 0
          ELSE f.failed_count + 1 END,
        locked_until = CASE
-         WHEN f.locked_until > now() THEN f.locked_until
-         WHEN f.failed_count + 1 >= $3 THEN now() + make_interval(secs => $4)
+         WHEN f.locked_until > $5::timestamptz THEN f.locked_until
+         WHEN f.failed_count + 1 >= $3 THEN $5::timestamptz + make_interval(secs => $4)
          ELSE f.locked_until END,
-       updated_at = now()
-     RETURNING failed_count, locked_until, coalesce(locked_until > now(), false) AS locked`,
-    [userId, sourceKey(source), policy.threshold, policy.lockSeconds],
+       updated_at = $5::timestamptz
+     RETURNING failed_count, locked_until, coalesce(locked_until > $5::timestamptz, false) AS locked`,
+    [userId, sourceKey(source), policy.threshold, policy.lockSeconds, now],
   );
   if (!row) return null;
   return { failedLoginCount: row.failed_count, lockedUntil: row.locked_until, locked: row.locked };

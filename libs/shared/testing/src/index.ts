@@ -16,3 +16,4 @@ export {
   type EmbeddedPostgresHandle,
   type StartEmbeddedPostgresOptions,
 } from './embedded.js';
+export { eventually, type EventuallyOptions } from './eventually.js';
