@@ -224,10 +224,10 @@ export class TreeNodePartitions1790000300000 implements MigrationInterface {
 }
 
 /**
- * `tree_nodes_copy_version`, given how a copied row's id and parent id are computed from its path `s.path` (SQL
- * inside a quoted literal; `$2` is the target version). The path's type changes in 1790000400000.
+ * `tree_nodes_copy_version` on integer-array paths, as this migration created it (replaced by 1790000400000, whose
+ * down() restores it). Frozen text: a later change to the function is a new migration.
  */
-export const copyVersionFunction = (p: { id: string; parentId: string }) => `
+export const COPY_VERSION_FN_INT_PATHS = `
       CREATE FUNCTION tree_nodes_copy_version(source_id uuid, target_id uuid, target_tree_id uuid, actor_id uuid)
         RETURNS bigint
         LANGUAGE plpgsql VOLATILE
@@ -239,9 +239,9 @@ export const copyVersionFunction = (p: { id: string; parentId: string }) => `
         EXECUTE format(
           'INSERT INTO %I (id, tree_id, tree_version_id, code, name, description, metadata, depth, leaf, parent_id,'
           '                path, enabled, created_by, updated_by)'
-          ' SELECT ${p.id}, $3, $2, s.code, s.name, s.description, s.metadata,'
+          ' SELECT tree_node_id($2, s.path[cardinality(s.path)]), $3, $2, s.code, s.name, s.description, s.metadata,'
           '        s.depth, s.leaf,'
-          '        CASE WHEN s.parent_id IS NULL THEN NULL ELSE ${p.parentId} END,'
+          '        CASE WHEN s.parent_id IS NULL THEN NULL ELSE tree_node_id($2, s.path[cardinality(s.path) - 1]) END,'
           '        s.path, s.enabled, $4, $4'
           '   FROM tree_nodes s WHERE s.tree_version_id = $1', t)
           USING source_id, target_id, target_tree_id, actor_id;
@@ -251,17 +251,11 @@ export const copyVersionFunction = (p: { id: string; parentId: string }) => `
       END
       $fn$`;
 
-/** `tree_nodes_copy_version` on integer-array paths (replaced by 1790000400000, whose down() restores it). */
-export const COPY_VERSION_FN_INT_PATHS = copyVersionFunction({
-  id: 'tree_node_id($2, s.path[cardinality(s.path)])',
-  parentId: 'tree_node_id($2, s.path[cardinality(s.path) - 1])',
-});
-
 /**
- * `tree_create_node`, given the SQL of a root's path, and of a child's path and depth from `v_parent` and `v_label`.
- * The path's type changes in 1790000400000.
+ * `tree_create_node` on integer-array paths, as this migration created it (replaced by 1790000400000, whose down()
+ * restores it). Frozen text.
  */
-export const createNodeFunction = (p: { rootPath: string; childPath: string; childDepth: string }) => `
+export const CREATE_NODE_FN_INT_PATHS = `
       CREATE FUNCTION tree_create_node(p_tree_code text, p_version text, p_code text, p_name text, p_description text,
                                        p_metadata jsonb, p_parent_id uuid, p_actor uuid)
         RETURNS SETOF tree_nodes
@@ -295,7 +289,7 @@ export const createNodeFunction = (p: { rootPath: string; childPath: string; chi
             INSERT INTO tree_nodes (id, tree_id, tree_version_id, code, name, description, metadata, depth, leaf,
                                     parent_id, path, created_by, updated_by)
             VALUES (tree_node_id(v_id, v_label), v_tree, v_id, p_code, p_name, p_description, p_metadata, 0, true,
-                    NULL, ${p.rootPath}, p_actor, p_actor)
+                    NULL, ARRAY[v_label], p_actor, p_actor)
             RETURNING *;
           RETURN;
         END IF;
@@ -314,14 +308,7 @@ export const createNodeFunction = (p: { rootPath: string; childPath: string; chi
           INSERT INTO tree_nodes (id, tree_id, tree_version_id, code, name, description, metadata, depth, leaf,
                                   parent_id, path, created_by, updated_by)
           VALUES (tree_node_id(v_id, v_label), v_tree, v_id, p_code, p_name, p_description, p_metadata,
-                  ${p.childDepth}, true, v_parent.id, ${p.childPath}, p_actor, p_actor)
+                  cardinality(v_parent.path), true, v_parent.id, v_parent.path || v_label, p_actor, p_actor)
           RETURNING *;
       END
       $fn$`;
-
-/** `tree_create_node` on integer-array paths (replaced by 1790000400000, whose down() restores it). */
-export const CREATE_NODE_FN_INT_PATHS = createNodeFunction({
-  rootPath: 'ARRAY[v_label]',
-  childPath: 'v_parent.path || v_label',
-  childDepth: 'cardinality(v_parent.path)',
-});
