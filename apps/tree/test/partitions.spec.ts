@@ -55,28 +55,28 @@ describe('tree_nodes partitions with many versions', () => {
     expect(parts[0].n).toBeGreaterThanOrEqual(40);
 
     sent.length = 0;
-    const root = await nodes.create('many', 'v7', { code: 'R', name: 'Root' }, actor, {});
-    const a = await nodes.create('many', 'v7', { code: 'A', name: 'A', parent_id: root.id }, actor, {});
-    const b = await nodes.create('many', 'v7', { code: 'B', name: 'B', parent_id: root.id }, actor, {});
-    await nodes.create('many', 'v7', { code: 'C', name: 'C', parent_id: a.id }, actor, {});
-    await nodes.update('many', 'v7', a.id!, { parent_id: b.id }, actor, {});
-    await nodes.update('many', 'v7', a.id!, { name: 'A2', parent_id: root.id }, actor, {});
-    await nodes.get('many', 'v7', root.id!, { expand: 'all' });
-    await nodes.list('many', 'v7', { expand: 'all', total_count: 'true' });
-    await nodes.descendants('many', 'v7', root.id!, { total_count: 'true' });
-    await nodes.clone('many', 'v7', a.id!, { code: 'A3', name: 'A3' }, true, actor, {});
-    await nodes.remove('many', 'v7', b.id!, false);
+    const root = await nodes.write.create('many', 'v7', { code: 'R', name: 'Root' }, actor, {});
+    const a = await nodes.write.create('many', 'v7', { code: 'A', name: 'A', parent_id: root.id }, actor, {});
+    const b = await nodes.write.create('many', 'v7', { code: 'B', name: 'B', parent_id: root.id }, actor, {});
+    await nodes.write.create('many', 'v7', { code: 'C', name: 'C', parent_id: a.id }, actor, {});
+    await nodes.write.update('many', 'v7', a.id!, { parent_id: b.id }, actor, {});
+    await nodes.write.update('many', 'v7', a.id!, { name: 'A2', parent_id: root.id }, actor, {});
+    await nodes.read.get('many', 'v7', root.id!, { expand: 'all' });
+    await nodes.read.list('many', 'v7', { expand: 'all', total_count: 'true' });
+    await nodes.read.descendants('many', 'v7', root.id!, { total_count: 'true' });
+    await nodes.write.clone('many', 'v7', a.id!, { code: 'A3', name: 'A3' }, true, actor, {});
+    await nodes.write.remove('many', 'v7', b.id!, false);
     await versions.get('many', 'v7', { expand: 'all' });
     await versions.list('many', { limit: '100' });
     await versions.clone('many', 'v7', { version: 'copy', name: 'Copy' }, actor, {});
     await versions.remove('many', 'v8');
     // A parent from another version (found through tree_node_version) and an unknown one: 400 either way.
-    const copy = await nodes.list('many', 'copy', {});
+    const copy = await nodes.read.list('many', 'copy', {});
     await expect(
-      nodes.update('many', 'v7', a.id!, { parent_id: copy.items[0].id! }, actor, {}),
+      nodes.write.update('many', 'v7', a.id!, { parent_id: copy.items[0].id! }, actor, {}),
     ).rejects.toMatchObject({ message: expect.stringMatching(/another tree version/) });
     await expect(
-      nodes.create('many', 'v7', { code: 'X', name: 'X', parent_id: copy.items[0].id! }, actor, {}),
+      nodes.write.create('many', 'v7', { code: 'X', name: 'X', parent_id: copy.items[0].id! }, actor, {}),
     ).rejects.toMatchObject({ message: expect.stringMatching(/another tree version/) });
 
     const onNodes = sent.filter((s) => /\btree_nodes\b/.test(s.text) && !/^\s*(BEGIN|COMMIT)/i.test(s.text));

@@ -55,7 +55,7 @@ export class NodesController {
     @Query() q: Q,
     @AcceptLanguage() lang?: Language,
   ) {
-    return this.nodes.list(code, version, q, lang);
+    return this.nodes.read.list(code, version, q, lang);
   }
 
   @Post()
@@ -77,7 +77,7 @@ export class NodesController {
     @Query() q: Q,
   ) {
     // A new node has no translation yet: Accept-Language cannot change the answer.
-    return this.nodes.create(code, version, dto, actor, q);
+    return this.nodes.write.create(code, version, dto, actor, q);
   }
 
   @Get(':tree_node_id')
@@ -93,7 +93,7 @@ export class NodesController {
     @Query() q: Q,
     @AcceptLanguage() lang?: Language,
   ) {
-    return this.nodes.get(code, version, uuidParam('tree_node_id', id), q, lang);
+    return this.nodes.read.get(code, version, uuidParam('tree_node_id', id), q, lang);
   }
 
   @Get(':tree_node_id/descendants')
@@ -118,11 +118,11 @@ export class NodesController {
   ) {
     const nodeId = uuidParam('tree_node_id', id);
     if (accept?.includes(NDJSON)) {
-      const stream = await this.nodes.streamDescendants(code, version, nodeId, q, lang);
+      const stream = await this.nodes.read.streamDescendants(code, version, nodeId, q, lang);
       // Errors before the first line are ordinary answers (the first batch is read eagerly); later ones cut it short.
       return new StreamableFile(stream, { type: NDJSON }).setErrorHandler((_err, res) => res.destroy?.());
     }
-    return this.nodes.descendants(code, version, nodeId, q, lang);
+    return this.nodes.read.descendants(code, version, nodeId, q, lang);
   }
 
   @Patch(':tree_node_id')
@@ -145,7 +145,7 @@ export class NodesController {
     @Query() q: Q,
     @AcceptLanguage() lang?: Language,
   ) {
-    return this.nodes.update(code, version, uuidParam('tree_node_id', id), dto, actor, q, lang);
+    return this.nodes.write.update(code, version, uuidParam('tree_node_id', id), dto, actor, q, lang);
   }
 
   @Delete(':tree_node_id')
@@ -164,7 +164,12 @@ export class NodesController {
     @Param('tree_node_id') id: string,
     @Query('cascade') cascade: unknown,
   ): Promise<void> {
-    await this.nodes.remove(code, version, uuidParam('tree_node_id', id), booleanQuery('cascade', cascade));
+    await this.nodes.write.remove(
+      code,
+      version,
+      uuidParam('tree_node_id', id),
+      booleanQuery('cascade', cascade),
+    );
   }
 
   @Post(':tree_node_id/clone')
@@ -191,7 +196,7 @@ export class NodesController {
     @Query() q: Q,
     @AcceptLanguage() lang?: Language,
   ) {
-    return this.nodes.clone(
+    return this.nodes.write.clone(
       code,
       version,
       uuidParam('tree_node_id', id),

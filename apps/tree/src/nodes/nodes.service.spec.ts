@@ -68,10 +68,10 @@ describe('NodesService against PostgreSQL', () => {
 
   it('creates roots and children with depth and leaf, and ids derived from the version and label', async () => {
     const v = await version();
-    const root = await svc.create(v.code, v.version, { code: 'R', name: 'Root' }, actor, {});
+    const root = await svc.write.create(v.code, v.version, { code: 'R', name: 'Root' }, actor, {});
     expect(root).toMatchObject({ code: 'R', depth: 0, leaf: true, parent_id: null });
     expect(root.id!.slice(0, 24)).toBe(v.versionId.slice(0, 24));
-    const child = await svc.create(
+    const child = await svc.write.create(
       v.code,
       v.version,
       { code: 'C', name: 'Child', parent_id: root.id },
@@ -79,7 +79,7 @@ describe('NodesService against PostgreSQL', () => {
       {},
     );
     expect(child).toMatchObject({ depth: 1, leaf: true, parent_id: root.id });
-    const again = await svc.get(v.code, v.version, root.id!, {});
+    const again = await svc.read.get(v.code, v.version, root.id!, {});
     expect(again).toMatchObject({ leaf: false, aggregations: { child_nodes: 1 } });
     expect(await treeProblems(ds, v.versionId)).toEqual(NO_PROBLEMS);
   });
@@ -87,20 +87,20 @@ describe('NodesService against PostgreSQL', () => {
   it('refuses duplicate codes (409), a parent of another version (400) and an unknown parent (400)', async () => {
     const v = await version();
     const w = await version();
-    await svc.create(v.code, v.version, { code: 'A', name: 'A' }, actor, {});
+    await svc.write.create(v.code, v.version, { code: 'A', name: 'A' }, actor, {});
     await expectError(
-      svc.create(v.code, v.version, { code: 'A', name: 'again' }, actor, {}),
+      svc.write.create(v.code, v.version, { code: 'A', name: 'again' }, actor, {}),
       ErrorCode.Conflict,
       /code/,
     );
-    const foreign = await svc.create(w.code, w.version, { code: 'X', name: 'X' }, actor, {});
+    const foreign = await svc.write.create(w.code, w.version, { code: 'X', name: 'X' }, actor, {});
     await expectError(
-      svc.create(v.code, v.version, { code: 'B', name: 'B', parent_id: foreign.id }, actor, {}),
+      svc.write.create(v.code, v.version, { code: 'B', name: 'B', parent_id: foreign.id }, actor, {}),
       ErrorCode.InvalidRequest,
       /another tree version/,
     );
     await expectError(
-      svc.create(v.code, v.version, { code: 'B', name: 'B', parent_id: randomUUID() }, actor, {}),
+      svc.write.create(v.code, v.version, { code: 'B', name: 'B', parent_id: randomUUID() }, actor, {}),
       ErrorCode.InvalidRequest,
       /parent_id/,
     );
@@ -114,7 +114,7 @@ describe('NodesService against PostgreSQL', () => {
   it('moves a subtree set-based: paths, depths and leaf flags follow; cycles are 409', async () => {
     const v = await version();
     const mk = (code: string, parent_id?: string) =>
-      svc.create(v.code, v.version, { code, name: code, parent_id }, actor, {}).then((n) => n.id!);
+      svc.write.create(v.code, v.version, { code, name: code, parent_id }, actor, {}).then((n) => n.id!);
     const a = await mk('A');
     const b = await mk('B', a);
     const c = await mk('C', b);
@@ -123,45 +123,49 @@ describe('NodesService against PostgreSQL', () => {
 
     // Move B (with C, D) under E; the move itself stamps B's updated_by/updated_at (no second UPDATE of B).
     const mover = { id: '0b9d2c52-8a6f-4e1b-9c3d-7f00aa112233' };
-    const before = await svc.get(v.code, v.version, b, {});
-    const moved = await svc.update(v.code, v.version, b, { parent_id: e }, mover, {});
+    const before = await svc.read.get(v.code, v.version, b, {});
+    const moved = await svc.write.update(v.code, v.version, b, { parent_id: e }, mover, {});
     expect(moved).toMatchObject({ parent_id: e, depth: 1, updated_by: mover.id });
     expect(new Date(moved.updated_at!).getTime()).toBeGreaterThanOrEqual(
       new Date(before.updated_at!).getTime(),
     );
-    expect(await svc.get(v.code, v.version, c, {})).toMatchObject({ updated_by: null, depth: 2 });
+    expect(await svc.read.get(v.code, v.version, c, {})).toMatchObject({ updated_by: null, depth: 2 });
     // A move with an attribute change in the same request does both.
-    const renamed = await svc.update(v.code, v.version, b, { parent_id: a, name: 'B2' }, actor, {});
+    const renamed = await svc.write.update(v.code, v.version, b, { parent_id: a, name: 'B2' }, actor, {});
     expect(renamed).toMatchObject({ parent_id: a, name: 'B2', depth: 1 });
-    await svc.update(v.code, v.version, b, { parent_id: e, name: 'B' }, actor, {});
-    expect(await svc.get(v.code, v.version, d, {})).toMatchObject({ depth: 3 });
-    expect(await svc.get(v.code, v.version, a, {})).toMatchObject({ leaf: true });
-    expect(await svc.get(v.code, v.version, e, {})).toMatchObject({ leaf: false });
+    await svc.write.update(v.code, v.version, b, { parent_id: e, name: 'B' }, actor, {});
+    expect(await svc.read.get(v.code, v.version, d, {})).toMatchObject({ depth: 3 });
+    expect(await svc.read.get(v.code, v.version, a, {})).toMatchObject({ leaf: true });
+    expect(await svc.read.get(v.code, v.version, e, {})).toMatchObject({ leaf: false });
 
     // Under its own descendant, or itself: 409, nothing changes.
     await expectError(
-      svc.update(v.code, v.version, b, { parent_id: d }, actor, {}),
+      svc.write.update(v.code, v.version, b, { parent_id: d }, actor, {}),
       ErrorCode.Conflict,
       /descendant/,
     );
     await expectError(
-      svc.update(v.code, v.version, b, { parent_id: b }, actor, {}),
+      svc.write.update(v.code, v.version, b, { parent_id: b }, actor, {}),
       ErrorCode.Conflict,
       /own parent/,
     );
 
     // Make C a root: D follows to depth 1.
-    await svc.update(v.code, v.version, c, { parent_id: null, name: 'C2' }, actor, {});
-    expect(await svc.get(v.code, v.version, c, {})).toMatchObject({ depth: 0, parent_id: null, name: 'C2' });
-    expect(await svc.get(v.code, v.version, d, {})).toMatchObject({ depth: 1 });
-    expect(await svc.get(v.code, v.version, b, {})).toMatchObject({ leaf: true });
+    await svc.write.update(v.code, v.version, c, { parent_id: null, name: 'C2' }, actor, {});
+    expect(await svc.read.get(v.code, v.version, c, {})).toMatchObject({
+      depth: 0,
+      parent_id: null,
+      name: 'C2',
+    });
+    expect(await svc.read.get(v.code, v.version, d, {})).toMatchObject({ depth: 1 });
+    expect(await svc.read.get(v.code, v.version, b, {})).toMatchObject({ leaf: true });
     expect(await treeProblems(ds, v.versionId)).toEqual(NO_PROBLEMS);
   });
 
   it('deletes a leaf, refuses a parent (409) and deletes a subtree with cascade', async () => {
     const v = await version();
     const mk = (code: string, parent_id?: string) =>
-      svc.create(v.code, v.version, { code, name: code, parent_id }, actor, {}).then((n) => n.id!);
+      svc.write.create(v.code, v.version, { code, name: code, parent_id }, actor, {}).then((n) => n.id!);
     const a = await mk('A');
     const b = await mk('B', a);
     const c = await mk('C', b);
@@ -170,11 +174,11 @@ describe('NodesService against PostgreSQL', () => {
       `INSERT INTO tree_node_translations (tree_version_id, tree_node_id, language, name) VALUES ($1, $2, 'mn_MN', 'c')`,
       [v.versionId, c],
     );
-    await expectError(svc.remove(v.code, v.version, b, false), ErrorCode.Conflict, /cascade/);
-    await svc.remove(v.code, v.version, c, false);
-    await svc.remove(v.code, v.version, b, true);
-    expect(await svc.get(v.code, v.version, a, {})).toMatchObject({ leaf: true });
-    await expectError(svc.get(v.code, v.version, b, {}), ErrorCode.NotFound);
+    await expectError(svc.write.remove(v.code, v.version, b, false), ErrorCode.Conflict, /cascade/);
+    await svc.write.remove(v.code, v.version, c, false);
+    await svc.write.remove(v.code, v.version, b, true);
+    expect(await svc.read.get(v.code, v.version, a, {})).toMatchObject({ leaf: true });
+    await expectError(svc.read.get(v.code, v.version, b, {}), ErrorCode.NotFound);
     const [{ n }] = await ds.query(
       `SELECT count(*)::int AS n FROM tree_node_translations WHERE tree_version_id = $1`,
       [v.versionId],
@@ -186,7 +190,7 @@ describe('NodesService against PostgreSQL', () => {
   it('clones a node, and deep-clones a subtree with suffixed codes and translations', async () => {
     const v = await version();
     const mk = (code: string, parent_id?: string) =>
-      svc.create(v.code, v.version, { code, name: code, parent_id }, actor, {}).then((n) => n.id!);
+      svc.write.create(v.code, v.version, { code, name: code, parent_id }, actor, {}).then((n) => n.id!);
     const a = await mk('A');
     const b = await mk('B', a);
     const c = await mk('C', b);
@@ -195,11 +199,11 @@ describe('NodesService against PostgreSQL', () => {
       `INSERT INTO tree_node_translations (tree_version_id, tree_node_id, language, name) VALUES ($1, $2, 'mn_MN', 'Си')`,
       [v.versionId, c],
     );
-    const flat = await svc.clone(v.code, v.version, b, { code: 'B1', name: 'B one' }, false, actor, {});
+    const flat = await svc.write.clone(v.code, v.version, b, { code: 'B1', name: 'B one' }, false, actor, {});
     expect(flat).toMatchObject({ code: 'B1', name: 'B one', parent_id: a, depth: 1, leaf: true });
 
     // Deep clone of B under its own descendant C: the copy is taken before it is inserted.
-    const deep = await svc.clone(
+    const deep = await svc.write.clone(
       v.code,
       v.version,
       b,
@@ -209,7 +213,7 @@ describe('NodesService against PostgreSQL', () => {
       {},
     );
     expect(deep).toMatchObject({ code: 'B2', parent_id: c, depth: 3, leaf: false });
-    const sub = await svc.descendants(v.code, v.version, deep.id!, { total_count: 'true' });
+    const sub = await svc.read.descendants(v.code, v.version, deep.id!, { total_count: 'true' });
     expect(sub.items.map((n) => [n.code, n.depth])).toEqual([
       ['C-copy-1', 4],
       ['D-copy-1', 5],
@@ -219,11 +223,19 @@ describe('NodesService against PostgreSQL', () => {
     expect(tr).toEqual([{ name: 'Си' }]);
 
     // A second deep clone picks the next free suffix.
-    const again = await svc.clone(v.code, v.version, b, { code: 'B3', name: 'B three' }, true, actor, {});
-    const sub2 = await svc.descendants(v.code, v.version, again.id!, {});
+    const again = await svc.write.clone(
+      v.code,
+      v.version,
+      b,
+      { code: 'B3', name: 'B three' },
+      true,
+      actor,
+      {},
+    );
+    const sub2 = await svc.read.descendants(v.code, v.version, again.id!, {});
     expect(sub2.items.map((n) => n.code)).toEqual(expect.arrayContaining(['C-copy-2', 'D-copy-2']));
     await expectError(
-      svc.clone(v.code, v.version, b, { code: 'A', name: 'dup' }, false, actor, {}),
+      svc.write.clone(v.code, v.version, b, { code: 'A', name: 'dup' }, false, actor, {}),
       ErrorCode.Conflict,
     );
     expect(await treeProblems(ds, v.versionId)).toEqual(NO_PROBLEMS);
@@ -232,20 +244,20 @@ describe('NodesService against PostgreSQL', () => {
   it('serves descendants depth-first with paging and total', async () => {
     const v = await version();
     const mk = (code: string, parent_id?: string) =>
-      svc.create(v.code, v.version, { code, name: code, parent_id }, actor, {}).then((n) => n.id!);
+      svc.write.create(v.code, v.version, { code, name: code, parent_id }, actor, {}).then((n) => n.id!);
     const r = await mk('R');
     const x = await mk('X', r);
     const y = await mk('Y', r);
     await mk('X1', x);
     await mk('Y1', y);
     await mk('X2', x);
-    const all = await svc.descendants(v.code, v.version, r, { total_count: 'true' });
+    const all = await svc.read.descendants(v.code, v.version, r, { total_count: 'true' });
     expect(all.items.map((n) => n.code)).toEqual(['X', 'X1', 'X2', 'Y', 'Y1']);
     expect(all.total_count).toBe(5);
-    const page = await svc.descendants(v.code, v.version, r, { offset: '3', limit: '1' });
+    const page = await svc.read.descendants(v.code, v.version, r, { offset: '3', limit: '1' });
     expect(page).toMatchObject({ count: 1, has_more: true, offset: 3, limit: 1 });
     expect(page.items[0].code).toBe('Y');
-    const past = await svc.descendants(v.code, v.version, r, { offset: '50' });
+    const past = await svc.read.descendants(v.code, v.version, r, { offset: '50' });
     expect(past).toMatchObject({ count: 0, has_more: false, items: [] });
   });
 
@@ -255,18 +267,27 @@ describe('NodesService against PostgreSQL', () => {
     for (let i = 0; i < 40; i++) {
       const parent = i === 0 ? undefined : ids[Math.floor(Math.random() * ids.length)];
       ids.push(
-        (await svc.create(v.code, v.version, { code: `N${i}`, name: `N${i}`, parent_id: parent }, actor, {}))
-          .id!,
+        (
+          await svc.write.create(
+            v.code,
+            v.version,
+            { code: `N${i}`, name: `N${i}`, parent_id: parent },
+            actor,
+            {},
+          )
+        ).id!,
       );
     }
     const ops: Promise<unknown>[] = [];
     for (let i = 0; i < 200; i++) {
       const pick = () => ids[Math.floor(Math.random() * ids.length)];
       if (i % 4 === 0) {
-        ops.push(svc.create(v.code, v.version, { code: `P${i}`, name: 'p', parent_id: pick() }, actor, {}));
+        ops.push(
+          svc.write.create(v.code, v.version, { code: `P${i}`, name: 'p', parent_id: pick() }, actor, {}),
+        );
       } else {
         ops.push(
-          svc.update(
+          svc.write.update(
             v.code,
             v.version,
             pick(),
