@@ -26,6 +26,25 @@ const post = async (path: string, body: string, headers: Record<string, string>)
   return { status: res.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
 };
 
+/** A user's password login through `client` for a new API, with a refresh token. */
+const userLogin = async () => {
+  const api = await fx.resource();
+  await fx.grant(client, api);
+  const user = await fx.user();
+  const t = await tokenRequest(
+    h.url,
+    {
+      grant_type: 'password',
+      username: user.email,
+      password: user.password,
+      audience: api.identifier,
+      scope: 'offline_access',
+    },
+    { basic: basicOf(client) },
+  );
+  return { api, t };
+};
+
 const ccToken = async (identifier: string, c: TestClient = client) => {
   const r = await tokenRequest(
     h.url,
@@ -107,20 +126,7 @@ describe('issue 11 hole 8: crashes and leaks on bad input', () => {
   });
 
   it('a refresh token is no caller credential at /tokeninfo', async () => {
-    const api = await fx.resource();
-    await fx.grant(client, api);
-    const user = await fx.user();
-    const t = await tokenRequest(
-      h.url,
-      {
-        grant_type: 'password',
-        username: user.email,
-        password: user.password,
-        audience: api.identifier,
-        scope: 'offline_access',
-      },
-      { basic: basicOf(client) },
-    );
+    const { api, t } = await userLogin();
     const refresh = String(t.body.refresh_token);
     expect(refresh).not.toBe('undefined');
     const other = await ccToken(api.identifier);
@@ -175,20 +181,7 @@ describe('issue 11 hole 8: crashes and leaks on bad input', () => {
   });
 
   it('concurrent reuse of one refresh token: at most one wins, and the grant is revoked', async () => {
-    const api = await fx.resource();
-    await fx.grant(client, api);
-    const user = await fx.user();
-    const t = await tokenRequest(
-      h.url,
-      {
-        grant_type: 'password',
-        username: user.email,
-        password: user.password,
-        audience: api.identifier,
-        scope: 'offline_access',
-      },
-      { basic: basicOf(client) },
-    );
+    const { t } = await userLogin();
     const refresh = String(t.body.refresh_token);
     const results = await Promise.all(
       Array.from({ length: 6 }, () =>
