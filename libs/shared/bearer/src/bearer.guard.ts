@@ -4,7 +4,7 @@ import type { Request, Response } from 'express';
 import { forbidden, serviceUnavailable, unauthorized } from '@gatehouse/errors';
 import { IS_PUBLIC_KEY } from '@gatehouse/http';
 import { CALLER_KEY, SCOPES_KEY } from './decorators.js';
-import { TokenServerUnavailableError, TokenValidator } from './token-validator.js';
+import { TokenServerUnavailableError, type CallerInfo } from './token-validator.js';
 
 /** Options of the guard: the audience this API accepts. */
 export interface BearerGuardOptions {
@@ -15,21 +15,26 @@ export interface BearerGuardOptions {
 }
 
 export const BEARER_GUARD_OPTIONS = Symbol.for('gatehouse.BearerGuardOptions');
+/** The application's passport strategy (instantiating it registers it with passport). */
+export const BEARER_STRATEGY = Symbol.for('gatehouse.BearerStrategy');
 
 const BEARER_RE = /^Bearer[ ]+([A-Za-z0-9\-._~+/]+=*)[ ]*$/i;
 
 /**
- * Global guard: every route not marked `@Public()` needs `Authorization: Bearer <access token>` for this API's
- * audience, plus the scopes of its `@Scopes()`. 401 `unauthorized` with a `WWW-Authenticate: Bearer` challenge when
- * the token is missing, malformed or inactive; 403 `forbidden` for another audience or a missing scope; 503
- * `service_unavailable` when the token server cannot be reached and the token is not cached.
+ * The global guard of an application, with its bearer strategy (see bearer.strategy.ts): every route not
+ * marked `@Public()` needs `Authorization: Bearer <access token>` for this API's audience, plus the scopes of its
+ * `@Scopes()`. The token is extracted and checked through @nestjs/passport and passport-http-bearer; the answers are
+ * ours: 401 `unauthorized` with a `WWW-Authenticate: Bearer` challenge when the token is missing, malformed or
+ * inactive; 403 `forbidden` for another audience or a missing scope; 503 `service_unavailable` when the token server
+ * cannot be reached and the token is not cached. A token is only ever read from the Authorization header (never
+ * from the query string or the body, which passport-http-bearer would also look at).
  */
 @Injectable()
 export class BearerGuard implements CanActivate {
   constructor(
-    private readonly reflector: Reflector,
-    private readonly validator: TokenValidator,
+    @Inject(Reflector) private readonly reflector: Reflector,
     @Inject(BEARER_GUARD_OPTIONS) private readonly opts: BearerGuardOptions,
+    @Inject(BEARER_STRATEGY) private readonly bearer: PassportBearerStrategy,
   ) {}
 
   async canActivate(ctx: ExecutionContext): Promise<boolean> {
@@ -40,35 +45,18 @@ export class BearerGuard implements CanActivate {
     const http = ctx.switchToHttp();
     const req = http.getRequest<Request & Record<string, unknown>>();
     const res = http.getResponse<Response>();
-    const realm = this.opts.realm ?? 'gatehouse';
-    const challenge = (extra = '') => res.setHeader('WWW-Authenticate', `Bearer realm="${realm}"${extra}`);
+    const challenge = this.challenger(res);
 
     const header = req.headers.authorization;
     if (!header) {
       challenge();
       throw unauthorized('Missing access token: send Authorization: Bearer <access token>');
     }
-    const match = BEARER_RE.exec(header);
-    if (!match) {
+    if (!BEARER_RE.test(header) || hasTokenParameter(req)) {
       challenge(', error="invalid_request"');
       throw unauthorized('Malformed Authorization header: expected Bearer <access token>');
     }
-
-    let caller;
-    try {
-      caller = await this.validator.validate(match[1]);
-    } catch (err) {
-      if (err instanceof TokenServerUnavailableError) {
-        throw serviceUnavailable(
-          'The token server cannot be reached to validate the access token; try again later',
-        );
-      }
-      throw err;
-    }
-    if (!caller) {
-      challenge(', error="invalid_token"');
-      throw unauthorized('The access token is invalid, expired or revoked');
-    }
+    const caller = await this.authenticate(req, challenge);
     // The token server issues tokens for exactly one audience; one naming several is not its own.
     if (caller.audience.length > 1) {
       challenge(', error="invalid_token", error_description="a token must name exactly one audience"');
@@ -87,4 +75,56 @@ export class BearerGuard implements CanActivate {
     req[CALLER_KEY] = caller;
     return true;
   }
+
+  /**
+   * Runs the passport-http-bearer strategy on the request as passport does (an instance of the strategy with
+   * success, fail and error actions), without passport's per-request middleware: the caller, or our error.
+   */
+  private authenticate(req: Request, challenge: (extra?: string) => void): Promise<CallerInfo> {
+    return new Promise<CallerInfo>((resolve, reject) => {
+      const run = Object.create(this.bearer) as PassportBearerStrategy & StrategyActions;
+      run.success = (user: unknown) => resolve(user as CallerInfo);
+      run.fail = () => {
+        challenge(', error="invalid_token"');
+        reject(unauthorized('The access token is invalid, expired or revoked'));
+      };
+      run.error = (err: unknown) =>
+        reject(
+          err instanceof TokenServerUnavailableError
+            ? serviceUnavailable(
+                'The token server cannot be reached to validate the access token; try again later',
+              )
+            : err,
+        );
+      run.authenticate(req);
+    });
+  }
+
+  private challenger(res: Response) {
+    const realm = this.opts.realm ?? 'gatehouse';
+    return (extra = '') => res.setHeader('WWW-Authenticate', `Bearer realm="${realm}"${extra}`);
+  }
+}
+
+/** What passport gives a strategy instance to report with. */
+interface StrategyActions {
+  success(user: unknown, info?: unknown): void;
+  fail(challenge?: unknown, status?: number): void;
+  error(err: unknown): void;
+}
+
+/** The application's passport-http-bearer strategy (bearer.strategy.ts). */
+interface PassportBearerStrategy {
+  authenticate(req: Request): void;
+}
+
+/** An `access_token` in the query string or the body: refused, the header is the only place for a token. */
+function hasTokenParameter(req: Request): boolean {
+  const body = req.body as Record<string, unknown> | undefined;
+  // The raw URL, not Express's req.query (a getter that parses the query string at every read).
+  return (
+    (req.url.includes('access_token') &&
+      new URLSearchParams(req.url.split('?')[1] ?? '').has('access_token')) ||
+    (body !== null && typeof body === 'object' && body.access_token !== undefined)
+  );
 }

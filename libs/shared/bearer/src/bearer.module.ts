@@ -1,6 +1,12 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
-import { BEARER_GUARD_OPTIONS, BearerGuard, type BearerGuardOptions } from './bearer.guard.js';
+import {
+  BEARER_GUARD_OPTIONS,
+  BEARER_STRATEGY,
+  BearerGuard,
+  type BearerGuardOptions,
+} from './bearer.guard.js';
+import { bearerStrategyName, createBearerStrategy } from './bearer.strategy.js';
 import { TokenValidator, type TokenValidatorOptions } from './token-validator.js';
 
 export type BearerModuleOptions = TokenValidatorOptions & BearerGuardOptions;
@@ -32,12 +38,19 @@ export function bearerOptionsFromEnv(env: BearerEnvValues, audience: string): Be
 @Module({})
 export class BearerModule {
   static forRoot(options: BearerModuleOptions): DynamicModule {
+    const strategy = bearerStrategyName();
     return {
       module: BearerModule,
       global: true,
       providers: [
         { provide: TokenValidator, useFactory: () => new TokenValidator(options) },
         { provide: BEARER_GUARD_OPTIONS, useValue: { audience: options.audience, realm: options.realm } },
+        // passport-http-bearer, registered under this application's own strategy name.
+        {
+          provide: BEARER_STRATEGY,
+          useFactory: (validator: TokenValidator) => createBearerStrategy(strategy, validator),
+          inject: [TokenValidator],
+        },
         { provide: APP_GUARD, useClass: BearerGuard },
       ],
       exports: [TokenValidator],

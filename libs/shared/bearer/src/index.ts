@@ -4,3 +4,4 @@ export * from './decorators.js';
 export * from './bearer.guard.js';
 export * from './bearer.module.js';
 export * from './change-feed.js';
+export * from './bearer.strategy.js';

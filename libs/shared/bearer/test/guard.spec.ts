@@ -159,6 +159,22 @@ describe('BearerGuard in a Nest app', () => {
     server.status = 200;
   });
 
+  it('reads a token from the Authorization header only, never from access_token in the query or body', async () => {
+    // passport-http-bearer would take these: the guard refuses them before it runs.
+    const query = await request(http).get('/api/v1/trees?access_token=reader').expect(401);
+    expect(query.body.message).toContain('Missing access token');
+    await request(http)
+      .get('/api/v1/trees?access_token=reader')
+      .set('Authorization', 'Bearer reader')
+      .expect(401);
+    await request(http)
+      .get('/api/v1/trees')
+      .set('Authorization', 'Bearer reader')
+      .set('Content-Type', 'application/json')
+      .send({ access_token: 'reader' })
+      .expect(401);
+  });
+
   it('documents scopes and bearer security in OpenAPI', async () => {
     const doc = (await request(http).get('/docs/openapi.json').expect(200)).body;
     const op = doc.paths['/api/v1/settings'].get;
