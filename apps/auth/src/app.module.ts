@@ -33,7 +33,7 @@ export class AuthAppModule {
           useFactory: (box: SecretBox) =>
             TokenServer.start({
               env,
-              dataSource: ctx.dataSource,
+              db: ctx.db,
               box,
               log: createLogger({ serviceName: 'auth', level: env.LOG_LEVEL }),
             }),

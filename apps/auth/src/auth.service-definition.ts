@@ -5,7 +5,6 @@ import { AuthAppModule } from './app.module.js';
 import { authEntities } from './entities.js';
 import { authMigrations } from './migrations/index.js';
 import { SigningKeys } from './keys/signing-keys.js';
-import { sqlFromDataSource } from './oidc/adapters/sql.js';
 import { TOKEN_SERVER_ROUTES, TokenServer } from './token-server.js';
 
 export const authService: ServiceDefinition<typeof authEnv> = {
@@ -29,12 +28,12 @@ export const authService: ServiceDefinition<typeof authEnv> = {
   // Behind a TLS-terminating proxy, rate limits (and failed client authentications) count the forwarded address.
   trustProxy: (env) => env.AUTH_TRUST_PROXY,
   // Seed the identity tables once, then make sure signing keys exist (first start creates RS256 and ES256 keys).
-  afterMigrate: async ({ env: serviceEnv, dataSource }) => {
+  afterMigrate: async ({ env: serviceEnv, db }) => {
     // buildService hands every service its own variables and the common ones (DATA_DIR, LOG_LEVEL, REDIS_URL...).
     const env = serviceEnv as typeof serviceEnv & CommonEnv;
     const { box } = loadSecretBox(env);
-    await bootstrapIdentity(dataSource, env, undefined, { box });
-    await new SigningKeys(sqlFromDataSource(dataSource), box).ensureActiveKeys();
+    await bootstrapIdentity(db, env, undefined, { box });
+    await new SigningKeys(db, box).ensureActiveKeys();
   },
   // oidc-provider and /tokeninfo read their own bodies (JSON or form); the foundation knows their routes (rate-limit
   // keys, metrics labels, 405) and answers its own errors there (429, 404...) in the OAuth shape too.

@@ -1,10 +1,8 @@
 import { commonEnv, loadEnvOrExit } from '@gatehouse/config';
-import { createDataSource } from '@gatehouse/db';
+import { Db } from '@gatehouse/db';
 import { loadSecretBox } from '@gatehouse/identity-data';
 import { authEnv } from './config.js';
-import { authEntities } from './entities.js';
 import { rotateSigningKeys } from './keys/rotate.js';
-import { sqlFromDataSource } from './oidc/adapters/sql.js';
 
 /**
  * `nx run auth:rotate-keys` (or `node dist/apps/auth/apps/auth/src/rotate-keys.js [--grace-seconds N]`): add new
@@ -23,21 +21,14 @@ if (grace !== undefined && !(Number.isSafeInteger(grace) && grace >= 0)) {
   process.exit(1);
 }
 
-const ds = createDataSource({
-  url: env.DATABASE_URL,
-  entities: authEntities,
-  migrations: [],
-  applicationName: 'gatehouse-auth-rotate-keys',
-  poolMax: 2,
-});
-await ds.initialize();
+const db = new Db({ url: env.DATABASE_URL, applicationName: 'gatehouse-auth-rotate-keys', poolMax: 2 });
 try {
   const { box } = loadSecretBox(env);
-  const r = await rotateSigningKeys(sqlFromDataSource(ds), box, env, grace);
+  const r = await rotateSigningKeys(db, box, env, grace);
   process.stdout.write(
     `[auth] signing keys rotated: new ${r.added.join(', ')}; previous ${r.retired.join(', ') || '(none)'} published ` +
       `for ${r.graceSeconds} s more; ${r.deleted} expired key(s) deleted\n`,
   );
 } finally {
-  await ds.destroy();
+  await db.close();
 }

@@ -3,9 +3,8 @@ import { Redis } from 'ioredis';
 import type { JSONWebKeySet } from 'jose';
 import type Provider from 'oidc-provider';
 import { pino, type Logger } from 'pino';
-import type { DataSource } from 'typeorm';
 import { purgeExpiredPayloads } from './oidc/adapters/pg.adapter.js';
-import { sqlFromDataSource, type Sql } from './oidc/adapters/sql.js';
+import type { Db, Sql } from '@gatehouse/db';
 import { isStoreUnavailable, sendOAuthError } from './oidc/oauth-errors.js';
 import { OidcData } from './oidc/oidc-data.js';
 import { PasswordLogin } from './oidc/password-login.js';
@@ -50,7 +49,7 @@ export interface TokenServerEnv {
 
 export interface TokenServerOptions {
   env: TokenServerEnv;
-  dataSource: DataSource;
+  db: Db;
   box: SecretBox;
   log?: Logger;
   /** Key prefix of the Redis artifacts (tests use their own). */
@@ -114,8 +113,8 @@ export class TokenServer {
 
   static async start(opts: TokenServerOptions): Promise<TokenServer> {
     const log = opts.log ?? pino({ level: opts.env.LOG_LEVEL ?? 'info', base: { service: 'auth' } });
-    const sql = sqlFromDataSource(opts.dataSource);
-    const data = new OidcData(opts.dataSource, sql, opts.box, (what, err) =>
+    const sql = opts.db;
+    const data = new OidcData(sql, opts.box, (what, err) =>
       log.error({ err: (err as Error).message }, `${what}: a stored secret cannot be decrypted`),
     );
     const signingKeys = new SigningKeys(sql, opts.box);

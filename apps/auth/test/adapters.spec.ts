@@ -1,25 +1,22 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import pg from 'pg';
+import { Db } from '@gatehouse/db';
 import { testRedisUrl, type TestDatabase } from '@gatehouse/testing';
 import { PgAdapter, purgeExpiredPayloads } from '../src/oidc/adapters/pg.adapter.js';
 import { RedisAdapter } from '../src/oidc/adapters/redis.adapter.js';
 import { createAdapterFactory, SHORT_LIVED_MODELS } from '../src/oidc/adapters/adapter-factory.js';
-import type { Sql } from '../src/oidc/adapters/sql.js';
 import { adapterContract } from './support/adapter-suite.js';
 import { authTestDatabase } from './support/auth-app.js';
 
 let db: TestDatabase;
-let pool: pg.Pool;
-let sql: Sql;
+let sql: Db;
 let redis: Redis;
 const prefix = `gh:test:${randomBytes(4).toString('hex')}:`;
 
 beforeAll(async () => {
   // The oidc_payloads table as the identity migrations create it.
   db = await authTestDatabase();
-  pool = new pg.Pool({ connectionString: db.url, max: 4 });
-  sql = { query: async <T>(t: string, p?: unknown[]) => (await pool.query(t, p)).rows as T[] };
+  sql = new Db({ url: db.url, poolMax: 4 });
   redis = new Redis(testRedisUrl(), { lazyConnect: false, maxRetriesPerRequest: 1 });
 });
 
@@ -27,7 +24,7 @@ afterAll(async () => {
   const keys = await redis.keys(`${prefix}*`);
   if (keys.length) await redis.del(...keys);
   redis.disconnect();
-  await pool.end();
+  await sql.close();
   await db.drop();
 });
 
@@ -39,19 +36,19 @@ describe('PostgreSQL adapter specifics', () => {
     const a = new PgAdapter(sql, 'AccessToken');
     await a.upsert('purge-live', { jti: 'purge-live' }, 600);
     await a.upsert('purge-dead', { jti: 'purge-dead' }, 600);
-    await sql.query(
+    await sql.rows(
       "UPDATE oidc_payloads SET expires_at = now() - interval '1 second' WHERE id = 'purge-dead'",
     );
     const removed = await purgeExpiredPayloads(sql);
     expect(removed).toBeGreaterThanOrEqual(1);
-    const rows = await sql.query<{ id: string }>("SELECT id FROM oidc_payloads WHERE id LIKE 'purge-%'");
+    const rows = await sql.rows<{ id: string }>("SELECT id FROM oidc_payloads WHERE id LIKE 'purge-%'");
     expect(rows.map((r) => r.id)).toEqual(['purge-live']);
   });
 
   it('writes the indexed columns (grant_id, uid, user_code, expires_at)', async () => {
     const a = new PgAdapter(sql, 'DeviceCode');
     await a.upsert('cols-1', { grantId: 'g1', uid: 'u1', userCode: 'UC-1' }, 60);
-    const [row] = await sql.query<{ grant_id: string; uid: string; user_code: string; expires_at: Date }>(
+    const [row] = await sql.rows<{ grant_id: string; uid: string; user_code: string; expires_at: Date }>(
       "SELECT grant_id, uid, user_code, expires_at FROM oidc_payloads WHERE model = 'DeviceCode' AND id = 'cols-1'",
     );
     expect(row).toMatchObject({ grant_id: 'g1', uid: 'u1', user_code: 'UC-1' });

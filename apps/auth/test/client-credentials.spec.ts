@@ -176,7 +176,7 @@ describe('client_credentials rules', () => {
     await fx.grant(c, api);
     const params = { grant_type: 'client_credentials', audience: api.identifier };
     expect((await tokenRequest(h.url, params, { basic: { id: c.id, secret: c.secret! } })).status).toBe(200);
-    await fx.ds.query('UPDATE clients SET client_secret_enc = $2, updated_at = now() WHERE id = $1', [
+    await fx.ds.rows('UPDATE clients SET client_secret_enc = $2, updated_at = now() WHERE id = $1', [
       c.id,
       fx.box.encrypt('the-new-secret-0123456789'),
     ]);
@@ -185,7 +185,7 @@ describe('client_credentials rules', () => {
       (await tokenRequest(h.url, params, { basic: { id: c.id, secret: 'the-new-secret-0123456789' } }))
         .status,
     ).toBe(200);
-    await fx.ds.query('DELETE FROM clients WHERE id = $1', [c.id]);
+    await fx.ds.rows('DELETE FROM clients WHERE id = $1', [c.id]);
     const gone = await tokenRequest(h.url, params, {
       basic: { id: c.id, secret: 'the-new-secret-0123456789' },
     });

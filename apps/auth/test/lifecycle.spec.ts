@@ -1,12 +1,13 @@
 import { Redis } from 'ioredis';
 import * as oidc from 'openid-client';
 import { SignJWT, createRemoteJWKSet, decodeJwt, decodeProtectedHeader, importJWK, jwtVerify } from 'jose';
-import { pendingSchemaChanges } from '@gatehouse/db';
+import { schemaDrift } from '@gatehouse/db';
+import { authEntities } from '../src/entities.js';
+import { authMigrations } from '../src/migrations/index.js';
 import { MANAGEMENT_AUDIENCE } from '@gatehouse/identity-data';
 import { testRedisUrl } from '@gatehouse/testing';
 import { SigningKeys } from '../src/keys/signing-keys.js';
 import { rotateSigningKeys, rotationGraceSeconds } from '../src/keys/rotate.js';
-import { sqlFromDataSource } from '../src/oidc/adapters/sql.js';
 import { startAuth, type AuthHarness } from './support/auth-app.js';
 import { Fixtures, tokenInfo, tokenRequest } from './support/fixtures.js';
 
@@ -26,9 +27,11 @@ describe('start-up, restart and key rotation', () => {
   });
 
   it('migrations match the entities (no drift) and first start created one RS256 and one ES256 key', async () => {
-    expect(await pendingSchemaChanges(h.built.dataSource)).toEqual([]);
-    const rows = await fx.ds.query('SELECT alg, private_jwk_enc, public_jwk FROM signing_keys ORDER BY alg');
-    expect(rows.map((r: { alg: string }) => r.alg)).toEqual(['ES256', 'RS256']);
+    expect(await schemaDrift({ url: h.db.url, entities: authEntities, migrations: authMigrations })).toEqual(
+      [],
+    );
+    const rows = await fx.ds.rows('SELECT alg, private_jwk_enc, public_jwk FROM signing_keys ORDER BY alg');
+    expect(rows.map((r) => r.alg)).toEqual(['ES256', 'RS256']);
     for (const r of rows) {
       // Sealed at rest: no private parameter in clear.
       expect(r.private_jwk_enc).toMatch(/^gh1\./);
@@ -100,7 +103,7 @@ describe('start-up, restart and key rotation', () => {
     const before = String((await cc()).body.access_token);
     const oldKid = decodeProtectedHeader(before).kid;
 
-    const sql = sqlFromDataSource(fx.ds);
+    const sql = fx.ds;
     const grace = await rotationGraceSeconds(sql, h.built.env);
     expect(grace).toBeGreaterThanOrEqual(3600 + h.built.env.AUTH_KEY_REFRESH_SEC);
     const r = await rotateSigningKeys(sql, fx.box, h.built.env);
@@ -122,7 +125,7 @@ describe('start-up, restart and key rotation', () => {
 
     // Once the old key's grace is over (time travel: its expiry moved to the past) it leaves /jwks, tokens it
     // signed are no longer accepted, and the next rotation deletes it.
-    await fx.ds.query("UPDATE signing_keys SET expires_at = now() - interval '1 second' WHERE kid = $1", [
+    await fx.ds.rows("UPDATE signing_keys SET expires_at = now() - interval '1 second' WHERE kid = $1", [
       oldKid,
     ]);
     expect(await h.tokenServer.reloadKeys(false)).toBe(true);
@@ -130,11 +133,11 @@ describe('start-up, restart and key rotation', () => {
     expect((await tokenInfo(h.url, before, { basic })).body).toEqual({ active: false });
     const next = await rotateSigningKeys(sql, fx.box, h.built.env);
     expect(next.deleted).toBeGreaterThanOrEqual(1);
-    expect(await fx.ds.query('SELECT 1 FROM signing_keys WHERE kid = $1', [oldKid])).toEqual([]);
+    expect(await fx.ds.rows('SELECT 1 FROM signing_keys WHERE kid = $1', [oldKid])).toEqual([]);
   });
 
   it('a token signed by a key another process just added is accepted (reload on unknown kid)', async () => {
-    const sql = sqlFromDataSource(fx.ds);
+    const sql = fx.ds;
     await rotateSigningKeys(sql, fx.box, h.built.env);
     // This process has not reloaded: sign a token as another token-server process would, with the new key.
     const keys = await new SigningKeys(sql, fx.box).load();
@@ -192,12 +195,12 @@ describe('with REDIS_URL: short-lived artifacts in Redis, grants and refresh tok
     expect(login.status).toBe(200);
     const at = String(login.body.access_token);
     expect(await redis.exists(`gh:oidc:AccessToken:${at}`)).toBe(1);
-    const pgRows = await fx.ds.query(
+    const pgRows = await fx.ds.rows(
       'SELECT model FROM oidc_payloads WHERE grant_id IS NOT NULL ORDER BY model',
     );
-    expect(pgRows.map((r: { model: string }) => r.model)).toEqual(['RefreshToken']);
+    expect(pgRows.map((r) => r.model)).toEqual(['RefreshToken']);
     expect(
-      (await fx.ds.query("SELECT count(*)::int AS n FROM oidc_payloads WHERE model = 'Grant'"))[0].n,
+      (await fx.ds.rows("SELECT count(*)::int AS n FROM oidc_payloads WHERE model = 'Grant'"))[0].n,
     ).toBe(1);
     expect((await tokenInfo(h.url, at, { basic })).body.active).toBe(true);
 

@@ -127,7 +127,7 @@ describe('password grant', () => {
     const whileLocked = await attempt(user.password);
     expect(whileLocked.status).toBe(400);
     expect(whileLocked.body.message).toBe('invalid username or password');
-    const [lock] = await fx.ds.query('SELECT locked_until FROM login_failures WHERE user_id = $1', [user.id]);
+    const [lock] = await fx.ds.rows('SELECT locked_until FROM login_failures WHERE user_id = $1', [user.id]);
     expect(new Date(lock.locked_until).getTime()).toBeGreaterThan(Date.now());
     // ... and accepted once the lock ran out (the login clock moved past it, no waiting).
     const login = h.tokenServer.login;
@@ -138,9 +138,9 @@ describe('password grant', () => {
     } finally {
       login.clock = () => new Date();
     }
-    const [row] = await fx.ds.query('SELECT login_count FROM users WHERE id = $1', [user.id]);
+    const [row] = await fx.ds.rows('SELECT login_count FROM users WHERE id = $1', [user.id]);
     expect(row).toMatchObject({ login_count: 1 });
-    expect(await fx.ds.query('SELECT 1 FROM login_failures WHERE user_id = $1', [user.id])).toEqual([]);
+    expect(await fx.ds.rows('SELECT 1 FROM login_failures WHERE user_id = $1', [user.id])).toEqual([]);
   });
 
   it('missing username or password is invalid_request; JSON works like form', async () => {
@@ -191,11 +191,11 @@ describe('grants', () => {
   it('live as long as their refresh tokens may, or only as long as the one access token', async () => {
     const user = await fx.user();
     const ttlOfGrant = async (token: string) => {
-      const gid = await fx.ds.query(
+      const gid = await fx.ds.rows(
         "SELECT grant_id FROM oidc_payloads WHERE model = 'RefreshToken' AND payload->>'accountId' = $1 LIMIT 1",
         [user.id],
       );
-      const [row] = await fx.ds.query(
+      const [row] = await fx.ds.rows(
         "SELECT extract(epoch FROM expires_at - now())::int AS ttl FROM oidc_payloads WHERE model = 'Grant' AND id = $1",
         [gid[0]?.grant_id ?? String(decodeJwt(token).grant_id)],
       );
@@ -310,7 +310,7 @@ describe('refresh tokens', () => {
         .split(' ')
         .sort(),
     ).toEqual(['a', 'b']);
-    await fx.ds.query('DELETE FROM client_permissions WHERE client_id = $1 AND scope_id = $2', [
+    await fx.ds.rows('DELETE FROM client_permissions WHERE client_id = $1 AND scope_id = $2', [
       c.id,
       res.scopes.b,
     ]);

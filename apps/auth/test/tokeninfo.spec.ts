@@ -223,7 +223,7 @@ describe('/tokeninfo: inactive tokens', () => {
     await fx.setBlocked(user.id, true);
     expect((await tokenInfo(h.url, userToken, { basic })).body).toEqual({ active: false });
     expect((await tokenInfo(h.url, cc, { basic })).body.active).toBe(true);
-    await fx.ds.query('DELETE FROM clients WHERE id = $1', [c.id]);
+    await fx.ds.rows('DELETE FROM clients WHERE id = $1', [c.id]);
     expect((await tokenInfo(h.url, cc, { basic })).body).toEqual({ active: false });
   });
 });

@@ -24,12 +24,8 @@ export const identityService: ServiceDefinition<typeof identityEnv> = {
   },
   rootModule: (ctx) => IdentityAppModule.register(ctx),
   /** First start seeds the default instance, system resources, default client and admin (docs/contract.md start-up). */
-  afterMigrate: async ({ dataSource, env }) => {
+  afterMigrate: async ({ db, env }) => {
     const full = env as typeof env & CommonEnv;
-    await bootstrapIdentity(
-      dataSource,
-      full,
-      createLogger({ serviceName: 'identity', level: full.LOG_LEVEL }),
-    );
+    await bootstrapIdentity(db, full, createLogger({ serviceName: 'identity', level: full.LOG_LEVEL }));
   },
 };

@@ -1,6 +1,5 @@
 // Foundation error shapes on the management API: bodies over the limit, malformed JSON, unknown fields, unknown
 // routes; nothing is written on any of them.
-import { rows } from '@gatehouse/identity-data';
 import { Management, uniq } from './management-harness.js';
 
 let m: Management;
@@ -11,7 +10,7 @@ afterAll(async () => {
   await m?.close();
 });
 
-const count = async () => Number((await rows<{ n: string }>(m.ds, `SELECT count(*) AS n FROM clients`))[0].n);
+const count = async () => Number((await m.ds.rows<{ n: string }>(`SELECT count(*) AS n FROM clients`))[0].n);
 
 describe('identity: request bodies and routes', () => {
   it('413 payload_too_large for a body over 1 MiB, with rate-limit headers, writing nothing', async () => {

@@ -92,7 +92,7 @@ describe('changes reach every replica (LISTEN/NOTIFY)', () => {
     await onB('get', '/api/v1/clients', c.token).expect(200);
     const validator = b.app.get(TokenValidator);
     expect(validator.size).toBeGreaterThan(0);
-    await m.ds.query(
+    await m.ds.rows(
       `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
         WHERE application_name = 'gatehouse-identity-changes' AND datname = current_database()`,
     );
@@ -101,7 +101,7 @@ describe('changes reach every replica (LISTEN/NOTIFY)', () => {
     await eventually(
       async () => {
         const before = feed.applied;
-        await m.ds.query(`SELECT pg_notify('gatehouse_identity_changes', 'all')`);
+        await m.ds.rows(`SELECT pg_notify('gatehouse_identity_changes', 'all')`);
         await new Promise((r) => setTimeout(r, 50));
         return feed.applied > before;
       },

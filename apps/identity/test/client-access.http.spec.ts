@@ -1,4 +1,3 @@
-import { rows } from '@gatehouse/identity-data';
 import { ENVELOPE, Management, missingId, uniq, VERSIONS, type Version } from './management-harness.js';
 
 let m: Management;
@@ -24,7 +23,7 @@ async function resourceWithScopes(names: string[], tenantId?: string) {
       })
       .expect(201)
   ).body;
-  if (tenantId) await m.ds.query(`UPDATE resources SET tenant_id = $2 WHERE id = $1`, [r.id, tenantId]);
+  if (tenantId) await m.ds.rows(`UPDATE resources SET tenant_id = $2 WHERE id = $1`, [r.id, tenantId]);
   const scopes: Record<string, string> = {};
   for (const name of names) {
     scopes[name] = (
@@ -47,9 +46,8 @@ const newClient = async (extra: Record<string, unknown> = {}) =>
 
 const countRows = async (table: string, clientId: string) =>
   Number(
-    (
-      await rows<{ n: string }>(m.ds, `SELECT count(*) AS n FROM ${table} WHERE client_id = $1`, [clientId])
-    )[0].n,
+    (await m.ds.rows<{ n: string }>(`SELECT count(*) AS n FROM ${table} WHERE client_id = $1`, [clientId]))[0]
+      .n,
   );
 
 describe.each(VERSIONS)(

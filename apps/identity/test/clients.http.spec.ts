@@ -1,4 +1,3 @@
-import { rows } from '@gatehouse/identity-data';
 import { ENVELOPE, Management, missingId, uniq, VERSIONS, type Version } from './management-harness.js';
 
 let m: Management;
@@ -12,7 +11,7 @@ afterAll(async () => {
   await m?.close();
 });
 
-const count = async () => Number((await rows<{ n: string }>(m.ds, `SELECT count(*) AS n FROM clients`))[0].n);
+const count = async () => Number((await m.ds.rows<{ n: string }>(`SELECT count(*) AS n FROM clients`))[0].n);
 
 describe.each(VERSIONS)('Clients under /api/%s', (v: Version) => {
   const base = `/api/${v}/clients`;
@@ -45,14 +44,12 @@ describe.each(VERSIONS)('Clients under /api/%s', (v: Version) => {
       });
       if (v === 'v1') expect(c.client_type).toBeNull();
       else for (const k of ['client_type', 'aggregations']) expect(c).not.toHaveProperty(k);
-      const [row] = await rows<{
+      const [row] = await m.ds.rows<{
         client_name: string;
         client_secret_enc: string;
         created_by: string;
         created_at: Date;
-      }>(m.ds, `SELECT client_name, client_secret_enc, created_by, created_at FROM clients WHERE id = $1`, [
-        c.id,
-      ]);
+      }>(`SELECT client_name, client_secret_enc, created_by, created_at FROM clients WHERE id = $1`, [c.id]);
       // Timestamps are ISO 8601 UTC with milliseconds, as the row holds them.
       expect(c.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
       expect(c.created_at).toBe(row.created_at.toISOString());
@@ -105,8 +102,7 @@ describe.each(VERSIONS)('Clients under /api/%s', (v: Version) => {
             android: { package_name: 'com.x', hash_keys: ['k'] },
           },
         });
-        const [row] = await rows<{ client_type: string }>(
-          m.ds,
+        const [row] = await m.ds.rows<{ client_type: string }>(
           `SELECT client_type FROM clients WHERE id = $1`,
           [res.body.id],
         );

@@ -1,9 +1,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import request from 'supertest';
-import { pendingSchemaChanges } from '@gatehouse/db';
+import { schemaDrift } from '@gatehouse/db';
 import { buildService, type BuiltService } from '@gatehouse/service';
 import { createEmptyTestDatabase } from '@gatehouse/testing';
-import { findClientForOidc, loadSecretBox, rows, SECRET_BOX, type SecretBox } from '@gatehouse/identity-data';
+import { findClientForOidc, loadSecretBox, SECRET_BOX, type SecretBox } from '@gatehouse/identity-data';
 import { identityService } from '../src/identity.service-definition.js';
 import { loadIdentityEnv, startIdentity, type IdentityEnv, type IdentityHarness } from './support.js';
 
@@ -33,19 +33,22 @@ describe('apps/identity start-up', () => {
   });
 
   it('runs the identity migrations with no drift and seeds the bootstrap client from BOOTSTRAP_*', async () => {
-    expect(await pendingSchemaChanges(h.built.dataSource)).toEqual([]);
+    expect(
+      await schemaDrift({
+        url: h.built.db.url,
+        entities: identityService.entities,
+        migrations: identityService.migrations,
+      }),
+    ).toEqual([]);
     const box = h.built.app.get<SecretBox>(SECRET_BOX);
-    const client = await findClientForOidc(h.built.dataSource, clientId, box);
+    const client = await findClientForOidc(h.built.db, clientId, box);
     expect(client).toMatchObject({ isDefault: true, clientSecret: vars.BOOTSTRAP_CLIENT_SECRET });
     // The key was generated into DATA_DIR on first start and the app's box is that key.
     expect(loadSecretBox({ DATA_DIR: h.dataDir }).box.keyId).toBe(box.keyId);
   });
 
   it('a restart on the same database and DATA_DIR keeps the seed as it was', async () => {
-    const before = await rows(
-      h.built.dataSource,
-      `SELECT id, client_secret_enc, updated_at FROM clients ORDER BY id`,
-    );
+    const before = await h.built.db.rows(`SELECT id, client_secret_enc, updated_at FROM clients ORDER BY id`);
     const env = loadIdentityEnv({
       DATABASE_URL: h.db.url,
       DATA_DIR: h.dataDir,
@@ -55,10 +58,10 @@ describe('apps/identity start-up', () => {
     const again = (await buildService(identityService, env)) as BuiltService<IdentityEnv>;
     try {
       expect(
-        await rows(again.dataSource, `SELECT id, client_secret_enc, updated_at FROM clients ORDER BY id`),
+        await again.db.rows(`SELECT id, client_secret_enc, updated_at FROM clients ORDER BY id`),
       ).toEqual(before);
       const box = again.app.get<SecretBox>(SECRET_BOX);
-      expect((await findClientForOidc(again.dataSource, clientId, box))?.clientSecret).toBe(
+      expect((await findClientForOidc(again.db, clientId, box))?.clientSecret).toBe(
         vars.BOOTSTRAP_CLIENT_SECRET,
       );
     } finally {
@@ -80,8 +83,7 @@ describe('apps/identity: two replicas starting at once on an empty database', ()
     });
     const built = await Promise.all([buildService(identityService, env), buildService(identityService, env)]);
     try {
-      const [counts] = await rows<{ instances: string; clients: string; users: string }>(
-        built[0].dataSource,
+      const [counts] = await built[0].db.rows<{ instances: string; clients: string; users: string }>(
         `SELECT (SELECT count(*) FROM instances) AS instances, (SELECT count(*) FROM clients) AS clients,
                 (SELECT count(*) FROM users) AS users`,
       );

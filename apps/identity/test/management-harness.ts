@@ -1,11 +1,11 @@
+import type { Db } from '@gatehouse/db';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import * as oidc from 'openid-client';
 import request from 'supertest';
-import type { DataSource } from 'typeorm';
-import { MANAGEMENT_AUDIENCE, rows } from '@gatehouse/identity-data';
+import { MANAGEMENT_AUDIENCE } from '@gatehouse/identity-data';
 import { buildService, type BuiltService } from '@gatehouse/service';
 import type { TestDatabase } from '@gatehouse/testing';
 import { identityService } from '../src/identity.service-definition.js';
@@ -63,8 +63,8 @@ export class Management {
     return m;
   }
 
-  get ds(): DataSource {
-    return this.identity.dataSource;
+  get ds(): Db {
+    return this.identity.db;
   }
 
   get server() {
@@ -120,11 +120,10 @@ export class Management {
 
   /** Id of the management API resource and of its scopes by name. */
   async managementResource(): Promise<{ id: string; scopes: Record<string, string> }> {
-    const [r] = await rows<{ id: string }>(this.ds, `SELECT id FROM resources WHERE identifier_url = $1`, [
+    const [r] = await this.ds.rows<{ id: string }>(`SELECT id FROM resources WHERE identifier_url = $1`, [
       MANAGEMENT_AUDIENCE,
     ]);
-    const scopes = await rows<{ id: string; scope_name: string }>(
-      this.ds,
+    const scopes = await this.ds.rows<{ id: string; scope_name: string }>(
       `SELECT id, scope_name FROM scopes WHERE resource_id = $1`,
       [r.id],
     );
@@ -133,8 +132,7 @@ export class Management {
 
   /** A tenant of the default instance (the Tenants API is not part of this suite). */
   async tenant(name = uniq('tenant')): Promise<string> {
-    const [t] = await rows<{ id: string }>(
-      this.ds,
+    const [t] = await this.ds.rows<{ id: string }>(
       `INSERT INTO tenants (instance_id, name) SELECT id, $1 FROM instances WHERE is_default RETURNING id`,
       [name],
     );

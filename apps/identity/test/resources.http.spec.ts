@@ -1,4 +1,3 @@
-import { rows } from '@gatehouse/identity-data';
 import { AccessCache } from '../src/common/access.js';
 import { ENVELOPE, Management, missingId, uniq, VERSIONS, type Version } from './management-harness.js';
 
@@ -112,8 +111,7 @@ describe.each(VERSIONS)('Resources and Resource Scopes under /api/%s', (v: Versi
         .expect(200);
       expect(list.body.count).toBe(1);
       expect(JSON.stringify(list.body)).not.toContain(md.signing_secret);
-      const [row] = await rows<{ signing_secret_enc: string }>(
-        m.ds,
+      const [row] = await m.ds.rows<{ signing_secret_enc: string }>(
         `SELECT signing_secret_enc FROM resources WHERE id = $1`,
         [r.id],
       );
@@ -121,7 +119,7 @@ describe.each(VERSIONS)('Resources and Resource Scopes under /api/%s', (v: Versi
     });
 
     it('create: 400 for missing, mistyped or unknown fields and inconsistent metadata; 403 for is_system; 409 for a taken identifier', async () => {
-      const before = Number((await rows<{ n: string }>(m.ds, `SELECT count(*) AS n FROM resources`))[0].n);
+      const before = Number((await m.ds.rows<{ n: string }>(`SELECT count(*) AS n FROM resources`))[0].n);
       await create({ resource_name: uniq('x') }).expect(400);
       await create({ resource_type: 'api' }).expect(400);
       await create({ resource_type: 'api', resource_name: uniq('x'), colour: 1 }).expect(400);
@@ -165,7 +163,7 @@ describe.each(VERSIONS)('Resources and Resource Scopes under /api/%s', (v: Versi
           resource_metadata: { api: { is_system: true } },
         }).expect(403);
       }
-      expect(Number((await rows<{ n: string }>(m.ds, `SELECT count(*) AS n FROM resources`))[0].n)).toBe(
+      expect(Number((await m.ds.rows<{ n: string }>(`SELECT count(*) AS n FROM resources`))[0].n)).toBe(
         before,
       );
       const r = await newResource();
@@ -231,10 +229,10 @@ describe.each(VERSIONS)('Resources and Resource Scopes under /api/%s', (v: Versi
     it('list: the tenant_id header narrows the list in multi-tenant mode only (a malformed one: 400)', async () => {
       const tenant = await m.tenant();
       const r = await newResource();
-      await m.ds.query(`UPDATE resources SET tenant_id = $2 WHERE id = $1`, [r.id, tenant]);
+      await m.ds.rows(`UPDATE resources SET tenant_id = $2 WHERE id = $1`, [r.id, tenant]);
       const all = await m.call('get', `${base}?${total}=true`).set('tenant_id', tenant).expect(200);
       expect(all.body[total]).toBeGreaterThan(1); // not multi-tenant: the header is ignored
-      await m.ds.query(`UPDATE instances SET multi_tenant = true WHERE is_default`);
+      await m.ds.rows(`UPDATE instances SET multi_tenant = true WHERE is_default`);
       // Changed behind the API's back: callers' cached rows (a few seconds) must be dropped.
       m.identity.app.get(AccessCache).clear();
       try {
@@ -243,7 +241,7 @@ describe.each(VERSIONS)('Resources and Resource Scopes under /api/%s', (v: Versi
         expect(one.body.items[0].id).toBe(r.id);
         await m.call('get', base).set('tenant_id', 'nope').expect(400);
       } finally {
-        await m.ds.query(`UPDATE instances SET multi_tenant = false WHERE is_default`);
+        await m.ds.rows(`UPDATE instances SET multi_tenant = false WHERE is_default`);
         m.identity.app.get(AccessCache).clear();
       }
     });
@@ -325,7 +323,7 @@ describe.each(VERSIONS)('Resources and Resource Scopes under /api/%s', (v: Versi
       await m.call('delete', `${base}/${r.id}`).expect(204);
       await m.call('get', `${base}/${r.id}`).expect(404);
       await m.call('delete', `${base}/${r.id}`).expect(404);
-      expect(await rows(m.ds, `SELECT 1 FROM scopes WHERE resource_id = $1`, [r.id])).toHaveLength(0);
+      expect(await m.ds.rows(`SELECT 1 FROM scopes WHERE resource_id = $1`, [r.id])).toHaveLength(0);
       await m.call('put', `${base}/${r.id}`).send({}).expect(405);
     });
   });

@@ -111,7 +111,7 @@ describe('issue 11 hole 1: forged HS256 tokens', () => {
       .call('patch', `/api/v1/resources/${mgmt.id}`)
       .send({ resource_metadata: { signing_secret: 'x'.repeat(40) } });
     expect([400, 403]).toContain(r2.status);
-    const [row] = await m.ds.query(
+    const [row] = await m.ds.rows(
       `SELECT signing_algorithm, signing_secret_enc FROM resources WHERE id = $1`,
       [mgmt.id],
     );
@@ -212,15 +212,15 @@ describe('issue 11 hole 2: secrets on read', () => {
     expect(escalate.status).toBe(403);
     // What it holds itself it may pass on.
     await grant(puppet.id, ['clients:read']).expect(204);
-    const held = await m.ds.query(
+    const held = await m.ds.rows(
       `SELECT s.scope_name FROM client_permissions p JOIN scopes s ON s.id = p.scope_id WHERE p.client_id = $1`,
       [puppet.id],
     );
-    expect(held.map((r: { scope_name: string }) => r.scope_name)).toEqual(['clients:read']);
+    expect(held.map((r) => r.scope_name)).toEqual(['clients:read']);
   });
 
   it('only the default client holds the read_secrets scopes after start', async () => {
-    const holders = await m.ds.query(
+    const holders = await m.ds.rows(
       `SELECT DISTINCT p.client_id, s.scope_name FROM client_permissions p JOIN scopes s ON s.id = p.scope_id
         WHERE s.scope_name IN ('clients:read_secrets', 'resources:read_secrets')`,
     );
@@ -241,7 +241,7 @@ describe('issue 11 hole 3: tenant-less non-global clients', () => {
       message: expect.stringContaining('tenant_id'),
       details: expect.any(Array),
     });
-    expect(await m.ds.query(`SELECT 1 FROM clients WHERE client_name = $1`, [name])).toHaveLength(0);
+    expect(await m.ds.rows(`SELECT 1 FROM clients WHERE client_name = $1`, [name])).toHaveLength(0);
     const v2 = await m.call('post', '/api/v2/clients').send({ client_name: name, is_global: false });
     expect(v2.status).toBe(400);
 
@@ -252,14 +252,14 @@ describe('issue 11 hole 3: tenant-less non-global clients', () => {
         .expect(201)
     ).body;
     await m.call('patch', `/api/v1/clients/${global.id}`).send({ is_global: false }).expect(400);
-    const [row] = await m.ds.query(`SELECT is_global FROM clients WHERE id = $1`, [global.id]);
+    const [row] = await m.ds.rows(`SELECT is_global FROM clients WHERE id = $1`, [global.id]);
     expect(row.is_global).toBe(true);
   });
 
   it('a non-global client left without a tenant (older data) sees no tenant-less record', async () => {
     const caller = await m.caller(['clients:read', 'resources:read', 'users:read', 'clients:write']);
     // Rows from before the rule: made non-global without a tenant behind the API's back.
-    await m.ds.query(`UPDATE clients SET is_global = false, tenant_id = NULL WHERE id = $1`, [caller.id]);
+    await m.ds.rows(`UPDATE clients SET is_global = false, tenant_id = NULL WHERE id = $1`, [caller.id]);
     const clients = await m.call('get', '/api/v1/clients?limit=100', caller.token).expect(200);
     expect(clients.body.items).toEqual([]);
     await m.call('get', `/api/v1/clients/${m.auth.clientId}`, caller.token).expect(404);
@@ -402,7 +402,7 @@ describe('issue 11 hole 5: revocation reaches issued tokens', () => {
       active: false,
     });
     await expect(oidc.refreshTokenGrant(config, t.refresh_token!)).rejects.toBeDefined();
-    const [{ n }] = await m.ds.query(
+    const [{ n }] = await m.ds.rows(
       `SELECT count(*)::int AS n FROM oidc_payloads WHERE payload->>'accountId' = $1`,
       [user.id],
     );
@@ -484,7 +484,7 @@ describe("issue 11 hole 4: user tokens carry the client's scopes", () => {
     );
     expect(err?.error).toBe('invalid_grant');
     // Not counted as a failed login of that user either.
-    const [row] = await m.ds.query(`SELECT failed_login_count FROM users WHERE id = $1`, [user.id]);
+    const [row] = await m.ds.rows(`SELECT failed_login_count FROM users WHERE id = $1`, [user.id]);
     expect(row.failed_login_count).toBe(0);
 
     // The same tenant's user signs in.
@@ -524,7 +524,7 @@ describe('issue 11 hole 8: hostile bodies at the management API', () => {
       expect({ body, status: res.status }).toEqual({ body, status: 400 });
       expect(res.body.code).toBe('invalid_request');
     }
-    expect(await m.ds.query(`SELECT 1 FROM clients WHERE client_name IN ('p1', 'p2', 'p3')`)).toHaveLength(0);
+    expect(await m.ds.rows(`SELECT 1 FROM clients WHERE client_name IN ('p1', 'p2', 'p3')`)).toHaveLength(0);
   });
 
   it('a NUL byte in a body, a q literal or a path is 400 and writes nothing', async () => {
@@ -532,7 +532,7 @@ describe('issue 11 hole 8: hostile bodies at the management API', () => {
     const res = await m.call('post', '/api/v1/clients').send({ client_name: `${name}\u0000x` });
     expect(res.status).toBe(400);
     expect(res.body.code).toBe('invalid_request');
-    expect(await m.ds.query(`SELECT 1 FROM clients WHERE client_name LIKE $1`, [`${name}%`])).toHaveLength(0);
+    expect(await m.ds.rows(`SELECT 1 FROM clients WHERE client_name LIKE $1`, [`${name}%`])).toHaveLength(0);
     const q = await m.call('get', `/api/v1/clients?q=${encodeURIComponent("client_name = 'a\u0000b'")}`);
     expect(q.status).toBe(400);
     const path = await m.call('get', '/api/v1/clients/abc%00def');

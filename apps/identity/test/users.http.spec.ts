@@ -1,4 +1,4 @@
-import { rows, verifyPassword } from '@gatehouse/identity-data';
+import { verifyPassword } from '@gatehouse/identity-data';
 import { ENVELOPE, Management, missingId, uniq, VERSIONS, type Version } from './management-harness.js';
 
 let m: Management;
@@ -8,7 +8,7 @@ beforeAll(async () => {
   m = await Management.start();
   reader = await m.caller(['users:read']);
   // Two rules, so a 400 can name more than one.
-  await m.ds.query(
+  await m.ds.rows(
     `UPDATE instances SET settings = jsonb_set(settings, '{password_validators}', $1::jsonb) WHERE is_default`,
     [
       JSON.stringify([
@@ -79,8 +79,7 @@ describe.each(VERSIONS)('Users under /api/%s', (v: Version) => {
       ),
     );
     expect(JSON.stringify(u)).not.toMatch(/password|argon2/);
-    const [row] = await rows<{ password_hash: string }>(
-      m.ds,
+    const [row] = await m.ds.rows<{ password_hash: string }>(
       `SELECT password_hash FROM users WHERE id = $1`,
       [u.id],
     );
@@ -108,7 +107,7 @@ describe.each(VERSIONS)('Users under /api/%s', (v: Version) => {
     await create({ user_email: mail, is_admin: true }).expect(400);
     await create({ user_email: mail, user_metadata: 'x' }).expect(400);
     await create({ user_email: mail, tenant_id: missingId() }).expect(400);
-    expect(await rows(m.ds, `SELECT 1 FROM users WHERE lower(user_email) = lower($1)`, [mail])).toHaveLength(
+    expect(await m.ds.rows(`SELECT 1 FROM users WHERE lower(user_email) = lower($1)`, [mail])).toHaveLength(
       0,
     );
     await m.call('post', base, reader.token).send({ user_email: mail }).expect(403);
@@ -153,7 +152,7 @@ describe.each(VERSIONS)('Users under /api/%s', (v: Version) => {
     expect(JSON.stringify(list.body)).not.toMatch(/password|argon2/);
     const one = await m.call('get', `${base}/${ids[0]}?fields=id,user_email,${agg}`).expect(200);
     expect(Object.keys(one.body).sort()).toEqual([agg, 'id', 'user_email'].sort());
-    await m.ds.query(
+    await m.ds.rows(
       `INSERT INTO user_identities (instance_id, user_id, provider, provider_user_id, profile)
        SELECT instance_id, id, 'google', $2, '{"name": "Bat G", "email_verified": true}' FROM users WHERE id = $1`,
       [ids[0], `g-${tag}`],
@@ -218,8 +217,7 @@ describe.each(VERSIONS)('Users under /api/%s', (v: Version) => {
       .send({ password: GOOD_PASSWORD })
       .expect(200);
     expect(ok.body).toEqual({ id: u.id });
-    const [row] = await rows<{ password_hash: string }>(
-      m.ds,
+    const [row] = await m.ds.rows<{ password_hash: string }>(
       `SELECT password_hash FROM users WHERE id = $1`,
       [u.id],
     );

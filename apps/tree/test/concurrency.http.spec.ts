@@ -63,13 +63,13 @@ describe('concurrent structural changes over HTTP', () => {
     const okMoves = results.filter((r, i) => i % 10 < 6 && r.status === 200).length;
     expect(okMoves).toBeGreaterThan(50);
 
-    const [{ id: versionId }] = await tree.built.dataSource.query(
+    const [{ id: versionId }] = await tree.built.db.rows(
       `SELECT v.id FROM tree_versions v JOIN trees t ON t.id = v.tree_id WHERE t.code = $1`,
       [code],
     );
-    expect(await treeProblems(tree.built.dataSource, versionId)).toEqual(NO_PROBLEMS);
+    expect(await treeProblems(tree.built.db, versionId)).toEqual(NO_PROBLEMS);
     const listed = await api.get(`${base}?total_count=true&limit=1`).expect(200);
-    const [{ n }] = await tree.built.dataSource.query(
+    const [{ n }] = await tree.built.db.rows(
       `SELECT count(*)::int AS n FROM tree_nodes WHERE tree_version_id = $1`,
       [versionId],
     );

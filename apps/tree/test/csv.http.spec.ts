@@ -86,7 +86,7 @@ describe('CSV export and import over HTTP', () => {
         .set('Accept-Language', 'mn-MN')
     ).body.items[0];
     expect(copyB).toMatchObject({ name: 'Би', depth: 1, leaf: true });
-    expect(await treeProblems(tree.built.dataSource, await t.versionId('copy'))).toEqual(NO_PROBLEMS);
+    expect(await treeProblems(tree.built.db, await t.versionId('copy'))).toEqual(NO_PROBLEMS);
     expect((await api.get(`${t.base}/copy`).expect(200)).body.aggregations).toMatchObject({
       nodes: 5,
       levels: 3,
@@ -108,7 +108,7 @@ describe('CSV export and import over HTTP', () => {
       await api.get(`${nodes}?q=${encodeURIComponent("code = 'L'")}`).set('Accept-Language', 'mn_MN')
     ).body.items[0];
     expect(leaf).toMatchObject({ name: 'Навч', depth: 2 });
-    expect(await treeProblems(tree.built.dataSource, await t.versionId('v1'))).toEqual(NO_PROBLEMS);
+    expect(await treeProblems(tree.built.db, await t.versionId('v1'))).toEqual(NO_PROBLEMS);
 
     const replaced = await importCsv(
       `${t.base}/v1`,
@@ -117,7 +117,7 @@ describe('CSV export and import over HTTP', () => {
     ).expect(200);
     expect(replaced.body).toEqual({ imported: 1, replaced: 3, nodes: 1 });
     expect(await exportCsv(`${t.base}/v1`)).toBe('code,parent_code,name,description\nN,,New,\n');
-    expect(await treeProblems(tree.built.dataSource, await t.versionId('v1'))).toEqual(NO_PROBLEMS);
+    expect(await treeProblems(tree.built.db, await t.versionId('v1'))).toEqual(NO_PROBLEMS);
   });
 
   it('is all or nothing: every problem is reported with its line number and nothing is written', async () => {
@@ -225,6 +225,6 @@ describe('CSV export and import over HTTP', () => {
       nodes: 40000,
       levels: 6,
     });
-    expect(await treeProblems(tree.built.dataSource, await t.versionId('v1'))).toEqual(NO_PROBLEMS);
+    expect(await treeProblems(tree.built.db, await t.versionId('v1'))).toEqual(NO_PROBLEMS);
   });
 });

@@ -36,7 +36,7 @@ describe('tree nodes over HTTP', () => {
     const code = uniq('nodes');
     await api.post('/api/v1/trees', { code, name: code }).expect(201);
     const base = `/api/v1/trees/${code}/versions/v1/nodes`;
-    const [{ id: versionId }] = await tree.built.dataSource.query(
+    const [{ id: versionId }] = await tree.built.db.rows(
       `SELECT v.id FROM tree_versions v JOIN trees t ON t.id = v.tree_id WHERE t.code = $1`,
       [code],
     );
@@ -116,7 +116,7 @@ describe('tree nodes over HTTP', () => {
       .patch(`${v.base}/${b.id}`, { code: 'B2', name: 'Bee', enabled: false })
       .expect(200);
     expect(renamed.body).toMatchObject({ code: 'B2', name: 'Bee', enabled: false });
-    expect(await treeProblems(tree.built.dataSource, v.versionId)).toEqual(NO_PROBLEMS);
+    expect(await treeProblems(tree.built.db, v.versionId)).toEqual(NO_PROBLEMS);
   });
 
   it('moves subtrees with PATCH parent_id: depths follow, leaf flags follow, cycles are 409', async () => {
@@ -143,7 +143,7 @@ describe('tree nodes over HTTP', () => {
     expect(root.body).toMatchObject({ parent_id: null, depth: 0 });
     expect((await v.get(d.id)).depth).toBe(1);
     expect((await v.get(b.id)).leaf).toBe(true);
-    expect(await treeProblems(tree.built.dataSource, v.versionId)).toEqual(NO_PROBLEMS);
+    expect(await treeProblems(tree.built.db, v.versionId)).toEqual(NO_PROBLEMS);
   });
 
   it('deletes leaves, refuses parents without cascade, deletes subtrees with cascade', async () => {
@@ -162,12 +162,12 @@ describe('tree nodes over HTTP', () => {
     expect((await v.get(a.id)).leaf).toBe(true);
     const list = await api.get(`${v.base}?total_count=true`).expect(200);
     expect(list.body.total_count).toBe(1);
-    const [{ n }] = await tree.built.dataSource.query(
+    const [{ n }] = await tree.built.db.rows(
       `SELECT count(*)::int AS n FROM tree_node_translations WHERE tree_version_id = $1`,
       [v.versionId],
     );
     expect(n).toBe(0);
-    expect(await treeProblems(tree.built.dataSource, v.versionId)).toEqual(NO_PROBLEMS);
+    expect(await treeProblems(tree.built.db, v.versionId)).toEqual(NO_PROBLEMS);
   });
 
   it('clones a node, and with deep=true its subtree with codes made unique', async () => {
@@ -197,7 +197,7 @@ describe('tree nodes over HTTP', () => {
     await api.post(`${v.base}/${b.id}/clone`, { name: 'no code' }).expect(400);
     await api.post(`${v.base}/${randomUUID()}/clone`, { code: 'Z', name: 'z' }).expect(404);
     await api.post(`${v.base}/${b.id}/clone?deep=yes`, { code: 'Z', name: 'z' }).expect(400);
-    expect(await treeProblems(tree.built.dataSource, v.versionId)).toEqual(NO_PROBLEMS);
+    expect(await treeProblems(tree.built.db, v.versionId)).toEqual(NO_PROBLEMS);
   });
 
   it('lists nodes depth-first with q, sort, fields, paging edges and total_count; descendants too', async () => {

@@ -1,10 +1,10 @@
-import type { DataSource } from 'typeorm';
+import type { Db } from '@gatehouse/db';
 import type { TestDatabase } from '@gatehouse/testing';
-import { Sql } from '../src/common/sql.js';
+import pg from 'pg';
 import { NodesService } from '../src/nodes/nodes.service.js';
 import { VersionsService } from '../src/versions/versions.service.js';
 import { NO_PROBLEMS, treeProblems } from './support/consistency.js';
-import { openTreeDataSource, treeTestDatabase } from './support/db.js';
+import { openTreeDb, treeTestDatabase } from './support/db.js';
 
 const actor = { id: null };
 const PARTITION = /tree_nodes_[0-9a-f]{32}/g;
@@ -16,7 +16,7 @@ const PARTITION = /tree_nodes_[0-9a-f]{32}/g;
  */
 describe('tree_nodes partitions with many versions', () => {
   let db: TestDatabase;
-  let ds: DataSource;
+  let ds: Db;
   let nodes: NodesService;
   let versions: VersionsService;
   const sent: { text: string; params: unknown[] }[] = [];
@@ -24,32 +24,32 @@ describe('tree_nodes partitions with many versions', () => {
 
   beforeAll(async () => {
     db = await treeTestDatabase();
-    ds = await openTreeDataSource(db.url);
+    ds = openTreeDb(db.url);
     nodes = new NodesService(ds);
     versions = new VersionsService(ds);
-    const { rows, exec } = Sql.prototype;
-    restore = () => Object.assign(Sql.prototype, { rows, exec });
-    Sql.prototype.rows = function (this: Sql, text: string, params: unknown[] = []) {
-      sent.push({ text, params });
-      return rows.call(this, text, params);
-    } as typeof rows;
-    Sql.prototype.exec = function (this: Sql, text: string, params: unknown[] = []) {
-      sent.push({ text, params });
-      return exec.call(this, text, params);
-    };
+    // every statement of the services reaches PostgreSQL through a pg client of the Db's pool
+    const { query } = pg.Client.prototype;
+    restore = () => Object.assign(pg.Client.prototype, { query });
+    pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+      const [first, values] = args as [string | { text: string; values?: unknown[] }, unknown[] | undefined];
+      if (typeof first === 'string') sent.push({ text: first, params: values ?? [] });
+      else if (first && typeof first === 'object')
+        sent.push({ text: first.text, params: first.values ?? [] });
+      return (query as (...a: unknown[]) => unknown).apply(this, args);
+    } as typeof query;
   });
   afterAll(async () => {
     restore();
-    await ds?.destroy();
+    await ds?.close();
     await db?.drop();
   });
 
   it('plans every statement of the services on one partition, and the tree stays consistent', async () => {
-    const [tree] = await ds.query(`INSERT INTO trees (code, name) VALUES ('many', 'Many') RETURNING id`);
+    const [tree] = await ds.rows(`INSERT INTO trees (code, name) VALUES ('many', 'Many') RETURNING id`);
     for (let i = 1; i <= 40; i++) {
       await versions.create('many', { version: `v${i}` }, actor, {});
     }
-    const parts = await ds.query(
+    const parts = await ds.rows(
       `SELECT count(*)::int AS n FROM pg_inherits WHERE inhparent = 'tree_nodes'::regclass`,
     );
     expect(parts[0].n).toBeGreaterThanOrEqual(40);
@@ -82,12 +82,12 @@ describe('tree_nodes partitions with many versions', () => {
     const onNodes = sent.filter((s) => /\btree_nodes\b/.test(s.text) && !/^\s*(BEGIN|COMMIT)/i.test(s.text));
     expect(onNodes.length).toBeGreaterThan(20);
     for (const s of onNodes) {
-      const [plan] = await ds.query(`EXPLAIN (FORMAT JSON) ${s.text}`, s.params);
+      const [plan] = await ds.rows(`EXPLAIN (FORMAT JSON) ${s.text}`, s.params);
       const scanned = new Set(JSON.stringify(plan['QUERY PLAN']).match(PARTITION) ?? []);
       if (scanned.size > 1) throw new Error(`${scanned.size} partitions in the plan of: ${s.text}`);
     }
     for (const v of ['v7', 'copy']) {
-      const [{ id }] = await ds.query(`SELECT id FROM tree_versions WHERE tree_id = $1 AND version = $2`, [
+      const [{ id }] = await ds.rows(`SELECT id FROM tree_versions WHERE tree_id = $1 AND version = $2`, [
         tree.id,
         v,
       ]);

@@ -23,7 +23,7 @@ describe('trees and versions over HTTP', () => {
   };
   /** 1 when the version has its partition of tree_nodes (attached), 0 when not. */
   const partitionOf = async (versionId: string): Promise<number> => {
-    const [{ n }] = await tree.built.dataSource.query(
+    const [{ n }] = await tree.built.db.rows(
       `SELECT count(*)::int AS n FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
         WHERE i.inhparent = 'tree_nodes'::regclass AND c.relname = tree_nodes_partition($1)`,
       [versionId],
@@ -173,14 +173,14 @@ describe('trees and versions over HTTP', () => {
     expect((await api.get(`${base}/draft/translations/mn_MN`).expect(200)).body.name).toBe('Хоёр');
     // The clone's partition was built and attached with the parent's indexes adopted (five, none twice), and
     // takes new nodes under the copied ones.
-    const [indexes] = await tree.built.dataSource.query(
+    const [indexes] = await tree.built.db.rows(
       `SELECT count(*)::int AS n, count(DISTINCT inh.inhparent)::int AS adopted
          FROM pg_index x JOIN pg_inherits inh ON inh.inhrelid = x.indexrelid
         WHERE x.indrelid = tree_nodes_partition($1)::regclass`,
       [draft.body.id],
     );
     expect(indexes).toEqual({ n: 5, adopted: 5 });
-    const [{ all }] = await tree.built.dataSource.query(
+    const [{ all }] = await tree.built.db.rows(
       `SELECT count(*)::int AS all FROM pg_index WHERE indrelid = tree_nodes_partition($1)::regclass`,
       [draft.body.id],
     );
@@ -217,7 +217,7 @@ describe('trees and versions over HTTP', () => {
     expect(await partitionOf(renamed.body.id)).toBe(1);
     await api.delete(`${base}/final`).expect(204);
     await api.get(`${base}/final/nodes`).expect(404);
-    const rows = await tree.built.dataSource.query(
+    const rows = await tree.built.db.rows(
       `SELECT count(*)::int AS n FROM tree_nodes WHERE tree_version_id = $1`,
       [renamed.body.id],
     );
@@ -259,14 +259,14 @@ describe('trees and versions over HTTP', () => {
     await api.post(`/api/v1/trees/${uniq('none')}/clone`, { code: uniq('x'), name: 'x' }).expect(404);
 
     const id = copy.body.id;
-    const copiedVersions: { id: string }[] = await tree.built.dataSource.query(
+    const copiedVersions: { id: string }[] = await tree.built.db.rows(
       `SELECT id FROM tree_versions WHERE tree_id = $1`,
       [id],
     );
     for (const v of copiedVersions) expect(await partitionOf(v.id)).toBe(1);
     await api.delete(`/api/v1/trees/${copyCode}`).expect(204);
     for (const v of copiedVersions) expect(await partitionOf(v.id)).toBe(0);
-    const [left] = await tree.built.dataSource.query(
+    const [left] = await tree.built.db.rows(
       `SELECT (SELECT count(*) FROM tree_nodes WHERE tree_id = $1)::int AS nodes,
               (SELECT count(*) FROM tree_versions WHERE tree_id = $1)::int AS versions,
               (SELECT count(*) FROM tree_translations WHERE tree_id = $1)::int AS translations`,

@@ -110,6 +110,7 @@ function pinToLoadCpus(pids) {
 
 function measure(name, url, headers, pid) {
   return new Promise((resolve, reject) => {
+    /** @type {import('autocannon').Options} */
     const opts = { url, method: 'GET', connections, pipelining: 1, headers };
     // Warm-up (JIT, pools, the bearer cache), then the measured run.
     autocannon({ ...opts, duration: 2 }, async (err) => {
@@ -214,9 +215,9 @@ try {
       },
       body: new URLSearchParams({ grant_type: 'client_credentials', audience: 'urn:gatehouse:management' }),
     });
-  const { access_token: token } = await (
-    await tokenFor(shared.BOOTSTRAP_CLIENT_ID, shared.BOOTSTRAP_CLIENT_SECRET)
-  ).json();
+  const { access_token: token } = /** @type {any} */ (
+    await (await tokenFor(shared.BOOTSTRAP_CLIENT_ID, shared.BOOTSTRAP_CLIENT_SECRET)).json()
+  );
   const headers = { authorization: `Bearer ${token}` };
 
   const tenant = tenants[42];
@@ -233,6 +234,7 @@ try {
       headers: { ...auth, 'content-type': 'application/json' },
       body: body ? JSON.stringify(body) : undefined,
     });
+  /** @type {any} */
   const tc = await (
     await api('POST', '/api/v1/clients', {
       client_name: 'bench-tenant-admin',
@@ -250,7 +252,8 @@ try {
   await api('POST', `/api/v1/clients/${tc.id}/permissions`, {
     permissions: [{ resource_id: mgmtId, scopes: [readScope] }],
   });
-  const tenantToken = (await (await tokenFor(tc.id, tc.client_secret)).json()).access_token;
+  const tenantToken = /** @type {any} */ (await (await tokenFor(tc.id, tc.client_secret)).json())
+    .access_token;
   const tenantHeaders = { authorization: `Bearer ${tenantToken}` };
 
   const q1 = `tenant_id = '${tenant}'`;
@@ -316,7 +319,7 @@ try {
     pathToFileURL(path.join(root, 'dist/apps/identity/apps/identity/src/clients/clients.service.js')).href
   );
   const { countedPageSql, listSql } = await import(
-    pathToFileURL(path.join(root, 'dist/apps/identity/apps/identity/src/common/list.js')).href
+    pathToFileURL(path.join(root, 'dist/apps/identity/libs/shared/db/src/list.js')).href
   );
   const { clientSpecs } = await import(
     pathToFileURL(path.join(root, 'dist/apps/identity/apps/identity/src/clients/client.record.js')).href

@@ -1,5 +1,5 @@
 import type { SecretBox } from '@gatehouse/identity-data';
-import type { Sql } from '../oidc/adapters/sql.js';
+import type { Sql } from '@gatehouse/db';
 import { SigningKeys } from './signing-keys.js';
 
 export interface RotationSettings {
@@ -17,7 +17,7 @@ export const ROTATION_MARGIN_SEC = 300;
  * may still sign with it before they notice the rotation (AUTH_KEY_REFRESH_SEC), plus a margin.
  */
 export async function rotationGraceSeconds(sql: Sql, s: RotationSettings): Promise<number> {
-  const [row] = await sql.query<{ resources: number | null; id_tokens: number | null }>(
+  const [row] = await sql.rows<{ resources: number | null; id_tokens: number | null }>(
     `SELECT (SELECT max(token_lifetime) FROM resources) AS resources,
             (SELECT max((client_metadata #>> '{id_token,expiration_lifetime}')::int) FROM clients
               WHERE jsonb_typeof(client_metadata #> '{id_token,expiration_lifetime}') = 'number') AS id_tokens`,

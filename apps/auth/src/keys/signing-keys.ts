@@ -1,5 +1,5 @@
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jose';
-import type { Sql } from '../oidc/adapters/sql.js';
+import type { Sql } from '@gatehouse/db';
 
 export interface SecretSealer {
   encrypt(plain: string): string;
@@ -68,7 +68,7 @@ export class SigningKeys {
   /** Make sure every algorithm has an active key (first start); returns the kids it created. */
   async ensureActiveKeys(): Promise<string[]> {
     return this.locked(async (q) => {
-      const rows = await q.query<{ alg: string }>(
+      const rows = await q.rows<{ alg: string }>(
         'SELECT DISTINCT alg FROM signing_keys WHERE rotated_at IS NULL',
       );
       const have = new Set(rows.map((r) => r.alg));
@@ -87,14 +87,14 @@ export class SigningKeys {
    */
   async rotate(graceSeconds: number): Promise<{ added: string[]; retired: string[]; deleted: number }> {
     return this.locked(async (q) => {
-      const retired = await q.query<{ kid: string }>(
+      const retired = await q.rows<{ kid: string }>(
         `UPDATE signing_keys SET rotated_at = now(), expires_at = now() + make_interval(secs => $1)
           WHERE rotated_at IS NULL RETURNING kid`,
         [graceSeconds],
       );
       const added: string[] = [];
       for (const alg of SIGNING_ALGS) added.push(await this.insert(q, alg));
-      const deleted = await q.query<{ kid: string }>(
+      const deleted = await q.rows<{ kid: string }>(
         'DELETE FROM signing_keys WHERE expires_at IS NOT NULL AND expires_at <= now() RETURNING kid',
       );
       return { added, retired: retired.map((r) => r.kid), deleted: deleted.length };
@@ -103,7 +103,7 @@ export class SigningKeys {
 
   /** The published keys (active ones and rotated ones not yet expired). */
   async load(): Promise<KeySet> {
-    const rows = await this.sql.query<KeyRow>(
+    const rows = await this.sql.rows<KeyRow>(
       `SELECT kid, alg, private_jwk_enc, public_jwk, created_at, rotated_at, expires_at FROM signing_keys
         WHERE expires_at IS NULL OR expires_at > now()
         ORDER BY (rotated_at IS NULL) DESC, created_at DESC, kid`,
@@ -131,7 +131,7 @@ export class SigningKeys {
 
   /** Cheap check whether the published key set changed (another process rotated). */
   async fingerprint(): Promise<string> {
-    const rows = await this.sql.query<{ f: string | null }>(
+    const rows = await this.sql.rows<{ f: string | null }>(
       `SELECT string_agg(kid || ':' || coalesce(extract(epoch FROM rotated_at)::text, '-'), ',' ORDER BY kid) AS f
          FROM signing_keys WHERE expires_at IS NULL OR expires_at > now()`,
     );
@@ -140,7 +140,7 @@ export class SigningKeys {
 
   private async insert(q: Sql, alg: SigningAlg): Promise<string> {
     const { kid, privateJwk, publicJwk } = await newKey(alg);
-    await q.query(
+    await q.rows(
       `INSERT INTO signing_keys (kid, alg, use, private_jwk_enc, public_jwk) VALUES ($1, $2, 'sig', $3, $4::jsonb)`,
       [kid, alg, this.box.encrypt(JSON.stringify(privateJwk)), JSON.stringify(publicJwk)],
     );
@@ -149,14 +149,9 @@ export class SigningKeys {
 
   /** Run `fn` in one transaction holding the key-management advisory lock (on a single connection). */
   private async locked<T>(fn: (q: Sql) => Promise<T>): Promise<T> {
-    return withTransaction(this.sql, async (q) => {
-      await q.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [LOCK_KEY]);
+    return this.sql.transaction(async (q) => {
+      await q.rows('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [LOCK_KEY]);
       return fn(q);
     });
   }
-}
-
-function withTransaction<T>(sql: Sql, fn: (q: Sql) => Promise<T>): Promise<T> {
-  if (!sql.transaction) throw new Error('signing key changes need a transactional connection');
-  return sql.transaction(fn);
 }

@@ -3,16 +3,15 @@ import {
   clientResourceAccess,
   effectiveUserScopes,
   findClientForOidc,
+  findUserById,
   findUserByLogin,
-  isUuid,
-  User,
   type ClientMetadata,
   type ClientResourceAccess,
   type OidcClientRecord,
   type SecretBox,
+  type User,
 } from '@gatehouse/identity-data';
-import type { DataSource } from 'typeorm';
-import type { Sql } from './adapters/sql.js';
+import { isUuid, type Sql } from '@gatehouse/db';
 
 export type { ClientResourceAccess, OidcClientRecord, User };
 
@@ -65,7 +64,6 @@ interface JoinedRow {
  */
 export class OidcData {
   constructor(
-    private readonly ds: DataSource,
     private readonly sql: Sql,
     private readonly box: SecretBox,
     private readonly onSecretError: (what: string, err: unknown) => void = () => undefined,
@@ -142,13 +140,12 @@ export class OidcData {
   }
 
   async findUserById(userId: string): Promise<User | undefined> {
-    if (!isUuid(userId)) return undefined;
-    return (await this.ds.getRepository(User).findOneBy({ id: userId })) ?? undefined;
+    return (await findUserById(this.sql, userId)) ?? undefined;
   }
 
   /** A user of the instance by e-mail or user name (case-insensitive) or phone number. */
   async findUserByLogin(instanceId: string, login: string): Promise<User | undefined> {
-    return (await findUserByLogin(this.ds, instanceId, login)) ?? undefined;
+    return (await findUserByLogin(this.sql, instanceId, login)) ?? undefined;
   }
 
   private async readClient(clientId: string): Promise<OidcClientRecord | undefined> {
@@ -166,7 +163,7 @@ export class OidcData {
     clientId: string,
     identifier: string,
   ): Promise<{ client?: OidcClientRecord; access?: ClientResourceAccess }> {
-    const [r] = await this.sql.query<JoinedRow>(
+    const [r] = await this.sql.rows<JoinedRow>(
       `SELECT c.id, c.instance_id, c.tenant_id, c.client_name, c.client_type, c.client_secret_enc,
               c.client_secret_expires_at, c.client_metadata, c.is_public, c.is_first_party, c.is_global,
               c.is_default, c.updated_at,

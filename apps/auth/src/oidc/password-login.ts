@@ -5,7 +5,7 @@ import {
   verifyPassword,
   type LockoutPolicy,
 } from '@gatehouse/identity-data';
-import type { Sql } from './adapters/sql.js';
+import type { Sql } from '@gatehouse/db';
 import { userMaySignInThrough } from './sign-in-policy.js';
 import type { OidcData, User } from './oidc-data.js';
 

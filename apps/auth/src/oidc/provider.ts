@@ -10,7 +10,7 @@ import Provider, {
 } from 'oidc-provider';
 import type { KeySet } from '../keys/signing-keys.js';
 import { createAdapterFactory } from './adapters/adapter-factory.js';
-import type { Sql } from './adapters/sql.js';
+import type { Sql } from '@gatehouse/db';
 import { EXTRA_CLIENT_PROPERTIES, toProviderClient } from './client-metadata.js';
 import { isStoreUnavailable, oauthError, withCommonShape } from './oauth-errors.js';
 import type { OidcData, User } from './oidc-data.js';

@@ -1,6 +1,6 @@
+import type { Db } from '@gatehouse/db';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { hashPassword, SECRET_BOX, type SecretBox } from '@gatehouse/identity-data';
-import type { DataSource } from 'typeorm';
 import type { AuthHarness } from './auth-app.js';
 
 const uniq = (p: string) => `${p}-${randomBytes(4).toString('hex')}`;
@@ -33,9 +33,9 @@ export class Fixtures {
 
   constructor(private readonly h: AuthHarness) {}
 
-  /** The running app's DataSource (a restart makes a new one). */
-  get ds(): DataSource {
-    return this.h.built.dataSource;
+  /** The running app's Db (a restart makes a new one). */
+  get ds(): Db {
+    return this.h.built.db;
   }
 
   get box(): SecretBox {
@@ -44,7 +44,7 @@ export class Fixtures {
 
   async instanceId(): Promise<string> {
     if (!this.instanceIdCache) {
-      const [row] = await this.ds.query('SELECT id FROM instances WHERE is_default');
+      const [row] = await this.ds.rows('SELECT id FROM instances WHERE is_default');
       this.instanceIdCache = row.id as string;
     }
     return this.instanceIdCache;
@@ -53,7 +53,7 @@ export class Fixtures {
   async client(opts: { grantTypes?: string[]; isPublic?: boolean; metadata?: Record<string, unknown> } = {}) {
     const id = randomUUID();
     const secret = opts.isPublic ? undefined : `s-${randomBytes(16).toString('hex')}`;
-    await this.ds.query(
+    await this.ds.rows(
       `INSERT INTO clients (id, instance_id, client_name, client_secret_enc, client_metadata, is_public)
        VALUES ($1, $2, $3, $4, $5::jsonb, $6)`,
       [
@@ -73,7 +73,7 @@ export class Fixtures {
   ): Promise<TestResource> {
     const id = randomUUID();
     const identifier = opts.identifier ?? `https://${uniq('api')}.test/`;
-    await this.ds.query(
+    await this.ds.rows(
       `INSERT INTO resources (id, instance_id, resource_type, resource_name, identifier_url, signing_algorithm,
                               signing_secret_enc, token_lifetime)
        VALUES ($1, $2, 'api', $3, $4, $5, $6, $7)`,
@@ -89,7 +89,7 @@ export class Fixtures {
     );
     const scopes: Record<string, string> = {};
     for (const name of opts.scopes ?? ['read', 'write']) {
-      const [row] = await this.ds.query(
+      const [row] = await this.ds.rows(
         `INSERT INTO scopes (instance_id, resource_id, scope_name) VALUES ($1, $2, $3) RETURNING id`,
         [await this.instanceId(), id, name],
       );
@@ -101,13 +101,13 @@ export class Fixtures {
   /** Authorize the resource to the client and grant these scopes (names) on it. */
   async grant(client: TestClient, resource: TestResource, scopes: string[] = Object.keys(resource.scopes)) {
     const instanceId = await this.instanceId();
-    await this.ds.query(
+    await this.ds.rows(
       `INSERT INTO client_resources (instance_id, client_id, resource_id) VALUES ($1, $2, $3)
        ON CONFLICT (client_id, resource_id) DO NOTHING`,
       [instanceId, client.id, resource.id],
     );
     for (const s of scopes) {
-      await this.ds.query(
+      await this.ds.rows(
         `INSERT INTO client_permissions (instance_id, client_id, resource_id, scope_id) VALUES ($1, $2, $3, $4)
          ON CONFLICT (client_id, scope_id) DO NOTHING`,
         [instanceId, client.id, resource.id, resource.scopes[s]],
@@ -134,7 +134,7 @@ export class Fixtures {
       address: { country: 'MN', locality: 'Ulaanbaatar', formatted: 'Ulaanbaatar, Mongolia' },
       ...opts.profile,
     };
-    await this.ds.query(
+    await this.ds.rows(
       `INSERT INTO users (id, instance_id, user_email, user_name, phone_number, password_hash, given_name, family_name,
                           nickname, locale, zoneinfo, address, email_verified, phone_verified, is_blocked)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::jsonb, true, false, $13)`,
@@ -158,7 +158,7 @@ export class Fixtures {
   }
 
   async setBlocked(userId: string, blocked: boolean) {
-    await this.ds.query('UPDATE users SET is_blocked = $2, updated_at = now() WHERE id = $1', [
+    await this.ds.rows('UPDATE users SET is_blocked = $2, updated_at = now() WHERE id = $1', [
       userId,
       blocked,
     ]);

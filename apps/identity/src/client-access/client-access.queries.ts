@@ -1,14 +1,12 @@
-import { rows, type Queryable } from '@gatehouse/identity-data';
-import { iso, type Timestamp } from '../common/sql-time.js';
-import { tenantCondition, type Access } from '../common/access.js';
+import { iso, Params, type Sql, type Timestamp } from '@gatehouse/db';
+import type { Access } from '../common/access.js';
+import { CLIENT_COLUMNS, clientsTable, RESOURCE_COLUMNS, resourcesTable } from '@gatehouse/identity-data';
 import { resourceSummary, type ResourceRow } from '../resources/resource.record.js';
-import { RESOURCE_COLUMNS } from '../resources/resource.sql.js';
 import { scopeData, type ScopeRecord } from '../scopes/scope.record.js';
 import type { ClientResourceRecord } from './client-resource.record.js';
 import type { ClientPermissionRecord } from './client-permission.record.js';
 import type { ResourceClientRecord } from './resource-client.record.js';
 import { clientRecord, type ClientRow } from '../clients/client.record.js';
-import { CLIENT_COLUMNS } from '../clients/client.sql.js';
 
 /** Most children embedded per record with `expand=all`; their list operations page through all of them. */
 export const EMBED_LIMIT = 100;
@@ -16,7 +14,8 @@ export const EMBED_LIMIT = 100;
 export const CLIENT_RESOURCE_COLUMNS = `cr.id AS cr_id, cr.client_id AS cr_client_id, cr.resource_id AS cr_resource_id,
   cr.created_by AS cr_created_by, ${iso('cr.created_at')} AS cr_created_at, cr.updated_by AS cr_updated_by,
   ${iso('cr.updated_at')} AS cr_updated_at, ${RESOURCE_COLUMNS}`;
-export const CLIENT_RESOURCE_FROM = `client_resources cr JOIN resources r ON r.id = cr.resource_id`;
+/** The resources linked to a client (found in the caller's scope first): any resource it was authorized to. */
+export const CLIENT_RESOURCE_FROM = `client_resources cr JOIN ${resourcesTable.from} /* scoped: through the client */ ON r.id = cr.resource_id`;
 
 export interface ClientResourceRow extends ResourceRow {
   cr_id: string;
@@ -46,7 +45,7 @@ export const CLIENT_PERMISSION_COLUMNS = `p.id AS p_id, p.client_id AS p_client_
   p.updated_by AS p_updated_by, ${iso('p.updated_at')} AS p_updated_at, s.instance_id AS s_instance_id, s.scope_name AS s_scope_name,
   s.scope_description AS s_scope_description, s.created_by AS s_created_by, ${iso('s.created_at')} AS s_created_at,
   s.updated_by AS s_updated_by, ${iso('s.updated_at')} AS s_updated_at, ${RESOURCE_COLUMNS}`;
-export const CLIENT_PERMISSION_FROM = `client_permissions p JOIN resources r ON r.id = p.resource_id
+export const CLIENT_PERMISSION_FROM = `client_permissions p JOIN ${resourcesTable.from} /* scoped: through the client */ ON r.id = p.resource_id
   JOIN scopes s ON s.id = p.scope_id`;
 
 export interface ClientPermissionRow extends ResourceRow {
@@ -106,12 +105,11 @@ function group<T>(items: T[], key: (t: T) => string): Map<string, T[]> {
 
 /** The resources authorized to each client (at most EMBED_LIMIT each, oldest first), in one query. */
 export async function resourcesOfClients(
-  db: Queryable,
+  db: Sql,
   clientIds: string[],
 ): Promise<Map<string, ClientResourceRecord[]>> {
   if (!clientIds.length) return new Map();
-  const found = await rows<ClientResourceRow>(
-    db,
+  const found = await db.rows<ClientResourceRow>(
     `SELECT * FROM (
        SELECT ${CLIENT_RESOURCE_COLUMNS},
               row_number() OVER (PARTITION BY cr.client_id ORDER BY cr.created_at, cr.id) AS rn
@@ -124,12 +122,11 @@ export async function resourcesOfClients(
 
 /** The permissions granted to each client (at most EMBED_LIMIT each), in one query. */
 export async function permissionsOfClients(
-  db: Queryable,
+  db: Sql,
   clientIds: string[],
 ): Promise<Map<string, ClientPermissionRecord[]>> {
   if (!clientIds.length) return new Map();
-  const found = await rows<ClientPermissionRow>(
-    db,
+  const found = await db.rows<ClientPermissionRow>(
     `SELECT * FROM (
        SELECT ${CLIENT_PERMISSION_COLUMNS},
               row_number() OVER (PARTITION BY p.client_id ORDER BY p.created_at, p.id) AS rn
@@ -169,22 +166,21 @@ export function resourceClientRecord(row: ResourceClientRow): ResourceClientReco
 
 /** The clients each resource is authorized to (at most EMBED_LIMIT each, oldest first), in one query. */
 export async function clientsOfResources(
-  db: Queryable,
+  db: Sql,
   access: Access,
   resourceIds: string[],
 ): Promise<Map<string, ResourceClientRecord[]>> {
   if (!resourceIds.length) return new Map();
-  const params: unknown[] = [resourceIds];
-  const tenant = tenantCondition(access, 'c.tenant_id', params);
-  const found = await rows<ResourceClientRow>(
-    db,
+  const p = new Params([resourceIds]);
+  const found = await db.rows<ResourceClientRow>(
     `SELECT * FROM (
        SELECT ${RESOURCE_CLIENT_COLUMNS},
               row_number() OVER (PARTITION BY cr.resource_id ORDER BY cr.created_at, cr.id) AS rn
-         FROM client_resources cr JOIN clients c ON c.id = cr.client_id JOIN resources r ON r.id = cr.resource_id
-        WHERE cr.resource_id = ANY($1::uuid[])${tenant ? ` AND ${tenant}` : ''}) t
+         FROM client_resources cr JOIN ${clientsTable.from} ON c.id = cr.client_id
+         JOIN ${resourcesTable.from} /* scoped: the resources were found in scope */ ON r.id = cr.resource_id
+        WHERE cr.resource_id = ANY($1::uuid[]) AND ${clientsTable.where(access, p)}) t
       WHERE rn <= ${EMBED_LIMIT} ORDER BY cr_created_at, cr_id`,
-    params,
+    p.values,
   );
   return group(found.map(resourceClientRecord), (c) => c.resource_id);
 }

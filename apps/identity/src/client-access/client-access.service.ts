@@ -1,13 +1,17 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import { conflict, forbidden, notFound } from '@gatehouse/errors';
-import { rows, type Queryable } from '@gatehouse/identity-data';
-import { tenantCondition, type Access } from '../common/access.js';
-import { listPage, type ListPage } from '../common/list.js';
+import { Db, type ListPage, listPage, Params, type Sql } from '@gatehouse/db';
+import type { Access } from '../common/access.js';
 import type { ListRequest } from '../common/presenter.js';
-import { findClient, findClients } from '../clients/client.queries.js';
 import type { ClientRow } from '../clients/client.record.js';
-import { findResource, findResources } from '../resources/resource.queries.js';
+import {
+  clientsTable,
+  findClient,
+  findClients,
+  findResource,
+  findResources,
+  resourcesTable,
+} from '@gatehouse/identity-data';
 import type { ResourceRow } from '../resources/resource.record.js';
 import {
   CLIENT_PERMISSION_COLUMNS,
@@ -42,15 +46,15 @@ const dedupe = (ids: string[]) => [...new Set(ids.map((i) => i.toLowerCase()))];
  */
 @Injectable()
 export class ClientAccessService {
-  constructor(@Inject(DataSource) private readonly ds: DataSource) {}
+  constructor(@Inject(Db) private readonly db: Db) {}
 
   async listClientResources(
     access: Access,
     clientId: string,
     req: ListRequest,
   ): Promise<ListPage<ClientResourceRecord>> {
-    await findClient(this.ds, access, clientId);
-    const page = await listPage<ClientResourceRow>(this.ds, {
+    await findClient(this.db, access, clientId);
+    const page = await listPage<ClientResourceRow>(this.db, {
       ...req,
       select: () => CLIENT_RESOURCE_COLUMNS,
       from: CLIENT_RESOURCE_FROM,
@@ -65,8 +69,8 @@ export class ClientAccessService {
     clientId: string,
     req: ListRequest,
   ): Promise<ListPage<ClientPermissionRecord>> {
-    await findClient(this.ds, access, clientId);
-    const page = await listPage<ClientPermissionRow>(this.ds, {
+    await findClient(this.db, access, clientId);
+    const page = await listPage<ClientPermissionRow>(this.db, {
       ...req,
       select: () => CLIENT_PERMISSION_COLUMNS,
       from: CLIENT_PERMISSION_FROM,
@@ -82,17 +86,15 @@ export class ClientAccessService {
     resourceId: string,
     req: ListRequest,
   ): Promise<ListPage<ResourceClientRecord>> {
-    await findResource(this.ds, access, resourceId);
-    const params: unknown[] = [resourceId, access.instanceId];
-    const conditions = ['c.instance_id = $2'];
-    const tenant = tenantCondition(access, 'c.tenant_id', params);
-    if (tenant) conditions.push(tenant);
-    const page = await listPage<ResourceClientRow>(this.ds, {
+    await findResource(this.db, access, resourceId);
+    const params = new Params([resourceId]);
+    const page = await listPage<ResourceClientRow>(this.db, {
       ...req,
       select: () => RESOURCE_CLIENT_COLUMNS,
-      from: `clients c JOIN resources r ON r.id = $1
+      // the resource was found in the caller's scope just above
+      from: `${clientsTable.from} JOIN ${resourcesTable.from} /* scoped: found above */ ON r.id = $1
              LEFT JOIN client_resources cr ON cr.client_id = c.id AND cr.resource_id = r.id`,
-      conditions,
+      conditions: clientsTable.conditions(access, params),
       params,
       // An unauthorized client has no authorization id: the client id keeps the order total.
       tieBreak: 'c.id ASC',
@@ -102,7 +104,7 @@ export class ClientAccessService {
 
   /** Authorizes every resource to every client given (one side is the path, the other the body). 204, idempotent. */
   async authorize(access: Access, clientIds: string[], resourceIds: string[], side: 'client' | 'resource') {
-    await this.ds.transaction(async (m) => {
+    await this.db.transaction(async (m) => {
       const { clients, resources } = await this.sides(
         m,
         access,
@@ -117,7 +119,7 @@ export class ClientAccessService {
           }
         }
       }
-      await m.query(
+      await m.exec(
         `INSERT INTO client_resources (instance_id, client_id, resource_id, created_by, updated_by)
          SELECT $1, c, r, $4, $4 FROM unnest($2::uuid[]) AS c CROSS JOIN unnest($3::uuid[]) AS r
          ON CONFLICT (client_id, resource_id) DO NOTHING`,
@@ -128,7 +130,7 @@ export class ClientAccessService {
 
   /** Revokes the resources from the clients, with the permissions on them. 204, idempotent. */
   async revoke(access: Access, clientIds: string[], resourceIds: string[], side: 'client' | 'resource') {
-    await this.ds.transaction(async (m) => {
+    await this.db.transaction(async (m) => {
       const { clients, resources } = await this.sides(
         m,
         access,
@@ -137,7 +139,7 @@ export class ClientAccessService {
         side,
       );
       this.protectDefaultClient(clients, resources);
-      await m.query(
+      await m.exec(
         `DELETE FROM client_resources WHERE client_id = ANY($1::uuid[]) AND resource_id = ANY($2::uuid[])`,
         [clients.map((c) => c.id), resources.map((r) => r.id)],
       );
@@ -147,13 +149,12 @@ export class ClientAccessService {
 
   /** Grants scopes; each resource must be authorized to the client first (409). 204, idempotent. */
   async grant(access: Access, clientId: string, entries: PermissionEntry[]) {
-    await this.ds.transaction(async (m) => {
+    await this.db.transaction(async (m) => {
       const client = await findClient(m, access, clientId, { lock: true });
       const pairs = await this.resolveScopes(m, access, entries);
       await this.assertGrantable(m, access, client, pairs);
       const resourceIds = [...new Set(pairs.map((p) => p.resource_id))];
-      const authorized = await rows<{ resource_id: string }>(
-        m,
+      const authorized = await m.rows<{ resource_id: string }>(
         `SELECT resource_id FROM client_resources WHERE client_id = $1 AND resource_id = ANY($2::uuid[])`,
         [client.id, resourceIds],
       );
@@ -163,7 +164,7 @@ export class ClientAccessService {
           `Resource ${missing.join(', ')} is not authorized to client ${client.id}: authorize the resource first`,
         );
       }
-      await m.query(
+      await m.exec(
         `INSERT INTO client_permissions (instance_id, client_id, resource_id, scope_id, created_by, updated_by)
          SELECT $1, $2, x.resource_id, x.scope_id, $5, $5
            FROM unnest($3::uuid[], $4::uuid[]) AS x(resource_id, scope_id)
@@ -181,13 +182,13 @@ export class ClientAccessService {
 
   /** Revokes granted scopes. 204, idempotent (a scope not granted is no error). */
   async revokePermissions(access: Access, clientId: string, entries: PermissionEntry[]) {
-    await this.ds.transaction(async (m) => {
+    await this.db.transaction(async (m) => {
       const client = await findClient(m, access, clientId, { lock: true });
       const pairs = await this.resolveScopes(m, access, entries);
       if (client.is_default && pairs.some((p) => p.is_system)) {
         throw forbidden('Permissions on system resources cannot be revoked from the default client');
       }
-      await m.query(`DELETE FROM client_permissions WHERE client_id = $1 AND scope_id = ANY($2::uuid[])`, [
+      await m.exec(`DELETE FROM client_permissions WHERE client_id = $1 AND scope_id = ANY($2::uuid[])`, [
         client.id,
         pairs.map((p) => p.scope_id),
       ]);
@@ -202,15 +203,14 @@ export class ClientAccessService {
    * made, `clients:read_secrets` or `users:write`.
    */
   private async assertGrantable(
-    m: Queryable,
+    m: Sql,
     access: Access,
     client: ClientRow,
     pairs: { scope_id: string; scope_name: string; is_system: boolean }[],
   ): Promise<void> {
     const guarded = pairs.filter((p) => p.is_system || client.id === access.clientId);
     if (!guarded.length) return;
-    const held = await rows<{ scope_id: string }>(
-      m,
+    const held = await m.rows<{ scope_id: string }>(
       `SELECT scope_id FROM client_permissions WHERE client_id = $1 AND scope_id = ANY($2::uuid[])`,
       [access.clientId, guarded.map((p) => p.scope_id)],
     );
@@ -225,7 +225,7 @@ export class ClientAccessService {
 
   /** The path side must exist (404); the body side too, every id of it (404 naming the missing ones). */
   private async sides(
-    m: Queryable,
+    m: Sql,
     access: Access,
     clientIds: string[],
     resourceIds: string[],
@@ -251,20 +251,18 @@ export class ClientAccessService {
    * scope must be one of its resource's (404 otherwise).
    */
   private async resolveScopes(
-    m: Queryable,
+    m: Sql,
     access: Access,
     entries: PermissionEntry[],
   ): Promise<{ resource_id: string; scope_id: string; scope_name: string; is_system: boolean }[]> {
     const scopeIds = dedupe(entries.flatMap((e) => e.scopes));
     const named = dedupe(entries.flatMap((e) => (e.resource_id ? [e.resource_id] : [])));
     if (named.length) await findResources(m, access, named);
-    const params: unknown[] = [scopeIds, access.instanceId];
-    const tenant = tenantCondition(access, 'r.tenant_id', params);
-    const found = await rows<{ id: string; resource_id: string; scope_name: string; is_system: boolean }>(
-      m,
-      `SELECT s.id, s.resource_id, s.scope_name, r.is_system FROM scopes s JOIN resources r ON r.id = s.resource_id
-        WHERE s.id = ANY($1::uuid[]) AND s.instance_id = $2${tenant ? ` AND ${tenant}` : ''}`,
-      params,
+    const p = new Params([scopeIds]);
+    const found = await m.rows<{ id: string; resource_id: string; scope_name: string; is_system: boolean }>(
+      `SELECT s.id, s.resource_id, s.scope_name, r.is_system FROM scopes s JOIN ${resourcesTable.from} ON r.id = s.resource_id
+        WHERE s.id = ANY($1::uuid[]) AND ${resourcesTable.where(access, p)}`,
+      p.values,
     );
     const byId = new Map(found.map((s) => [s.id, s]));
     const out = new Map<

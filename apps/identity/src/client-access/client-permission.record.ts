@@ -1,9 +1,9 @@
+import { type Timestamp } from '@gatehouse/db';
 import { auditAttributes, defineVersionedRecord } from '../common/records.js';
 import type { ApiVersion } from '../common/version.js';
 import { shapeResourceSummary, type ResourceSummary } from '../resources/resource-summary.js';
 import { MD_V1, resourceDataJson } from '../resources/resource.sql.js';
 import type { scopeData } from '../scopes/scope.record.js';
-import type { Timestamp } from '../common/sql-time.js';
 
 /** A scope of a resource granted to a client (document 1's Client Permission). */
 export interface ClientPermissionRecord {

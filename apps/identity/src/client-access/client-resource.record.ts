@@ -1,8 +1,8 @@
+import { type Timestamp } from '@gatehouse/db';
 import { auditAttributes, defineVersionedRecord } from '../common/records.js';
 import type { ApiVersion } from '../common/version.js';
 import { shapeResourceSummary, type ResourceSummary } from '../resources/resource-summary.js';
 import { MD_V1, MD_V2, resourceDataJson } from '../resources/resource.sql.js';
-import type { Timestamp } from '../common/sql-time.js';
 
 /** A resource authorized to a client (document 1's Client Resource). */
 export interface ClientResourceRecord {

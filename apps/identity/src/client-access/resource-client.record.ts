@@ -1,7 +1,7 @@
+import { type Timestamp } from '@gatehouse/db';
 import { defineVersionedRecord } from '../common/records.js';
 import type { ApiVersion } from '../common/version.js';
 import { clientData, type ClientRecord } from '../clients/client.record.js';
-import type { Timestamp } from '../common/sql-time.js';
 
 /**
  * A client as seen from a resource (document 1's Resource Client): `authorized` tells whether the resource is

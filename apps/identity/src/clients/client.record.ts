@@ -1,6 +1,7 @@
-import type { AppMetadataEntry, ClientMetadata } from '@gatehouse/identity-data';
+import { type Timestamp } from '@gatehouse/db';
+import type { AppMetadataEntry, ClientMetadata, ClientRow } from '@gatehouse/identity-data';
 
-export { CLIENT_COLUMNS } from './client.sql.js';
+export { CLIENT_COLUMNS, type ClientRow } from '@gatehouse/identity-data';
 import { auditAttributes, defineVersionedRecord } from '../common/records.js';
 import { linksOf, mapKeys } from '../common/present.js';
 import { apiBase, type ApiVersion } from '../common/version.js';
@@ -9,27 +10,6 @@ import {
   shapeClientPermission,
   type ClientPermissionRecord,
 } from '../client-access/client-permission.record.js';
-import type { Timestamp } from '../common/sql-time.js';
-
-export interface ClientRow {
-  id: string;
-  instance_id: string;
-  tenant_id: string | null;
-  client_type: string | null;
-  client_name: string;
-  client_secret_expires_at: Timestamp | null;
-  client_description: string | null;
-  client_metadata: ClientMetadata;
-  app_metadata: AppMetadataEntry[];
-  is_public: boolean;
-  is_first_party: boolean;
-  is_global: boolean;
-  is_default: boolean;
-  created_by: string | null;
-  created_at: Timestamp;
-  updated_by: string | null;
-  updated_at: Timestamp;
-}
 
 /** Keys of `client_metadata` in document 1 (common client metadata). */
 export const CLIENT_METADATA_V1_KEYS = [

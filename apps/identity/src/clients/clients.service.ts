@@ -1,29 +1,26 @@
+import { wants } from '@gatehouse/query';
+import { Db, listPage, Params, type ListPage, type ListPlan, type Sql, withConflicts } from '@gatehouse/db';
 import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import { conflict, forbidden, invalidRequest } from '@gatehouse/errors';
 import {
   CLIENTS_READ_SECRETS,
-  rows,
   SECRET_BOX,
   type AppMetadataEntry,
-  type Queryable,
   type SecretBox,
 } from '@gatehouse/identity-data';
 import type { ReadQuery } from '@gatehouse/query';
-import { AccessCache, holds, tenantCondition, type Access } from '../common/access.js';
-import { withConflicts } from '../common/db.js';
-import { listPage, wants, type ListPage, type ListPlan } from '../common/list.js';
+import { AccessCache, holds, type Access } from '../common/access.js';
 import type { ListRequest } from '../common/presenter.js';
-import { assertTenant, tenantForNewRecord } from '../common/tenants.js';
+import { assertTenant, assertTenantChange, tenantForNewRecord } from '../common/tenants.js';
 import { permissionsOfClients, resourcesOfClients } from '../client-access/client-access.queries.js';
 import { CLIENT_COLUMNS, clientRecord, type ClientRecord, type ClientRow } from './client.record.js';
 import {
-  AGGREGATION_COLUMNS,
-  assertTenantChange,
+  CLIENT_AGGREGATION_COLUMNS,
+  clientsTable,
   findClient,
   type ClientRowWithSecret,
-} from './client.queries.js';
+} from '@gatehouse/identity-data';
 import { announce } from '../common/changes.js';
 
 /** What create and modify take, in canonical names (v2 bodies are mapped to this by their presenter). */
@@ -78,16 +75,15 @@ export function mergeMetadata(stored: object, patch: object): Record<string, unk
 
 /** The list statement of Get clients for this caller (exported for the benchmark's query plans). */
 export function clientListPlan(access: Access, req: ListRequest): ListPlan {
-  const params: unknown[] = [access.instanceId];
-  const conditions = ['c.instance_id = $1'];
-  const tenant = tenantCondition(access, 'c.tenant_id', params);
-  if (tenant) conditions.push(tenant);
+  const params = new Params();
   return {
     ...req,
     select: (list) =>
-      wants(list.fields, 'aggregations') ? `${CLIENT_COLUMNS}, ${AGGREGATION_COLUMNS}` : CLIENT_COLUMNS,
-    from: 'clients c',
-    conditions,
+      wants(list.fields, 'aggregations')
+        ? `${CLIENT_COLUMNS}, ${CLIENT_AGGREGATION_COLUMNS}`
+        : CLIENT_COLUMNS,
+    from: clientsTable.from,
+    conditions: clientsTable.conditions(access, params),
     params,
   };
 }
@@ -100,27 +96,27 @@ export function clientListPlan(access: Access, req: ListRequest): ListPlan {
 @Injectable()
 export class ClientsService {
   constructor(
-    @Inject(DataSource) private readonly ds: DataSource,
+    @Inject(Db) private readonly db: Db,
     @Inject(SECRET_BOX) private readonly box: SecretBox,
     @Inject(AccessCache) private readonly callers: AccessCache,
   ) {}
 
   async list(access: Access, req: ListRequest): Promise<ListPage<ClientRecord>> {
     const page = await listPage<ClientRow & { agg_resources?: number; agg_permissions?: number }>(
-      this.ds,
+      this.db,
       clientListPlan(access, req),
     );
     const records = page.rows.map((r) => this.withAggregations(clientRecord(r), r));
-    await this.embedChildren(this.ds, records, page.list);
+    await this.embedChildren(this.db, records, page.list);
     return { ...page, rows: records };
   }
 
   async get(access: Access, id: string, read: ReadQuery): Promise<ClientRecord> {
-    return this.load(this.ds, access, id, read);
+    return this.load(this.db, access, id, read);
   }
 
   async create(access: Access, input: ClientInput, read: ReadQuery): Promise<ClientRecord> {
-    return this.ds.transaction(async (m) => {
+    return this.db.transaction(async (m) => {
       assertTenantChange(access, input);
       const tenantId = await tenantForNewRecord(m, access, input.tenant_id);
       const isGlobal = access.restricted ? false : (input.is_global ?? true);
@@ -131,8 +127,7 @@ export class ClientsService {
       if (!isPublic && metadata.grant_types === undefined) metadata.grant_types = ['client_credentials'];
       const secret = isPublic ? null : newClientSecret();
       const [row] = await withConflicts(CONFLICTS, () =>
-        rows<{ id: string }>(
-          m,
+        m.rows<{ id: string }>(
           `INSERT INTO clients (instance_id, tenant_id, client_name, client_type, client_description,
                                 client_secret_enc, client_metadata, app_metadata, is_public, is_first_party,
                                 is_global, created_by, updated_by)
@@ -160,7 +155,7 @@ export class ClientsService {
   }
 
   async update(access: Access, id: string, input: ClientInput, read: ReadQuery): Promise<ClientRecord> {
-    const updated = await this.ds.transaction(async (m) => {
+    const updated = await this.db.transaction(async (m) => {
       const current = await findClient(m, access, id, { lock: true });
       assertTenantChange(access, input);
       if (current.is_default) {
@@ -192,7 +187,7 @@ export class ClientsService {
           : mergeMetadata(current.client_metadata ?? {}, input.client_metadata);
 
       await withConflicts(CONFLICTS, () =>
-        m.query(
+        m.exec(
           `UPDATE clients SET client_name = $2, client_type = $3, client_description = $4, client_secret_enc = $5,
                   client_metadata = $6::jsonb, app_metadata = $7::jsonb, is_public = $8, is_first_party = $9,
                   is_global = $10, tenant_id = $11, updated_by = $12, updated_at = now()
@@ -224,10 +219,10 @@ export class ClientsService {
 
   /** Deletes the client, its authorizations and permissions; its tokens are inactive at once. Default client: 403. */
   async remove(access: Access, id: string): Promise<void> {
-    await this.ds.transaction(async (m) => {
+    await this.db.transaction(async (m) => {
       const current = await findClient(m, access, id, { lock: true });
       if (current.is_default) throw forbidden('The default client cannot be deleted');
-      await m.query(`DELETE FROM clients WHERE id = $1`, [current.id]);
+      await m.exec(`DELETE FROM clients WHERE id = $1`, [current.id]);
       await announce(m, { kind: 'client', id: current.id });
     });
     this.callers.forget(id);
@@ -235,10 +230,10 @@ export class ClientsService {
 
   /** A new secret; the old one is refused by the token endpoint from now on. A public client has none: 409. */
   async rotateSecret(access: Access, id: string, read: ReadQuery): Promise<ClientRecord> {
-    return this.ds.transaction(async (m) => {
+    return this.db.transaction(async (m) => {
       const current = await findClient(m, access, id, { lock: true });
       if (current.is_public) throw conflict('A public client has no secret to change');
-      await m.query(
+      await m.exec(
         `UPDATE clients SET client_secret_enc = $2, client_secret_expires_at = NULL, updated_by = $3,
                 updated_at = now()
           WHERE id = $1`,
@@ -253,7 +248,7 @@ export class ClientsService {
    * answer that made the secret) or the caller holds `clients:read_secrets`.
    */
   private async load(
-    db: Queryable,
+    db: Sql,
     access: Access,
     id: string,
     read: ReadQuery,
@@ -293,7 +288,7 @@ export class ClientsService {
     return rec;
   }
 
-  private async embedChildren(db: Queryable, records: ClientRecord[], read: ReadQuery): Promise<void> {
+  private async embedChildren(db: Sql, records: ClientRecord[], read: ReadQuery): Promise<void> {
     if (!read.expand || !records.length) return;
     const ids = records.map((r) => r.id);
     // One after the other: inside a transaction both would share one connection anyway.

@@ -1,14 +1,13 @@
 import { Global, Inject, Injectable, Module, type PipeTransform } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import { Caller, type CallerInfo } from '@gatehouse/bearer';
 import { unauthorized } from '@gatehouse/errors';
-import { isUuid, rows } from '@gatehouse/identity-data';
+import { Db, isUuid, type RecordScope } from '@gatehouse/db';
 
 /**
  * What a management request may see and who it is, derived from the caller's token and its client row:
  * the instance, the tenant restriction of a client that is not global, and the actor of audit fields.
  */
-export interface Access {
+export interface Access extends RecordScope {
   /** Instance of the calling client: every record read or written belongs to it. */
   instanceId: string;
   /** The calling client (the token's client_id). */
@@ -48,17 +47,17 @@ const ACCESS_CACHE_MAX = 10_000;
 export class AccessCache {
   private readonly entries = new Map<string, { row: CallerRow | null; until: number }>();
 
-  constructor(@Inject(DataSource) private readonly ds: DataSource) {}
+  constructor(@Inject(Db) private readonly db: Db) {}
 
   async get(clientId: string): Promise<CallerRow | null> {
     const key = clientId.toLowerCase();
     const hit = this.entries.get(key);
     const now = Date.now();
     if (hit && hit.until > now) return hit.row;
-    const [row] = await rows<CallerRow>(
-      this.ds,
+    const [row] = await this.db.rows<CallerRow>(
       `SELECT c.instance_id, c.tenant_id, c.is_global, i.multi_tenant
-         FROM clients c JOIN instances i ON i.id = c.instance_id
+         FROM clients c /* unscoped: the caller's own row, which gives the scope */
+         JOIN instances i ON i.id = c.instance_id
         WHERE c.id = $1`,
       [key],
     );
@@ -112,25 +111,7 @@ export class AccessModule {}
 /** `@CallerAccess() access: Access` on a guarded route. */
 export const CallerAccess = () => Caller(AccessPipe);
 
-/**
- * SQL condition limiting `column` (a tenant_id column) to what the caller may reach, with its parameter appended to
- * `params`; undefined for a global caller.
- */
-export function tenantCondition(access: Access, column: string, params: unknown[]): string | undefined {
-  if (!access.restricted) return undefined;
-  // A client that is not global reaches its own tenant only; one left without a tenant (rows from before
-  // `is_global: false` required a tenant_id) reaches nothing, never the tenant-less records.
-  if (access.tenantId === null) return 'FALSE';
-  params.push(access.tenantId);
-  return `${column} = $${params.length}`;
-}
-
 /** True when the caller's token holds `scope` (e.g. `clients:read_secrets`). */
 export function holds(access: Access, scope: string): boolean {
   return access.scopes.includes(scope);
-}
-
-/** True when a record of `tenantId` is visible to the caller. */
-export function canSee(access: Access, tenantId: string | null): boolean {
-  return !access.restricted || (access.tenantId !== null && tenantId === access.tenantId);
 }

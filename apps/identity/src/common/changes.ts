@@ -5,7 +5,6 @@ import {
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import {
   changePayload,
   forgetValidations,
@@ -14,7 +13,7 @@ import {
   TokenValidator,
   type IdentityChange,
 } from '@gatehouse/bearer';
-import type { Queryable } from '@gatehouse/identity-data';
+import { Db, type Sql } from '@gatehouse/db';
 import { AccessCache } from './access.js';
 
 /** The PostgreSQL channel every identity replica listens on. */
@@ -27,8 +26,8 @@ export type Change = IdentityChange;
  * Announces a change to every replica (this one included) and to the tree service, in the caller's transaction:
  * PostgreSQL delivers the notification at commit, and never for a rolled-back transaction.
  */
-export async function announce(db: Queryable, change: Change): Promise<void> {
-  await db.query(`SELECT pg_notify($1, $2)`, [CHANGES_CHANNEL, changePayload(change)]);
+export async function announce(db: Sql, change: Change): Promise<void> {
+  await db.exec(`SELECT pg_notify($1, $2)`, [CHANGES_CHANNEL, changePayload(change)]);
 }
 
 /**
@@ -41,16 +40,15 @@ export async function announce(db: Queryable, change: Change): Promise<void> {
 @Injectable()
 export class ChangeFeed extends IdentityChangeFeed implements OnApplicationBootstrap, OnApplicationShutdown {
   constructor(
-    @Inject(DataSource) private readonly ds: DataSource,
+    @Inject(Db) private readonly db: Db,
     @Inject(AccessCache) private readonly callers: AccessCache,
     @Inject(TokenValidator) private readonly tokens: TokenValidator,
   ) {
     super('gatehouse-identity-changes', new Logger('ChangeFeed'));
   }
 
-  /** A data source without a URL (not built by createDataSource): no feed. */
   protected url(): string | undefined {
-    return (this.ds.options as { url?: string }).url;
+    return this.db.url;
   }
 
   protected forget(change: Change): void {

@@ -2,7 +2,7 @@ import { Param, type PipeTransform } from '@nestjs/common';
 import { ApiParam } from '@nestjs/swagger';
 import { applyDecorators } from '@nestjs/common';
 import { invalidRequest } from '@gatehouse/errors';
-import { isUuid } from '@gatehouse/identity-data';
+import { isUuid } from '@gatehouse/db';
 
 class UuidParamPipe implements PipeTransform<string, string> {
   constructor(private readonly name: string) {}

@@ -1,5 +1,5 @@
 import { parseReadQuery, type ReadQuery, type RecordSpec } from '@gatehouse/query';
-import type { ListPage } from './list.js';
+import type { ListPage } from '@gatehouse/db';
 import { present, presentPage, type Shape } from './present.js';
 import type { ApiVersion } from './version.js';
 

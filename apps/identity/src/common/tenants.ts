@@ -1,5 +1,6 @@
+import type { Sql } from '@gatehouse/db';
 import { forbidden, invalidRequest } from '@gatehouse/errors';
-import { rows, type Queryable } from '@gatehouse/identity-data';
+import { tenantExists } from '@gatehouse/identity-data';
 import type { Access } from './access.js';
 
 /**
@@ -7,7 +8,7 @@ import type { Access } from './access.js';
  * a global caller may name any tenant of its instance (an unknown one is 400) or none.
  */
 export async function tenantForNewRecord(
-  db: Queryable,
+  db: Sql,
   access: Access,
   requested: string | null | undefined,
   field = 'tenant_id',
@@ -28,15 +29,23 @@ export async function tenantForNewRecord(
   return requested.toLowerCase();
 }
 
-/** 400 unless `tenantId` is a tenant of the caller's instance. */
-export async function assertTenant(db: Queryable, access: Access, tenantId: string, field = 'tenant_id') {
-  const found = await rows(db, `SELECT 1 FROM tenants WHERE id = $1 AND instance_id = $2`, [
-    tenantId,
-    access.instanceId,
-  ]);
-  if (!found.length) {
+/** 400 unless `tenantId` is a tenant of the caller's instance (and reach). */
+export async function assertTenant(db: Sql, access: Access, tenantId: string, field = 'tenant_id') {
+  if (!(await tenantExists(db, access, tenantId))) {
     throw invalidRequest(`${field}: no tenant with this id in the instance`, [
       { field, message: 'no tenant with this id' },
     ]);
+  }
+}
+
+/** Refuses changes the caller's reach forbids: a client that is not global cannot make or move global clients. */
+export function assertTenantChange(
+  access: Access,
+  change: { is_global?: boolean; tenant_id?: string | null },
+): void {
+  if (!access.restricted) return;
+  if (change.is_global === true) throw forbidden('A client that is not global cannot make a client global');
+  if (change.tenant_id !== undefined && change.tenant_id !== access.tenantId) {
+    throw forbidden('A client that is not global cannot move a client to another tenant');
   }
 }

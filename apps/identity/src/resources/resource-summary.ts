@@ -1,5 +1,5 @@
+import { type Timestamp } from '@gatehouse/db';
 import type { AppMetadataEntry } from '@gatehouse/identity-data';
-import type { Timestamp } from '../common/sql-time.js';
 import type { ApiVersion } from '../common/version.js';
 
 /**
@@ -8,27 +8,9 @@ import type { ApiVersion } from '../common/version.js';
  * must not import each other.
  */
 
-export interface ResourceRow {
-  id: string;
-  instance_id: string;
-  tenant_id: string | null;
-  resource_type: string;
-  resource_name: string;
-  resource_description: string | null;
-  identifier_url: string | null;
-  is_system: boolean;
-  signing_algorithm: string;
-  signing_secret_enc: string | null;
-  token_lifetime: number;
-  rbac_enabled: boolean;
-  scopes_added: boolean;
-  skip_consent_for_first_party: boolean;
-  app_metadata: AppMetadataEntry[];
-  created_by: string | null;
-  created_date: Timestamp;
-  updated_by: string | null;
-  updated_date: Timestamp;
-}
+import type { ResourceRow } from '@gatehouse/identity-data';
+
+export type { ResourceRow };
 
 /** Document 1's `resource_metadata` (the canonical form; v2 nests it differently). */
 export interface ResourceMetadata {

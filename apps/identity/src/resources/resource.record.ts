@@ -1,13 +1,14 @@
+import { type Timestamp } from '@gatehouse/db';
 import type { AppMetadataEntry } from '@gatehouse/identity-data';
 
-export { MD_V1, MD_V2, RESOURCE_COLUMNS } from './resource.sql.js';
+export { MD_V1, MD_V2 } from './resource.sql.js';
+export { RESOURCE_COLUMNS } from '@gatehouse/identity-data';
 import { defineVersionedRecord } from '../common/records.js';
 import { linksOf, mapKeys } from '../common/present.js';
 import { apiBase, type ApiVersion } from '../common/version.js';
 import { MD_V1, MD_V2 } from './resource.sql.js';
 import type { ScopeRecord } from '../scopes/scope.record.js';
 import { shapeResourceClient, type ResourceClientRecord } from '../client-access/resource-client.record.js';
-import type { Timestamp } from '../common/sql-time.js';
 
 export * from './resource-summary.js';
 import {

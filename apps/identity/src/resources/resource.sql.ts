@@ -2,16 +2,7 @@
  * SQL fragments of resources (alias `r`). A leaf module: record specs of several features build on these strings
  * when their modules load, so they must not wait on any other module.
  */
-import { iso } from '../common/sql-time.js';
-
-/** The resource has scopes (the seeded system resources got theirs without the flag). */
-const SCOPES_ADDED = `(r.scopes_added OR EXISTS (SELECT 1 FROM scopes sx WHERE sx.resource_id = r.id))`;
-
-/** Columns of a resources row (alias `r`), as every query selecting a resource reads them. */
-export const RESOURCE_COLUMNS = `r.id, r.instance_id, r.tenant_id, r.resource_type, r.resource_name,
-  r.resource_description, r.identifier_url, r.is_system, r.signing_algorithm, r.signing_secret_enc, r.token_lifetime,
-  r.rbac_enabled, ${SCOPES_ADDED} AS scopes_added, r.skip_consent_for_first_party, r.app_metadata, r.created_by,
-  ${iso('r.created_date')} AS created_date, r.updated_by, ${iso('r.updated_date')} AS updated_date`;
+import { SCOPES_ADDED } from '@gatehouse/identity-data';
 
 /** `resource_metadata` of alias `r` as jsonb, for `q` filters (v1 and v2 shapes). */
 export const MD_V1 = `jsonb_build_object('is_system', r.is_system, 'identifier_url', r.identifier_url,

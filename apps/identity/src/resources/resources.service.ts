@@ -1,21 +1,17 @@
+import { wants } from '@gatehouse/query';
+import { Db, isUuid, listPage, Params, type ListPage, type Sql, withConflicts } from '@gatehouse/db';
 import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import { forbidden, invalidRequest } from '@gatehouse/errors';
 import {
-  isUuid,
   RESOURCES_READ_SECRETS,
-  rows,
   SECRET_BOX,
   type AppMetadataEntry,
-  type Queryable,
   type SecretBox,
 } from '@gatehouse/identity-data';
 import type { ReadQuery } from '@gatehouse/query';
-import { holds, tenantCondition, type Access } from '../common/access.js';
+import { holds, type Access } from '../common/access.js';
 import { tenantForNewRecord } from '../common/tenants.js';
-import { withConflicts } from '../common/db.js';
-import { listPage, wants, type ListPage } from '../common/list.js';
 import type { ListRequest } from '../common/presenter.js';
 import { clientsOfResources } from '../client-access/client-access.queries.js';
 import { SCOPE_COLUMNS, type ScopeRecord } from '../scopes/scope.record.js';
@@ -28,8 +24,9 @@ import {
 import {
   findResource,
   RESOURCE_AGGREGATION_COLUMNS,
+  resourcesTable,
   type ResourceRowWithCounts,
-} from './resource.queries.js';
+} from '@gatehouse/identity-data';
 import { EMBED_LIMIT } from '../client-access/client-access.queries.js';
 import { announce } from '../common/changes.js';
 
@@ -73,7 +70,7 @@ const newSigningSecret = () => randomBytes(32).toString('base64url');
 @Injectable()
 export class ResourcesService {
   constructor(
-    @Inject(DataSource) private readonly ds: DataSource,
+    @Inject(Db) private readonly db: Db,
     @Inject(SECRET_BOX) private readonly box: SecretBox,
   ) {}
 
@@ -82,10 +79,8 @@ export class ResourcesService {
    * name only its own: 403 otherwise); elsewhere the header is ignored.
    */
   async list(access: Access, req: ListRequest, tenantHeader: unknown): Promise<ListPage<ResourceRecord>> {
-    const params: unknown[] = [access.instanceId];
-    const conditions = ['r.instance_id = $1'];
-    const tenant = tenantCondition(access, 'r.tenant_id', params);
-    if (tenant) conditions.push(tenant);
+    const params = new Params();
+    const conditions = resourcesTable.conditions(access, params);
     if (access.multiTenant && tenantHeader !== undefined) {
       if (typeof tenantHeader !== 'string' || !isUuid(tenantHeader.trim())) {
         throw invalidRequest('Header tenant_id must be a UUID', [
@@ -96,26 +91,25 @@ export class ResourcesService {
       if (access.restricted && wanted !== access.tenantId) {
         throw forbidden('A client that is not global can only list its own tenant');
       }
-      params.push(wanted);
-      conditions.push(`r.tenant_id = $${params.length}`);
+      conditions.push(`r.tenant_id = ${params.add(wanted)}`);
     }
-    const page = await listPage<ResourceRowWithCounts>(this.ds, {
+    const page = await listPage<ResourceRowWithCounts>(this.db, {
       ...req,
       select: (list) =>
         wants(list.fields, 'aggregations')
           ? `${RESOURCE_COLUMNS}, ${RESOURCE_AGGREGATION_COLUMNS}`
           : RESOURCE_COLUMNS,
-      from: 'resources r',
+      from: resourcesTable.from,
       conditions,
       params,
     });
     const records = page.rows.map((r) => this.withAggregations(resourceRecord(r), r));
-    await this.embedChildren(this.ds, access, records, page.list);
+    await this.embedChildren(this.db, access, records, page.list);
     return { ...page, rows: records };
   }
 
   async get(access: Access, id: string, read: ReadQuery): Promise<ResourceRecord> {
-    return this.load(this.ds, access, id, read);
+    return this.load(this.db, access, id, read);
   }
 
   async create(access: Access, input: ResourceInput, read: ReadQuery): Promise<ResourceRecord> {
@@ -123,11 +117,10 @@ export class ResourcesService {
     if (md.is_system) throw forbidden('System resources are made by the server; is_system must be false');
     const alg = md.signing_algorithm ?? 'RS256';
     const secret = this.secretFor(alg, md.signing_secret, null);
-    return this.ds.transaction(async (m) => {
+    return this.db.transaction(async (m) => {
       const tenantId = await tenantForNewRecord(m, access, undefined);
       const [row] = await withConflicts(CONFLICTS, () =>
-        rows<{ id: string }>(
-          m,
+        m.rows<{ id: string }>(
           `INSERT INTO resources (instance_id, tenant_id, resource_type, resource_name, resource_description,
                                   identifier_url, signing_algorithm, signing_secret_enc, token_lifetime, rbac_enabled,
                                   skip_consent_for_first_party, app_metadata, created_by, updated_by)
@@ -156,7 +149,7 @@ export class ResourcesService {
   }
 
   async update(access: Access, id: string, input: ResourceInput, read: ReadQuery): Promise<ResourceRecord> {
-    return this.ds.transaction(async (m) => {
+    return this.db.transaction(async (m) => {
       const cur = await findResource(m, access, id, { lock: true });
       const md = input.resource_metadata ?? {};
       const next = {
@@ -176,7 +169,7 @@ export class ResourcesService {
         cur.signing_algorithm === 'HS256' ? this.openSecret(cur.signing_secret_enc) : null;
       const secret = this.secretFor(next.signing_algorithm, md.signing_secret, currentSecret);
       await withConflicts(CONFLICTS, () =>
-        m.query(
+        m.exec(
           `UPDATE resources SET resource_name = $2, resource_description = $3, identifier_url = $4,
                   signing_algorithm = $5, signing_secret_enc = $6, token_lifetime = $7, rbac_enabled = $8,
                   skip_consent_for_first_party = $9, app_metadata = $10::jsonb, updated_by = $11,
@@ -206,10 +199,10 @@ export class ResourcesService {
 
   /** Deletes the resource with its scopes, authorizations and permissions. A system resource: 403. */
   async remove(access: Access, id: string): Promise<void> {
-    await this.ds.transaction(async (m) => {
+    await this.db.transaction(async (m) => {
       const cur = await findResource(m, access, id, { lock: true });
       if (cur.is_system) throw forbidden('A system resource cannot be deleted');
-      await m.query(`DELETE FROM resources WHERE id = $1`, [cur.id]);
+      await m.exec(`DELETE FROM resources WHERE id = $1`, [cur.id]);
       await announce(m, { kind: 'all' });
     });
   }
@@ -254,7 +247,7 @@ export class ResourcesService {
    * or the caller holds `resources:read_secrets`.
    */
   private async load(
-    db: Queryable,
+    db: Sql,
     access: Access,
     id: string,
     read: ReadQuery,
@@ -285,12 +278,11 @@ export class ResourcesService {
     return rec;
   }
 
-  private async embedChildren(db: Queryable, access: Access, records: ResourceRecord[], read: ReadQuery) {
+  private async embedChildren(db: Sql, access: Access, records: ResourceRecord[], read: ReadQuery) {
     if (!read.expand || !records.length) return;
     const ids = records.map((r) => r.id);
     if (wants(read.fields, 'scopes')) {
-      const scopes = await rows<ScopeRecord & { rn: string }>(
-        db,
+      const scopes = await db.rows<ScopeRecord & { rn: string }>(
         `SELECT * FROM (SELECT ${SCOPE_COLUMNS}, row_number() OVER (PARTITION BY s.resource_id ORDER BY s.scope_name, s.id) AS rn
                           FROM scopes s WHERE s.resource_id = ANY($1::uuid[])) t
           WHERE rn <= ${EMBED_LIMIT} ORDER BY scope_name, id`,

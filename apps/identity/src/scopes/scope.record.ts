@@ -1,5 +1,5 @@
+import { iso, type Timestamp } from '@gatehouse/db';
 import { auditAttributes, defineVersionedRecord } from '../common/records.js';
-import { iso, type Timestamp } from '../common/sql-time.js';
 import type { ApiVersion } from '../common/version.js';
 
 export const SCOPE_COLUMNS = `s.id, s.instance_id, s.resource_id, s.scope_name, s.scope_description, s.created_by,

@@ -1,12 +1,9 @@
+import { Db, listPage, type ListPage, type Sql, withConflicts } from '@gatehouse/db';
 import { Inject, Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import { forbidden, notFound } from '@gatehouse/errors';
-import { rows, type Queryable } from '@gatehouse/identity-data';
 import type { Access } from '../common/access.js';
-import { withConflicts } from '../common/db.js';
-import { listPage, type ListPage } from '../common/list.js';
 import type { ListRequest } from '../common/presenter.js';
-import { findResource } from '../resources/resource.queries.js';
+import { findResource } from '@gatehouse/identity-data';
 import { SCOPE_COLUMNS, type ScopeRecord } from './scope.record.js';
 import { announce } from '../common/changes.js';
 
@@ -23,11 +20,11 @@ const CONFLICTS = { uq_scopes_name: 'The resource already has a scope with this 
  */
 @Injectable()
 export class ScopesService {
-  constructor(@Inject(DataSource) private readonly ds: DataSource) {}
+  constructor(@Inject(Db) private readonly db: Db) {}
 
   async list(access: Access, resourceId: string, req: ListRequest): Promise<ListPage<ScopeRecord>> {
-    await findResource(this.ds, access, resourceId);
-    return listPage<ScopeRecord>(this.ds, {
+    await findResource(this.db, access, resourceId);
+    return listPage<ScopeRecord>(this.db, {
       ...req,
       select: () => SCOPE_COLUMNS,
       from: 'scopes s',
@@ -37,17 +34,16 @@ export class ScopesService {
   }
 
   async get(access: Access, resourceId: string, scopeId: string): Promise<ScopeRecord> {
-    await findResource(this.ds, access, resourceId);
-    return this.find(this.ds, resourceId, scopeId);
+    await findResource(this.db, access, resourceId);
+    return this.find(this.db, resourceId, scopeId);
   }
 
   async create(access: Access, resourceId: string, input: ScopeInput): Promise<ScopeRecord> {
-    return this.ds.transaction(async (m) => {
+    return this.db.transaction(async (m) => {
       const resource = await findResource(m, access, resourceId, { lock: true });
       if (resource.is_system) throw forbidden('The scopes of a system resource cannot be changed');
       const [row] = await withConflicts(CONFLICTS, () =>
-        rows<{ id: string }>(
-          m,
+        m.rows<{ id: string }>(
           `INSERT INTO scopes (instance_id, resource_id, scope_name, scope_description, created_by, updated_by)
            VALUES ($1, $2, $3, $4, $5, $5) RETURNING id`,
           [
@@ -59,7 +55,7 @@ export class ScopesService {
           ],
         ),
       );
-      await m.query(`UPDATE resources SET scopes_added = true WHERE id = $1 AND NOT scopes_added`, [
+      await m.exec(`UPDATE resources SET scopes_added = true WHERE id = $1 AND NOT scopes_added`, [
         resource.id,
       ]);
       return this.find(m, resource.id, row.id);
@@ -67,12 +63,12 @@ export class ScopesService {
   }
 
   async update(access: Access, resourceId: string, scopeId: string, input: ScopeInput): Promise<ScopeRecord> {
-    return this.ds.transaction(async (m) => {
+    return this.db.transaction(async (m) => {
       const resource = await findResource(m, access, resourceId, { lock: true });
       const cur = await this.find(m, resource.id, scopeId);
       if (resource.is_system) throw forbidden('The scopes of a system resource cannot be changed');
       await withConflicts(CONFLICTS, () =>
-        m.query(
+        m.exec(
           `UPDATE scopes SET scope_name = $2, scope_description = $3, updated_by = $4, updated_at = now()
             WHERE id = $1`,
           [
@@ -88,22 +84,21 @@ export class ScopesService {
   }
 
   async remove(access: Access, resourceId: string, scopeId: string): Promise<void> {
-    await this.ds.transaction(async (m) => {
+    await this.db.transaction(async (m) => {
       const resource = await findResource(m, access, resourceId, { lock: true });
       const cur = await this.find(m, resource.id, scopeId);
       if (resource.is_system) throw forbidden('The scopes of a system resource cannot be changed');
-      await m.query(`DELETE FROM scopes WHERE id = $1`, [cur.id]);
+      await m.exec(`DELETE FROM scopes WHERE id = $1`, [cur.id]);
       await announce(m, { kind: 'all' }); // its grants went with it
-      await m.query(
+      await m.exec(
         `UPDATE resources SET scopes_added = EXISTS (SELECT 1 FROM scopes WHERE resource_id = $1) WHERE id = $1`,
         [resource.id],
       );
     });
   }
 
-  private async find(db: Queryable, resourceId: string, scopeId: string): Promise<ScopeRecord> {
-    const [row] = await rows<ScopeRecord>(
-      db,
+  private async find(db: Sql, resourceId: string, scopeId: string): Promise<ScopeRecord> {
+    const [row] = await db.rows<ScopeRecord>(
       `SELECT ${SCOPE_COLUMNS} FROM scopes s WHERE s.id = $1 AND s.resource_id = $2`,
       [scopeId, resourceId],
     );

@@ -1,37 +1,12 @@
+import { type Timestamp } from '@gatehouse/db';
 import type { AppMetadataEntry } from '@gatehouse/identity-data';
 import { auditAttributes, defineVersionedRecord } from '../common/records.js';
-import { iso, type Timestamp } from '../common/sql-time.js';
 import { linksOf, mapKeys } from '../common/present.js';
 import { apiBase, type ApiVersion } from '../common/version.js';
 
-export const USER_COLUMNS = `u.id, u.instance_id, u.tenant_id, u.user_email, u.user_name, u.nickname, u.name,
-  u.email_verified, u.phone_number, u.phone_verified, u.user_metadata, u.app_metadata, u.is_blocked, u.is_invited,
-  ${iso('u.invited_at')} AS invited_at, ${iso('u.last_login_at')} AS last_login_at, u.login_count, u.created_by,
-  ${iso('u.created_at')} AS created_at, u.updated_by, ${iso('u.updated_at')} AS updated_at`;
+import type { UserRow } from '@gatehouse/identity-data';
 
-export interface UserRow {
-  id: string;
-  instance_id: string;
-  tenant_id: string | null;
-  user_email: string | null;
-  user_name: string | null;
-  nickname: string | null;
-  name: string | null;
-  email_verified: boolean;
-  phone_number: string | null;
-  phone_verified: boolean;
-  user_metadata: Record<string, unknown>;
-  app_metadata: AppMetadataEntry[];
-  is_blocked: boolean;
-  is_invited: boolean;
-  invited_at: Timestamp | null;
-  last_login_at: Timestamp | null;
-  login_count: number;
-  created_by: string | null;
-  created_at: Timestamp;
-  updated_by: string | null;
-  updated_at: Timestamp;
-}
+export { USER_COLUMNS, type UserRow } from '@gatehouse/identity-data';
 
 export interface UserAggregations {
   id: string;

@@ -1,31 +1,34 @@
+import { wants } from '@gatehouse/query';
+import {
+  Db,
+  iso,
+  type ListPage,
+  listPage,
+  Params,
+  type Sql,
+  type Timestamp,
+  withConflicts,
+} from '@gatehouse/db';
 import { Inject, Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
-import { invalidRequest, notFound } from '@gatehouse/errors';
+import { invalidRequest } from '@gatehouse/errors';
 import {
   checkPasswordPolicy,
+  findUser,
   hashPassword,
   normalizePhone,
   resetFailedLogins,
-  rows,
+  USER_AGGREGATION_COLUMNS,
+  usersTable,
   type AppMetadataEntry,
   type InstanceSettings,
-  type Queryable,
+  type UserRowWithCounts,
 } from '@gatehouse/identity-data';
 import type { ReadQuery } from '@gatehouse/query';
-import { tenantCondition, type Access } from '../common/access.js';
-import { withConflicts } from '../common/db.js';
-import { listPage, wants, type ListPage } from '../common/list.js';
+import type { Access } from '../common/access.js';
 import type { ListRequest } from '../common/presenter.js';
 import { tenantForNewRecord } from '../common/tenants.js';
 import { EMBED_LIMIT } from '../client-access/client-access.queries.js';
-import {
-  USER_COLUMNS,
-  userRecord,
-  type UserIdentityRecord,
-  type UserRecord,
-  type UserRow,
-} from './user.record.js';
-import { iso, type Timestamp } from '../common/sql-time.js';
+import { USER_COLUMNS, userRecord, type UserIdentityRecord, type UserRecord } from './user.record.js';
 import { announce } from '../common/changes.js';
 
 export interface UserInput {
@@ -48,10 +51,6 @@ const CONFLICTS = {
   ux_users_phone: 'A user with this user_phone already exists in the instance',
 };
 
-const USER_AGGREGATION_COLUMNS = `(SELECT count(*) FROM user_identities x WHERE x.user_id = u.id)::int AS agg_identities`;
-
-type UserRowWithCounts = UserRow & { agg_identities?: number };
-
 /** `+976 9911-2233` -> `+97699112233`; a number that is not E.164 afterwards is 400. */
 function phone(value: string | null | undefined): string | null | undefined {
   if (value === undefined || value === null) return value;
@@ -73,27 +72,24 @@ const trimmed = (v: string | null | undefined) => (typeof v === 'string' ? v.tri
  */
 @Injectable()
 export class UsersService {
-  constructor(@Inject(DataSource) private readonly ds: DataSource) {}
+  constructor(@Inject(Db) private readonly db: Db) {}
 
   async list(access: Access, req: ListRequest): Promise<ListPage<UserRecord>> {
-    const params: unknown[] = [access.instanceId];
-    const conditions = ['u.instance_id = $1'];
-    const tenant = tenantCondition(access, 'u.tenant_id', params);
-    if (tenant) conditions.push(tenant);
-    const page = await listPage<UserRowWithCounts>(this.ds, {
+    const params = new Params();
+    const page = await listPage<UserRowWithCounts>(this.db, {
       ...req,
       select: (list) =>
         wants(list.fields, 'aggregations') ? `${USER_COLUMNS}, ${USER_AGGREGATION_COLUMNS}` : USER_COLUMNS,
-      from: 'users u',
-      conditions,
+      from: usersTable.from,
+      conditions: usersTable.conditions(access, params),
       params,
     });
-    const records = await this.complete(this.ds, page.rows, page.list);
+    const records = await this.complete(this.db, page.rows, page.list);
     return { ...page, rows: records };
   }
 
   async get(access: Access, id: string, read: ReadQuery): Promise<UserRecord> {
-    return this.load(this.ds, access, id, read);
+    return this.load(this.db, access, id, read);
   }
 
   async create(access: Access, input: UserInput, read: ReadQuery): Promise<UserRecord> {
@@ -105,13 +101,12 @@ export class UsersService {
         { field: 'user_email', message: 'one of user_email, user_name, user_phone is required' },
       ]);
     }
-    return this.ds.transaction(async (m) => {
+    return this.db.transaction(async (m) => {
       const tenantId = await tenantForNewRecord(m, access, input.tenant_id);
       const passwordHash =
         input.password !== undefined ? await this.checkedHash(m, access.instanceId, input.password) : null;
       const [row] = await withConflicts(CONFLICTS, () =>
-        rows<{ id: string }>(
-          m,
+        m.rows<{ id: string }>(
           `INSERT INTO users (instance_id, tenant_id, user_email, user_name, phone_number, password_hash, nickname,
                               name, email_verified, phone_verified, user_metadata, app_metadata, created_by,
                               updated_by)
@@ -138,7 +133,7 @@ export class UsersService {
   }
 
   async update(access: Access, id: string, input: UserInput, read: ReadQuery): Promise<UserRecord> {
-    return this.ds.transaction(async (m) => {
+    return this.db.transaction(async (m) => {
       const cur = await this.find(m, access, id, true);
       const email = input.user_email !== undefined ? trimmed(input.user_email) : cur.user_email;
       const name = input.user_name !== undefined ? trimmed(input.user_name) : cur.user_name;
@@ -152,7 +147,7 @@ export class UsersService {
       const emailChanged = (email ?? '').toLowerCase() !== (cur.user_email ?? '').toLowerCase();
       const phoneChanged = (phoneNumber ?? '') !== (cur.phone_number ?? '');
       await withConflicts(CONFLICTS, () =>
-        m.query(
+        m.exec(
           `UPDATE users SET user_email = $2, user_name = $3, phone_number = $4, nickname = $5, name = $6,
                   email_verified = $7, phone_verified = $8, user_metadata = $9::jsonb, app_metadata = $10::jsonb,
                   updated_by = $11, updated_at = now()
@@ -178,9 +173,9 @@ export class UsersService {
 
   /** Deletes the user (with its identities) and revokes everything the token server issued to it. */
   async remove(access: Access, id: string): Promise<void> {
-    await this.ds.transaction(async (m) => {
+    await this.db.transaction(async (m) => {
       const cur = await this.find(m, access, id, true);
-      await m.query(`DELETE FROM users WHERE id = $1`, [cur.id]);
+      await m.exec(`DELETE FROM users WHERE id = $1`, [cur.id]);
       await this.revokeTokens(m, cur.id);
     });
   }
@@ -191,10 +186,10 @@ export class UsersService {
    * token of those grants): whoever held the old password keeps nothing it obtained with it.
    */
   async setPassword(access: Access, id: string, password: string, read: ReadQuery): Promise<UserRecord> {
-    return this.ds.transaction(async (m) => {
+    return this.db.transaction(async (m) => {
       const cur = await this.find(m, access, id, true);
       const hash = await this.checkedHash(m, access.instanceId, password);
-      await m.query(
+      await m.exec(
         `UPDATE users SET password_hash = $2, failed_login_count = 0, locked_until = NULL, updated_by = $3,
                 updated_at = now()
           WHERE id = $1`,
@@ -208,9 +203,9 @@ export class UsersService {
 
   /** Blocks (or unblocks) the user; blocking revokes its grants, refresh tokens and stored access tokens. */
   async setBlocked(access: Access, id: string, blocked: boolean, read: ReadQuery): Promise<UserRecord> {
-    return this.ds.transaction(async (m) => {
+    return this.db.transaction(async (m) => {
       const cur = await this.find(m, access, id, true);
-      await m.query(`UPDATE users SET is_blocked = $2, updated_by = $3, updated_at = now() WHERE id = $1`, [
+      await m.exec(`UPDATE users SET is_blocked = $2, updated_by = $3, updated_at = now() WHERE id = $1`, [
         cur.id,
         blocked,
         access.actor,
@@ -225,9 +220,9 @@ export class UsersService {
    * and access tokens, codes) and anything else bound to its account. JWT access tokens carry their grant id, so
    * /tokeninfo reports them inactive once the grant is gone.
    */
-  private async revokeTokens(db: Queryable, userId: string): Promise<void> {
+  private async revokeTokens(db: Sql, userId: string): Promise<void> {
     await announce(db, { kind: 'user', id: userId });
-    await db.query(
+    await db.exec(
       `DELETE FROM oidc_payloads
         WHERE payload->>'accountId' = $1
            OR grant_id IN (SELECT id FROM oidc_payloads WHERE model = 'Grant' AND payload->>'accountId' = $1)`,
@@ -235,9 +230,8 @@ export class UsersService {
     );
   }
 
-  private async checkedHash(db: Queryable, instanceId: string, password: string): Promise<string> {
-    const [instance] = await rows<{ settings: InstanceSettings }>(
-      db,
+  private async checkedHash(db: Sql, instanceId: string, password: string): Promise<string> {
+    const [instance] = await db.rows<{ settings: InstanceSettings }>(
       `SELECT settings FROM instances WHERE id = $1`,
       [instanceId],
     );
@@ -252,39 +246,29 @@ export class UsersService {
   }
 
   /** The user in the caller's instance and reach, or 404. */
-  private async find(
-    db: Queryable,
+  private find(
+    db: Sql,
     access: Access,
     id: string,
     lock = false,
     counts = false,
   ): Promise<UserRowWithCounts> {
-    const params: unknown[] = [id, access.instanceId];
-    const tenant = tenantCondition(access, 'u.tenant_id', params);
-    const [row] = await rows<UserRowWithCounts>(
-      db,
-      `SELECT ${USER_COLUMNS}${counts ? `, ${USER_AGGREGATION_COLUMNS}` : ''} FROM users u
-        WHERE u.id = $1 AND u.instance_id = $2${tenant ? ` AND ${tenant}` : ''}${lock ? ' FOR UPDATE OF u' : ''}`,
-      params,
-    );
-    if (!row) throw notFound(`User ${id} not found`);
-    return row;
+    return findUser(db, access, id, { lock, aggregations: counts });
   }
 
-  private async load(db: Queryable, access: Access, id: string, read: ReadQuery): Promise<UserRecord> {
+  private async load(db: Sql, access: Access, id: string, read: ReadQuery): Promise<UserRecord> {
     const row = await this.find(db, access, id, false, wants(read.fields, 'aggregations'));
     const [rec] = await this.complete(db, [row], read);
     return rec;
   }
 
   /** Records of the rows, with aggregations and children as the query asks (one query per kind for the page). */
-  private async complete(db: Queryable, found: UserRowWithCounts[], read: ReadQuery): Promise<UserRecord[]> {
+  private async complete(db: Sql, found: UserRowWithCounts[], read: ReadQuery): Promise<UserRecord[]> {
     const records = found.map(userRecord);
     if (!found.length) return records;
     const ids = found.map((r) => r.id);
     if (wants(read.fields, 'aggregations')) {
-      const tokens = await rows<{ user_id: string; n: number }>(
-        db,
+      const tokens = await db.rows<{ user_id: string; n: number }>(
         `SELECT payload->>'accountId' AS user_id, count(*)::int AS n FROM oidc_payloads
           WHERE model IN ('RefreshToken', 'AccessToken') AND payload->>'accountId' = ANY($1::text[])
             AND consumed_at IS NULL AND (expires_at IS NULL OR expires_at > now())
@@ -338,8 +322,8 @@ export class UsersService {
     return records;
   }
 
-  private async identitiesOf(db: Queryable, userIds: string[]): Promise<UserIdentityRecord[]> {
-    const found = await rows<{
+  private async identitiesOf(db: Sql, userIds: string[]): Promise<UserIdentityRecord[]> {
+    const found = await db.rows<{
       id: string;
       user_id: string;
       provider: string;
@@ -351,7 +335,6 @@ export class UsersService {
       updated_by: string | null;
       updated_at: Timestamp;
     }>(
-      db,
       `SELECT * FROM (SELECT i.id, i.user_id, i.provider, i.provider_user_id, i.profile,
                              ${iso('i.last_sign_in_at')} AS last_sign_in_at, i.created_by,
                              ${iso('i.created_at')} AS created_at, i.updated_by, ${iso('i.updated_at')} AS updated_at,

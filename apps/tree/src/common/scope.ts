@@ -1,5 +1,5 @@
 import { notFound } from '@gatehouse/errors';
-import type { Sql } from './sql.js';
+import type { Sql } from '@gatehouse/db';
 
 /** A tree addressed by its code. */
 export interface TreeScope {

@@ -1,14 +1,13 @@
+import { Db, type Sql } from '@gatehouse/db';
 import { Readable, Transform } from 'node:stream';
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import { parse } from 'csv-parse';
-import type { DataSource } from 'typeorm';
 import { DomainError, ErrorCode, invalidRequest, type ErrorDetail } from '@gatehouse/errors';
 import { SERVICE_ENV } from '@gatehouse/service';
 import type { Actor } from '../common/actor.js';
 import { LANGUAGES, type Language } from '../common/language.js';
 import { lockVersion, resolveVersion } from '../common/scope.js';
-import { allowBulkStatements, inTransaction, withSql, type Sql } from '../common/sql.js';
+import { allowBulkStatements } from '../common/tree-db.js';
 import { ChunkWriter } from '../common/stream.js';
 import { type NodePath } from '../nodes/paths.js';
 import { BASE_COLUMNS, csvLine, lineProblems, parseHeader, type CsvLayout } from './csv-format.js';
@@ -118,7 +117,7 @@ export class CsvService {
   private readonly limits: UploadLimits;
 
   constructor(
-    @InjectDataSource() private readonly ds: DataSource,
+    @Inject(Db) private readonly db: Db,
     @Inject(SERVICE_ENV)
     env: {
       TREE_IMPORT_MAX_ROWS?: number;
@@ -141,16 +140,12 @@ export class CsvService {
    * comes from a stack of the current ancestors, so no join and no per-node memory is needed.
    */
   async export(treeCode: string, version: string): Promise<Readable> {
-    const scope = await withSql(this.ds, (sql) => resolveVersion(sql, treeCode, version));
-    const ds = this.ds;
+    const scope = await this.db.connection((sql) => resolveVersion(sql, treeCode, version));
+    const db = this.db;
     async function* chunks(): AsyncGenerator<Buffer> {
-      const runner = ds.createQueryRunner();
-      await runner.connect();
+      const tx = await db.begin({ isolation: 'REPEATABLE READ', readOnly: true });
       try {
-        await runner.startTransaction('REPEATABLE READ');
-        await runner.query('SET TRANSACTION READ ONLY');
-        const q = async <T>(text: string, params: unknown[]) =>
-          (await runner.query(text, params, true)).records as T[];
+        const q = <T>(text: string, params: unknown[]) => tx.rows<T>(text, params);
         const used = await q<{ language: Language }>(
           `SELECT DISTINCT language FROM tree_node_translations WHERE tree_version_id = $1`,
           [scope.versionId],
@@ -194,10 +189,10 @@ export class CsvService {
         }
         const rest = out.take();
         if (rest) yield rest;
-        await runner.commitTransaction();
+        await tx.commit();
       } finally {
-        if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
-        await runner.release();
+        // after a commit this does nothing; on an error or a client that stopped reading it ends the snapshot
+        await tx.rollback().catch(() => undefined);
       }
     }
     return Readable.from(chunks(), { objectMode: false });
@@ -218,7 +213,7 @@ export class CsvService {
   ): Promise<ImportResult> {
     const declared = Number((body as { headers?: Record<string, unknown> }).headers?.['content-length']);
     if (Number.isFinite(declared) && declared > this.limits.maxBytes) throw tooLarge(this.limits);
-    return inTransaction(this.ds, async (sql) => {
+    return this.db.transaction(async (sql) => {
       await allowBulkStatements(sql);
       const scope = await resolveVersion(sql, treeCode, version);
       const nextLabel = async () =>

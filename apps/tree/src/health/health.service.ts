@@ -1,7 +1,5 @@
+import { Db } from '@gatehouse/db';
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import type { DataSource } from 'typeorm';
-import { checkConnection } from '@gatehouse/db';
 import { defineRecord, parseReadQuery, pickFields } from '@gatehouse/query';
 import { packageVersion, SERVICE_ENV } from '@gatehouse/service';
 
@@ -36,7 +34,7 @@ export class HealthService {
   private readonly version = packageVersion();
 
   constructor(
-    @InjectDataSource() private readonly ds: DataSource,
+    @Inject(Db) private readonly db: Db,
     @Inject(SERVICE_ENV) private readonly env: { AUTH_URL: string },
   ) {}
 
@@ -56,7 +54,7 @@ export class HealthService {
   }
 
   private async database(): Promise<boolean> {
-    return checkConnection(this.ds, PROBE_TIMEOUT_MS).then(
+    return this.db.check(PROBE_TIMEOUT_MS).then(
       () => true,
       () => false,
     );

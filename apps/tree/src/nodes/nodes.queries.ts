@@ -1,17 +1,9 @@
+import { listPage, Params, type Sql } from '@gatehouse/db';
 import { conflict, DomainError, invalidRequest, notFound } from '@gatehouse/errors';
 import { findPgError } from '@gatehouse/http';
-import {
-  limitOffsetClause,
-  orderByClause,
-  parseListQuery,
-  pickFields,
-  takePage,
-  toEnvelope,
-  type EnvelopeV1,
-} from '@gatehouse/query';
+import { pickFields, toEnvelope, type EnvelopeV1 } from '@gatehouse/query';
 import type { Language } from '../common/language.js';
 import type { VersionScope } from '../common/scope.js';
-import { Params, type Sql } from '../common/sql.js';
 import { nodeColumns, nodeSpec, toNodeRecord, type NodeRecord, type NodeRow } from './node.record.js';
 import type { NodePath } from './paths.js';
 
@@ -214,37 +206,32 @@ export async function page(
     conditions.push(`n.path ${opts.range.exclusiveFrom ? '>' : '>='} ${p.add(opts.range.from)}`);
     conditions.push(`n.path < ${p.add(opts.range.to)}`);
   }
-  const list = parseListQuery(query, nodeSpec, 'v1', { paramOffset: p.length });
-  if (list.where) {
-    p.values.push(...list.where.params);
-    conditions.push(list.where.sql);
-  }
-  const where = conditions.join(' AND ');
-  const countParams = [...p.values];
-  const join = translationJoin(p, lang);
-  const sorted = typeof query.sort === 'string' && query.sort.trim() !== '';
-  const order = sorted ? orderByClause(list.sort) : opts.defaultOrder;
-  const rows = await sql.rows<NodeRow>(
-    `SELECT ${nodeColumns(versionParam)}${join.columns} FROM tree_nodes n ${join.sql}
-      WHERE ${where} ${order} ${limitOffsetClause(list, { plusOne: true })}`,
-    p.values,
-  );
-  const { items, hasMore } = takePage(rows, list.limit);
-  let total: number | undefined;
-  if (list.totalCount) {
-    if (!opts.range && !list.where) {
-      const v = await sql.one<{ node_count: number }>(`SELECT node_count FROM tree_versions WHERE id = $1`, [
-        scope.versionId,
-      ]);
-      total = v?.node_count ?? 0;
-    } else {
-      const c = await sql.one<{ n: number }>(
-        `SELECT count(*)::int AS n FROM tree_nodes n WHERE ${where}`,
-        countParams,
-      );
-      total = c?.n ?? 0;
-    }
-  }
+  const {
+    list,
+    rows: items,
+    hasMore,
+    total,
+  } = await listPage<NodeRow>(sql, {
+    spec: nodeSpec,
+    query,
+    params: p,
+    conditions,
+    select: (_list, q) => {
+      const join = translationJoin(q, lang);
+      return { columns: `${nodeColumns(versionParam)}${join.columns}`, from: `tree_nodes n ${join.sql}` };
+    },
+    countFrom: 'tree_nodes n',
+    defaultOrder: opts.defaultOrder,
+    // a whole version unfiltered: its node count is kept on the version row
+    knownTotal: opts.range
+      ? undefined
+      : async () =>
+          (
+            await sql.one<{ node_count: number }>(`SELECT node_count FROM tree_versions WHERE id = $1`, [
+              scope.versionId,
+            ])
+          )?.node_count ?? 0,
+  });
   const wantChildren = list.expand && (!list.fields || list.fields.includes('child_nodes'));
   const children = wantChildren ? await childrenOf(sql, scope, items, lang) : undefined;
   const records = items.map((r) =>

@@ -1,9 +1,8 @@
+import { Db, Params } from '@gatehouse/db';
 import { Readable } from 'node:stream';
-import type { DataSource } from 'typeorm';
 import { parseListQuery, parseReadQuery, pickFields, type EnvelopeV1 } from '@gatehouse/query';
 import type { Language } from '../common/language.js';
 import { resolveVersion } from '../common/scope.js';
-import { Params, withSql } from '../common/sql.js';
 import { ChunkWriter } from '../common/stream.js';
 import { nodeJsonWriter, nodeSpec, rawNodeColumns, type RawNodeRow, type NodeRecord } from './node.record.js';
 import { subtreeEnd } from './paths.js';
@@ -11,7 +10,7 @@ import { STREAM_BATCH, type Query, struct, readNodeRecord, translationJoin, page
 
 /** Reads of tree nodes: lists, subtrees (paged and streamed), one node. Each runs on its own pooled connection. */
 export class NodeReads {
-  constructor(private readonly ds: DataSource) {}
+  constructor(private readonly db: Db) {}
 
   async list(
     treeCode: string,
@@ -19,7 +18,7 @@ export class NodeReads {
     query: Query,
     lang?: Language,
   ): Promise<EnvelopeV1<Partial<NodeRecord>>> {
-    return withSql(this.ds, async (sql) => {
+    return this.db.connection(async (sql) => {
       const scope = await resolveVersion(sql, treeCode, version);
       return page(sql, scope, query, lang, { defaultOrder: 'ORDER BY n.path' });
     });
@@ -33,7 +32,7 @@ export class NodeReads {
     query: Query,
     lang?: Language,
   ): Promise<EnvelopeV1<Partial<NodeRecord>>> {
-    return withSql(this.ds, async (sql) => {
+    return this.db.connection(async (sql) => {
       const scope = await resolveVersion(sql, treeCode, version);
       const root = await struct(sql, scope, nodeId);
       return page(sql, scope, query, lang, {
@@ -55,7 +54,7 @@ export class NodeReads {
     query: Query,
     lang?: Language,
   ): Promise<Readable> {
-    const { scope, root } = await withSql(this.ds, async (sql) => {
+    const { scope, root } = await this.db.connection(async (sql) => {
       const s = await resolveVersion(sql, treeCode, version);
       return { scope: s, root: await struct(sql, s, nodeId) };
     });
@@ -71,7 +70,7 @@ export class NodeReads {
                    WHERE n.tree_version_id = $1 AND n.path > $2::bytea AND n.path < $3${where}
                    ORDER BY n.path LIMIT ${STREAM_BATCH}`;
     const batch = (after: string) =>
-      withSql(this.ds, (sql) =>
+      this.db.connection((sql) =>
         sql.rows<RawNodeRow>(
           text,
           values.map((v, i) => (i === 1 ? after : v)),
@@ -84,13 +83,15 @@ export class NodeReads {
       // The first batch is read before the response starts, so a failing query is still an ordinary error answer.
       batch(`\\x${root.path.toString('hex')}`),
       wantsCounts
-        ? withSql(this.ds, (sql) =>
-            sql.rows<{ parent_id: string; n: number }>(
-              `SELECT parent_id, count(*)::int AS n FROM tree_nodes
+        ? this.db
+            .connection((sql) =>
+              sql.rows<{ parent_id: string; n: number }>(
+                `SELECT parent_id, count(*)::int AS n FROM tree_nodes
                 WHERE tree_version_id = $1 AND path > $2 AND path < $3 GROUP BY parent_id`,
-              [scope.versionId, root.path, subtreeEnd(root.path)],
-            ),
-          ).then((rows) => rows.forEach((r) => counts.set(r.parent_id, r.n)))
+                [scope.versionId, root.path, subtreeEnd(root.path)],
+              ),
+            )
+            .then((rows) => rows.forEach((r) => counts.set(r.parent_id, r.n)))
         : undefined,
     ]);
     const write = nodeJsonWriter(list.fields, scope);
@@ -121,7 +122,7 @@ export class NodeReads {
     lang?: Language,
   ): Promise<Partial<NodeRecord>> {
     const read = parseReadQuery(query, nodeSpec, 'v1');
-    return withSql(this.ds, async (sql) => {
+    return this.db.connection(async (sql) => {
       const scope = await resolveVersion(sql, treeCode, version);
       const record = await readNodeRecord(sql, scope, nodeId, lang, read.expand);
       return pickFields(record, read.fields);

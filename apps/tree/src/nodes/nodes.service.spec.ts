@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { DataSource } from 'typeorm';
+import type { Db } from '@gatehouse/db';
 import { DomainError, ErrorCode } from '@gatehouse/errors';
 import type { TestDatabase } from '@gatehouse/testing';
-import { openTreeDataSource, treeTestDatabase } from '../../test/support/db.js';
+import { openTreeDb, treeTestDatabase } from '../../test/support/db.js';
 import { NO_PROBLEMS, treeProblems } from '../../test/support/consistency.js';
 import { NodesService } from './nodes.service.js';
 import { childPath, decodePath, encodePath as p, isInSubtree, pathLength, subtreeEnd } from './paths.js';
@@ -41,28 +41,27 @@ describe('path helpers', () => {
 
 describe('NodesService against PostgreSQL', () => {
   let db: TestDatabase;
-  let ds: DataSource;
+  let ds: Db;
   let svc: NodesService;
 
   beforeAll(async () => {
     db = await treeTestDatabase();
-    ds = await openTreeDataSource(db.url);
+    ds = openTreeDb(db.url);
     svc = new NodesService(ds);
   });
   afterAll(async () => {
-    await ds?.destroy();
+    await ds?.close();
     await db?.drop();
   });
 
   /** A tree with one empty version, made with plain SQL. */
   async function version(): Promise<{ code: string; version: string; versionId: string }> {
     const code = `t-${randomUUID().slice(0, 8)}`;
-    const [t] = await ds.query(`INSERT INTO trees (code, name) VALUES ($1, $1) RETURNING id`, [code]);
-    const [v] = await ds.query(
-      `INSERT INTO tree_versions (tree_id, version) VALUES ($1, 'v1') RETURNING id`,
-      [t.id],
-    );
-    await ds.query(`SELECT tree_nodes_add_partition($1)`, [v.id]); // as the versions service does
+    const [t] = await ds.rows(`INSERT INTO trees (code, name) VALUES ($1, $1) RETURNING id`, [code]);
+    const [v] = await ds.rows(`INSERT INTO tree_versions (tree_id, version) VALUES ($1, 'v1') RETURNING id`, [
+      t.id,
+    ]);
+    await ds.rows(`SELECT tree_nodes_add_partition($1)`, [v.id]); // as the versions service does
     return { code, version: 'v1', versionId: v.id };
   }
 
@@ -105,7 +104,7 @@ describe('NodesService against PostgreSQL', () => {
       /parent_id/,
     );
     // Nothing was written by the failed attempts: the label counter and node count are unchanged.
-    const [row] = await ds.query(`SELECT next_label, node_count FROM tree_versions WHERE id = $1`, [
+    const [row] = await ds.rows(`SELECT next_label, node_count FROM tree_versions WHERE id = $1`, [
       v.versionId,
     ]);
     expect(row).toEqual({ next_label: 1, node_count: 1 });
@@ -170,7 +169,7 @@ describe('NodesService against PostgreSQL', () => {
     const b = await mk('B', a);
     const c = await mk('C', b);
     await mk('D', b);
-    await ds.query(
+    await ds.rows(
       `INSERT INTO tree_node_translations (tree_version_id, tree_node_id, language, name) VALUES ($1, $2, 'mn_MN', 'c')`,
       [v.versionId, c],
     );
@@ -179,7 +178,7 @@ describe('NodesService against PostgreSQL', () => {
     await svc.write.remove(v.code, v.version, b, true);
     expect(await svc.read.get(v.code, v.version, a, {})).toMatchObject({ leaf: true });
     await expectError(svc.read.get(v.code, v.version, b, {}), ErrorCode.NotFound);
-    const [{ n }] = await ds.query(
+    const [{ n }] = await ds.rows(
       `SELECT count(*)::int AS n FROM tree_node_translations WHERE tree_version_id = $1`,
       [v.versionId],
     );
@@ -195,7 +194,7 @@ describe('NodesService against PostgreSQL', () => {
     const b = await mk('B', a);
     const c = await mk('C', b);
     await mk('D', c);
-    await ds.query(
+    await ds.rows(
       `INSERT INTO tree_node_translations (tree_version_id, tree_node_id, language, name) VALUES ($1, $2, 'mn_MN', 'Си')`,
       [v.versionId, c],
     );
@@ -219,7 +218,7 @@ describe('NodesService against PostgreSQL', () => {
       ['D-copy-1', 5],
     ]);
     const copiedC = sub.items[0].id!;
-    const tr = await ds.query(`SELECT name FROM tree_node_translations WHERE tree_node_id = $1`, [copiedC]);
+    const tr = await ds.rows(`SELECT name FROM tree_node_translations WHERE tree_node_id = $1`, [copiedC]);
     expect(tr).toEqual([{ name: 'Си' }]);
 
     // A second deep clone picks the next free suffix.

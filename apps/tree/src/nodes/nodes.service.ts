@@ -1,6 +1,5 @@
-import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import type { DataSource } from 'typeorm';
+import { Db } from '@gatehouse/db';
+import { Inject, Injectable } from '@nestjs/common';
 import { NodeReads } from './nodes.reads.js';
 import { NodeWrites } from './nodes.writes.js';
 
@@ -15,8 +14,8 @@ export class NodesService {
   readonly read: NodeReads;
   readonly write: NodeWrites;
 
-  constructor(@InjectDataSource() ds: DataSource) {
-    this.read = new NodeReads(ds);
-    this.write = new NodeWrites(ds);
+  constructor(@Inject(Db) db: Db) {
+    this.read = new NodeReads(db);
+    this.write = new NodeWrites(db);
   }
 }

@@ -1,10 +1,10 @@
-import type { DataSource } from 'typeorm';
+import { Db, Params, type Sql } from '@gatehouse/db';
 import { conflict, notFound } from '@gatehouse/errors';
 import { parseReadQuery, pickFields } from '@gatehouse/query';
 import type { Actor } from '../common/actor.js';
 import type { Language } from '../common/language.js';
 import { resolveAndLockVersion, resolveVersion, type VersionScope } from '../common/scope.js';
-import { inTransaction, Params, uniqueConflict, withSql, type Sql } from '../common/sql.js';
+import { uniqueConflict } from '../common/tree-db.js';
 import type { CloneNodeDto, CreateNodeDto, UpdateNodeDto } from './dto/node.dto.js';
 import { nodeSpec, toNodeRecord, type NodeRecord, type NodeRow } from './node.record.js';
 import { decodePath, encodePath, isInSubtree, LABEL_BYTES, pathLength, subtreeEnd } from './paths.js';
@@ -30,7 +30,7 @@ import {
  * updates (name, code, ...) take only the node's row lock.
  */
 export class NodeWrites {
-  constructor(private readonly ds: DataSource) {}
+  constructor(private readonly db: Db) {}
 
   async create(
     treeCode: string,
@@ -42,20 +42,22 @@ export class NodeWrites {
     const read = parseReadQuery(query, nodeSpec, 'v1');
     // One round trip: tree_create_node (migration 1790000200000) locks the version, hands out the label, checks the
     // parent in a snapshot taken after the lock and inserts; see there.
-    const row = await withSql(this.ds, (sql) =>
-      sql.one<NodeRow>(`SELECT * FROM tree_create_node($1, $2, $3, $4, $5, $6, $7, $8)`, [
-        treeCode,
-        version,
-        dto.code,
-        dto.name,
-        dto.description ?? null,
-        dto.metadata ?? {},
-        dto.parent_id ?? null,
-        actor.id,
-      ]),
-    ).catch((err: unknown) => {
-      throw functionError(err) ?? uniqueConflict(err, NODE_CONFLICTS);
-    });
+    const row = await this.db
+      .connection((sql) =>
+        sql.one<NodeRow>(`SELECT * FROM tree_create_node($1, $2, $3, $4, $5, $6, $7, $8)`, [
+          treeCode,
+          version,
+          dto.code,
+          dto.name,
+          dto.description ?? null,
+          dto.metadata ?? {},
+          dto.parent_id ?? null,
+          actor.id,
+        ]),
+      )
+      .catch((err: unknown) => {
+        throw functionError(err) ?? uniqueConflict(err, NODE_CONFLICTS);
+      });
     const scope: VersionScope = { treeId: row!.tree_id, treeCode, versionId: row!.tree_version_id, version };
     // A new node has no children and no translations: the inserted row is the whole record.
     return pickFields(
@@ -74,7 +76,7 @@ export class NodeWrites {
     lang?: Language,
   ): Promise<Partial<NodeRecord>> {
     const read = parseReadQuery(query, nodeSpec, 'v1');
-    return inTransaction(this.ds, async (sql) => {
+    return this.db.transaction(async (sql) => {
       const moving = dto.parent_id !== undefined;
       const scope = moving
         ? await resolveAndLockVersion(sql, treeCode, version)
@@ -117,7 +119,7 @@ export class NodeWrites {
 
   /** Deletes a node; one with children is 409 unless `cascade`, which deletes the whole subtree. */
   async remove(treeCode: string, version: string, nodeId: string, cascade: boolean): Promise<void> {
-    await inTransaction(this.ds, async (sql) => {
+    await this.db.transaction(async (sql) => {
       const scope = await resolveAndLockVersion(sql, treeCode, version);
       const node = await struct(sql, scope, nodeId);
       if (!node.leaf && !cascade) {
@@ -157,7 +159,7 @@ export class NodeWrites {
     lang?: Language,
   ): Promise<Partial<NodeRecord>> {
     const read = parseReadQuery(query, nodeSpec, 'v1');
-    return inTransaction(this.ds, async (sql) => {
+    return this.db.transaction(async (sql) => {
       const scope = await resolveAndLockVersion(sql, treeCode, version);
       const source = await struct(sql, scope, nodeId);
       const parentId = dto.parent_id === undefined ? source.parent_id : dto.parent_id;

@@ -1,9 +1,7 @@
-import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import type { DataSource } from 'typeorm';
+import { Db } from '@gatehouse/db';
+import { Inject, Injectable } from '@nestjs/common';
 import { defineRecord, parseReadQuery, pickFields } from '@gatehouse/query';
 import type { Actor } from '../common/actor.js';
-import { withSql } from '../common/sql.js';
 import type { Environment, UpdateSettingsDto } from './dto/settings.dto.js';
 
 export const settingsSpec = defineRecord({
@@ -18,11 +16,11 @@ export interface SettingsRecord {
 /** The one settings row of the tree manager (created by the migration). */
 @Injectable()
 export class SettingsService {
-  constructor(@InjectDataSource() private readonly ds: DataSource) {}
+  constructor(@Inject(Db) private readonly db: Db) {}
 
   async get(query: Record<string, unknown>): Promise<Partial<SettingsRecord>> {
     const read = parseReadQuery(query, settingsSpec, 'v1');
-    return withSql(this.ds, async (sql) => {
+    return this.db.connection(async (sql) => {
       const row = await sql.one<SettingsRecord>(`SELECT environment FROM tree_settings WHERE id = 1`);
       return pickFields({ environment: row!.environment }, read.fields);
     });
@@ -35,7 +33,7 @@ export class SettingsService {
     query: Record<string, unknown>,
   ): Promise<Partial<SettingsRecord>> {
     const read = parseReadQuery(query, settingsSpec, 'v1');
-    return withSql(this.ds, async (sql) => {
+    return this.db.connection(async (sql) => {
       const row = await sql.one<SettingsRecord>(
         `UPDATE tree_settings SET environment = $1, updated_by = $2, updated_at = now() WHERE id = 1 RETURNING environment`,
         [dto.environment ?? 'development', actor.id],

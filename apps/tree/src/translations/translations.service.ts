@@ -1,14 +1,12 @@
-import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import type { DataSource } from 'typeorm';
+import { Db, listPage, Params, type Sql } from '@gatehouse/db';
+import { Inject, Injectable } from '@nestjs/common';
 import { notFound } from '@gatehouse/errors';
 import { parseReadQuery, pickFields, toEnvelope, type EnvelopeV1 } from '@gatehouse/query';
 import type { Actor } from '../common/actor.js';
 import { DEFAULT_LANGUAGE, normalizeLanguage, type Language } from '../common/language.js';
 import { nodePath, treePath, versionPath } from '../common/links.js';
-import { listRows } from '../common/list.js';
 import { resolveTree, resolveVersion } from '../common/scope.js';
-import { inTransaction, Params, uniqueConflict, withSql, type Sql } from '../common/sql.js';
+import { uniqueConflict } from '../common/tree-db.js';
 import type { CreateTranslationDto, UpdateTranslationDto } from './dto/translation.dto.js';
 import { translationSpec, type TranslationRecord } from './translation.record.js';
 
@@ -53,17 +51,18 @@ type Query = Record<string, unknown>;
 /** Translations of trees, versions and nodes: the same five operations over three tables. */
 @Injectable()
 export class TranslationsService {
-  constructor(@InjectDataSource() private readonly ds: DataSource) {}
+  constructor(@Inject(Db) private readonly db: Db) {}
 
   async list(subject: Subject, query: Query): Promise<EnvelopeV1<Partial<TranslationRecord>>> {
-    return withSql(this.ds, async (sql) => {
+    return this.db.connection(async (sql) => {
       const s = await this.resolve(sql, subject);
-      const page = await listRows<Row>(sql, {
+      const page = await listPage<Row>(sql, {
         spec: translationSpec,
         query,
-        conditions: (p) => [`x.${s.column} = ${p.add(s.subjectId)}`],
-        select: () => ({ columns: this.columns(s), from: `${s.table} x` }),
-        countFrom: `${s.table} x`,
+        params: [s.subjectId],
+        conditions: [`x.${s.column} = $1`],
+        select: () => this.columns(s),
+        from: `${s.table} x`,
         defaultOrder: 'ORDER BY x.language',
       });
       const items = page.rows.map((r) => pickFields(this.present(s, r), page.list.fields));
@@ -77,7 +76,7 @@ export class TranslationsService {
 
   async get(subject: Subject, language: Language, query: Query): Promise<Partial<TranslationRecord>> {
     const read = parseReadQuery(query, translationSpec, 'v1');
-    return withSql(this.ds, async (sql) => {
+    return this.db.connection(async (sql) => {
       const s = await this.resolve(sql, subject);
       return pickFields(this.present(s, await this.row(sql, s, language)), read.fields);
     });
@@ -86,7 +85,7 @@ export class TranslationsService {
   async create(subject: Subject, dto: CreateTranslationDto, actor: Actor, query: Query) {
     const read = parseReadQuery(query, translationSpec, 'v1');
     const language = dto.language ? normalizeLanguage(dto.language)! : DEFAULT_LANGUAGE;
-    return inTransaction(this.ds, async (sql) => {
+    return this.db.transaction(async (sql) => {
       const s = await this.resolve(sql, subject, true);
       const cols = [s.column, 'language', 'name', 'description', 'created_by', 'updated_by'];
       const values: unknown[] = [
@@ -115,7 +114,7 @@ export class TranslationsService {
 
   async update(subject: Subject, language: Language, dto: UpdateTranslationDto, actor: Actor, query: Query) {
     const read = parseReadQuery(query, translationSpec, 'v1');
-    return withSql(this.ds, async (sql) => {
+    return this.db.connection(async (sql) => {
       const s = await this.resolve(sql, subject);
       const p = new Params();
       const sets: string[] = [];
@@ -132,7 +131,7 @@ export class TranslationsService {
   }
 
   async remove(subject: Subject, language: Language): Promise<void> {
-    await withSql(this.ds, async (sql) => {
+    await this.db.connection(async (sql) => {
       const s = await this.resolve(sql, subject);
       const n = await sql.exec(`DELETE FROM ${s.table} WHERE ${s.column} = $1 AND language = $2`, [
         s.subjectId,

@@ -1,13 +1,11 @@
-import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import type { DataSource } from 'typeorm';
+import { Db, listPage, Params, type Sql } from '@gatehouse/db';
+import { Inject, Injectable } from '@nestjs/common';
 import { notFound } from '@gatehouse/errors';
 import { parseReadQuery, pickFields, toEnvelope, type EnvelopeV1 } from '@gatehouse/query';
 import type { Actor } from '../common/actor.js';
 import type { Language } from '../common/language.js';
-import { listRows } from '../common/list.js';
 import { resolveTree } from '../common/scope.js';
-import { inTransaction, Params, uniqueConflict, withSql, type Sql } from '../common/sql.js';
+import { uniqueConflict } from '../common/tree-db.js';
 import { copyVersionContent, createVersionPartition, deleteVersionNodes } from '../versions/version-copy.js';
 import { VersionsService } from '../versions/versions.service.js';
 import type { ChangeTreeCodeDto, CloneTreeDto, CreateTreeDto, UpdateTreeDto } from './dto/tree.dto.js';
@@ -32,17 +30,18 @@ function translationJoin(p: Params, lang: Language | undefined) {
 @Injectable()
 export class TreesService {
   constructor(
-    @InjectDataSource() private readonly ds: DataSource,
+    @Inject(Db) private readonly db: Db,
     private readonly versions: VersionsService,
   ) {}
 
   async list(query: Query, lang?: Language): Promise<EnvelopeV1<Partial<TreeRecord>>> {
-    return withSql(this.ds, async (sql) => {
-      const page = await listRows<TreeRow>(sql, {
+    return this.db.connection(async (sql) => {
+      const page = await listPage<TreeRow>(sql, {
         spec: treeSpec,
         query,
-        conditions: () => [],
-        select: (p) => {
+        params: [],
+        conditions: [],
+        select: (_list, p) => {
           const tr = translationJoin(p, lang);
           return { columns: `${TREE_COLUMNS}${tr.columns}`, from: `trees t ${tr.join}` };
         },
@@ -67,7 +66,7 @@ export class TreesService {
 
   async get(treeCode: string, query: Query, lang?: Language): Promise<Partial<TreeRecord>> {
     const read = parseReadQuery(query, treeSpec, 'v1');
-    return withSql(this.ds, async (sql) => {
+    return this.db.connection(async (sql) => {
       const row = await this.row(sql, treeCode, lang);
       const versions = read.expand
         ? await this.versions.embedded(sql, { treeId: row.id, treeCode: row.code }, lang)
@@ -79,7 +78,7 @@ export class TreesService {
   /** Creates the tree and its default version `v1`. */
   async create(dto: CreateTreeDto, actor: Actor, query: Query, lang?: Language) {
     parseReadQuery(query, treeSpec, 'v1');
-    await inTransaction(this.ds, async (sql) => {
+    await this.db.transaction(async (sql) => {
       const tree = await sql
         .one<{ id: string }>(
           `INSERT INTO trees (code, name, description, metadata, created_by, updated_by)
@@ -100,7 +99,7 @@ export class TreesService {
 
   async update(treeCode: string, dto: UpdateTreeDto, actor: Actor, query: Query, lang?: Language) {
     parseReadQuery(query, treeSpec, 'v1');
-    await withSql(this.ds, async (sql) => {
+    await this.db.connection(async (sql) => {
       const p = new Params();
       const sets: string[] = [];
       if (dto.name !== undefined) sets.push(`name = ${p.add(dto.name)}`);
@@ -119,7 +118,7 @@ export class TreesService {
 
   /** Deletes the tree with every version, node and translation under it. */
   async remove(treeCode: string): Promise<void> {
-    await inTransaction(this.ds, async (sql) => {
+    await this.db.transaction(async (sql) => {
       const tree = await resolveTree(sql, treeCode);
       // Wait for structural writes in flight in any version, and keep new ones out until the tree is gone.
       const versions = await sql.rows<{ id: string }>(
@@ -137,7 +136,7 @@ export class TreesService {
   /** Deep copy under a new code: the tree, its translations, every version with its nodes and translations. */
   async clone(treeCode: string, dto: CloneTreeDto, actor: Actor, query: Query, lang?: Language) {
     parseReadQuery(query, treeSpec, 'v1');
-    await inTransaction(this.ds, async (sql) => {
+    await this.db.transaction(async (sql) => {
       const source = await sql.one<TreeRow>(`SELECT * FROM trees WHERE code = $1 FOR SHARE`, [treeCode]);
       if (!source) throw notFound(`Tree '${treeCode}' not found`);
       const created = await sql
@@ -182,7 +181,7 @@ export class TreesService {
 
   async changeCode(treeCode: string, dto: ChangeTreeCodeDto, actor: Actor, query: Query, lang?: Language) {
     parseReadQuery(query, treeSpec, 'v1');
-    await withSql(this.ds, async (sql) => {
+    await this.db.connection(async (sql) => {
       const n = await sql
         .exec(`UPDATE trees SET code = $2, updated_by = $3, updated_at = now() WHERE code = $1`, [
           treeCode,

@@ -1,4 +1,5 @@
-import { allowBulkStatements, type Sql } from '../common/sql.js';
+import { type Sql } from '@gatehouse/db';
+import { allowBulkStatements } from '../common/tree-db.js';
 
 /**
  * Creates the (empty) partition of tree_nodes for a new version (migration 1790000300000): every version has one

@@ -1,12 +1,10 @@
-import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import type { DataSource } from 'typeorm';
+import { Db, listPage, Params, type Sql } from '@gatehouse/db';
+import { Inject, Injectable } from '@nestjs/common';
 import { conflict, notFound } from '@gatehouse/errors';
 import { parseReadQuery, pickFields, toEnvelope, type EnvelopeV1 } from '@gatehouse/query';
 import type { Language } from '../common/language.js';
-import { listRows } from '../common/list.js';
 import { resolveTree, type TreeScope, type VersionScope } from '../common/scope.js';
-import { inTransaction, Params, uniqueConflict, withSql, type Sql } from '../common/sql.js';
+import { uniqueConflict } from '../common/tree-db.js';
 import { nodeColumns, toNodeRecord, type NodeRow } from '../nodes/node.record.js';
 import type { Actor } from '../common/actor.js';
 import type {
@@ -54,16 +52,17 @@ function translationJoin(p: Params, lang: Language | undefined) {
 
 @Injectable()
 export class VersionsService {
-  constructor(@InjectDataSource() private readonly ds: DataSource) {}
+  constructor(@Inject(Db) private readonly db: Db) {}
 
   async list(treeCode: string, query: Query, lang?: Language): Promise<EnvelopeV1<Partial<VersionRecord>>> {
-    return withSql(this.ds, async (sql) => {
+    return this.db.connection(async (sql) => {
       const tree = await resolveTree(sql, treeCode);
-      const page = await listRows<VersionRow>(sql, {
+      const page = await listPage<VersionRow>(sql, {
         spec: versionSpec,
         query,
-        conditions: (p) => [`v.tree_id = ${p.add(tree.treeId)}`],
-        select: (p) => {
+        params: [tree.treeId],
+        conditions: ['v.tree_id = $1'],
+        select: (_list, p) => {
           const tr = translationJoin(p, lang);
           return { columns: `${VERSION_COLUMNS}${tr.columns}`, from: `tree_versions v ${tr.join}` };
         },
@@ -91,7 +90,7 @@ export class VersionsService {
     lang?: Language,
   ): Promise<Partial<VersionRecord>> {
     const read = parseReadQuery(query, versionSpec, 'v1');
-    return withSql(this.ds, async (sql) => {
+    return this.db.connection(async (sql) => {
       const tree = await resolveTree(sql, treeCode);
       const row = await this.row(sql, tree, version, lang);
       const nodes = read.expand ? await this.embeddedNodes(sql, tree, row, lang) : undefined;
@@ -114,7 +113,7 @@ export class VersionsService {
 
   async create(treeCode: string, dto: CreateVersionDto, actor: Actor, query: Query, lang?: Language) {
     parseReadQuery(query, versionSpec, 'v1');
-    const code = await inTransaction(this.ds, async (sql) => {
+    const code = await this.db.transaction(async (sql) => {
       const tree = await resolveTree(sql, treeCode);
       // Serializes version creation in this tree, so two callers never compute the same next vN.
       await sql.one(`SELECT id FROM trees WHERE id = $1 FOR NO KEY UPDATE`, [tree.treeId]);
@@ -143,7 +142,7 @@ export class VersionsService {
     lang?: Language,
   ) {
     parseReadQuery(query, versionSpec, 'v1');
-    await withSql(this.ds, async (sql) => {
+    await this.db.connection(async (sql) => {
       const tree = await resolveTree(sql, treeCode);
       const p = new Params();
       const sets: string[] = [];
@@ -163,7 +162,7 @@ export class VersionsService {
 
   /** Deletes a version with its nodes and translations. The last version of a tree cannot go (409). */
   async remove(treeCode: string, version: string): Promise<void> {
-    await inTransaction(this.ds, async (sql) => {
+    await this.db.transaction(async (sql) => {
       const tree = await resolveTree(sql, treeCode);
       await sql.one(`SELECT id FROM trees WHERE id = $1 FOR NO KEY UPDATE`, [tree.treeId]);
       const row = await sql.one<{ id: string }>(
@@ -191,7 +190,7 @@ export class VersionsService {
     lang?: Language,
   ) {
     parseReadQuery(query, versionSpec, 'v1');
-    await inTransaction(this.ds, async (sql) => {
+    await this.db.transaction(async (sql) => {
       const tree = await resolveTree(sql, treeCode);
       // Share lock: structural writes of the source wait until the copy is done, so all statements see one state.
       const source = await sql.one<VersionRow & { next_label: number }>(
@@ -234,7 +233,7 @@ export class VersionsService {
     lang?: Language,
   ) {
     parseReadQuery(query, versionSpec, 'v1');
-    await withSql(this.ds, async (sql) => {
+    await this.db.connection(async (sql) => {
       const tree = await resolveTree(sql, treeCode);
       const n = await sql
         .exec(

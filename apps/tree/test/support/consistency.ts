@@ -1,4 +1,4 @@
-import type { DataSource } from 'typeorm';
+import type { Sql } from '@gatehouse/db';
 
 export interface TreeProblems {
   /** Nodes whose parent_id, path and depth disagree (parent missing, in another version, path not parent's + own label). */
@@ -17,9 +17,8 @@ export interface TreeProblems {
  * Checks a version's tree by two independent routes: the stored paths, and a walk up parent_id (a recursive CTE
  * bounded at 10,000 steps, so a cycle shows up as a node that never reaches a root).
  */
-export async function treeProblems(ds: DataSource, versionId: string): Promise<TreeProblems> {
-  const ids = async (sql: string) =>
-    ((await ds.query(sql, [versionId])) as { id: string }[]).map((r) => r.id);
+export async function treeProblems(ds: Sql, versionId: string): Promise<TreeProblems> {
+  const ids = async (sql: string) => ((await ds.rows(sql, [versionId])) as { id: string }[]).map((r) => r.id);
   const badParent = await ids(
     `SELECT n.id FROM tree_nodes n LEFT JOIN tree_nodes p ON p.id = n.parent_id
       WHERE n.tree_version_id = $1
@@ -43,7 +42,7 @@ export async function treeProblems(ds: DataSource, versionId: string): Promise<T
   const badId = await ids(
     `SELECT n.id FROM tree_nodes n WHERE n.tree_version_id = $1 AND n.id <> tree_node_id($1, (tree_path_labels(n.path))[length(n.path) / 4])`,
   );
-  const [{ drift }] = (await ds.query(
+  const [{ drift }] = (await ds.rows(
     `SELECT v.node_count - (SELECT count(*)::int FROM tree_nodes n WHERE n.tree_version_id = v.id) AS drift
        FROM tree_versions v WHERE v.id = $1`,
     [versionId],

@@ -1,4 +1,4 @@
-import { createDataSource, migrateDatabase } from '@gatehouse/db';
+import { createDataSource, Db, migrateDatabase } from '@gatehouse/db';
 import { createTestDatabase, type TestDatabase } from '@gatehouse/testing';
 import type { DataSource } from 'typeorm';
 import { treeEntities } from '../../src/entities.js';
@@ -19,4 +19,9 @@ export async function openTreeDataSource(url: string, poolMax = 10): Promise<Dat
   const ds = createDataSource({ url, entities: treeEntities, migrations: treeMigrations, poolMax });
   await ds.initialize();
   return ds;
+}
+
+/** The database's pool on `url`, as the tree service holds it. */
+export function openTreeDb(url: string, poolMax = 10): Db {
+  return new Db({ url, poolMax });
 }

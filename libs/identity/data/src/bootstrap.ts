@@ -1,8 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { DataSource, EntityManager } from 'typeorm';
+import type { Sql } from '@gatehouse/db';
 import { DEFAULT_PASSWORD_VALIDATORS, hashPassword } from './passwords.js';
 import { loadSecretBox, type SecretBox, type SecretBoxEnv } from './secret-box.js';
-import { rows } from './sql.js';
 import { SYSTEM_RESOURCES } from './system.js';
 
 export interface BootstrapEnv extends SecretBoxEnv {
@@ -73,7 +72,7 @@ const randomSecret = () => randomBytes(32).toString('base64url');
  * system scopes introduced by a newer release (granting those new ones to the default client).
  */
 export async function bootstrapIdentity(
-  ds: DataSource,
+  db: Sql,
   env: BootstrapEnv,
   log: BootstrapLogger = jsonLogger(env.LOG_LEVEL),
   opts: BootstrapOptions = {},
@@ -90,12 +89,12 @@ export async function bootstrapIdentity(
   }
   const sealer = box;
 
-  const result = await ds.transaction(async (m) => {
-    await m.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [LOCK_KEY]);
-    const [marker] = await rows<{
+  const result = await db.transaction(async (m) => {
+    await m.exec(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [LOCK_KEY]);
+    const [marker] = await m.rows<{
       instance_id: string;
       details: { client_id?: string; admin_user_id?: string };
-    }>(m, `SELECT instance_id, details FROM bootstrap_markers WHERE name = $1`, [MARKER]);
+    }>(`SELECT instance_id, details FROM bootstrap_markers WHERE name = $1`, [MARKER]);
     if (marker) return existing(m, marker.instance_id, marker.details, env, log);
     return seed(m, env, sealer);
   });
@@ -111,7 +110,7 @@ export async function bootstrapIdentity(
 type Internal = BootstrapResult & { printable: [string, string][] };
 
 async function existing(
-  m: EntityManager,
+  m: Sql,
   instanceId: string,
   details: { client_id?: string; admin_user_id?: string },
   env: BootstrapEnv,
@@ -125,11 +124,9 @@ async function existing(
     );
   }
   // The default client may be gone only through direct SQL; then new scopes are added but granted to nobody.
-  const [client] = await rows<{ id: string }>(
-    m,
-    `SELECT id FROM clients WHERE id = $1::uuid AND is_default`,
-    [clientId || null],
-  );
+  const [client] = await m.rows<{ id: string }>(`SELECT id FROM clients WHERE id = $1::uuid AND is_default`, [
+    clientId || null,
+  ]);
   await ensureSystemScopes(m, instanceId, client?.id);
   return {
     instanceId,
@@ -142,14 +139,9 @@ async function existing(
 }
 
 /** Insert system scopes missing from the system resources (a newer release added them); grant only those new ones. */
-async function ensureSystemScopes(
-  m: EntityManager,
-  instanceId: string,
-  defaultClientId?: string,
-): Promise<void> {
+async function ensureSystemScopes(m: Sql, instanceId: string, defaultClientId?: string): Promise<void> {
   for (const spec of SYSTEM_RESOURCES) {
-    const added = await rows<{ id: string; resource_id: string }>(
-      m,
+    const added = await m.rows<{ id: string; resource_id: string }>(
       `INSERT INTO scopes (instance_id, resource_id, scope_name, scope_description)
        SELECT r.instance_id, r.id, s.name, s.description
          FROM resources r, jsonb_to_recordset($3::jsonb) AS s(name text, description text)
@@ -159,7 +151,7 @@ async function ensureSystemScopes(
       [instanceId, spec.identifierUrl, JSON.stringify(spec.scopes)],
     );
     if (!added.length || !defaultClientId) continue;
-    await m.query(
+    await m.exec(
       `INSERT INTO client_permissions (instance_id, client_id, resource_id, scope_id)
        SELECT $1, $2, a.resource_id, a.id
          FROM unnest($3::uuid[], $4::uuid[]) AS a(id, resource_id)
@@ -170,7 +162,7 @@ async function ensureSystemScopes(
   }
 }
 
-async function seed(m: EntityManager, env: BootstrapEnv, box: SecretBox): Promise<Internal> {
+async function seed(m: Sql, env: BootstrapEnv, box: SecretBox): Promise<Internal> {
   const generated: string[] = [];
   const printable: [string, string][] = [];
 
@@ -182,8 +174,7 @@ async function seed(m: EntityManager, env: BootstrapEnv, box: SecretBox): Promis
   const adminPassword = env.BOOTSTRAP_ADMIN_PASSWORD ?? randomSecret();
   if (!env.BOOTSTRAP_ADMIN_PASSWORD) generated.push('BOOTSTRAP_ADMIN_PASSWORD');
 
-  const [instance] = await rows<{ id: string }>(
-    m,
+  const [instance] = await m.rows<{ id: string }>(
     `INSERT INTO instances (name, description, is_default, multi_tenant, settings)
      VALUES ('default', 'Default instance', true, false, $1::jsonb) RETURNING id`,
     [
@@ -198,22 +189,21 @@ async function seed(m: EntityManager, env: BootstrapEnv, box: SecretBox): Promis
 
   const resourceIds: string[] = [];
   for (const spec of SYSTEM_RESOURCES) {
-    const [r] = await rows<{ id: string }>(
-      m,
+    const [r] = await m.rows<{ id: string }>(
       `INSERT INTO resources (instance_id, resource_type, resource_name, resource_description, identifier_url,
                               is_system, signing_algorithm, token_lifetime, skip_consent_for_first_party)
        VALUES ($1, 'api', $2, $3, $4, true, 'RS256', 3600, true) RETURNING id`,
       [instanceId, spec.name, spec.description, spec.identifierUrl],
     );
     resourceIds.push(r.id);
-    await m.query(
+    await m.exec(
       `INSERT INTO scopes (instance_id, resource_id, scope_name, scope_description)
        SELECT $1, $2, s.name, s.description FROM jsonb_to_recordset($3::jsonb) AS s(name text, description text)`,
       [instanceId, r.id, JSON.stringify(spec.scopes)],
     );
   }
 
-  await m.query(
+  await m.exec(
     `INSERT INTO clients (id, instance_id, client_name, client_type, client_description, client_secret_enc,
                           client_metadata, is_public, is_first_party, is_global, is_default)
      VALUES ($1, $2, 'Default client', 'non_interactive',
@@ -227,25 +217,24 @@ async function seed(m: EntityManager, env: BootstrapEnv, box: SecretBox): Promis
     ],
   );
   // Authorize both system resources and grant every one of their scopes, set-based.
-  await m.query(
+  await m.exec(
     `INSERT INTO client_resources (instance_id, client_id, resource_id)
      SELECT $1, $2, unnest($3::uuid[])`,
     [instanceId, clientId, resourceIds],
   );
-  await m.query(
+  await m.exec(
     `INSERT INTO client_permissions (instance_id, client_id, resource_id, scope_id)
      SELECT $1, $2, s.resource_id, s.id FROM scopes s WHERE s.resource_id = ANY($3::uuid[])`,
     [instanceId, clientId, resourceIds],
   );
 
-  const [admin] = await rows<{ id: string }>(
-    m,
+  const [admin] = await m.rows<{ id: string }>(
     `INSERT INTO users (instance_id, user_email, user_name, password_hash, name, email_verified)
      VALUES ($1, $2, 'admin', $3, 'Administrator', true) RETURNING id`,
     [instanceId, adminEmail, await hashPassword(adminPassword)],
   );
 
-  await m.query(`INSERT INTO bootstrap_markers (name, instance_id, details) VALUES ($1, $2, $3::jsonb)`, [
+  await m.exec(`INSERT INTO bootstrap_markers (name, instance_id, details) VALUES ($1, $2, $3::jsonb)`, [
     MARKER,
     instanceId,
     JSON.stringify({ client_id: clientId, admin_user_id: admin.id }),

@@ -1,5 +1,3 @@
-import { isUuid, type Queryable } from './sql.js';
-
 /**
  * The scopes of resource `resourceId` that user `userId` holds in effect: its own permissions, plus its roles',
  * plus those of every group it is in and every ancestor group, plus those groups' roles (docs/contract.md, identity).
@@ -11,11 +9,8 @@ import { isUuid, type Queryable } from './sql.js';
  * user nobody granted anything. Issue 13 replaces the body with its one indexed query; callers keep this
  * signature. The `db` parameter is the handle that query will run on.
  */
-export async function effectiveUserScopes(
-  _db: Queryable,
-  userId: string,
-  resourceId: string,
-): Promise<string[]> {
+export async function effectiveUserScopes(_db: Sql, userId: string, resourceId: string): Promise<string[]> {
   if (!isUuid(userId) || !isUuid(resourceId)) return [];
   return [];
 }
+import { isUuid, type Sql } from '@gatehouse/db';

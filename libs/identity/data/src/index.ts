@@ -7,5 +7,5 @@ export * from './token-data.js';
 export * from './bootstrap.js';
 export * from './system.js';
 export * from './env.js';
-export { isUuid, rows, type Queryable } from './sql.js';
 export * from './effective-permissions.js';
+export * from './tables/index.js';

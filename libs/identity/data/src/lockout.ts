@@ -1,5 +1,3 @@
-import { rows, isUuid, type Queryable } from './sql.js';
-
 /**
  * Brute-force protection: `threshold` consecutive failures of one user from one source address lock that user's
  * password logins from that address for `lockSeconds` (other addresses keep working).
@@ -28,14 +26,13 @@ const sourceKey = (source: string) => (source || 'unknown').slice(0, MAX_SOURCE_
 
 /** True while the user's password logins from `source` are locked (at `now`: the caller's clock). */
 export async function isLockedFrom(
-  db: Queryable,
+  db: Sql,
   userId: string,
   source: string,
   now: Date = new Date(),
 ): Promise<boolean> {
   if (!isUuid(userId)) return false;
-  const [row] = await rows<{ locked: boolean }>(
-    db,
+  const [row] = await db.rows<{ locked: boolean }>(
     `SELECT coalesce(locked_until > $3, false) AS locked FROM login_failures WHERE user_id = $1 AND source = $2`,
     [userId, sourceKey(source), now],
   );
@@ -49,7 +46,7 @@ export async function isLockedFrom(
  * Returns null for an unknown user.
  */
 export async function registerFailedLogin(
-  db: Queryable,
+  db: Sql,
   userId: string,
   source: string,
   policy: LockoutPolicy,
@@ -57,8 +54,7 @@ export async function registerFailedLogin(
 ): Promise<FailedLoginResult | null> {
   if (!isUuid(userId)) return null;
   if (!(policy.threshold >= 1) || !(policy.lockSeconds >= 0)) throw new RangeError('invalid lockout policy');
-  const [row] = await rows<{ failed_count: number; locked_until: Date | null; locked: boolean }>(
-    db,
+  const [row] = await db.rows<{ failed_count: number; locked_until: Date | null; locked: boolean }>(
     `INSERT INTO login_failures AS f (user_id, source, instance_id, failed_count, locked_until, updated_at)
      SELECT u.id, $2, u.instance_id,
             CASE WHEN 1 >= $3 THEN 0 ELSE 1 END,
@@ -83,23 +79,20 @@ export async function registerFailedLogin(
 }
 
 /** Clear every failure count and lock of the user (an administrator unlocking it, a new password). */
-export async function resetFailedLogins(db: Queryable, userId: string): Promise<void> {
+export async function resetFailedLogins(db: Sql, userId: string): Promise<void> {
   if (!isUuid(userId)) return;
-  await db.query(`DELETE FROM login_failures WHERE user_id = $1`, [userId]);
-  await db.query(`UPDATE users SET failed_login_count = 0, locked_until = NULL WHERE id = $1`, [userId]);
+  await db.exec(`DELETE FROM login_failures WHERE user_id = $1`, [userId]);
+  await db.exec(`UPDATE users SET failed_login_count = 0, locked_until = NULL WHERE id = $1`, [userId]);
 }
 
 /**
  * A successful login from `source`: that source's failures cleared, `last_login_at` set, `login_count`
  * incremented.
  */
-export async function recordSuccessfulLogin(db: Queryable, userId: string, source: string): Promise<void> {
+export async function recordSuccessfulLogin(db: Sql, userId: string, source: string): Promise<void> {
   if (!isUuid(userId)) return;
-  await db.query(`DELETE FROM login_failures WHERE user_id = $1 AND source = $2`, [
-    userId,
-    sourceKey(source),
-  ]);
-  await db.query(
+  await db.exec(`DELETE FROM login_failures WHERE user_id = $1 AND source = $2`, [userId, sourceKey(source)]);
+  await db.exec(
     `UPDATE users SET failed_login_count = 0, locked_until = NULL, last_login_at = now(), login_count = login_count + 1
      WHERE id = $1`,
     [userId],
@@ -107,9 +100,8 @@ export async function recordSuccessfulLogin(db: Queryable, userId: string, sourc
 }
 
 /** Delete failure rows no attempt touched for `olderThanSec` whose lock (if any) has run out; returns how many. */
-export async function purgeLoginFailures(db: Queryable, olderThanSec = 86_400): Promise<number> {
-  const gone = await rows<{ n: number }>(
-    db,
+export async function purgeLoginFailures(db: Sql, olderThanSec = 86_400): Promise<number> {
+  const gone = await db.rows<{ n: number }>(
     `WITH gone AS (
        DELETE FROM login_failures
         WHERE updated_at < now() - make_interval(secs => $1) AND (locked_until IS NULL OR locked_until < now())
@@ -119,3 +111,4 @@ export async function purgeLoginFailures(db: Queryable, olderThanSec = 86_400): 
   );
   return gone[0]?.n ?? 0;
 }
+import { isUuid, type Sql } from '@gatehouse/db';

@@ -1,8 +1,8 @@
-import type { DataSource } from 'typeorm';
+import { isUuid, type Sql } from '@gatehouse/db';
+import { getMetadataArgsStorage } from 'typeorm';
 import type { ClientMetadata } from './entities/client.entity.js';
 import { User } from './entities/user.entity.js';
 import type { SecretBox } from './secret-box.js';
-import { isUuid, rows, type Queryable } from './sql.js';
 
 /** What the token server needs to know about a client (secret decrypted). */
 export interface OidcClientRecord {
@@ -41,13 +41,12 @@ interface ClientRow {
 
 /** The client with this id and its decrypted secret, or null (unknown or malformed id). One primary-key look-up. */
 export async function findClientForOidc(
-  db: Queryable,
+  db: Sql,
   clientId: string,
   box: SecretBox,
 ): Promise<OidcClientRecord | null> {
   if (!isUuid(clientId)) return null;
-  const [r] = await rows<ClientRow>(
-    db,
+  const [r] = await db.rows<ClientRow>(
     `SELECT id, instance_id, tenant_id, client_name, client_type, client_secret_enc, client_secret_expires_at,
             client_metadata, is_public, is_first_party, is_global, is_default, updated_at
        FROM clients WHERE id = $1`,
@@ -130,14 +129,13 @@ function toResource(r: ResourceRow, box?: SecretBox): OidcResourceRecord {
 
 /** The resource of an instance whose `identifier_url` (the token audience) is `url`, or null. */
 export async function findResourceByIdentifier(
-  db: Queryable,
+  db: Sql,
   instanceId: string,
   url: string,
   box?: SecretBox,
 ): Promise<OidcResourceRecord | null> {
   if (!isUuid(instanceId) || typeof url !== 'string') return null;
-  const [r] = await rows<ResourceRow>(
-    db,
+  const [r] = await db.rows<ResourceRow>(
     `SELECT ${RESOURCE_COLUMNS} FROM resources r WHERE r.instance_id = $1 AND r.identifier_url = $2`,
     [instanceId, url],
   );
@@ -145,9 +143,9 @@ export async function findResourceByIdentifier(
 }
 
 /** True when the resource is authorized to the client (a client_resources row). */
-export async function isAuthorized(db: Queryable, clientId: string, resourceId: string): Promise<boolean> {
+export async function isAuthorized(db: Sql, clientId: string, resourceId: string): Promise<boolean> {
   if (!isUuid(clientId) || !isUuid(resourceId)) return false;
-  const r = await rows(db, `SELECT 1 FROM client_resources WHERE client_id = $1 AND resource_id = $2`, [
+  const r = await db.rows(`SELECT 1 FROM client_resources WHERE client_id = $1 AND resource_id = $2`, [
     clientId,
     resourceId,
   ]);
@@ -155,10 +153,9 @@ export async function isAuthorized(db: Queryable, clientId: string, resourceId: 
 }
 
 /** Names of the scopes of `resourceId` granted to the client, sorted. */
-export async function grantedScopes(db: Queryable, clientId: string, resourceId: string): Promise<string[]> {
+export async function grantedScopes(db: Sql, clientId: string, resourceId: string): Promise<string[]> {
   if (!isUuid(clientId) || !isUuid(resourceId)) return [];
-  const r = await rows<{ scope_name: string }>(
-    db,
+  const r = await db.rows<{ scope_name: string }>(
     `SELECT s.scope_name
        FROM client_permissions p JOIN scopes s ON s.id = p.scope_id
       WHERE p.client_id = $1 AND p.resource_id = $2
@@ -182,14 +179,13 @@ export interface ClientResourceAccess {
  * or the resource does not exist.
  */
 export async function clientResourceAccess(
-  db: Queryable,
+  db: Sql,
   clientId: string,
   identifierUrl: string,
   box?: SecretBox,
 ): Promise<ClientResourceAccess | null> {
   if (!isUuid(clientId) || typeof identifierUrl !== 'string') return null;
-  const [r] = await rows<ResourceRow & { authorized: boolean; scopes: string[] }>(
-    db,
+  const [r] = await db.rows<ResourceRow & { authorized: boolean; scopes: string[] }>(
     `SELECT ${RESOURCE_COLUMNS},
             (cr.id IS NOT NULL) AS authorized,
             coalesce((SELECT array_agg(s.scope_name ORDER BY s.scope_name)
@@ -216,29 +212,51 @@ const PHONE_LIKE = /^\+?[\d\s\-.()]{4,}$/;
  * The user of an instance whose e-mail or user name (both case-insensitive) or phone number is `login`, or null.
  * Should two users match different fields, e-mail wins over user name over phone.
  */
-export async function findUserByLogin(
-  ds: DataSource,
-  instanceId: string,
-  login: string,
-): Promise<User | null> {
+export async function findUserByLogin(db: Sql, instanceId: string, login: string): Promise<User | null> {
   if (!isUuid(instanceId) || typeof login !== 'string') return null;
   const trimmed = login.trim();
   if (!trimmed || trimmed.length > 320) return null;
   const phone = PHONE_LIKE.test(trimmed) ? normalizePhone(trimmed) : null;
-  const qb = ds
-    .getRepository(User)
-    .createQueryBuilder('u')
-    .where('u.instance_id = :instanceId', { instanceId })
-    .andWhere(
-      phone
-        ? '(lower(u.user_email) = lower(:login) OR lower(u.user_name) = lower(:login) OR u.phone_number = :phone)'
-        : '(lower(u.user_email) = lower(:login) OR lower(u.user_name) = lower(:login))',
-      { login: trimmed, phone },
-    );
-  const found = await qb.getMany();
+  const found = await db.rows<User>(
+    `SELECT ${USER_ACCOUNT_COLUMNS} FROM users u
+      WHERE u.instance_id = $1
+        AND (lower(u.user_email) = lower($2) OR lower(u.user_name) = lower($2)${phone ? ' OR u.phone_number = $3' : ''})`,
+    phone ? [instanceId, trimmed, phone] : [instanceId, trimmed],
+  );
   if (found.length <= 1) return found[0] ?? null;
   const lower = trimmed.toLowerCase();
   const rank = (u: User) =>
     u.userEmail?.toLowerCase() === lower ? 0 : u.userName?.toLowerCase() === lower ? 1 : 2;
   return found.sort((a, b) => rank(a) - rank(b))[0];
+}
+
+/** A user by id, or null (a malformed id is no user). */
+export async function findUserById(db: Sql, userId: string): Promise<User | null> {
+  if (!isUuid(userId)) return null;
+  return (
+    (await db.one<User>(`SELECT ${USER_ACCOUNT_COLUMNS} FROM users u WHERE u.id = $1`, [userId])) ?? null
+  );
+}
+
+/**
+ * The columns of a users row (alias `u`) under the `User` entity's property names: the token server reads a user
+ * as the entity declares it (timestamps as Date).
+ */
+const USER_ACCOUNT_COLUMNS = entityColumns(User, 'u');
+
+/** `alias.column AS "property"` for every column the entity class declares (its decorators are the one list). */
+export function entityColumns(entity: abstract new () => object, alias: string): string {
+  const columns = getMetadataArgsStorage()
+    .columns.filter(
+      (c) =>
+        c.target === entity ||
+        (typeof c.target === 'function' &&
+          entity.prototype instanceof (c.target as abstract new () => object)),
+    )
+    .map((c) => {
+      const column = c.options.name ?? c.propertyName;
+      return column === c.propertyName ? `${alias}.${column}` : `${alias}.${column} AS "${c.propertyName}"`;
+    });
+  if (!columns.length) throw new Error(`${entity.name} declares no columns`);
+  return columns.join(', ');
 }

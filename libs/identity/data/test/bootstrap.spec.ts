@@ -1,8 +1,8 @@
+import type { Db } from '@gatehouse/db';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { DataSource } from 'typeorm';
 import type { TestDatabase } from '@gatehouse/testing';
 import {
   bootstrapIdentity,
@@ -10,14 +10,13 @@ import {
   findClientForOidc,
   loadSecretBox,
   MANAGEMENT_AUDIENCE,
-  rows,
   SecretBox,
   SYSTEM_RESOURCES,
   TREE_AUDIENCE,
   verifyPassword,
   type BootstrapLogger,
 } from '../src/index.js';
-import { identityTestDatabase, openDataSource } from './support.js';
+import { identityTestDatabase, openDb } from './support.js';
 
 const silent = (): BootstrapLogger & { lines: string[] } => {
   const lines: string[] = [];
@@ -25,30 +24,29 @@ const silent = (): BootstrapLogger & { lines: string[] } => {
 };
 
 /** Row counts of every seeded table: a second bootstrap must not change any. */
-async function counts(ds: DataSource): Promise<Record<string, number>> {
-  const [r] = await rows<Record<string, string>>(
-    ds,
-    `SELECT (SELECT count(*) FROM instances) AS instances, (SELECT count(*) FROM resources) AS resources,
+async function counts(ds: Db): Promise<Record<string, number>> {
+  const [r] = await ds.rows<
+    Record<string, string>
+  >(`SELECT (SELECT count(*) FROM instances) AS instances, (SELECT count(*) FROM resources) AS resources,
             (SELECT count(*) FROM scopes) AS scopes, (SELECT count(*) FROM clients) AS clients,
             (SELECT count(*) FROM client_resources) AS client_resources,
             (SELECT count(*) FROM client_permissions) AS client_permissions, (SELECT count(*) FROM users) AS users,
-            (SELECT count(*) FROM bootstrap_markers) AS markers`,
-  );
+            (SELECT count(*) FROM bootstrap_markers) AS markers`);
   return Object.fromEntries(Object.entries(r).map(([k, v]) => [k, Number(v)]));
 }
 
 describe('bootstrapIdentity with generated credentials', () => {
   let db: TestDatabase;
-  let ds: DataSource;
+  let ds: Db;
   let dataDir: string;
 
   beforeAll(async () => {
     db = await identityTestDatabase();
-    ds = await openDataSource(db.url);
+    ds = await openDb(db.url);
     dataDir = mkdtempSync(path.join(tmpdir(), 'gh-bootstrap-'));
   });
   afterAll(async () => {
-    await ds?.destroy();
+    await ds?.close();
     await db?.drop();
     rmSync(dataDir, { recursive: true, force: true });
   });
@@ -90,8 +88,7 @@ describe('bootstrapIdentity with generated credentials', () => {
     expect(log.lines.join('\n')).not.toContain(secret);
     expect(log.lines.join('\n')).not.toContain(password);
 
-    const [admin] = await rows<{ id: string; password_hash: string; user_email: string }>(
-      ds,
+    const [admin] = await ds.rows<{ id: string; password_hash: string; user_email: string }>(
       `SELECT id, password_hash, user_email FROM users WHERE id = $1`,
       [first.adminUserId],
     );
@@ -99,13 +96,12 @@ describe('bootstrapIdentity with generated credentials', () => {
     expect(await verifyPassword(admin.password_hash, password)).toBe(true);
 
     // System resources with every scope, all granted to the default client.
-    const resources = await rows<{
+    const resources = await ds.rows<{
       identifier_url: string;
       is_system: boolean;
       scopes: string[];
       granted: string[];
     }>(
-      ds,
       `SELECT r.identifier_url, r.is_system,
               array(SELECT scope_name FROM scopes s WHERE s.resource_id = r.id ORDER BY 1) AS scopes,
               array(SELECT s.scope_name FROM client_permissions p JOIN scopes s ON s.id = p.scope_id
@@ -128,7 +124,7 @@ describe('bootstrapIdentity with generated credentials', () => {
 
   it('a restart changes nothing and prints nothing, even with other BOOTSTRAP_* values', async () => {
     const before = await counts(ds);
-    const [clientBefore] = await rows(ds, `SELECT * FROM clients WHERE is_default`);
+    const [clientBefore] = await ds.rows(`SELECT * FROM clients WHERE is_default`);
     const printed: string[] = [];
     const log = silent();
     const again = await bootstrapIdentity(
@@ -146,26 +142,24 @@ describe('bootstrapIdentity with generated credentials', () => {
     expect(again.generated).toEqual([]);
     expect(printed).toEqual([]);
     expect(await counts(ds)).toEqual(before);
-    expect((await rows(ds, `SELECT * FROM clients WHERE is_default`))[0]).toEqual(clientBefore);
+    expect((await ds.rows(`SELECT * FROM clients WHERE is_default`))[0]).toEqual(clientBefore);
     expect(again.clientId).toBe((clientBefore as { id: string }).id);
     expect(log.lines.some((l) => l.includes('BOOTSTRAP_CLIENT_ID differs'))).toBe(true);
   });
 
   it('adds system scopes a newer release introduces, granting only those to the default client', async () => {
-    const [{ id: scopeId }] = await rows<{ id: string }>(
-      ds,
+    const [{ id: scopeId }] = await ds.rows<{ id: string }>(
       `SELECT s.id FROM scopes s JOIN resources r ON r.id = s.resource_id
         WHERE r.identifier_url = $1 AND s.scope_name = 'trees:read'`,
       [TREE_AUDIENCE],
     );
     // Simulate an older release (scope missing), and an administrator having revoked another one.
-    await ds.query(`DELETE FROM scopes WHERE id = $1`, [scopeId]);
-    await ds.query(
+    await ds.rows(`DELETE FROM scopes WHERE id = $1`, [scopeId]);
+    await ds.rows(
       `DELETE FROM client_permissions p USING scopes s WHERE s.id = p.scope_id AND s.scope_name = 'settings:write'`,
     );
     await bootstrapIdentity(ds, { DATA_DIR: dataDir }, silent(), { print: () => undefined });
-    const granted = await rows<{ scope_name: string }>(
-      ds,
+    const granted = await ds.rows<{ scope_name: string }>(
       `SELECT s.scope_name FROM client_permissions p JOIN scopes s ON s.id = p.scope_id
         JOIN resources r ON r.id = p.resource_id WHERE r.identifier_url = $1 ORDER BY 1`,
       [TREE_AUDIENCE],
@@ -176,14 +170,14 @@ describe('bootstrapIdentity with generated credentials', () => {
 
 describe('bootstrapIdentity with BOOTSTRAP_* set', () => {
   let db: TestDatabase;
-  let ds: DataSource;
+  let ds: Db;
 
   beforeAll(async () => {
     db = await identityTestDatabase();
-    ds = await openDataSource(db.url);
+    ds = await openDb(db.url);
   });
   afterAll(async () => {
-    await ds?.destroy();
+    await ds?.close();
     await db?.drop();
   });
 
@@ -206,11 +200,10 @@ describe('bootstrapIdentity with BOOTSTRAP_* set', () => {
 
     const client = await findClientForOidc(ds, r.clientId, new SecretBox(Buffer.from(key, 'base64')));
     expect(client?.clientSecret).toBe(env.BOOTSTRAP_CLIENT_SECRET);
-    const [stored] = await rows<{ client_secret_enc: string }>(ds, `SELECT client_secret_enc FROM clients`);
+    const [stored] = await ds.rows<{ client_secret_enc: string }>(`SELECT client_secret_enc FROM clients`);
     expect(stored.client_secret_enc).not.toContain(env.BOOTSTRAP_CLIENT_SECRET);
 
-    const [admin] = await rows<{ user_email: string; password_hash: string }>(
-      ds,
+    const [admin] = await ds.rows<{ user_email: string; password_hash: string }>(
       `SELECT user_email, password_hash FROM users WHERE id = $1`,
       [r.adminUserId],
     );
@@ -221,17 +214,17 @@ describe('bootstrapIdentity with BOOTSTRAP_* set', () => {
 
 describe('bootstrapIdentity from two processes at once', () => {
   let db: TestDatabase;
-  let a: DataSource;
-  let b: DataSource;
+  let a: Db;
+  let b: Db;
 
   beforeAll(async () => {
     db = await identityTestDatabase();
-    a = await openDataSource(db.url);
-    b = await openDataSource(db.url);
+    a = await openDb(db.url);
+    b = await openDb(db.url);
   });
   afterAll(async () => {
-    await a?.destroy();
-    await b?.destroy();
+    await a?.close();
+    await b?.close();
     await db?.drop();
   });
 

@@ -1,16 +1,29 @@
 import type { DataSource } from 'typeorm';
-import { pendingMigrations, pendingSchemaChanges, runMigrations } from '@gatehouse/db';
+import {
+  createDataSource,
+  type Db,
+  pendingMigrations,
+  pendingSchemaChanges,
+  runMigrations,
+} from '@gatehouse/db';
 import { createEmptyTestDatabase, type TestDatabase } from '@gatehouse/testing';
-import { identityMigrations, rows } from '../src/index.js';
-import { identityTestDatabase, openDataSource, pgCode, uniq } from './support.js';
+import { identityEntities, identityMigrations } from '../src/index.js';
+import { identityTestDatabase, openDb, pgCode, uniq } from './support.js';
 
 describe('identity migrations', () => {
   let db: TestDatabase;
   let ds: DataSource;
+  const q = async <T>(text: string, params?: unknown[]) => (await ds.query(text, params)) as T[];
 
   beforeAll(async () => {
     db = await createEmptyTestDatabase();
-    ds = await openDataSource(db.url);
+    ds = createDataSource({
+      url: db.url,
+      entities: identityEntities,
+      migrations: identityMigrations,
+      poolMax: 4,
+    });
+    await ds.initialize();
   });
   afterAll(async () => {
     await ds?.destroy();
@@ -26,8 +39,7 @@ describe('identity migrations', () => {
     ]);
     expect(await pendingSchemaChanges(ds)).toEqual([]);
 
-    const tables = await rows<{ table_name: string }>(
-      ds,
+    const tables = await q<{ table_name: string }>(
       `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1`,
     );
     expect(tables.map((t) => t.table_name)).toEqual(
@@ -48,8 +60,7 @@ describe('identity migrations', () => {
       ]),
     );
     // Every identity record carries instance_id (artifact tables of the token server and instances excepted).
-    const withoutInstance = await rows<{ table_name: string }>(
-      ds,
+    const withoutInstance = await q<{ table_name: string }>(
       `SELECT t.table_name FROM information_schema.tables t
         WHERE t.table_schema = 'public' AND t.table_name NOT IN ('instances', 'oidc_payloads', 'signing_keys', 'typeorm_migrations')
           AND NOT EXISTS (SELECT 1 FROM information_schema.columns c
@@ -60,8 +71,7 @@ describe('identity migrations', () => {
     // Token artifacts by user (revoking a blocked user's tokens, counting them) are found through an index.
     await ds.transaction(async (m) => {
       await m.query('SET LOCAL enable_seqscan = off');
-      const plan = await rows<{ 'QUERY PLAN': string }>(
-        m,
+      const plan: { 'QUERY PLAN': string }[] = await m.query(
         `EXPLAIN DELETE FROM oidc_payloads WHERE payload->>'accountId' = $1
             OR grant_id IN (SELECT id FROM oidc_payloads WHERE model = 'Grant' AND payload->>'accountId' = $1)`,
         ['someone'],
@@ -72,7 +82,7 @@ describe('identity migrations', () => {
     await ds.undoLastMigration();
     await ds.undoLastMigration();
     await ds.undoLastMigration();
-    const left = await rows(ds, `SELECT 1 FROM information_schema.tables WHERE table_name = 'clients'`);
+    const left = await q(`SELECT 1 FROM information_schema.tables WHERE table_name = 'clients'`);
     expect(left).toHaveLength(0);
     await runMigrations(ds);
     expect(await pendingSchemaChanges(ds)).toEqual([]);
@@ -81,12 +91,11 @@ describe('identity migrations', () => {
 
 describe('identity schema constraints', () => {
   let db: TestDatabase;
-  let ds: DataSource;
+  let ds: Db;
   let instanceId: string;
   let otherInstanceId: string;
 
-  const insert = async (sql: string, params: unknown[]) =>
-    (await rows<{ id: string }>(ds, sql, params))[0].id;
+  const insert = async (sql: string, params: unknown[]) => (await ds.rows<{ id: string }>(sql, params))[0].id;
   const instance = () => insert(`INSERT INTO instances (name) VALUES ($1) RETURNING id`, [uniq('inst')]);
   const tenant = (inst: string) =>
     insert(`INSERT INTO tenants (instance_id, name) VALUES ($1, $2) RETURNING id`, [inst, uniq('t')]);
@@ -115,12 +124,12 @@ describe('identity schema constraints', () => {
 
   beforeAll(async () => {
     db = await identityTestDatabase();
-    ds = await openDataSource(db.url);
+    ds = await openDb(db.url);
     instanceId = await instance();
     otherInstanceId = await instance();
   });
   afterAll(async () => {
-    await ds?.destroy();
+    await ds?.close();
     await db?.drop();
   });
 
@@ -135,13 +144,13 @@ describe('identity schema constraints', () => {
   });
 
   it('only one default client per instance', async () => {
-    await ds.query(`INSERT INTO clients (instance_id, client_name, is_default) VALUES ($1, $2, true)`, [
+    await ds.rows(`INSERT INTO clients (instance_id, client_name, is_default) VALUES ($1, $2, true)`, [
       instanceId,
       uniq('d'),
     ]);
     expect(
       await pgCode(
-        ds.query(`INSERT INTO clients (instance_id, client_name, is_default) VALUES ($1, $2, true)`, [
+        ds.rows(`INSERT INTO clients (instance_id, client_name, is_default) VALUES ($1, $2, true)`, [
           instanceId,
           uniq('d'),
         ]),
@@ -183,12 +192,12 @@ describe('identity schema constraints', () => {
     const s = await scope(instanceId, r, 'a');
     const foreign = await scope(instanceId, other, 'a');
     const grant = (scopeId: string, resourceId = r) =>
-      ds.query(
+      ds.rows(
         `INSERT INTO client_permissions (instance_id, client_id, resource_id, scope_id) VALUES ($1, $2, $3, $4)`,
         [instanceId, c, resourceId, scopeId],
       );
     expect(await pgCode(grant(s))).toBe('23503'); // not authorized yet
-    await ds.query(`INSERT INTO client_resources (instance_id, client_id, resource_id) VALUES ($1, $2, $3)`, [
+    await ds.rows(`INSERT INTO client_resources (instance_id, client_id, resource_id) VALUES ($1, $2, $3)`, [
       instanceId,
       c,
       r,
@@ -198,7 +207,7 @@ describe('identity schema constraints', () => {
     expect(await pgCode(grant(s))).toBe('23505');
     expect(
       await pgCode(
-        ds.query(`INSERT INTO client_resources (instance_id, client_id, resource_id) VALUES ($1, $2, $3)`, [
+        ds.rows(`INSERT INTO client_resources (instance_id, client_id, resource_id) VALUES ($1, $2, $3)`, [
           instanceId,
           c,
           r,
@@ -214,29 +223,28 @@ describe('identity schema constraints', () => {
     const s1a = await scope(instanceId, r1, 'a');
     const s1b = await scope(instanceId, r1, 'b');
     const s2 = await scope(instanceId, r2, 'a');
-    await ds.query(
+    await ds.rows(
       `INSERT INTO client_resources (instance_id, client_id, resource_id) SELECT $1, $2, unnest($3::uuid[])`,
       [instanceId, c, [r1, r2]],
     );
-    await ds.query(
+    await ds.rows(
       `INSERT INTO client_permissions (instance_id, client_id, resource_id, scope_id)
        SELECT $1, $2, s.resource_id, s.id FROM scopes s WHERE s.id = ANY($3::uuid[])`,
       [instanceId, c, [s1a, s1b, s2]],
     );
     const perms = async () =>
       (
-        await rows<{ scope_id: string }>(
-          ds,
+        await ds.rows<{ scope_id: string }>(
           `SELECT scope_id FROM client_permissions WHERE client_id = $1 ORDER BY scope_id`,
           [c],
         )
       ).map((p) => p.scope_id);
     expect(await perms()).toEqual([s1a, s1b, s2].sort());
 
-    await ds.query(`DELETE FROM client_resources WHERE client_id = $1 AND resource_id = $2`, [c, r1]);
+    await ds.rows(`DELETE FROM client_resources WHERE client_id = $1 AND resource_id = $2`, [c, r1]);
     expect(await perms()).toEqual([s2]);
 
-    await ds.query(`DELETE FROM scopes WHERE id = $1`, [s2]);
+    await ds.rows(`DELETE FROM scopes WHERE id = $1`, [s2]);
     expect(await perms()).toEqual([]);
   });
 
@@ -245,32 +253,32 @@ describe('identity schema constraints', () => {
     const c = await client(instanceId, uniq('c'), t);
     const r = await resource(instanceId, `urn:${uniq('r')}`);
     const s = await scope(instanceId, r, 'x');
-    await ds.query(`INSERT INTO client_resources (instance_id, client_id, resource_id) VALUES ($1, $2, $3)`, [
+    await ds.rows(`INSERT INTO client_resources (instance_id, client_id, resource_id) VALUES ($1, $2, $3)`, [
       instanceId,
       c,
       r,
     ]);
-    await ds.query(
+    await ds.rows(
       `INSERT INTO client_permissions (instance_id, client_id, resource_id, scope_id) VALUES ($1, $2, $3, $4)`,
       [instanceId, c, r, s],
     );
-    expect(await pgCode(ds.query(`DELETE FROM tenants WHERE id = $1`, [t]))).toBe('23503');
-    await ds.query(`DELETE FROM resources WHERE id = $1`, [r]);
-    expect(await rows(ds, `SELECT 1 FROM scopes WHERE id = $1`, [s])).toHaveLength(0);
-    expect(await rows(ds, `SELECT 1 FROM client_resources WHERE client_id = $1`, [c])).toHaveLength(0);
-    expect(await rows(ds, `SELECT 1 FROM client_permissions WHERE client_id = $1`, [c])).toHaveLength(0);
-    await ds.query(`DELETE FROM clients WHERE id = $1`, [c]);
-    await ds.query(`DELETE FROM tenants WHERE id = $1`, [t]);
+    expect(await pgCode(ds.rows(`DELETE FROM tenants WHERE id = $1`, [t]))).toBe('23503');
+    await ds.rows(`DELETE FROM resources WHERE id = $1`, [r]);
+    expect(await ds.rows(`SELECT 1 FROM scopes WHERE id = $1`, [s])).toHaveLength(0);
+    expect(await ds.rows(`SELECT 1 FROM client_resources WHERE client_id = $1`, [c])).toHaveLength(0);
+    expect(await ds.rows(`SELECT 1 FROM client_permissions WHERE client_id = $1`, [c])).toHaveLength(0);
+    await ds.rows(`DELETE FROM clients WHERE id = $1`, [c]);
+    await ds.rows(`DELETE FROM tenants WHERE id = $1`, [t]);
   });
 
   it('every record needs an existing instance', async () => {
     expect(
       await pgCode(
-        ds.query(`INSERT INTO tenants (instance_id, name) VALUES ($1, 'x')`, [
+        ds.rows(`INSERT INTO tenants (instance_id, name) VALUES ($1, 'x')`, [
           '00000000-0000-4000-8000-000000000000',
         ]),
       ),
     ).toBe('23503');
-    expect(await pgCode(ds.query(`INSERT INTO clients (client_name) VALUES ('x')`))).toBe('23502');
+    expect(await pgCode(ds.rows(`INSERT INTO clients (client_name) VALUES ('x')`))).toBe('23502');
   });
 });

@@ -1,5 +1,4 @@
-import type { DataSource } from 'typeorm';
-import { createDataSource, migrateDatabase } from '@gatehouse/db';
+import { Db, migrateDatabase } from '@gatehouse/db';
 import { createTestDatabase, type TestDatabase } from '@gatehouse/testing';
 import { identityEntities, identityMigrations } from '../src/index.js';
 
@@ -13,10 +12,9 @@ export function identityTestDatabase(): Promise<TestDatabase> {
   });
 }
 
-export async function openDataSource(url: string, poolMax = 4): Promise<DataSource> {
-  const ds = createDataSource({ url, entities: identityEntities, migrations: identityMigrations, poolMax });
-  await ds.initialize();
-  return ds;
+/** The database's pool, as a service holds it. */
+export async function openDb(url: string, poolMax = 4): Promise<Db> {
+  return new Db({ url, poolMax });
 }
 
 /** Postgres error code of a rejected promise (23505 unique, 23503 foreign key, ...). */

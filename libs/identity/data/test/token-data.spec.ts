@@ -1,5 +1,5 @@
+import type { Db } from '@gatehouse/db';
 import { randomBytes } from 'node:crypto';
-import type { DataSource } from 'typeorm';
 import type { TestDatabase } from '@gatehouse/testing';
 import {
   bootstrapIdentity,
@@ -16,24 +16,23 @@ import {
   recordSuccessfulLogin,
   registerFailedLogin,
   resetFailedLogins,
-  rows,
   SecretBox,
   TREE_AUDIENCE,
   type BootstrapResult,
 } from '../src/index.js';
-import { identityTestDatabase, openDataSource, uniq } from './support.js';
+import { identityTestDatabase, openDb, uniq } from './support.js';
 
 describe('token-server reads', () => {
   let db: TestDatabase;
-  let ds: DataSource;
+  let ds: Db;
   let boot: BootstrapResult;
   const box = new SecretBox(randomBytes(32));
 
-  const one = async (sql: string, params: unknown[]) => (await rows<{ id: string }>(ds, sql, params))[0].id;
+  const one = async (sql: string, params: unknown[]) => (await ds.rows<{ id: string }>(sql, params))[0].id;
 
   beforeAll(async () => {
     db = await identityTestDatabase();
-    ds = await openDataSource(db.url);
+    ds = await openDb(db.url);
     boot = await bootstrapIdentity(
       ds,
       { DATA_DIR: '/unused' },
@@ -42,7 +41,7 @@ describe('token-server reads', () => {
     );
   });
   afterAll(async () => {
-    await ds?.destroy();
+    await ds?.close();
     await db?.drop();
   });
 
@@ -111,13 +110,13 @@ describe('token-server reads', () => {
     expect(await clientResourceAccess(ds, cid, url, box)).toMatchObject({ authorized: false, scopes: [] });
     expect(await isAuthorized(ds, cid, rid)).toBe(false);
 
-    await ds.query(`INSERT INTO client_resources (instance_id, client_id, resource_id) VALUES ($1, $2, $3)`, [
+    await ds.rows(`INSERT INTO client_resources (instance_id, client_id, resource_id) VALUES ($1, $2, $3)`, [
       boot.instanceId,
       cid,
       rid,
     ]);
     expect(await clientResourceAccess(ds, cid, url, box)).toMatchObject({ authorized: true, scopes: [] });
-    await ds.query(
+    await ds.rows(
       `INSERT INTO client_permissions (instance_id, client_id, resource_id, scope_id) VALUES ($1, $2, $3, $4)`,
       [boot.instanceId, cid, rid, sRead],
     );
@@ -192,8 +191,7 @@ describe('token-server reads', () => {
 
     await resetFailedLogins(ds, id);
     expect(await isLockedFrom(ds, id, ip)).toBe(false);
-    const [after] = await rows<{ failed_login_count: number; locked_until: Date | null }>(
-      ds,
+    const [after] = await ds.rows<{ failed_login_count: number; locked_until: Date | null }>(
       `SELECT failed_login_count, locked_until FROM users WHERE id = $1`,
       [id],
     );
@@ -201,9 +199,8 @@ describe('token-server reads', () => {
 
     await registerFailedLogin(ds, id, ip, policy);
     await recordSuccessfulLogin(ds, id, ip);
-    expect(await rows(ds, `SELECT 1 FROM login_failures WHERE user_id = $1`, [id])).toHaveLength(0);
-    const [ok] = await rows<{ login_count: number; last_login_at: Date | null }>(
-      ds,
+    expect(await ds.rows(`SELECT 1 FROM login_failures WHERE user_id = $1`, [id])).toHaveLength(0);
+    const [ok] = await ds.rows<{ login_count: number; last_login_at: Date | null }>(
       `SELECT login_count, last_login_at FROM users WHERE id = $1`,
       [id],
     );

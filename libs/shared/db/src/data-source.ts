@@ -36,7 +36,7 @@ export const DEFAULT_MIGRATIONS_TABLE = 'typeorm_migrations';
 /**
  * TypeORM options for PostgreSQL, fixed the Gatehouse way: the schema only ever changes through migration files
  * (`synchronize: false`), migrations run explicitly (`runMigrations`), uuids come from pgcrypto's `gen_random_uuid()`.
- * Use with `@nestjs/typeorm` (`TypeOrmModule.forRoot(buildDataSourceOptions(...))`) or through `createDataSource`.
+ * For migrations and schema checks (`createDataSource`); at run time services query through `Db` (sql.ts).
  */
 export function buildDataSourceOptions(o: CreateDataSourceOptions): DataSourceOptions {
   if (!/^postgres(ql)?:\/\//.test(o.url)) {

@@ -1,3 +1,18 @@
+// The data layer (docs/architecture.md "Data layer"): one way to run SQL (Db/Sql), parameters, conflicts, lists
+// and tenant/instance scoping. TypeORM (data-source, migrations) only describes the schema and migrates it.
+export {
+  Db,
+  type AnyRow,
+  type DbOptions,
+  type OpenTransaction,
+  type Sql,
+  type TransactionOptions,
+} from './sql.js';
+export { isConnectionError } from './connection-errors.js';
+export { Params, isUuid, iso, type Timestamp } from './params.js';
+export { uniqueConflict, withConflicts } from './conflicts.js';
+export { listPage, listSql, countedPageSql, type ListPlan, type ListPage, type ListSql } from './list.js';
+export { ScopedTable, inScope, type RecordScope, type TableDef } from './scope.js';
 export {
   buildDataSourceOptions,
   createDataSource,
@@ -9,8 +24,8 @@ export {
   pendingMigrations,
   pendingSchemaChanges,
   runMigrations,
+  schemaDrift,
   type RunMigrationsOptions,
 } from './migrations.js';
 export { assertDatabaseName, ensureDatabase, quoteIdentifier } from './admin.js';
-export { checkConnection } from './health.js';
 export { PreparedStatements, type PreparedOptions } from './prepared.js';

@@ -80,3 +80,14 @@ export async function migrateDatabase(
     await ds.destroy();
   }
 }
+
+/** `pendingSchemaChanges` of a database, on a connection of its own (the drift tests of the apps). */
+export async function schemaDrift(options: CreateDataSourceOptions): Promise<string[]> {
+  const ds = createDataSource({ ...options, poolMax: 1 });
+  await ds.initialize();
+  try {
+    return await pendingSchemaChanges(ds);
+  } finally {
+    await ds.destroy();
+  }
+}

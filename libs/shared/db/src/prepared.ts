@@ -1,7 +1,8 @@
-import type { DataSource } from 'typeorm';
+import type pg from 'pg';
+import { isConnectionError } from './connection-errors.js';
 
 /**
- * Named prepared statements for the hot read paths (lists, look-ups by id) on a TypeORM DataSource backed by `pg`.
+ * Named prepared statements for the hot read paths (lists, look-ups by id) on a `pg` pool (`Db.read`).
  *
  * PostgreSQL plans every unnamed statement again; for a list statement (a page and a count in two CTEs) planning
  * costs as much as running it. A named statement is parsed once per connection, and after five executions the
@@ -20,16 +21,8 @@ export interface PreparedOptions {
   maxSeen?: number;
 }
 
-interface PgClient {
-  query(config: { name?: string; text: string; values?: unknown[] }): Promise<{ rows: unknown[] }>;
-  query(text: string): Promise<unknown>;
-  release(err?: Error | boolean): void;
-  connection?: { parsedStatements?: Record<string, string> };
-}
-
-interface PgPool {
-  connect(): Promise<PgClient>;
-}
+/** pg keeps the names a connection has parsed; a deallocated name must leave that map too. */
+type PgClient = pg.PoolClient & { connection?: { parsedStatements?: Record<string, string> } };
 
 let counter = 0;
 
@@ -46,17 +39,15 @@ export class PreparedStatements {
     this.maxSeen = opts.maxSeen ?? 2000;
   }
 
-  /** Rows of a read statement on the DataSource's pool, prepared as described above. */
-  async rows<T>(dataSource: DataSource, text: string, values: unknown[] = []): Promise<T[]> {
-    const pool = (dataSource.driver as unknown as { master?: PgPool }).master;
-    if (!pool || typeof pool.connect !== 'function') {
-      return (await dataSource.query(text, values)) as T[];
-    }
-    const client = await pool.connect();
+  /** Rows of a read statement on the pool, prepared as described above. */
+  async rows<T>(pool: pg.Pool, text: string, values: readonly unknown[] = []): Promise<T[]> {
+    const client = (await pool.connect()) as PgClient;
     let failed: Error | undefined;
     try {
       const name = await this.nameFor(client, text);
-      const result = await client.query(name ? { name, text, values } : { text, values });
+      const result = await client.query(
+        name ? { name, text, values: values as unknown[] } : { text, values: values as unknown[] },
+      );
       return result.rows as T[];
     } catch (err) {
       // A broken connection is destroyed by the pool; a statement error leaves the connection usable.
@@ -94,12 +85,4 @@ export class PreparedStatements {
     statements.set(text, name);
     return name;
   }
-}
-
-function isConnectionError(err: unknown): boolean {
-  const code = (err as { code?: string } | undefined)?.code;
-  // SQLSTATE class 08 (connection exception) and 57P (operator intervention: shutdown, terminated backend)
-  if (typeof code === 'string') return code.startsWith('08') || code.startsWith('57P');
-  // no SQLSTATE: a socket error or a closed connection
-  return true;
 }

@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import type { DataSource } from 'typeorm';
 import {
   buildDataSourceOptions,
-  checkConnection,
+  Db,
   createDataSource,
   ensureDatabase,
   migrateDatabase,
@@ -221,7 +220,7 @@ describe('@gatehouse/db', () => {
     });
   });
 
-  describe('checkConnection', () => {
+  describe('Db.check (readiness)', () => {
     let db: TestDatabase;
     beforeAll(async () => {
       db = await createTestDatabase({ template: 'db_widget', migrate: migrateWidgets });
@@ -229,29 +228,32 @@ describe('@gatehouse/db', () => {
     });
 
     it('resolves while the database answers', async () => {
-      const ds = await open(db.url);
-      await expect(checkConnection(ds)).resolves.toBeUndefined();
+      const d = new Db({ url: db.url });
+      cleanups.push(() => d.close());
+      await expect(d.check()).resolves.toBeUndefined();
     });
 
-    it('throws for a data source that is not initialized', async () => {
-      const ds: DataSource = createDataSource({ url: db.url, entities: [], migrations: [] });
-      await expect(checkConnection(ds)).rejects.toThrow(/not initialized/);
+    it('throws once the pool is closed', async () => {
+      const d = new Db({ url: db.url });
+      await d.close();
+      await expect(d.check()).rejects.toThrow();
     });
 
     it('gives up after the timeout instead of hanging on a busy pool', async () => {
-      const ds = await open(db.url, { poolMax: 1 });
-      const busy = ds.query('SELECT pg_sleep(1.5)');
+      const d = new Db({ url: db.url, poolMax: 1 });
+      cleanups.push(() => d.close());
+      const busy = d.rows('SELECT pg_sleep(1.5)');
       const started = Date.now();
-      await expect(checkConnection(ds, 200)).rejects.toThrow(/did not answer within 200 ms/);
+      await expect(d.check(200)).rejects.toThrow(/did not answer within 200 ms/);
       expect(Date.now() - started).toBeLessThan(1000);
       await busy;
-      await expect(checkConnection(ds, 200)).resolves.toBeUndefined();
+      await expect(d.check(200)).resolves.toBeUndefined();
     });
 
-    it('throws when the database stops accepting connections', async () => {
+    it('throws when the database stops accepting connections, and the pool recovers when it accepts again', async () => {
       const own = await createTestDatabase({ template: 'db_widget', migrate: migrateWidgets });
-      const ds = await open(own.url);
-      await checkConnection(ds);
+      const d = new Db({ url: own.url });
+      await d.check();
       const ident = quoteIdentifier(own.name);
       await query(testAdminUrl(), `ALTER DATABASE ${ident} WITH ALLOW_CONNECTIONS false`);
       await query(
@@ -259,9 +261,10 @@ describe('@gatehouse/db', () => {
         'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1',
         [own.name],
       );
-      await expect(checkConnection(ds)).rejects.toThrow();
-      await ds.destroy().catch(() => undefined);
+      await expect(d.check()).rejects.toThrow();
       await query(testAdminUrl(), `ALTER DATABASE ${ident} WITH ALLOW_CONNECTIONS true`);
+      await expect(d.check()).resolves.toBeUndefined();
+      await d.close();
       await own.drop();
     });
   });

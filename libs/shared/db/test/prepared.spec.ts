@@ -1,83 +1,79 @@
-import type { DataSource } from 'typeorm';
 import { createEmptyTestDatabase, type TestDatabase } from '@gatehouse/testing';
-import { createDataSource, PreparedStatements } from '../src/index.js';
+import { Db, PreparedStatements } from '../src/index.js';
 
 /** Named statements PostgreSQL holds for the sessions of this data source's pool (pg_prepared_statements is per session). */
-async function preparedNames(ds: DataSource): Promise<string[]> {
+async function preparedNames(ds: Db): Promise<string[]> {
   // one pooled connection: poolMax is 1 in these tests, so this is the session the statements were prepared in
-  const rows = (await ds.query(`SELECT name FROM pg_prepared_statements ORDER BY name`)) as {
-    name: string;
-  }[];
+  const rows = await ds.rows<{ name: string }>(`SELECT name FROM pg_prepared_statements ORDER BY name`);
   return rows.map((r) => r.name);
 }
 
 describe('PreparedStatements', () => {
   let db: TestDatabase;
-  let ds: DataSource;
+  let ds: Db;
 
   beforeAll(async () => {
     db = await createEmptyTestDatabase();
-    ds = createDataSource({ url: db.url, entities: [], migrations: [], poolMax: 1 });
-    await ds.initialize();
-    await ds.query(`CREATE TABLE t (id int PRIMARY KEY, name text NOT NULL)`);
-    await ds.query(`INSERT INTO t SELECT g, 'n' || g FROM generate_series(1, 100) g`);
+    ds = new Db({ url: db.url, poolMax: 1 });
+    await ds.rows(`CREATE TABLE t (id int PRIMARY KEY, name text NOT NULL)`);
+    await ds.rows(`INSERT INTO t SELECT g, 'n' || g FROM generate_series(1, 100) g`);
   });
   afterAll(async () => {
-    await ds?.destroy();
+    await ds?.close();
     await db?.drop();
   });
 
   it('runs a text unnamed on its first use and prepared from its second, with the same rows', async () => {
     const prepared = new PreparedStatements();
     const text = `SELECT id, name FROM t WHERE id <= $1 ORDER BY id`;
-    const first = await prepared.rows<{ id: number; name: string }>(ds, text, [3]);
+    const first = await prepared.rows<{ id: number; name: string }>(ds.pool, text, [3]);
     expect(first).toEqual([
       { id: 1, name: 'n1' },
       { id: 2, name: 'n2' },
       { id: 3, name: 'n3' },
     ]);
     expect(await preparedNames(ds)).toEqual([]);
-    const second = await prepared.rows(ds, text, [2]);
+    const second = await prepared.rows(ds.pool, text, [2]);
     expect(second).toEqual(first.slice(0, 2));
     const names = await preparedNames(ds);
     expect(names).toHaveLength(1);
     // later uses run the statement already there
-    expect(await prepared.rows(ds, text, [1])).toEqual(first.slice(0, 1));
+    expect(await prepared.rows(ds.pool, text, [1])).toEqual(first.slice(0, 1));
     expect(await preparedNames(ds)).toEqual(names);
   });
 
   it('keeps at most maxPerConnection statements, deallocating the least recently used', async () => {
-    await ds.query('DEALLOCATE ALL');
+    await ds.rows('DEALLOCATE ALL');
     const prepared = new PreparedStatements({ maxPerConnection: 3 });
     const texts = [1, 2, 3, 4, 5].map((n) => `SELECT ${n} AS n, count(*)::int AS c FROM t`);
     for (const text of texts) {
-      await prepared.rows(ds, text); // seen
-      await prepared.rows(ds, text); // prepared
+      await prepared.rows(ds.pool, text); // seen
+      await prepared.rows(ds.pool, text); // prepared
     }
     expect(await preparedNames(ds)).toHaveLength(3);
     // the evicted ones still answer (seen before: prepared again, evicting others)
-    expect(await prepared.rows(ds, texts[0])).toEqual([{ n: 1, c: 100 }]);
+    expect(await prepared.rows(ds.pool, texts[0])).toEqual([{ n: 1, c: 100 }]);
     expect(await preparedNames(ds)).toHaveLength(3);
   });
 
   it('forgets the oldest texts seen once (maxSeen) so one-off statements never pile up', async () => {
-    await ds.query('DEALLOCATE ALL');
+    await ds.rows('DEALLOCATE ALL');
     const prepared = new PreparedStatements({ maxSeen: 2 });
     const a = `SELECT 'a' AS v`;
-    await prepared.rows(ds, a);
-    await prepared.rows(ds, `SELECT 'b' AS v`);
-    await prepared.rows(ds, `SELECT 'c' AS v`); // pushes `a` out of the seen set
-    await prepared.rows(ds, a); // seen again, first time: unnamed
+    await prepared.rows(ds.pool, a);
+    await prepared.rows(ds.pool, `SELECT 'b' AS v`);
+    await prepared.rows(ds.pool, `SELECT 'c' AS v`); // pushes `a` out of the seen set
+    await prepared.rows(ds.pool, a); // seen again, first time: unnamed
     expect(await preparedNames(ds)).toEqual([]);
   });
 
   it('passes statement errors through (pg error with its SQLSTATE) and keeps the connection usable', async () => {
     const prepared = new PreparedStatements();
     const bad = `SELECT id FROM t WHERE id = $1::int`;
-    await prepared.rows(ds, bad, [1]);
-    await expect(prepared.rows(ds, bad, ['not a number'])).rejects.toMatchObject({ code: '22P02' });
-    await expect(prepared.rows(ds, `SELECT nope FROM t`)).rejects.toMatchObject({ code: '42703' });
-    await expect(prepared.rows(ds, `SELECT nope FROM t`)).rejects.toMatchObject({ code: '42703' });
-    expect(await prepared.rows(ds, bad, [7])).toEqual([{ id: 7 }]);
+    await prepared.rows(ds.pool, bad, [1]);
+    await expect(prepared.rows(ds.pool, bad, ['not a number'])).rejects.toMatchObject({ code: '22P02' });
+    await expect(prepared.rows(ds.pool, `SELECT nope FROM t`)).rejects.toMatchObject({ code: '42703' });
+    await expect(prepared.rows(ds.pool, `SELECT nope FROM t`)).rejects.toMatchObject({ code: '42703' });
+    expect(await prepared.rows(ds.pool, bad, [7])).toEqual([{ id: 7 }]);
   });
 });

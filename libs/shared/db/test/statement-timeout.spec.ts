@@ -1,6 +1,6 @@
 import { mapPgError } from '@gatehouse/http';
 import { createEmptyTestDatabase, type TestDatabase } from '@gatehouse/testing';
-import { createDataSource, runMigrations } from '../src/index.js';
+import { createDataSource, Db, runMigrations } from '../src/index.js';
 import { SlowGadget1700000000001 } from './fixtures/migrations.js';
 
 /** Issue 11 hole 9: every pool of the services has a statement_timeout (DB_STATEMENT_TIMEOUT_MS). */
@@ -14,26 +14,19 @@ describe('issue 11 hole 9: statement_timeout on every pool', () => {
   });
 
   it('a statement longer than the timeout is cancelled, on every pooled connection, and maps to 503', async () => {
-    const ds = createDataSource({
-      url: db.url,
-      entities: [],
-      migrations: [],
-      poolMax: 3,
-      statementTimeoutMs: 200,
-    });
-    await ds.initialize();
+    const ds = new Db({ url: db.url, poolMax: 3, statementTimeoutMs: 200 });
     try {
       const started = Date.now();
-      const results = await Promise.allSettled([1, 2, 3].map(() => ds.query('SELECT pg_sleep(2)')));
+      const results = await Promise.allSettled([1, 2, 3].map(() => ds.rows('SELECT pg_sleep(2)')));
       expect(Date.now() - started).toBeLessThan(1500);
       for (const r of results) {
         expect(r.status).toBe('rejected');
         const mapped = mapPgError((r as PromiseRejectedResult).reason);
         expect(mapped).toMatchObject({ code: 'service_unavailable' });
       }
-      expect(await ds.query('SHOW statement_timeout')).toEqual([{ statement_timeout: '200ms' }]);
+      expect(await ds.rows('SHOW statement_timeout')).toEqual([{ statement_timeout: '200ms' }]);
     } finally {
-      await ds.destroy();
+      await ds.close();
     }
   });
 

@@ -84,3 +84,7 @@ export function pickFields<T extends object>(record: T, fields?: readonly string
   }
   return out as Partial<T>;
 }
+
+/** True when a field is wanted: no `fields` given, or named in it. */
+export const wants = (fields: readonly string[] | undefined, name: string): boolean =>
+  fields === undefined || fields.includes(name);

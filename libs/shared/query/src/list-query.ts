@@ -160,11 +160,12 @@ export function parseListQuery(
 
 const SIMPLE_COLUMN_RE = /^[A-Za-z0-9_."]+$/;
 
-/** `ORDER BY <column> ASC, ...` built only from spec columns; empty string for no sort. */
+/** `ORDER BY <column> ASC, ...` built only from spec expressions (`sortColumn`, else `column`); '' for no sort. */
 export function orderByClause(sort: readonly SortItem[]): string {
   if (sort.length === 0) return '';
   const items = sort.map(({ attr, dir }) => {
-    const column = SIMPLE_COLUMN_RE.test(attr.column) ? attr.column : `(${attr.column})`;
+    const expr = attr.sortColumn ?? attr.column;
+    const column = SIMPLE_COLUMN_RE.test(expr) ? expr : `(${expr})`;
     return `${column} ${dir === 'DESC' ? 'DESC' : 'ASC'}`;
   });
   return `ORDER BY ${items.join(', ')}`;

@@ -32,6 +32,8 @@ export interface AttributeSpec {
   filter?: boolean;
   /** May appear in `sort` (default true, false for `json`). */
   sort?: boolean;
+  /** The ORDER BY expression when it differs from `column` (e.g. `lower(c.client_name)`, served by an index). */
+  sortColumn?: string;
   /** May appear in `fields` (default true). */
   select?: boolean;
   /** Name under v2 (default: camelCase of `name`). */
@@ -136,6 +138,11 @@ export function defineRecord(input: RecordSpecInput): RecordSpec {
     }
     if (typeof a.column !== 'string' || a.column.trim() === '' || /;|--|\/\*|\$/.test(a.column)) {
       throw new TypeError(`defineRecord(${record}): attribute ${name} needs a plain SQL column expression`);
+    }
+    if (a.sortColumn !== undefined && (a.sortColumn.trim() === '' || /;|--|\/\*|\$/.test(a.sortColumn))) {
+      throw new TypeError(
+        `defineRecord(${record}): attribute ${name} needs a plain SQL sortColumn expression`,
+      );
     }
     return Object.freeze({
       ...a,

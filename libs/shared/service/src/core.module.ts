@@ -1,25 +1,21 @@
 import { type DynamicModule, Module } from '@nestjs/common';
-import { TypeOrmModule } from '@nestjs/typeorm';
-import type { DataSource } from 'typeorm';
+import { Db } from '@gatehouse/db';
 
 /** Injection token of the service's validated environment (`@Inject(SERVICE_ENV) env: EnvOf<typeof xEnv>`). */
 export const SERVICE_ENV = Symbol('SERVICE_ENV');
 
-/** Global module every app imports first: the already migrated DataSource (TypeORM repositories) and the env. */
+/** Global module every app imports first: the service's database (`Db`, already migrated) and its env. */
 @Module({})
 export class ServiceCoreModule {
-  static register(ctx: { env: unknown; dataSource: DataSource }): DynamicModule {
+  static register(ctx: { env: unknown; db: Db }): DynamicModule {
     return {
       module: ServiceCoreModule,
       global: true,
-      imports: [
-        TypeOrmModule.forRootAsync({
-          useFactory: () => ctx.dataSource.options,
-          dataSourceFactory: async () => ctx.dataSource,
-        }),
+      providers: [
+        { provide: SERVICE_ENV, useValue: ctx.env },
+        { provide: Db, useValue: ctx.db },
       ],
-      providers: [{ provide: SERVICE_ENV, useValue: ctx.env }],
-      exports: [SERVICE_ENV],
+      exports: [SERVICE_ENV, Db],
     };
   }
 }

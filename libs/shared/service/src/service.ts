@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import type { DynamicModule } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Request } from 'express';
-import type { DataSource, MixedList } from 'typeorm';
+import type { MixedList } from 'typeorm';
 import {
   type EnvOf,
   type EnvSchema,
@@ -13,14 +13,15 @@ import {
   parseRateLimitOverrides,
   commonEnv,
 } from '@gatehouse/config';
-import { checkConnection, createDataSource, runMigrations } from '@gatehouse/db';
+import { createDataSource, Db, runMigrations } from '@gatehouse/db';
 import { createHttpApp, listen } from '@gatehouse/http';
 
 export type CommonEnv = EnvOf<typeof commonEnv>;
 
 export interface ServiceContext<E> {
   env: E;
-  dataSource: DataSource;
+  /** The service's database (its one pool); every query goes through it. */
+  db: Db;
 }
 
 /** Everything that differs between the three services; the rest of start-up is the same code. */
@@ -32,7 +33,7 @@ export interface ServiceDefinition<S extends EnvSchema> {
   envSchema: S;
   port(env: EnvOf<S>): number;
   databaseUrl(env: EnvOf<S>): string;
-  // TypeORM's own list types: entity classes and migration classes.
+  // TypeORM's own list types: entity classes (the schema, checked against the migrations) and migration classes.
   // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
   entities: MixedList<Function>;
   // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
@@ -66,18 +67,15 @@ export async function buildService<S extends EnvSchema>(
   def: ServiceDefinition<S>,
   env: EnvOf<S> & CommonEnv,
 ): Promise<BuiltService<EnvOf<S>>> {
-  const dataSource = createDataSource({
+  await migrate(def, env, `gatehouse-${def.name}`);
+  const db = new Db({
     url: def.databaseUrl(env),
-    entities: def.entities,
-    migrations: def.migrations,
     applicationName: `gatehouse-${def.name}`,
     poolMax: env.DB_POOL_MAX,
     statementTimeoutMs: env.DB_STATEMENT_TIMEOUT_MS,
   });
-  await dataSource.initialize();
   try {
-    await runMigrations(dataSource);
-    const ctx = { env, dataSource };
+    const ctx = { env, db };
     await def.afterMigrate?.(ctx);
     const app = await createHttpApp(def.rootModule(ctx), {
       serviceName: def.name,
@@ -93,7 +91,7 @@ export async function buildService<S extends EnvSchema>(
       },
       trustProxy: def.trustProxy?.(env),
       openapi: { ...def.openapi, version: def.version },
-      readiness: () => checkConnection(dataSource),
+      readiness: () => db.check(),
       excludeBodyParserPaths: def.excludeBodyParserPaths,
       streamedBodies: def.streamedBodies,
       mount: def.mount ? (a: NestExpressApplication) => def.mount?.(a, ctx) : undefined,
@@ -101,7 +99,7 @@ export async function buildService<S extends EnvSchema>(
       routes: def.routes,
       oauthErrorPaths: def.oauthErrorPaths,
       urlencoded: def.urlencoded,
-      // runService owns SIGTERM/SIGINT: closing the app, then the data source, then exiting.
+      // runService owns SIGTERM/SIGINT: closing the app, then the database pool, then exiting.
       shutdownHooks: false,
     });
     return {
@@ -109,12 +107,36 @@ export async function buildService<S extends EnvSchema>(
       app,
       close: async () => {
         await app.close();
-        if (dataSource.isInitialized) await dataSource.destroy();
+        await db.close();
       },
     };
   } catch (err) {
-    if (dataSource.isInitialized) await dataSource.destroy();
+    await db.close();
     throw err;
+  }
+}
+
+/**
+ * Applies the service's pending migrations through TypeORM on a connection of its own, closed afterwards: TypeORM
+ * holds no pool while the service runs.
+ */
+async function migrate<S extends EnvSchema>(
+  def: ServiceDefinition<S>,
+  env: EnvOf<S> & CommonEnv,
+  applicationName: string,
+): Promise<string[]> {
+  const dataSource = createDataSource({
+    url: def.databaseUrl(env),
+    entities: def.entities,
+    migrations: def.migrations,
+    applicationName,
+    poolMax: 1,
+  });
+  await dataSource.initialize();
+  try {
+    return await runMigrations(dataSource);
+  } finally {
+    await dataSource.destroy();
   }
 }
 
@@ -157,18 +179,6 @@ export function packageVersion(): string {
 /** The body of every app's migrate.ts (`nx run <app>:migrate`): apply pending migrations and exit. */
 export async function migrateService<S extends EnvSchema>(def: ServiceDefinition<S>): Promise<void> {
   const env = loadEnvOrExit({ ...commonEnv, ...def.envSchema }, def.name) as EnvOf<S> & CommonEnv;
-  const dataSource = createDataSource({
-    url: def.databaseUrl(env),
-    entities: def.entities,
-    migrations: def.migrations,
-    applicationName: `gatehouse-${def.name}-migrate`,
-    poolMax: 2,
-  });
-  await dataSource.initialize();
-  try {
-    const applied = await runMigrations(dataSource);
-    process.stdout.write(`[${def.name}] migrations applied: ${JSON.stringify(applied)}\n`);
-  } finally {
-    await dataSource.destroy();
-  }
+  const applied = await migrate(def, env, `gatehouse-${def.name}-migrate`);
+  process.stdout.write(`[${def.name}] migrations applied: ${JSON.stringify(applied)}\n`);
 }

@@ -1,16 +1,8 @@
-import { Controller, Get, Module, type DynamicModule } from '@nestjs/common';
-import { InjectRepository, TypeOrmModule } from '@nestjs/typeorm';
+import { Controller, Get, Inject, Module, type DynamicModule } from '@nestjs/common';
 import request from 'supertest';
-import {
-  Column,
-  Entity,
-  PrimaryGeneratedColumn,
-  type MigrationInterface,
-  type QueryRunner,
-  Repository,
-} from 'typeorm';
+import { Column, Entity, PrimaryGeneratedColumn, type MigrationInterface, type QueryRunner } from 'typeorm';
 import { Public } from '@gatehouse/http';
-import { pendingSchemaChanges } from '@gatehouse/db';
+import { Db, schemaDrift } from '@gatehouse/db';
 import { createEmptyTestDatabase, type TestDatabase } from '@gatehouse/testing';
 import { commonEnv, env as envVar, loadEnv } from '@gatehouse/config';
 import {
@@ -39,15 +31,16 @@ class CreateWidgets1700000000000 implements MigrationInterface {
 
 @Controller('widgets')
 class WidgetsController {
-  constructor(@InjectRepository(Widget) private readonly widgets: Repository<Widget>) {}
+  constructor(@Inject(Db) private readonly db: Db) {}
   @Public()
   @Get()
   async list() {
-    return { count: await this.widgets.count() };
+    const row = await this.db.one<{ n: number }>('SELECT count(*)::int AS n FROM widgets');
+    return { count: row?.n };
   }
 }
 
-@Module({ imports: [TypeOrmModule.forFeature([Widget])], controllers: [WidgetsController] })
+@Module({ controllers: [WidgetsController] })
 class WidgetsModule {}
 
 const schema = { WIDGET_DATABASE_URL: envVar.url({ description: 'db', secret: true }) };
@@ -61,7 +54,7 @@ const definition: ServiceDefinition<typeof schema> = {
   entities: [Widget],
   migrations: [CreateWidgets1700000000000],
   openapi: { title: 'Widgets', description: 'test service' },
-  // the shared core module gives repositories on the already migrated data source
+  // the shared core module gives the already migrated database
   rootModule: (ctx): DynamicModule => ({
     module: class WidgetApp {},
     imports: [ServiceCoreModule.register(ctx), WidgetsModule],
@@ -87,7 +80,9 @@ describe('buildService', () => {
     const env = loadEnv({ ...commonEnv, ...schema }, { WIDGET_DATABASE_URL: db.url, LOG_LEVEL: 'silent' });
     built = await buildService(definition, env);
     expect(afterMigrateCalls).toBe(1);
-    expect(await pendingSchemaChanges(built.dataSource)).toEqual([]);
+    expect(
+      await schemaDrift({ url: db.url, entities: definition.entities, migrations: definition.migrations }),
+    ).toEqual([]);
 
     const server = built.app.getHttpServer();
     await request(server).get('/livez').expect(200);

@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import type { Adapter, AdapterPayload } from 'oidc-provider';
 import { PgAdapter } from './pg.adapter.js';
 import { RedisAdapter } from './redis.adapter.js';
-import type { Sql } from './sql.js';
+import type { Sql } from '@gatehouse/db';
 
 /**
  * Artifacts that live minutes, not days, and may be lost on a Redis restart without harm: they go to Redis when

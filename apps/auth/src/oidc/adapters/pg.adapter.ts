@@ -1,5 +1,5 @@
 import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
-import type { Sql } from './sql.js';
+import type { Sql } from '@gatehouse/db';
 
 interface Row {
   payload: AdapterPayload;
@@ -27,7 +27,7 @@ export class PgAdapter implements Adapter {
 
   async upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
     const expiresAt = expiresIn ? new Date(Date.now() + expiresIn * 1000) : null;
-    await this.sql.query(
+    await this.sql.rows(
       `INSERT INTO oidc_payloads (model, id, payload, grant_id, user_code, uid, expires_at)
        VALUES ($1, $2, $3::jsonb, $4, $5, $6, $7)
        ON CONFLICT (model, id) DO UPDATE SET payload = EXCLUDED.payload, grant_id = EXCLUDED.grant_id,
@@ -45,7 +45,7 @@ export class PgAdapter implements Adapter {
   }
 
   async find(id: string): Promise<AdapterPayload | undefined> {
-    const rows = await this.sql.query<Row>(
+    const rows = await this.sql.rows<Row>(
       `SELECT payload, consumed_at FROM oidc_payloads WHERE model = $1 AND id = $2 AND ${LIVE}`,
       [this.model, id],
     );
@@ -53,7 +53,7 @@ export class PgAdapter implements Adapter {
   }
 
   async findByUid(uid: string): Promise<AdapterPayload | undefined> {
-    const rows = await this.sql.query<Row>(
+    const rows = await this.sql.rows<Row>(
       `SELECT payload, consumed_at FROM oidc_payloads WHERE model = $1 AND uid = $2 AND ${LIVE} LIMIT 1`,
       [this.model, uid],
     );
@@ -61,7 +61,7 @@ export class PgAdapter implements Adapter {
   }
 
   async findByUserCode(userCode: string): Promise<AdapterPayload | undefined> {
-    const rows = await this.sql.query<Row>(
+    const rows = await this.sql.rows<Row>(
       `SELECT payload, consumed_at FROM oidc_payloads WHERE model = $1 AND user_code = $2 AND ${LIVE} LIMIT 1`,
       [this.model, userCode],
     );
@@ -74,18 +74,18 @@ export class PgAdapter implements Adapter {
    * (as oidc-provider does for a token it reads consumed) and the request fails with invalid_grant.
    */
   async consume(id: string): Promise<void> {
-    const won = await this.sql.query<{ id: string }>(
+    const won = await this.sql.rows<{ id: string }>(
       `UPDATE oidc_payloads SET consumed_at = now()
         WHERE model = $1 AND id = $2 AND consumed_at IS NULL RETURNING id`,
       [this.model, id],
     );
     if (won.length) return;
-    const [row] = await this.sql.query<{ grant_id: string | null }>(
+    const [row] = await this.sql.rows<{ grant_id: string | null }>(
       'SELECT grant_id FROM oidc_payloads WHERE model = $1 AND id = $2',
       [this.model, id],
     );
     if (row?.grant_id) {
-      await this.sql.query(`DELETE FROM oidc_payloads WHERE grant_id = $1 OR (model = 'Grant' AND id = $1)`, [
+      await this.sql.rows(`DELETE FROM oidc_payloads WHERE grant_id = $1 OR (model = 'Grant' AND id = $1)`, [
         row.grant_id,
       ]);
     }
@@ -93,11 +93,11 @@ export class PgAdapter implements Adapter {
   }
 
   async destroy(id: string): Promise<void> {
-    await this.sql.query('DELETE FROM oidc_payloads WHERE model = $1 AND id = $2', [this.model, id]);
+    await this.sql.rows('DELETE FROM oidc_payloads WHERE model = $1 AND id = $2', [this.model, id]);
   }
 
   async revokeByGrantId(grantId: string): Promise<void> {
-    await this.sql.query('DELETE FROM oidc_payloads WHERE model = $1 AND grant_id = $2', [
+    await this.sql.rows('DELETE FROM oidc_payloads WHERE model = $1 AND grant_id = $2', [
       this.model,
       grantId,
     ]);
@@ -108,7 +108,7 @@ export class PgAdapter implements Adapter {
 export async function purgeExpiredPayloads(sql: Sql, batch = 5000): Promise<number> {
   let total = 0;
   for (;;) {
-    const rows = await sql.query<{ n: number }>(
+    const rows = await sql.rows<{ n: number }>(
       `WITH gone AS (
          DELETE FROM oidc_payloads WHERE ctid IN (
            SELECT ctid FROM oidc_payloads WHERE expires_at <= now() LIMIT $1)

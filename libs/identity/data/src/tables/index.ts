@@ -1,0 +1,5 @@
+// One module per table of the management API: its scope (ScopedTable), its row type, its columns and its look-ups.
+export * from './clients.js';
+export * from './resources.js';
+export * from './users.js';
+export * from './tenants.js';

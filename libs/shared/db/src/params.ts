@@ -1,0 +1,33 @@
+/** `$n` placeholders in order: `p.add(value)` appends a parameter and returns its placeholder. */
+export class Params {
+  readonly values: unknown[];
+
+  constructor(initial: readonly unknown[] = []) {
+    this.values = [...initial];
+  }
+
+  add(value: unknown): string {
+    this.values.push(value);
+    return `$${this.values.length}`;
+  }
+
+  get length(): number {
+    return this.values.length;
+  }
+}
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** True for a syntactically valid UUID (any version): look-ups by a malformed id answer "not found", never a SQL error. */
+export function isUuid(value: unknown): value is string {
+  return typeof value === 'string' && UUID_RE.test(value);
+}
+
+/**
+ * Timestamps leave PostgreSQL as ISO 8601 UTC text with milliseconds (`2026-11-22T03:17:07.123Z`, the form
+ * `Date.toJSON` gives): no Date object is built per field and turned back into text for every answer.
+ */
+export const iso = (expr: string) => `to_char(${expr} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/** An ISO 8601 UTC timestamp as text. */
+export type Timestamp = string;

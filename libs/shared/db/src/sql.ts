@@ -1,0 +1,246 @@
+import pg from 'pg';
+import { isConnectionError } from './connection-errors.js';
+import { PreparedStatements, type PreparedOptions } from './prepared.js';
+
+/**
+ * The one way Gatehouse code runs SQL (docs/architecture.md "Data layer"): a `Db` owns a node-postgres pool; `Sql`
+ * is anything statements run on (the pool, one connection, one transaction). Statements are parameterized text
+ * (`$1`, built with `Params`); errors are pg's own `DatabaseError` (SQLSTATE in `code`), which the HTTP error
+ * mapping turns into 4xx/503. TypeORM only describes the schema and runs migrations; it holds no pool at run time.
+ */
+/** Rows of a statement whose row type the caller does not name. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyRow = Record<string, any>;
+
+export interface Sql {
+  /** The rows of a statement (also of INSERT/UPDATE/DELETE ... RETURNING). */
+  rows<T = AnyRow>(text: string, params?: readonly unknown[]): Promise<T[]>;
+  /** The first row, or undefined. */
+  one<T = AnyRow>(text: string, params?: readonly unknown[]): Promise<T | undefined>;
+  /** The number of rows a statement touched. */
+  exec(text: string, params?: readonly unknown[]): Promise<number>;
+  /**
+   * `fn` in one transaction (commit when it resolves, roll back when it throws). Inside a transaction it runs in the
+   * transaction already open.
+   */
+  transaction<T>(fn: (tx: Sql) => Promise<T>, opts?: TransactionOptions): Promise<T>;
+}
+
+export interface TransactionOptions {
+  isolation?: 'READ COMMITTED' | 'REPEATABLE READ' | 'SERIALIZABLE';
+  readOnly?: boolean;
+}
+
+export interface DbOptions {
+  /** postgres://user:password@host:port/database */
+  url: string;
+  /** Shown in pg_stat_activity (e.g. `gatehouse-identity`). */
+  applicationName?: string;
+  /** Connection pool size (default 10). */
+  poolMax?: number;
+  /** Milliseconds to wait for a connection before failing (default 10 000). */
+  connectTimeoutMs?: number;
+  /**
+   * PostgreSQL `statement_timeout` of every pooled connection, in ms (0 or unset: none). A statement running longer
+   * is cancelled (SQLSTATE 57014); a transaction doing known bulk work raises it with `SET LOCAL`.
+   */
+  statementTimeoutMs?: number;
+  /** Bounds of the prepared statements `read` keeps. */
+  prepared?: PreparedOptions;
+}
+
+type Client = pg.PoolClient;
+
+/** Connections a statement failed on without a server error (socket gone): destroyed, not pooled again. */
+const broken = new WeakSet<Client>();
+
+async function query(client: Client, text: string, params: readonly unknown[] = []) {
+  try {
+    return await client.query(text, params as unknown[]);
+  } catch (err) {
+    if (isConnectionError(err)) broken.add(client);
+    throw err;
+  }
+}
+
+/** Statements on one checked-out connection. */
+class ConnectionSql implements Sql {
+  constructor(
+    readonly client: Client,
+    private readonly inTransaction: boolean,
+  ) {}
+
+  async rows<T = AnyRow>(text: string, params: readonly unknown[] = []): Promise<T[]> {
+    return (await query(this.client, text, params)).rows as T[];
+  }
+
+  async one<T = AnyRow>(text: string, params: readonly unknown[] = []): Promise<T | undefined> {
+    return (await this.rows<T>(text, params))[0];
+  }
+
+  async exec(text: string, params: readonly unknown[] = []): Promise<number> {
+    return (await query(this.client, text, params)).rowCount ?? 0;
+  }
+
+  transaction<T>(fn: (tx: Sql) => Promise<T>, opts?: TransactionOptions): Promise<T> {
+    if (this.inTransaction) return fn(this);
+    return runTransaction(this.client, fn, opts);
+  }
+}
+
+async function runTransaction<T>(
+  client: Client,
+  fn: (tx: Sql) => Promise<T>,
+  opts: TransactionOptions = {},
+): Promise<T> {
+  await query(client, beginStatement(opts));
+  try {
+    const out = await fn(new ConnectionSql(client, true));
+    await query(client, 'COMMIT');
+    return out;
+  } catch (err) {
+    await query(client, 'ROLLBACK').catch(() => undefined);
+    throw err;
+  }
+}
+
+function beginStatement(opts: TransactionOptions): string {
+  const parts = ['BEGIN'];
+  if (opts.isolation) parts.push(`ISOLATION LEVEL ${opts.isolation}`);
+  if (opts.readOnly) parts.push('READ ONLY');
+  return parts.join(' ');
+}
+
+/** A transaction opened by `Db.begin` and ended by the caller (a stream that reads across many chunks). */
+export interface OpenTransaction extends Sql {
+  commit(): Promise<void>;
+  rollback(): Promise<void>;
+}
+
+/** The database of a service: its pool, and statements on it. */
+export class Db implements Sql {
+  readonly pool: pg.Pool;
+  /** The database's URL (a LISTEN connection of the change feed opens its own client on it). */
+  readonly url: string;
+  private readonly prepared: PreparedStatements;
+
+  constructor(opts: DbOptions) {
+    if (!/^postgres(ql)?:\/\//.test(opts.url)) {
+      throw new Error('database url must start with postgres:// or postgresql://');
+    }
+    if (opts.poolMax !== undefined && (!Number.isInteger(opts.poolMax) || opts.poolMax < 1)) {
+      throw new Error(`poolMax must be a positive integer, got ${opts.poolMax}`);
+    }
+    this.url = opts.url;
+    this.pool = new pg.Pool({
+      connectionString: opts.url,
+      application_name: opts.applicationName,
+      max: opts.poolMax ?? 10,
+      connectionTimeoutMillis: opts.connectTimeoutMs ?? 10_000,
+      ...(opts.statementTimeoutMs ? { statement_timeout: opts.statementTimeoutMs } : {}),
+    });
+    // An idle connection the server dropped (a restart): the pool discards it; never an unhandled 'error' event.
+    this.pool.on('error', () => undefined);
+    this.prepared = new PreparedStatements(opts.prepared);
+  }
+
+  async rows<T = AnyRow>(text: string, params: readonly unknown[] = []): Promise<T[]> {
+    return (await this.pool.query(text, params as unknown[])).rows as T[];
+  }
+
+  async one<T = AnyRow>(text: string, params: readonly unknown[] = []): Promise<T | undefined> {
+    return (await this.rows<T>(text, params))[0];
+  }
+
+  async exec(text: string, params: readonly unknown[] = []): Promise<number> {
+    return (await this.pool.query(text, params as unknown[])).rowCount ?? 0;
+  }
+
+  /**
+   * Rows of a read run as a named prepared statement from its second use (lists and look-ups on hot paths: see
+   * PreparedStatements); outside any transaction.
+   */
+  read<T = AnyRow>(text: string, params: readonly unknown[] = []): Promise<T[]> {
+    return this.prepared.rows<T>(this.pool, text, params);
+  }
+
+  transaction<T>(fn: (tx: Sql) => Promise<T>, opts?: TransactionOptions): Promise<T> {
+    return this.withClient((client) => runTransaction(client, fn, opts));
+  }
+
+  /** `fn` on one connection outside a transaction (each statement its own snapshot; session settings stay). */
+  connection<T>(fn: (sql: Sql) => Promise<T>): Promise<T> {
+    return this.withClient((client) => fn(new ConnectionSql(client, false)));
+  }
+
+  /** A transaction the caller ends with `commit()` or `rollback()` (which also return the connection). */
+  async begin(opts: TransactionOptions = {}): Promise<OpenTransaction> {
+    const client = await this.pool.connect();
+    try {
+      await query(client, beginStatement(opts));
+    } catch (err) {
+      client.release(broken.has(client) ? (err as Error) : undefined);
+      throw err;
+    }
+    const sql = new ConnectionSql(client, true);
+    let ended = false;
+    const end = async (statement: string) => {
+      if (ended) return;
+      ended = true;
+      let failed: Error | undefined;
+      try {
+        await query(client, statement);
+      } catch (err) {
+        failed = err as Error;
+        if (statement === 'COMMIT') throw err;
+      } finally {
+        client.release(failed);
+      }
+    };
+    return Object.assign(sql, {
+      commit: () => end('COMMIT'),
+      rollback: () => end('ROLLBACK'),
+    }) as ConnectionSql & OpenTransaction;
+  }
+
+  /**
+   * Resolves when the database answers `SELECT 1` within `timeoutMs` (default 2000); throws otherwise. For
+   * `/readyz`: never hangs on an exhausted pool or a server that stopped answering.
+   */
+  async check(timeoutMs = 2000): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`database did not answer within ${timeoutMs} ms`)),
+        timeoutMs,
+      );
+    });
+    const probe = this.rows<{ ok: number }>('SELECT 1 AS ok');
+    probe.catch(() => undefined); // a late failure after the timeout must not become an unhandled rejection
+    try {
+      const rows = await Promise.race([probe, timeout]);
+      if (rows?.[0]?.ok !== 1) throw new Error('database gave an unexpected answer to SELECT 1');
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Close every connection (idempotent). */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.pool.end();
+  }
+
+  private closed = false;
+
+  private async withClient<T>(fn: (client: Client) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    try {
+      return await fn(client);
+    } finally {
+      // A broken connection is destroyed by the pool; a statement error leaves the connection usable.
+      client.release(broken.has(client) ? new Error('connection broken') : undefined);
+    }
+  }
+}
