@@ -47,7 +47,7 @@ export function getFreePort() {
     srv.unref();
     srv.once('error', reject);
     srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
+      const { port } = /** @type {import('node:net').AddressInfo} */ (srv.address());
       srv.close(() => resolve(port));
     });
   });
@@ -139,7 +139,7 @@ function pidAlive(pid) {
     process.kill(pid, 0);
     return true;
   } catch (err) {
-    return err.code === 'EPERM';
+    return /** @type {NodeJS.ErrnoException} */ (err).code === 'EPERM';
   }
 }
 
@@ -207,6 +207,20 @@ async function runInitdb(bin, { dataDir, user, password, ids, onLog }) {
     await fsp.rm(pwDir, { recursive: true, force: true });
   }
 }
+
+/**
+ * @typedef {object} EmbeddedPostgresHandle a running server started by startEmbeddedPostgres
+ * @property {string} dataDir
+ * @property {number} port
+ * @property {string} host
+ * @property {string} user
+ * @property {string} password
+ * @property {number | undefined} pid
+ * @property {boolean} initialised true when this start created the cluster
+ * @property {(database?: string) => string} url connection URL for `database` (default `postgres`)
+ * @property {Promise<unknown>} exited resolves when the server process has exited
+ * @property {() => Promise<unknown>} stop fast shutdown, then immediate, then SIGKILL; idempotent
+ */
 
 /**
  * Start a PostgreSQL server on `dataDir` (initialised on first use only, so data survives restarts),

@@ -35,7 +35,7 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
   process.on(signal, () => {
     // A terminal Ctrl-C already reached Nx (same process group); forward the others. A second one forces.
     if (signalled) child.kill('SIGKILL');
-    else if (signal !== 'SIGINT') child.kill(signal);
+    else if (signal !== 'SIGINT') child.kill(/** @type {NodeJS.Signals} */ (signal));
     signalled = signal;
   });
 }

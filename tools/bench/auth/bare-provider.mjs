@@ -5,7 +5,7 @@
 //   BARE_RESOURCES (JSON: { "<identifier>": { "format": "jwt"|"opaque", "alg": "RS256"|"ES256", "kid", "scope" } })
 import http from 'node:http';
 import pg from 'pg';
-import Provider from 'oidc-provider';
+import Provider, { errors } from 'oidc-provider';
 
 const env = process.env;
 const pool = new pg.Pool({ connectionString: env.BARE_DATABASE_URL, max: 10 });
@@ -78,7 +78,7 @@ const provider = new Provider(env.BARE_ISSUER, {
       useGrantedResource: async () => true,
       getResourceServerInfo: async (_ctx, identifier) => {
         const r = resources[identifier];
-        if (!r) throw new Provider.errors.InvalidTarget();
+        if (!r) throw new errors.InvalidTarget();
         return {
           scope: r.scope,
           audience: identifier,

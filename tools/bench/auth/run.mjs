@@ -56,8 +56,14 @@ async function post(url, body, headers = {}) {
   return JSON.parse(text);
 }
 
+/**
+ * @param {string} name
+ * @param {{ url: string; body?: string; headers?: Record<string, string>; method?: 'GET' | 'POST' }} request
+ * @param {boolean} warmup
+ */
 function measure(name, { url, body, headers, method = 'POST' }, warmup) {
   return new Promise((resolve, reject) => {
+    /** @type {import('autocannon').Options} */
     const opts = {
       url,
       method,
@@ -200,6 +206,7 @@ try {
   const ghInfo = await post(`${gh}/tokeninfo`, form({ token: ghJwt }), auth);
   if (!ghInfo.active) throw new Error('tokeninfo says the fresh token is inactive');
 
+  /** @type {[string, string, { url: string; method?: 'GET' | 'POST'; body?: string; headers?: Record<string, string> }][]} */
   const scenarios = [
     // The same oidc-provider route on both: the difference is what sits in front of it (Nest, logging, metrics,
     // rate limit, our body handling).

@@ -7,7 +7,12 @@ import net from 'node:net';
 export function processGroup({ cwd, env, killAfterMs = 5000 }) {
   const children = [];
 
-  /** argv: node arguments (flags, then the script and its arguments); cpus: a taskset CPU list, or undefined. */
+  /**
+   * argv: node arguments (flags, then the script and its arguments); cpus: a taskset CPU list, or undefined.
+   * @param {string} name
+   * @param {string[]} argv
+   * @param {{ childEnv?: Record<string, string | undefined>; ready: () => Promise<boolean>; cpus?: string; timeoutMs?: number }} opts
+   */
   function start(name, argv, { childEnv = {}, ready, cpus, timeoutMs = 60_000 }) {
     const cmd = cpus ? 'taskset' : process.execPath;
     const args = cpus ? ['-c', cpus, process.execPath, ...argv] : argv;
@@ -34,7 +39,7 @@ export function processGroup({ cwd, env, killAfterMs = 5000 }) {
       children.map(
         (c) =>
           new Promise((resolve) => {
-            if (c.exitCode !== null) return resolve();
+            if (c.exitCode !== null) return resolve(undefined);
             c.once('exit', resolve);
             c.kill('SIGTERM');
             setTimeout(() => c.kill('SIGKILL'), killAfterMs).unref();
@@ -62,7 +67,7 @@ export function freePort() {
     const s = net.createServer();
     s.once('error', reject);
     s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
+      const { port } = /** @type {import('node:net').AddressInfo} */ (s.address());
       s.close(() => resolve(port));
     });
   });

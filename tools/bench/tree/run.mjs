@@ -105,7 +105,7 @@ function freePort() {
     const s = net.createServer();
     s.once('error', reject);
     s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
+      const { port } = /** @type {import('node:net').AddressInfo} */ (s.address());
       s.close(() => resolve(port));
     });
   });
@@ -230,7 +230,7 @@ try {
     }).toString(),
   });
   if (tokenRes.status !== 200) throw new Error(`token: ${tokenRes.status} ${await tokenRes.text()}`);
-  const token = (await tokenRes.json()).access_token;
+  const token = /** @type {any} */ (await tokenRes.json()).access_token;
   const H = { authorization: `Bearer ${token}` };
   const call = async (method, p, body, expect = [200, 201, 204]) => {
     const r = await fetch(`${api}${p}`, {
@@ -276,6 +276,7 @@ try {
   await call('POST', '/api/v1/trees', { code, name: 'Benchmark tree' });
   const base = `/api/v1/trees/${code}/versions`;
   const v1 = await call('GET', `${base}/v1`);
+  /** @type {(text: string, params?: unknown[]) => Promise<import('pg').QueryResult<any>>} */
   const q = (text, params) => pool.query(text, params);
   log(`generating ${TOTAL.toLocaleString('en')} nodes (fan-out ${FANOUT}, depth ${DEPTH}) with SQL ...`);
   let t0 = performance.now();
@@ -615,6 +616,7 @@ try {
     for (let j = csv.indexOf(10); j !== -1; j = csv.indexOf(10, j + 1)) csvLines++;
     csvLines -= 1; // header
   };
+  /** @type {import('pg').QueryResult<any> | undefined} */
   let rawRows;
   const rawExportRun = async () => {
     t0 = performance.now();
@@ -696,13 +698,13 @@ try {
   };
   for (let r = 1; r <= ROUNDS; r++) {
     log(`round ${r} of ${ROUNDS}: clone, export, import`);
-    const pairs = [
+    /** @type {[string, (r: number) => Promise<void>, (r: number) => Promise<void>][]} */
+    const runs = [
       ['clone', apiCloneRun, rawCloneRun],
       ['export', apiExportRun, rawExportRun],
       ['import', apiImportRun, rawImportRun],
-    ]
-      .filter(([o]) => selected(o))
-      .map(([, a, b]) => [a, b]);
+    ];
+    const pairs = runs.filter(([o]) => selected(o)).map(([, a, b]) => [a, b]);
     if (pairs.length === 0) break;
     for (const [a, b] of pairs) {
       if (r % 2 === 1) {
@@ -713,8 +715,8 @@ try {
         await a(r);
       }
     }
-    if (selected('export') && rawRows.rowCount !== csvLines)
-      throw new Error(`export: CSV ${csvLines} lines, SQL ${rawRows.rowCount} rows`);
+    if (selected('export') && rawRows?.rowCount !== csvLines)
+      throw new Error(`export: CSV ${csvLines} lines, SQL ${rawRows?.rowCount} rows`);
     await cleanup(r);
   }
   const runs = (xs) => xs.map((x) => (x / 1000).toFixed(1)).join(', ');

@@ -28,7 +28,7 @@ const tokeninfo = createServer((req, res) => {
     );
   });
 });
-await new Promise((r) => tokeninfo.listen(0, '127.0.0.1', r));
+await new Promise((r) => tokeninfo.listen(0, '127.0.0.1', () => r(undefined)));
 
 class Trees {
   list() {
@@ -44,7 +44,7 @@ class RootModule {}
 Module({
   imports: [
     BearerModule.forRoot({
-      authUrl: `http://127.0.0.1:${tokeninfo.address().port}`,
+      authUrl: `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (tokeninfo.address()).port}`,
       audience: 'urn:gatehouse:tree',
       cacheTtlSec: 3600,
       negativeTtlSec: 5,

@@ -39,7 +39,7 @@ function start(dist) {
         /* no taskset: unpinned */
       }
     }
-    child.once('message', (m) => resolve({ child, port: m.port }));
+    child.once('message', (/** @type {any} */ m) => resolve({ child, port: m.port }));
     child.once('exit', (code) => reject(new Error(`server exited ${code}`)));
   });
 }

@@ -40,7 +40,7 @@ function start(variant, level) {
         /* no taskset: unpinned */
       }
     }
-    child.once('message', (m) => resolve({ child, port: m.port }));
+    child.once('message', (/** @type {any} */ m) => resolve({ child, port: m.port }));
     child.once('exit', (code) => reject(new Error(`server exited ${code}`)));
   });
 }

@@ -12,7 +12,7 @@ if (process.env.FOUNDATION_DIST === 'express') {
   a.disable('x-powered-by');
   a.get('/ping', (_req, res) => res.json({ ok: true }));
   const server = a.listen(Number(process.env.PORT), '127.0.0.1', () =>
-    process.send?.({ port: server.address().port }),
+    process.send?.({ port: /** @type {import('node:net').AddressInfo} */ (server.address()).port }),
   );
   process.on('message', (m) => m === 'stop' && process.exit(0));
 } else {
