@@ -1,22 +1,11 @@
-import { iso, type Timestamp } from '@gatehouse/db';
+import type { ScopeRow } from '@gatehouse/identity-data';
 import { auditAttributes, defineVersionedRecord } from '../common/records.js';
 import type { ApiVersion } from '../common/version.js';
 
-export const SCOPE_COLUMNS = `s.id, s.instance_id, s.resource_id, s.scope_name, s.scope_description, s.created_by,
-  ${iso('s.created_at')} AS created_at, s.updated_by, ${iso('s.updated_at')} AS updated_at`;
+export { SCOPE_COLUMNS } from '@gatehouse/identity-data';
 
-/** A scope of a resource (document 1: `id`, `resource_id`, `scope_name`, `scope_description`, audit fields). */
-export interface ScopeRecord {
-  id: string;
-  instance_id: string;
-  resource_id: string;
-  scope_name: string;
-  scope_description: string | null;
-  created_by: string | null;
-  created_at: Timestamp;
-  updated_by: string | null;
-  updated_at: Timestamp;
-}
+/** A scope of a resource (document 1: `id`, `resource_id`, `scope_name`, `scope_description`, audit fields): its row. */
+export type ScopeRecord = ScopeRow;
 
 /** `scope_data` of a client permission: the scope without `instance_id`. */
 export function scopeData(s: ScopeRecord) {

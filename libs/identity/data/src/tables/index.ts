@@ -3,3 +3,4 @@ export * from './clients.js';
 export * from './resources.js';
 export * from './users.js';
 export * from './tenants.js';
+export * from './scopes.js';
