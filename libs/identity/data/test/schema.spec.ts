@@ -36,6 +36,7 @@ describe('identity migrations', () => {
       'IdentitySchema1790000000000',
       'OidcPayloadsAccount1790000100000',
       'LoginFailures1790000200000',
+      'RolesGroups1790000300000',
     ]);
     expect(await pendingSchemaChanges(ds)).toEqual([]);
 
@@ -57,6 +58,15 @@ describe('identity migrations', () => {
         'signing_keys',
         'bootstrap_markers',
         'login_failures',
+        'roles',
+        'role_permissions',
+        'user_permissions',
+        'user_roles',
+        'groups',
+        'group_members',
+        'group_roles',
+        'group_children',
+        'group_closure',
       ]),
     );
     // Every identity record carries instance_id (artifact tables of the token server and instances excepted).
@@ -79,9 +89,7 @@ describe('identity migrations', () => {
       expect(plan.map((r) => r['QUERY PLAN']).join('\n')).toContain('ix_oidc_payloads_account');
     });
 
-    await ds.undoLastMigration();
-    await ds.undoLastMigration();
-    await ds.undoLastMigration();
+    for (let i = 0; i < identityMigrations.length; i++) await ds.undoLastMigration();
     const left = await q(`SELECT 1 FROM information_schema.tables WHERE table_name = 'clients'`);
     expect(left).toHaveLength(0);
     await runMigrations(ds);

@@ -11,6 +11,8 @@ import { OidcPayload } from './oidc-payload.entity.js';
 import { SigningKey } from './signing-key.entity.js';
 import { BootstrapMarker } from './bootstrap-marker.entity.js';
 import { LoginFailure } from './login-failure.entity.js';
+import { Role, RolePermission, UserPermission, UserRole } from './role.entity.js';
+import { Group, GroupChild, GroupClosure, GroupMember, GroupRole } from './group.entity.js';
 
 export * from './audit.js';
 export * from './instance.entity.js';
@@ -26,6 +28,8 @@ export * from './oidc-payload.entity.js';
 export * from './signing-key.entity.js';
 export * from './bootstrap-marker.entity.js';
 export * from './login-failure.entity.js';
+export * from './role.entity.js';
+export * from './group.entity.js';
 
 /** Every entity of the identity data model (apps/auth and apps/identity both register all of them). */
 export const identityEntities = [
@@ -42,4 +46,13 @@ export const identityEntities = [
   SigningKey,
   BootstrapMarker,
   LoginFailure,
+  Role,
+  RolePermission,
+  UserPermission,
+  UserRole,
+  Group,
+  GroupMember,
+  GroupRole,
+  GroupChild,
+  GroupClosure,
 ];
