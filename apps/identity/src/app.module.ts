@@ -11,6 +11,9 @@ import { ClientAccessModule } from './client-access/client-access.module.js';
 import { ResourcesModule } from './resources/resources.module.js';
 import { ScopesModule } from './scopes/scopes.module.js';
 import { UsersModule } from './users/users.module.js';
+import { RolesModule } from './roles/roles.module.js';
+import { GroupsModule } from './groups/groups.module.js';
+import { MembershipsModule } from './memberships/memberships.module.js';
 
 @Module({})
 export class IdentityAppModule {
@@ -30,6 +33,9 @@ export class IdentityAppModule {
         ResourcesModule,
         ScopesModule,
         UsersModule,
+        RolesModule,
+        GroupsModule,
+        MembershipsModule,
       ],
       // Client secrets are sealed with this box (SECRET_ENCRYPTION_KEY or DATA_DIR/secret.key, see bootstrap).
       // The ChangeFeed keeps the caller and token caches of this replica in step with changes made by any replica.

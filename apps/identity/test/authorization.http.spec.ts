@@ -13,7 +13,8 @@ let wrongScopes: Record<string, string>;
 let treeToken: string;
 
 beforeAll(async () => {
-  m = await Management.start();
+  // every operation in both presentations sends a bad token twice: more than the default failed-auth allowance
+  m = await Management.start({ RATE_LIMIT_AUTH_FAILURES: '10000' });
   noScopes = (await m.caller([])).token;
   // For each scope, a token with every management scope but that one.
   const all = [
@@ -23,6 +24,10 @@ beforeAll(async () => {
     'resources:write',
     'users:read',
     'users:write',
+    'roles:read',
+    'roles:write',
+    'groups:read',
+    'groups:write',
   ];
   wrongScopes = {};
   for (const scope of all) wrongScopes[scope] = (await m.caller(all.filter((s) => s !== scope))).token;

@@ -1,4 +1,4 @@
-/** Every management operation of issue 5, as `METHOD path` under `/api/<version>`. */
+/** Every management operation (issues 5 and 13), as `METHOD path` under `/api/<version>`. */
 export const OPERATIONS = [
   'GET /clients',
   'POST /clients',
@@ -33,16 +33,46 @@ export const OPERATIONS = [
   'PUT /users/:user_id/password',
   'POST /users/:user_id/block',
   'POST /users/:user_id/unblock',
+  'GET /users/:user_id/permissions',
+  'POST /users/:user_id/permissions',
+  'DELETE /users/:user_id/permissions',
+  'GET /users/:user_id/roles',
+  'POST /users/:user_id/roles',
+  'DELETE /users/:user_id/roles',
+  'GET /users/:user_id/groups',
+  'POST /users/:user_id/groups',
+  'DELETE /users/:user_id/groups',
+  'GET /roles',
+  'POST /roles',
+  'GET /roles/:role_id',
+  'PATCH /roles/:role_id',
+  'DELETE /roles/:role_id',
+  'GET /roles/:role_id/permissions',
+  'POST /roles/:role_id/permissions',
+  'DELETE /roles/:role_id/permissions',
+  'GET /roles/:role_id/members',
+  'POST /roles/:role_id/members',
+  'DELETE /roles/:role_id/members',
+  'GET /groups',
+  'POST /groups',
+  'GET /groups/:group_id',
+  'PATCH /groups/:group_id',
+  'DELETE /groups/:group_id',
+  'GET /groups/:group_id/members',
+  'POST /groups/:group_id/members',
+  'DELETE /groups/:group_id/members',
+  'GET /groups/:group_id/roles',
+  'POST /groups/:group_id/roles',
+  'DELETE /groups/:group_id/roles',
+  'GET /groups/:group_id/groups',
+  'POST /groups/:group_id/groups',
+  'DELETE /groups/:group_id/groups',
 ];
 
 /** The scope an operation needs (docs/contract.md: `<group>:read` for GET, `<group>:write` otherwise). */
 export function scopeOf(op: string): string {
   const [method, template] = op.split(' ');
-  const group = template.startsWith('/users')
-    ? 'users'
-    : template.startsWith('/resources')
-      ? 'resources'
-      : 'clients';
+  const group = template.split('/')[1];
   return `${group}:${method === 'GET' ? 'read' : 'write'}`;
 }
 

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { conflict, forbidden, notFound } from '@gatehouse/errors';
+import { conflict, forbidden } from '@gatehouse/errors';
 import { Db, type ListPage, listPage, Params, type Sql } from '@gatehouse/db';
 import type { Access } from '../common/access.js';
 import type { ListRequest } from '../common/presenter.js';
@@ -30,14 +30,9 @@ import type { ClientPermissionRecord } from './client-permission.record.js';
 import type { ClientResourceRecord } from './client-resource.record.js';
 import type { ResourceClientRecord } from './resource-client.record.js';
 import { announce } from '../common/changes.js';
+import { assertGrantable, dedupe, resolveScopes, type PermissionEntry } from '../common/permissions.js';
 
-/** One entry of a grant or revoke body; `resource_id` may be left out under v2 (each scope names its resource). */
-export interface PermissionEntry {
-  resource_id?: string;
-  scopes: string[];
-}
-
-const dedupe = (ids: string[]) => [...new Set(ids.map((i) => i.toLowerCase()))];
+export type { PermissionEntry };
 
 /**
  * Which resources are authorized to which clients (client_resources) and which scopes each client was granted
@@ -151,8 +146,8 @@ export class ClientAccessService {
   async grant(access: Access, clientId: string, entries: PermissionEntry[]) {
     await this.db.transaction(async (m) => {
       const client = await findClient(m, access, clientId, { lock: true });
-      const pairs = await this.resolveScopes(m, access, entries);
-      await this.assertGrantable(m, access, client, pairs);
+      const pairs = await resolveScopes(m, access, entries);
+      await assertGrantable(m, access, pairs, client.id);
       const resourceIds = [...new Set(pairs.map((p) => p.resource_id))];
       const authorized = await m.rows<{ resource_id: string }>(
         `SELECT resource_id FROM client_resources WHERE client_id = $1 AND resource_id = ANY($2::uuid[])`,
@@ -184,7 +179,7 @@ export class ClientAccessService {
   async revokePermissions(access: Access, clientId: string, entries: PermissionEntry[]) {
     await this.db.transaction(async (m) => {
       const client = await findClient(m, access, clientId, { lock: true });
-      const pairs = await this.resolveScopes(m, access, entries);
+      const pairs = await resolveScopes(m, access, entries);
       if (client.is_default && pairs.some((p) => p.is_system)) {
         throw forbidden('Permissions on system resources cannot be revoked from the default client');
       }
@@ -194,33 +189,6 @@ export class ClientAccessService {
       ]);
       await announce(m, { kind: 'client', id: client.id });
     });
-  }
-
-  /**
-   * Nobody grants more than it holds: a scope of a system resource (the management and tree APIs), and any scope a
-   * client grants to itself, must already be granted to the calling client (403 naming the scopes otherwise).
-   * Without this, `clients:write` would be every scope there is: a caller could grant itself, or a client it
-   * made, `clients:read_secrets` or `users:write`.
-   */
-  private async assertGrantable(
-    m: Sql,
-    access: Access,
-    client: ClientRow,
-    pairs: { scope_id: string; scope_name: string; is_system: boolean }[],
-  ): Promise<void> {
-    const guarded = pairs.filter((p) => p.is_system || client.id === access.clientId);
-    if (!guarded.length) return;
-    const held = await m.rows<{ scope_id: string }>(
-      `SELECT scope_id FROM client_permissions WHERE client_id = $1 AND scope_id = ANY($2::uuid[])`,
-      [access.clientId, guarded.map((p) => p.scope_id)],
-    );
-    const heldIds = new Set(held.map((h) => h.scope_id));
-    const missing = guarded.filter((p) => !heldIds.has(p.scope_id)).map((p) => p.scope_name);
-    if (missing.length) {
-      throw forbidden(
-        `A client can grant only scopes it holds itself${client.id === access.clientId ? ' (and none to itself that it lacks)' : ''}; the caller lacks ${missing.join(', ')}`,
-      );
-    }
   }
 
   /** The path side must exist (404); the body side too, every id of it (404 naming the missing ones). */
@@ -244,48 +212,5 @@ export class ClientAccessService {
     if (clients.some((c) => c.is_default) && resources.some((r) => r.is_system)) {
       throw forbidden('System resources cannot be revoked from the default client');
     }
-  }
-
-  /**
-   * The (resource, scope) pairs of a permissions body: each resource must exist in the caller's reach and each
-   * scope must be one of its resource's (404 otherwise).
-   */
-  private async resolveScopes(
-    m: Sql,
-    access: Access,
-    entries: PermissionEntry[],
-  ): Promise<{ resource_id: string; scope_id: string; scope_name: string; is_system: boolean }[]> {
-    const scopeIds = dedupe(entries.flatMap((e) => e.scopes));
-    const named = dedupe(entries.flatMap((e) => (e.resource_id ? [e.resource_id] : [])));
-    if (named.length) await findResources(m, access, named);
-    const p = new Params([scopeIds]);
-    const found = await m.rows<{ id: string; resource_id: string; scope_name: string; is_system: boolean }>(
-      `SELECT s.id, s.resource_id, s.scope_name, r.is_system FROM scopes s JOIN ${resourcesTable.from} ON r.id = s.resource_id
-        WHERE s.id = ANY($1::uuid[]) AND ${resourcesTable.where(access, p)}`,
-      p.values,
-    );
-    const byId = new Map(found.map((s) => [s.id, s]));
-    const out = new Map<
-      string,
-      { resource_id: string; scope_id: string; scope_name: string; is_system: boolean }
-    >();
-    for (const e of entries) {
-      const resourceId = e.resource_id?.toLowerCase();
-      for (const raw of e.scopes) {
-        const id = raw.toLowerCase();
-        const scope = byId.get(id);
-        if (!scope) throw notFound(`Scope ${id} not found`);
-        if (resourceId && scope.resource_id !== resourceId) {
-          throw notFound(`Scope ${id} is not a scope of resource ${resourceId}`);
-        }
-        out.set(id, {
-          resource_id: scope.resource_id,
-          scope_id: id,
-          scope_name: scope.scope_name,
-          is_system: scope.is_system,
-        });
-      }
-    }
-    return [...out.values()];
   }
 }

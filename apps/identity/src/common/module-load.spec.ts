@@ -4,12 +4,22 @@ import { fileURLToPath } from 'node:url';
 import { jest } from '@jest/globals';
 
 const src = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const FEATURES = ['common', 'clients', 'client-access', 'resources', 'scopes', 'users'];
+const FEATURES = [
+  'common',
+  'clients',
+  'client-access',
+  'resources',
+  'scopes',
+  'users',
+  'roles',
+  'groups',
+  'memberships',
+];
 
 /** The modules that build values from other features' modules while loading, e.g. `clients/client.record.ts`. */
 const files = FEATURES.flatMap((dir) =>
   readdirSync(path.join(src, dir), { recursive: true, encoding: 'utf8' })
-    .filter((f) => /\.(record|sql|queries|presenter)\.ts$/.test(f))
+    .filter((f) => /\.(record|sql|queries|presenter|module)\.ts$|named-records\.ts$|link-kinds\.ts$/.test(f))
     .map((f) => `${dir}/${f}`),
 );
 

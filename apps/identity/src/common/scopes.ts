@@ -5,3 +5,7 @@ export const RESOURCES_READ = 'resources:read';
 export const RESOURCES_WRITE = 'resources:write';
 export const USERS_READ = 'users:read';
 export const USERS_WRITE = 'users:write';
+export const ROLES_READ = 'roles:read';
+export const ROLES_WRITE = 'roles:write';
+export const GROUPS_READ = 'groups:read';
+export const GROUPS_WRITE = 'groups:write';

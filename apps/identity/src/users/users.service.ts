@@ -30,6 +30,9 @@ import { tenantForNewRecord } from '../common/tenants.js';
 import { EMBED_LIMIT } from '../client-access/client-access.queries.js';
 import { USER_COLUMNS, userRecord, type UserIdentityRecord, type UserRecord } from './user.record.js';
 import { announce } from '../common/changes.js';
+import { embedChildren } from '../memberships/embed.js';
+import { LINK_KINDS } from '../memberships/link-kinds.js';
+import { PERMISSION_KINDS } from '../memberships/memberships.service.js';
 
 export interface UserInput {
   user_email?: string | null;
@@ -64,6 +67,15 @@ function phone(value: string | null | undefined): string | null | undefined {
 }
 
 const trimmed = (v: string | null | undefined) => (typeof v === 'string' ? v.trim() : v);
+
+const linkKind = (tag: string) => LINK_KINDS.find((k) => k.tag === tag)!;
+
+/** The user's roles, permissions and groups (the link records of User Roles, User Permissions, User Groups). */
+const embedUserChildren = embedChildren([
+  { field: 'roles', kind: linkKind('User Roles') },
+  { field: 'permissions', kind: PERMISSION_KINDS[1], permission: true },
+  { field: 'groups', kind: linkKind('User Groups') },
+]);
 
 /**
  * Users of the caller's instance (a caller that is not global: of its tenant). A blocked user gets no token (the
@@ -283,9 +295,9 @@ export class UsersService {
           last_sign_in_at: row.last_login_at,
           logins: row.login_count,
           identities: row.agg_identities ?? 0,
-          // Roles and user permissions come with the roles part of the API; none can exist yet.
-          permissions: 0,
-          roles: 0,
+          // the user's own permissions and roles (GET /users/:id/permissions?effective=true lists all it holds)
+          permissions: row.agg_permissions ?? 0,
+          roles: row.agg_roles ?? 0,
           tokens: tokens.find((t) => t.user_id === rec.id)?.n ?? 0,
           created_by: rec.created_by,
           created_at: rec.created_at,
@@ -295,13 +307,11 @@ export class UsersService {
       });
     }
     if (read.expand) {
+      await embedUserChildren(db, null, records, read);
       const identities = wants(read.fields, 'identities') ? await this.identitiesOf(db, ids) : [];
       records.forEach((rec, i) => {
         const row = found[i];
         if (wants(read.fields, 'identities')) rec.identities = identities.filter((x) => x.user_id === rec.id);
-        if (wants(read.fields, 'roles')) rec.roles = [];
-        if (wants(read.fields, 'permissions')) rec.permissions = [];
-        if (wants(read.fields, 'groups')) rec.groups = [];
         if (wants(read.fields, 'tenants')) {
           rec.tenants = row.tenant_id
             ? [

@@ -4,3 +4,5 @@ export * from './resources.js';
 export * from './users.js';
 export * from './tenants.js';
 export * from './scopes.js';
+export * from './roles.js';
+export * from './groups.js';

@@ -30,7 +30,11 @@ export interface UserRow {
   updated_at: Timestamp;
 }
 
-export type UserRowWithCounts = UserRow & { agg_identities?: number };
+export type UserRowWithCounts = UserRow & {
+  agg_identities?: number;
+  agg_permissions?: number;
+  agg_roles?: number;
+};
 
 export const USER_COLUMNS = `u.id, u.instance_id, u.tenant_id, u.user_email, u.user_name, u.nickname, u.name,
   u.email_verified, u.phone_number, u.phone_verified, u.user_metadata, u.app_metadata, u.is_blocked, u.is_invited,
@@ -38,7 +42,9 @@ export const USER_COLUMNS = `u.id, u.instance_id, u.tenant_id, u.user_email, u.u
   ${iso('u.created_at')} AS created_at, u.updated_by, ${iso('u.updated_at')} AS updated_at`;
 
 /** The counts of a user's `aggregations` kept in rows (alias `u`). */
-export const USER_AGGREGATION_COLUMNS = `(SELECT count(*) FROM user_identities x WHERE x.user_id = u.id)::int AS agg_identities`;
+export const USER_AGGREGATION_COLUMNS = `(SELECT count(*) FROM user_identities x WHERE x.user_id = u.id)::int AS agg_identities,
+  (SELECT count(*) FROM user_permissions x WHERE x.user_id = u.id)::int AS agg_permissions,
+  (SELECT count(*) FROM user_roles x WHERE x.user_id = u.id)::int AS agg_roles`;
 
 /** The user `id` in the caller's scope, or 404. `lock` holds a row lock until the transaction ends. */
 export async function findUser(
@@ -55,4 +61,16 @@ export async function findUser(
   );
   if (!row) throw notFound(`User ${id} not found`);
   return row;
+}
+
+/** The users among `ids` in the caller's scope; 404 naming those that are not. */
+export async function findUsers(db: Sql, scope: RecordScope, ids: string[]): Promise<UserRow[]> {
+  const p = new Params([ids]);
+  const found = await db.rows<UserRow>(
+    `SELECT ${USER_COLUMNS} FROM ${usersTable.from} WHERE u.id = ANY($1::uuid[]) AND ${usersTable.where(scope, p)}`,
+    p.values,
+  );
+  const missing = ids.filter((id) => !found.some((u) => u.id === id));
+  if (missing.length) throw notFound(`User${missing.length > 1 ? 's' : ''} not found: ${missing.join(', ')}`);
+  return found;
 }
