@@ -116,6 +116,7 @@ export class GroupClosure {
   @ForeignKey(() => Instance, { name: 'fk_group_closure_instance' })
   instanceId: string;
 
-  @Column('integer')
-  paths: number;
+  /** bigint: paths multiply along diamonds of nestings. */
+  @Column('bigint')
+  paths: string;
 }

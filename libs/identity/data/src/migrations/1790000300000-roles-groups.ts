@@ -157,7 +157,7 @@ export class RolesGroups1790000300000 implements MigrationInterface {
         descendant_id uuid NOT NULL,
         ancestor_id uuid NOT NULL,
         instance_id uuid NOT NULL,
-        paths integer NOT NULL,
+        paths bigint NOT NULL,
         CONSTRAINT pk_group_closure PRIMARY KEY (descendant_id, ancestor_id),
         CONSTRAINT fk_group_closure_instance FOREIGN KEY (instance_id) REFERENCES instances (id),
         CONSTRAINT fk_group_closure_descendant FOREIGN KEY (descendant_id) REFERENCES groups (id) ON DELETE CASCADE,

@@ -114,7 +114,7 @@ export async function nestGroup(
   if (!inserted) return false;
   await tx.exec(
     `INSERT INTO group_closure (descendant_id, ancestor_id, instance_id, paths)
-     SELECT d.descendant_id, a.ancestor_id, $3, sum(a.paths * d.paths)::int
+     SELECT d.descendant_id, a.ancestor_id, $3, sum(a.paths * d.paths)::bigint
        FROM group_closure a, group_closure d
       WHERE a.descendant_id = $1 AND d.ancestor_id = $2
       GROUP BY d.descendant_id, a.ancestor_id
@@ -133,7 +133,7 @@ export async function unnestGroup(tx: Sql, parentId: string, childId: string): P
   if (!removed) return false;
   const changed = await tx.rows<{ descendant_id: string; ancestor_id: string }>(
     `UPDATE group_closure g SET paths = g.paths - x.n
-       FROM (SELECT d.descendant_id, a.ancestor_id, sum(a.paths * d.paths)::int AS n
+       FROM (SELECT d.descendant_id, a.ancestor_id, sum(a.paths * d.paths)::bigint AS n
                FROM group_closure a, group_closure d
               WHERE a.descendant_id = $1 AND d.ancestor_id = $2
               GROUP BY d.descendant_id, a.ancestor_id) x
