@@ -23,6 +23,8 @@ export type { ClientResourceAccess, OidcClientRecord, User };
 interface RequestMemo {
   clients: Map<string, Promise<OidcClientRecord | undefined>>;
   access: Map<string, Promise<ClientResourceAccess | undefined>>;
+  /** Effective scopes by user and resource: a token request asks for them more than once (grant, then token). */
+  effective: Map<string, Promise<string[]>>;
 }
 
 const requestMemo = new AsyncLocalStorage<RequestMemo>();
@@ -71,7 +73,7 @@ export class OidcData {
 
   /** Run `fn` (one HTTP request) with its own memo of rows read. */
   withRequestMemo<T>(fn: () => T): T {
-    return requestMemo.run({ clients: new Map(), access: new Map() }, fn);
+    return requestMemo.run({ clients: new Map(), access: new Map(), effective: new Map() }, fn);
   }
 
   /**
@@ -136,7 +138,14 @@ export class OidcData {
 
   /** The scopes of `resourceId` that the user holds in effect (its permissions, roles and groups). */
   effectiveUserScopes(userId: string, resourceId: string): Promise<string[]> {
-    return effectiveUserScopes(this.sql, userId, resourceId);
+    const memo = requestMemo.getStore()?.effective;
+    const key = `${userId}\n${resourceId}`;
+    const known = memo?.get(key);
+    if (known) return known;
+    const read = effectiveUserScopes(this.sql, userId, resourceId);
+    read.catch(() => undefined);
+    memo?.set(key, read);
+    return read;
   }
 
   async findUserById(userId: string): Promise<User | undefined> {

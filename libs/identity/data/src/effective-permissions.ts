@@ -1,4 +1,4 @@
-import { isUuid, type Sql } from '@gatehouse/db';
+import { Db, isUuid, type Sql } from '@gatehouse/db';
 
 /**
  * Where a user's permissions come from (docs/contract.md, identity): its own (`direct`), its roles' (`role`), and the
@@ -30,7 +30,9 @@ export const EFFECTIVE_PERMISSION_SOURCES = `
  */
 export async function effectiveUserScopes(db: Sql, userId: string, resourceId: string): Promise<string[]> {
   if (!isUuid(userId) || !isUuid(resourceId)) return [];
-  const rows = await db.rows<{ scope_name: string }>(
+  // on the pool: a named prepared statement (planned once per connection); in a transaction, as it comes
+  const run = db instanceof Db ? db.read.bind(db) : db.rows.bind(db);
+  const rows = await run<{ scope_name: string }>(
     `SELECT s.scope_name FROM scopes s
       WHERE s.resource_id = $2 AND s.id IN (
         SELECT up.scope_id FROM user_permissions up WHERE up.user_id = $1 AND up.resource_id = $2
