@@ -6,6 +6,7 @@ import { authEntities } from './entities.js';
 import { authMigrations } from './migrations/index.js';
 import { SigningKeys } from './keys/signing-keys.js';
 import { TOKEN_SERVER_ROUTES, TokenServer } from './token-server.js';
+import { INTERACTION_PATH } from './interaction/pages.js';
 
 export const authService: ServiceDefinition<typeof authEnv> = {
   name: 'auth',
@@ -37,7 +38,7 @@ export const authService: ServiceDefinition<typeof authEnv> = {
   },
   // oidc-provider and /tokeninfo read their own bodies (JSON or form); the foundation knows their routes (rate-limit
   // keys, metrics labels, 405) and answers its own errors there (429, 404...) in the OAuth shape too.
-  excludeBodyParserPaths: Object.keys(TOKEN_SERVER_ROUTES),
+  excludeBodyParserPaths: [...Object.keys(TOKEN_SERVER_ROUTES), INTERACTION_PATH],
   routes: Object.entries(TOKEN_SERVER_ROUTES).flatMap(([path, methods]) =>
     methods.map((m) => `${m} ${path}`),
   ),

@@ -15,12 +15,15 @@ import { applyFields, rememberFields } from './oidc/fields.js';
 import { purgeLoginFailures, type SecretBox } from '@gatehouse/identity-data';
 import { SigningKeys, type KeySet } from './keys/signing-keys.js';
 import { TokenInfoService } from './tokeninfo/tokeninfo.service.js';
+import { InteractionHandler } from './interaction/interaction.handler.js';
+import { INTERACTION_PATH } from './interaction/pages.js';
 import { handleIntrospection, handleTokenInfo } from './tokeninfo/tokeninfo.handler.js';
 
 export const TOKENINFO_PATH = '/tokeninfo';
 
 /** Paths served by the token server's raw handlers (no Nest body parser may run in front of them), and methods. */
 export const TOKEN_SERVER_ROUTES: Readonly<Record<string, readonly string[]>> = {
+  [ROUTES.authorization]: ['GET', 'POST'],
   [ROUTES.token]: ['POST'],
   [ROUTES.revocation]: ['POST'],
   [ROUTES.introspection]: ['POST'],
@@ -81,6 +84,8 @@ function basicClientId(header: string | undefined): string | undefined {
 export class TokenServer {
   readonly issuer: string;
   readonly tokenInfo: TokenInfoService;
+  /** The login and consent pages of the authorization endpoint. */
+  private readonly interactions: InteractionHandler;
   private provider!: Provider;
   private callback!: Handler;
   private keys!: KeySet;
@@ -108,6 +113,13 @@ export class TokenServer {
       data,
       issuer: this.issuer,
       defaultAccessTokenTtlSec: opts.env.AUTH_ACCESS_TOKEN_TTL_SEC,
+    });
+    this.interactions = new InteractionHandler({
+      provider: () => this.provider,
+      login,
+      data,
+      sql,
+      log,
     });
   }
 
@@ -203,6 +215,7 @@ export class TokenServer {
       redisPrefix: this.opts.redisPrefix,
       proxy: env.AUTH_TRUST_PROXY,
       log: this.log,
+      cookieKeys: this.opts.box.derive('cookies'),
     });
     // Discovery also names our /tokeninfo.
     provider.use(async (ctx, next) => {
@@ -227,6 +240,15 @@ export class TokenServer {
   middleware() {
     return (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void): void => {
       const path = (req.url ?? '/').split('?')[0];
+      if (path.startsWith(`${INTERACTION_PATH}/`)) {
+        this.interactions.handle(req, res, path).catch((err: unknown) => this.fail(res, err));
+        return;
+      }
+      // The authorization endpoint resumes there after an interaction (`/authorize/<uid>`).
+      if (path.startsWith(`${ROUTES.authorization}/`) && req.method === 'GET') {
+        this.data.withRequestMemo(() => this.callback(req, res));
+        return;
+      }
       const methods = TOKEN_SERVER_ROUTES[path];
       if (!methods) return next();
       this.data

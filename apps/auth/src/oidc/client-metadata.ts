@@ -26,13 +26,21 @@ export function toProviderClient(
     ...new Set(c.grantTypes.map((g) => GRANT_TYPE_ALIASES[g] ?? g).filter((g) => supportedGrantTypes.has(g))),
   ];
 
+  // Browser flows: the authorization code flow needs redirect URIs (client_metadata.urls.callbacks, matched
+  // exactly); a client naming the grant without any gets none of it.
+  const urls = (md.urls ?? {}) as Record<string, unknown>;
+  const callbacks = stringList(urls.callbacks);
+  const browser = grantTypes.includes('authorization_code') && callbacks.length > 0;
+  if (!browser && grantTypes.includes('authorization_code'))
+    grantTypes.splice(grantTypes.indexOf('authorization_code'), 1);
+
   const base: AdapterPayload = {
     client_id: c.id,
     client_name: c.clientName,
     grant_types: grantTypes,
-    // No browser flows are served yet: no response types, so no redirect URIs are required.
-    response_types: [],
-    redirect_uris: [],
+    response_types: browser ? ['code'] : [],
+    redirect_uris: browser ? callbacks : [],
+    is_first_party: c.isFirstParty,
     instance_id: c.instanceId,
     tenant_id: c.tenantId ?? undefined,
     refresh_token_ttl: refreshTokenTtl(md),
@@ -59,6 +67,11 @@ export function toProviderClient(
   };
 }
 
+/** The strings of a metadata list (anything else in it is ignored). */
+function stringList(v: unknown): string[] {
+  return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string' && x.length > 0) : [];
+}
+
 function refreshTokenTtl(md: Record<string, unknown>): number | undefined {
   const rt = md.refresh_token as Record<string, unknown> | undefined;
   if (!rt || rt.expiration_enabled !== true) return undefined;
@@ -66,4 +79,10 @@ function refreshTokenTtl(md: Record<string, unknown>): number | undefined {
 }
 
 /** Names of the extra client metadata properties set above (oidc-provider must be told about them). */
-export const EXTRA_CLIENT_PROPERTIES = ['instance_id', 'tenant_id', 'refresh_token_ttl', 'id_token_ttl'];
+export const EXTRA_CLIENT_PROPERTIES = [
+  'instance_id',
+  'tenant_id',
+  'refresh_token_ttl',
+  'id_token_ttl',
+  'is_first_party',
+];

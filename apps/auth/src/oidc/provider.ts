@@ -1,4 +1,4 @@
-import { createSecretKey } from 'node:crypto';
+import { createSecretKey, randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import Provider, {
   errors,
@@ -17,6 +17,7 @@ import type { OidcData, User } from './oidc-data.js';
 import { PASSWORD_GRANT, PASSWORD_GRANT_PARAMS, passwordGrantHandler } from './password.grant.js';
 import type { PasswordLogin } from './password-login.js';
 import { userMaySignInThrough } from './sign-in-policy.js';
+import { errorPage, INTERACTION_PATH, pageHeaders, pickLocale } from '../interaction/pages.js';
 
 /** Paths of the token server (oidc-provider routes). */
 export const ROUTES = {
@@ -74,11 +75,14 @@ export interface ProviderDeps {
   redisPrefix?: string;
   /** Trust X-Forwarded-* (behind a TLS-terminating proxy). */
   proxy?: boolean;
+  /** Keys of the signed cookies of browser sessions and interactions (current first), the same on every replica. */
+  cookieKeys: Buffer[];
   log: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
 }
 
 /** Grant types the token endpoint serves. Others (implicit, otp, device code, token exchange) are unsupported_grant_type. */
 export const SUPPORTED_GRANT_TYPES: ReadonlySet<string> = new Set([
+  'authorization_code',
   'client_credentials',
   'password',
   'refresh_token',
@@ -91,6 +95,7 @@ interface GatehouseClient {
   tenant_id?: string;
   refresh_token_ttl?: number;
   id_token_ttl?: number;
+  is_first_party?: boolean;
 }
 
 export function userClaims(user: User): AccountClaims {
@@ -220,7 +225,35 @@ export function createProvider(deps: ProviderDeps): Provider {
     },
     extraClientMetadata: { properties: EXTRA_CLIENT_PROPERTIES },
     responseTypes: ['code', 'none'],
+    // PKCE (S256) on every authorization code request, public clients or not (OAuth 2.1, RFC 9700).
     pkce: { required: () => true },
+    interactions: { url: (_ctx, interaction) => `${INTERACTION_PATH}/${interaction.uid}` },
+    cookies: {
+      keys: deps.cookieKeys,
+      long: { httpOnly: true, sameSite: 'lax' },
+      short: { httpOnly: true, sameSite: 'lax' },
+    },
+    // Consent a first-party client need not ask: every resource it asks for skips consent for first parties.
+    loadExistingGrant: async (ctx) => {
+      const client = ctx.oidc.client as unknown as GatehouseClient | undefined;
+      const session = ctx.oidc.session;
+      if (!client || !session?.accountId) return undefined;
+      const grantId = ctx.oidc.result?.consent?.grantId ?? session.grantIdFor(client.clientId);
+      if (grantId) return ctx.oidc.provider.Grant.find(grantId);
+      if (!client.is_first_party) return undefined;
+      const resources = ctx.oidc.params?.resource;
+      const list = (Array.isArray(resources) ? resources : resources ? [resources] : []) as string[];
+      const access = await Promise.all(list.map((r) => data.resourceAccess(client.clientId, r)));
+      if (access.some((a) => !a?.authorized || !a.resource.skipConsentForFirstParty)) return undefined;
+      const grant = new ctx.oidc.provider.Grant({ clientId: client.clientId, accountId: session.accountId });
+      const requested = String(ctx.oidc.params?.scope ?? '')
+        .split(' ')
+        .filter(Boolean);
+      grant.addOIDCScope(requested.filter((sc) => (OIDC_SCOPES as readonly string[]).includes(sc)).join(' '));
+      for (const [i, r] of list.entries()) grant.addResourceScope(r, access[i]!.scopes.join(' '));
+      await grant.save();
+      return grant;
+    },
     features: {
       devInteractions: { enabled: false },
       clientCredentials: { enabled: true },
@@ -282,7 +315,16 @@ export function createProvider(deps: ProviderDeps): Provider {
       PreAuthorizedCode: 600,
     },
     clientBasedCORS: () => false,
+    // A browser (Accept: text/html) gets a page, never JSON; clients get the OAuth error object.
     renderError: async (ctx, out) => {
+      if (ctx.accepts('json', 'html') === 'html') {
+        const nonce = randomBytes(16).toString('base64');
+        pageHeaders(ctx.res, nonce);
+        ctx.type = 'html';
+        const locale = pickLocale(String(ctx.oidc?.params?.ui_locales ?? ''), ctx.get('accept-language'));
+        ctx.body = errorPage({ locale, nonce, message: String(out.error_description ?? out.error) });
+        return;
+      }
       ctx.type = 'json';
       ctx.body = withCommonShape(out);
     },

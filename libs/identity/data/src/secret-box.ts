@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
 import { chmodSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
@@ -48,6 +48,17 @@ export class SecretBox {
       if (k.length !== KEY_BYTES) throw new SecretBoxError(`key must be ${KEY_BYTES} bytes`);
       this.keys.set(keyId(k), k);
     }
+  }
+
+  /**
+   * Keys for another purpose (e.g. `cookies`), derived from the current key first and then the previous ones
+   * (HMAC-SHA256 of the purpose): every replica derives the same ones, and a rotated key still verifies what its
+   * predecessor signed.
+   */
+  derive(purpose: string): Buffer[] {
+    const current = this.current.key;
+    const others = [...this.keys.values()].filter((k) => k !== current);
+    return [current, ...others].map((k) => createHmac('sha256', k).update(`gatehouse:${purpose}`).digest());
   }
 
   /** Id of the key new ciphertexts are sealed with. */

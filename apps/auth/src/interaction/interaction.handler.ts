@@ -1,0 +1,296 @@
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type Provider from 'oidc-provider';
+import type { Sql } from '@gatehouse/db';
+import { BodyError, one, parseParams, readBody } from '../oidc/request-body.js';
+import { LoginError, type PasswordLogin } from '../oidc/password-login.js';
+import type { OidcData } from '../oidc/oidc-data.js';
+import {
+  consentPage,
+  errorPage,
+  INTERACTION_PATH,
+  loginPage,
+  pageHeaders,
+  pickLocale,
+  type Locale,
+} from './pages.js';
+
+const CSRF_COOKIE = 'gh.csrf';
+
+function cookieValue(req: IncomingMessage, name: string): string | undefined {
+  for (const part of (req.headers.cookie ?? '').split(';')) {
+    const [k, ...v] = part.trim().split('=');
+    if (k === name) return decodeURIComponent(v.join('='));
+  }
+  return undefined;
+}
+
+const sameSecret = (a: string | undefined, b: string | undefined) =>
+  !!a && !!b && a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+
+interface InteractionDeps {
+  provider: () => Provider;
+  login: PasswordLogin;
+  data: OidcData;
+  sql: Sql;
+  log: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
+}
+
+/**
+ * The interaction pages of the authorization endpoint (oidc-provider's interaction API): `GET /interaction/:uid`
+ * shows what the provider's prompt asks for (login or consent), `POST /interaction/:uid/login` signs the user in
+ * (the password grant's rules: lockout per account and address, blocked users, tenants), `POST
+ * /interaction/:uid/consent` records the decision as a grant (`allow`) or ends the request with `access_denied`
+ * (`deny`). Every form carries a CSRF token matched against a SameSite=Strict cookie (double submit).
+ */
+export class InteractionHandler {
+  constructor(private readonly deps: InteractionDeps) {}
+
+  /** Paths under INTERACTION_PATH; true when handled. */
+  async handle(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+    const locale = pickLocale(undefined, req.headers['accept-language']);
+    const [, , uid, action] = path.split('/');
+    if (!uid || !/^[\w-]{1,64}$/.test(uid) || path.split('/').length > 4) {
+      return this.error(res, locale, 404, 'Not found');
+    }
+    const method = req.method ?? 'GET';
+    if (!action && method === 'GET') return this.show(req, res, uid);
+    if ((action === 'login' || action === 'consent') && method === 'POST')
+      return this.submit(req, res, uid, action);
+    res.setHeader('Allow', action ? 'POST' : 'GET');
+    return this.error(res, locale, 405, 'Method not allowed');
+  }
+
+  private async details(req: IncomingMessage, res: ServerResponse) {
+    try {
+      return await this.deps.provider().interactionDetails(req, res);
+    } catch {
+      return undefined;
+    }
+  }
+
+  private localeOf(req: IncomingMessage, params: Record<string, unknown> | undefined): Locale {
+    const ui = typeof params?.ui_locales === 'string' ? params.ui_locales : undefined;
+    return pickLocale(ui, req.headers['accept-language']);
+  }
+
+  private async show(req: IncomingMessage, res: ServerResponse, uid: string): Promise<void> {
+    const details = await this.details(req, res);
+    const fallback = pickLocale(undefined, req.headers['accept-language']);
+    if (!details || details.uid !== uid) {
+      return this.error(res, fallback, 400, 'This sign-in request has expired or is not known.');
+    }
+    const locale = this.localeOf(req, details.params);
+    const csrf = randomBytes(24).toString('base64url');
+    res.setHeader(
+      'Set-Cookie',
+      `${CSRF_COOKIE}=${csrf}; Path=${INTERACTION_PATH}/${uid}; HttpOnly; SameSite=Strict; Max-Age=3600`,
+    );
+    if (details.prompt.name === 'login') return this.loginForm(req, res, details, locale, csrf);
+    if (details.prompt.name === 'consent') return this.consentForm(res, details, locale, csrf);
+    return this.error(res, locale, 400, 'This request cannot continue here.');
+  }
+
+  private async clientName(clientId: unknown): Promise<string> {
+    const client = typeof clientId === 'string' ? await this.deps.data.findClient(clientId) : undefined;
+    return client?.clientName ?? 'the application';
+  }
+
+  private formTargets(params: Record<string, unknown>): string[] {
+    try {
+      return typeof params.redirect_uri === 'string' ? [new URL(params.redirect_uri).origin] : [];
+    } catch {
+      return [];
+    }
+  }
+
+  private async loginForm(
+    _req: IncomingMessage,
+    res: ServerResponse,
+    details: Awaited<ReturnType<Provider['interactionDetails']>>,
+    locale: Locale,
+    csrf: string,
+    extra: { status?: number; error?: 'invalid' | 'blocked'; username?: string } = {},
+  ): Promise<void> {
+    const nonce = randomBytes(16).toString('base64');
+    pageHeaders(res, nonce, this.formTargets(details.params));
+    res.statusCode = extra.status ?? 200;
+    res.end(
+      loginPage({
+        locale,
+        nonce,
+        action: `${INTERACTION_PATH}/${details.uid}/login`,
+        csrf,
+        clientName: await this.clientName(details.params.client_id),
+        error: extra.error,
+        username: extra.username,
+      }),
+    );
+  }
+
+  private async consentForm(
+    res: ServerResponse,
+    details: Awaited<ReturnType<Provider['interactionDetails']>>,
+    locale: Locale,
+    csrf: string,
+  ): Promise<void> {
+    const d = details.prompt.details as {
+      missingOIDCScope?: string[];
+      missingResourceScopes?: Record<string, string[]>;
+    };
+    const clientId = String(details.params.client_id);
+    const scopes: { name: string; description?: string | null }[] = (d.missingOIDCScope ?? []).map(
+      (name) => ({
+        name,
+      }),
+    );
+    for (const [identifier, names] of Object.entries(d.missingResourceScopes ?? {})) {
+      const described = await this.deps.sql.rows<{ scope_name: string; scope_description: string | null }>(
+        `SELECT s.scope_name, s.scope_description FROM scopes s
+           JOIN resources r ON r.id = s.resource_id
+           JOIN clients c ON c.instance_id = r.instance_id
+          WHERE c.id = $1 AND r.identifier_url = $2 AND s.scope_name = ANY($3::text[])`,
+        [clientId, identifier, names],
+      );
+      for (const name of names) {
+        scopes.push({ name, description: described.find((x) => x.scope_name === name)?.scope_description });
+      }
+    }
+    const nonce = randomBytes(16).toString('base64');
+    pageHeaders(res, nonce, this.formTargets(details.params));
+    res.statusCode = 200;
+    res.end(
+      consentPage({
+        locale,
+        nonce,
+        action: `${INTERACTION_PATH}/${details.uid}/consent`,
+        csrf,
+        clientName: await this.clientName(clientId),
+        scopes,
+      }),
+    );
+  }
+
+  private async submit(
+    req: IncomingMessage,
+    res: ServerResponse,
+    uid: string,
+    action: 'login' | 'consent',
+  ): Promise<void> {
+    const fallback = pickLocale(undefined, req.headers['accept-language']);
+    let params;
+    try {
+      params = parseParams(req, await readBody(req));
+    } catch (err) {
+      if (err instanceof BodyError) return this.error(res, fallback, err.status, err.message);
+      throw err;
+    }
+    const details = await this.details(req, res);
+    if (!details || details.uid !== uid) {
+      return this.error(res, fallback, 400, 'This sign-in request has expired or is not known.');
+    }
+    const locale = this.localeOf(req, details.params);
+    const csrf = cookieValue(req, CSRF_COOKIE);
+    if (!sameSecret(csrf, one(params, 'csrf'))) {
+      return this.error(res, locale, 403, 'The form could not be verified. Go back and try again.');
+    }
+    if (action === 'login') {
+      if (details.prompt.name !== 'login')
+        return this.error(res, locale, 400, 'No sign-in is expected here.');
+      return this.login(req, res, details, locale, csrf!, params);
+    }
+    if (details.prompt.name !== 'consent')
+      return this.error(res, locale, 400, 'No consent is expected here.');
+    return this.consent(req, res, details, one(params, 'decision'));
+  }
+
+  private async login(
+    req: IncomingMessage,
+    res: ServerResponse,
+    details: Awaited<ReturnType<Provider['interactionDetails']>>,
+    locale: Locale,
+    csrf: string,
+    params: Record<string, string | string[]>,
+  ): Promise<void> {
+    const username = (one(params, 'username') ?? '').trim();
+    const password = one(params, 'password') ?? '';
+    const client = await this.deps.data.findClient(String(details.params.client_id));
+    if (!client) return this.error(res, locale, 400, 'The application of this request is not known.');
+    try {
+      if (!username || !password) throw new LoginError('invalid_credentials');
+      const user = await this.deps.login.authenticate(
+        client.instanceId,
+        username,
+        password,
+        client.tenantId,
+        this.sourceOf(req),
+      );
+      await this.deps
+        .provider()
+        .interactionFinished(
+          req,
+          res,
+          { login: { accountId: user.id, remember: true } },
+          { mergeWithLastSubmission: false },
+        );
+    } catch (err) {
+      if (!(err instanceof LoginError)) throw err;
+      await this.loginForm(req, res, details, locale, csrf, {
+        status: 401,
+        error: err.reason === 'blocked' ? 'blocked' : 'invalid',
+        username,
+      });
+    }
+  }
+
+  private async consent(
+    req: IncomingMessage,
+    res: ServerResponse,
+    details: Awaited<ReturnType<Provider['interactionDetails']>>,
+    decision: string | undefined,
+  ): Promise<void> {
+    const provider = this.deps.provider();
+    if (decision !== 'allow') {
+      await provider.interactionFinished(
+        req,
+        res,
+        { error: 'access_denied', error_description: 'the user denied the request' },
+        { mergeWithLastSubmission: false },
+      );
+      return;
+    }
+    const d = details.prompt.details as {
+      missingOIDCScope?: string[];
+      missingOIDCClaims?: string[];
+      missingResourceScopes?: Record<string, string[]>;
+    };
+    const accountId = details.session?.accountId;
+    const clientId = String(details.params.client_id);
+    const grant = details.grantId
+      ? await provider.Grant.find(details.grantId)
+      : new provider.Grant({ accountId, clientId });
+    if (!grant) throw new Error('the grant of this interaction is gone');
+    if (d.missingOIDCScope?.length) grant.addOIDCScope(d.missingOIDCScope.join(' '));
+    if (d.missingOIDCClaims?.length) grant.addOIDCClaims(d.missingOIDCClaims);
+    for (const [indicator, scopes] of Object.entries(d.missingResourceScopes ?? {})) {
+      grant.addResourceScope(indicator, scopes.join(' '));
+    }
+    const grantId = await grant.save();
+    await provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
+  }
+
+  /** The source address lockouts count by (the forwarded one behind a trusted proxy, as the provider sees it). */
+  private sourceOf(req: IncomingMessage): string {
+    const forwarded = this.deps.provider().proxy
+      ? String(req.headers['x-forwarded-for'] ?? '').split(',')[0]
+      : '';
+    return forwarded.trim() || req.socket.remoteAddress || 'unknown';
+  }
+
+  private error(res: ServerResponse, locale: Locale, status: number, message: string): void {
+    const nonce = randomBytes(16).toString('base64');
+    pageHeaders(res, nonce);
+    res.statusCode = status;
+    res.end(errorPage({ locale, nonce, message }));
+  }
+}

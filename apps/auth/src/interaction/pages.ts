@@ -1,0 +1,211 @@
+/**
+ * The token server's pages: server-rendered HTML that needs no JavaScript, in English and Mongolian, usable by
+ * keyboard and screen reader (labels, one h1, landmarks, errors announced with role="alert"). Every value shown
+ * is escaped; styles come with the response's CSP nonce.
+ */
+import type { ServerResponse } from 'node:http';
+
+export type Locale = 'en' | 'mn';
+
+/** Path of an interaction's pages (login, consent). */
+export const INTERACTION_PATH = '/interaction';
+
+/** Headers of every page: no framing, no scripts, nothing cached or leaked in a Referer. */
+export function pageHeaders(res: ServerResponse, nonce: string, formTargets: string[] = []): void {
+  const formAction = ["'self'", ...formTargets].join(' ');
+  res.setHeader(
+    'Content-Security-Policy',
+    `default-src 'none'; style-src 'nonce-${nonce}'; img-src 'self'; form-action ${formAction}; ` +
+      `base-uri 'none'; frame-ancestors 'none'`,
+  );
+  res.setHeader('X-Frame-Options', 'DENY');
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  res.setHeader('Referrer-Policy', 'no-referrer');
+  res.setHeader('Cache-Control', 'no-store');
+  res.setHeader('Content-Type', 'text/html; charset=utf-8');
+}
+
+const TEXT = {
+  en: {
+    signIn: 'Sign in',
+    signInTo: (client: string) => `Sign in to continue to ${client}`,
+    username: 'E-mail, user name or phone',
+    password: 'Password',
+    submit: 'Sign in',
+    invalid: 'The sign-in details are not right. Check them and try again.',
+    blocked: 'This account is blocked. Contact your administrator.',
+    consent: 'Allow access',
+    consentTo: (client: string) => `${client} asks for access to your account`,
+    scopesIntro: 'It will be able to:',
+    allow: 'Allow',
+    deny: 'Deny',
+    errorTitle: 'Something went wrong',
+    back: 'Start again from the application you came from.',
+    scopes: {
+      openid: 'Know who you are',
+      profile: 'See your name and profile',
+      email: 'See your e-mail address',
+      phone: 'See your phone number',
+      address: 'See your address',
+      offline_access: 'Stay signed in when you are away',
+    } as Record<string, string>,
+  },
+  mn: {
+    signIn: 'Нэвтрэх',
+    signInTo: (client: string) => `${client} руу үргэлжлүүлэхийн тулд нэвтэрнэ үү`,
+    username: 'И-мэйл, хэрэглэгчийн нэр эсвэл утас',
+    password: 'Нууц үг',
+    submit: 'Нэвтрэх',
+    invalid: 'Нэвтрэх мэдээлэл буруу байна. Шалгаад дахин оролдоно уу.',
+    blocked: 'Энэ бүртгэл хаагдсан байна. Админдаа хандана уу.',
+    consent: 'Хандах эрх олгох',
+    consentTo: (client: string) => `${client} таны бүртгэлд хандах эрх хүсэж байна`,
+    scopesIntro: 'Дараах зүйлийг хийх боломжтой болно:',
+    allow: 'Зөвшөөрөх',
+    deny: 'Татгалзах',
+    errorTitle: 'Алдаа гарлаа',
+    back: 'Ирсэн програмаасаа дахин эхлүүлнэ үү.',
+    scopes: {
+      openid: 'Таныг хэн болохыг мэдэх',
+      profile: 'Таны нэр, профайлыг харах',
+      email: 'Таны и-мэйл хаягийг харах',
+      phone: 'Таны утасны дугаарыг харах',
+      address: 'Таны хаягийг харах',
+      offline_access: 'Таныг байхгүй үед ч нэвтэрсэн хэвээр байх',
+    } as Record<string, string>,
+  },
+} as const;
+
+export type LoginFailureText = 'invalid' | 'blocked';
+
+const HTML_ESCAPES: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+};
+export const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]);
+
+/**
+ * The page language: the first of `ui_locales` we have (OIDC, space-separated, `mn`, `mn-MN`, `mn_MN`), else the
+ * first of `Accept-Language`, else English.
+ */
+export function pickLocale(uiLocales: string | undefined, acceptLanguage: string | undefined): Locale {
+  const candidates = [
+    ...(uiLocales ?? '').split(/\s+/),
+    ...(acceptLanguage ?? '').split(',').map((part) => part.split(';')[0]),
+  ];
+  for (const c of candidates) {
+    const lang = c.trim().toLowerCase().split(/[-_]/)[0];
+    if (lang === 'mn' || lang === 'en') return lang;
+  }
+  return 'en';
+}
+
+const STYLE = `body{font-family:system-ui,sans-serif;margin:0;background:#f5f5f7;color:#1d1d1f}
+main{max-width:26rem;margin:4rem auto;background:#fff;padding:2rem;border-radius:.5rem;box-shadow:0 1px 4px #0002}
+h1{font-size:1.5rem;margin-top:0}label{display:block;margin:1rem 0 .25rem;font-weight:600}
+input{width:100%;box-sizing:border-box;padding:.6rem;font-size:1rem;border:1px solid #888;border-radius:.25rem}
+button{margin-top:1.25rem;padding:.6rem 1.2rem;font-size:1rem;border-radius:.25rem;border:1px solid #0b57d0;
+background:#0b57d0;color:#fff;cursor:pointer}button.secondary{background:#fff;color:#0b57d0;margin-left:.5rem}
+:focus-visible{outline:3px solid #f4b400;outline-offset:2px}.alert{background:#fde7e9;border:1px solid #b3261e;
+padding:.75rem;border-radius:.25rem}ul{padding-left:1.25rem}`;
+
+function layout(locale: Locale, title: string, nonce: string, body: string): string {
+  return `<!doctype html>
+<html lang="${locale}">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<title>${escapeHtml(title)}</title>
+<style nonce="${nonce}">${STYLE}</style>
+</head>
+<body>
+<main>
+${body}
+</main>
+</body>
+</html>`;
+}
+
+export interface LoginPageInput {
+  locale: Locale;
+  nonce: string;
+  action: string;
+  csrf: string;
+  clientName: string;
+  username?: string;
+  error?: LoginFailureText;
+}
+
+export function loginPage(o: LoginPageInput): string {
+  const t = TEXT[o.locale];
+  const error = o.error ? `<p class="alert" role="alert" id="login-error">${escapeHtml(t[o.error])}</p>` : '';
+  const describedBy = o.error ? ' aria-describedby="login-error"' : '';
+  return layout(
+    o.locale,
+    t.signIn,
+    o.nonce,
+    `<h1>${escapeHtml(t.signIn)}</h1>
+<p>${escapeHtml(t.signInTo(o.clientName))}</p>
+${error}
+<form method="post" action="${escapeHtml(o.action)}" novalidate>
+<input type="hidden" name="csrf" value="${escapeHtml(o.csrf)}">
+<label for="username">${escapeHtml(t.username)}</label>
+<input id="username" name="username" type="text" autocomplete="username" required autofocus value="${escapeHtml(o.username ?? '')}"${describedBy}>
+<label for="password">${escapeHtml(t.password)}</label>
+<input id="password" name="password" type="password" autocomplete="current-password" required${describedBy}>
+<button type="submit">${escapeHtml(t.submit)}</button>
+</form>`,
+  );
+}
+
+export interface ConsentPageInput {
+  locale: Locale;
+  nonce: string;
+  action: string;
+  csrf: string;
+  clientName: string;
+  /** OIDC scopes (described by us) and resource scopes (described by their resource). */
+  scopes: { name: string; description?: string | null }[];
+}
+
+export function consentPage(o: ConsentPageInput): string {
+  const t = TEXT[o.locale];
+  const items = o.scopes
+    .map((s) => {
+      const description = s.description ?? t.scopes[s.name];
+      return `<li><strong>${escapeHtml(s.name)}</strong>${description ? ` – ${escapeHtml(description)}` : ''}</li>`;
+    })
+    .join('\n');
+  return layout(
+    o.locale,
+    t.consent,
+    o.nonce,
+    `<h1>${escapeHtml(t.consent)}</h1>
+<p>${escapeHtml(t.consentTo(o.clientName))}</p>
+<p id="scopes-intro">${escapeHtml(t.scopesIntro)}</p>
+<ul aria-labelledby="scopes-intro">
+${items}
+</ul>
+<form method="post" action="${escapeHtml(o.action)}">
+<input type="hidden" name="csrf" value="${escapeHtml(o.csrf)}">
+<button type="submit" name="decision" value="allow">${escapeHtml(t.allow)}</button>
+<button type="submit" name="decision" value="deny" class="secondary">${escapeHtml(t.deny)}</button>
+</form>`,
+  );
+}
+
+export function errorPage(o: { locale: Locale; nonce: string; message: string }): string {
+  const t = TEXT[o.locale];
+  return layout(
+    o.locale,
+    t.errorTitle,
+    o.nonce,
+    `<h1>${escapeHtml(t.errorTitle)}</h1>
+<p class="alert" role="alert">${escapeHtml(o.message)}</p>
+<p>${escapeHtml(t.back)}</p>`,
+  );
+}

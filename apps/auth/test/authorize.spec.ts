@@ -1,0 +1,277 @@
+import * as oidc from 'openid-client';
+import { startAuth, type AuthHarness } from './support/auth-app.js';
+import { Fixtures, type TestClient, type TestResource, type TestUser } from './support/fixtures.js';
+
+/**
+ * Authorization code + PKCE through the login and consent pages, with `openid-client` as the relying party and a
+ * cookie-keeping HTTP agent as the browser (issue 14, first part).
+ */
+const CALLBACK = 'https://rp.example.test/callback';
+
+/** A browser's HTTP side: cookies per host, redirects followed until they leave the token server. */
+class Agent {
+  private readonly cookies = new Map<string, string>();
+
+  constructor(
+    private readonly origin: string,
+    private readonly headers: Record<string, string> = {},
+  ) {}
+
+  async request(url: string, init: { method?: string; form?: Record<string, string> } = {}) {
+    const res = await fetch(url, {
+      method: init.method ?? (init.form ? 'POST' : 'GET'),
+      redirect: 'manual',
+      headers: {
+        accept: 'text/html',
+        ...this.headers,
+        ...(this.cookies.size ? { cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ') } : {}),
+        ...(init.form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+      },
+      body: init.form ? new URLSearchParams(init.form).toString() : undefined,
+    });
+    for (const c of res.headers.getSetCookie()) {
+      const [pair] = c.split(';');
+      const [k, ...v] = pair.split('=');
+      const value = v.join('=');
+      if (/max-age=0|expires=thu, 01 jan 1970/i.test(c) || value === '') this.cookies.delete(k);
+      else this.cookies.set(k, value);
+    }
+    return res;
+  }
+
+  /** Follows redirects within the token server; returns the last answer and the URL it came from (or points to). */
+  async follow(url: string, init: { form?: Record<string, string> } = {}) {
+    let res = await this.request(url, init);
+    let at = url;
+    for (let i = 0; i < 10 && res.status >= 300 && res.status < 400; i++) {
+      const next = new URL(res.headers.get('location')!, at).toString();
+      if (!next.startsWith(this.origin)) return { res, url: next };
+      at = next;
+      res = await this.request(next);
+    }
+    return { res, url: at };
+  }
+}
+
+const csrfOf = (html: string) => /name="csrf" value="([^"]+)"/.exec(html)?.[1] ?? '';
+const actionOf = (html: string) => /<form method="post" action="([^"]+)"/.exec(html)?.[1] ?? '';
+
+let h: AuthHarness;
+let fx: Fixtures;
+let client: TestClient;
+let api: TestResource;
+let user: TestUser;
+let config: oidc.Configuration;
+
+beforeAll(async () => {
+  h = await startAuth();
+  fx = new Fixtures(h);
+  client = await fx.client({
+    grantTypes: ['authorization_code', 'refresh_token'],
+    metadata: { urls: { callbacks: [CALLBACK] } },
+  });
+  api = await fx.resource({ scopes: ['orders:read'] });
+  await fx.grant(client, api);
+  user = await fx.user();
+  config = await oidc.discovery(
+    new URL(h.url),
+    client.id,
+    undefined,
+    oidc.ClientSecretBasic(client.secret!),
+    {
+      execute: [oidc.allowInsecureRequests],
+    },
+  );
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+async function authorizationUrl(extra: Record<string, string> = {}) {
+  const verifier = oidc.randomPKCECodeVerifier();
+  const state = oidc.randomState();
+  const params: Record<string, string> = {
+    redirect_uri: CALLBACK,
+    scope: 'openid profile email offline_access orders:read',
+    code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
+    state,
+    resource: api.identifier,
+    prompt: 'consent',
+    ...extra,
+  };
+  // an empty value leaves the parameter out
+  for (const k of Object.keys(params)) if (params[k] === '') delete params[k];
+  const url = oidc.buildAuthorizationUrl(config, params);
+  return { url: url.toString(), verifier, state };
+}
+
+async function signIn(agent: Agent, url: string, password = user.password) {
+  const login = await agent.follow(url);
+  expect(login.res.status).toBe(200);
+  const html = await login.res.text();
+  return agent.follow(new URL(actionOf(html), h.url).toString(), {
+    form: { csrf: csrfOf(html), username: user.email, password },
+  });
+}
+
+describe('authorization code + PKCE with the login and consent pages', () => {
+  it('signs in, asks consent listing the scopes, and the code gives validated tokens and userinfo', async () => {
+    const agent = new Agent(h.url);
+    // no resource: the access token is for the userinfo endpoint
+    const { url, verifier, state } = await authorizationUrl({
+      resource: '',
+      scope: 'openid profile email offline_access',
+    });
+    const first = await agent.follow(url);
+    expect(first.res.status).toBe(200);
+    expect(first.res.headers.get('content-security-policy')).toMatch(
+      /default-src 'none'.*frame-ancestors 'none'/,
+    );
+    expect(first.res.headers.get('x-frame-options')).toBe('DENY');
+    const loginHtml = await first.res.text();
+    expect(loginHtml).toContain('<html lang="en">');
+    expect(loginHtml).toMatch(/<label for="username">[\s\S]*<input id="username" name="username"/);
+    expect(loginHtml).toMatch(/<input id="password" name="password" type="password"/);
+    expect(loginHtml).not.toContain('<script');
+
+    const consent = await agent.follow(new URL(actionOf(loginHtml), h.url).toString(), {
+      form: { csrf: csrfOf(loginHtml), username: user.email, password: user.password },
+    });
+    expect(consent.res.status).toBe(200);
+    const consentHtml = await consent.res.text();
+    expect(consentHtml).toContain('<button type="submit" name="decision" value="allow">');
+    expect(consentHtml).toContain('value="deny"');
+    expect(consentHtml).toContain('See your e-mail address');
+
+    const done = await agent.follow(new URL(actionOf(consentHtml), h.url).toString(), {
+      form: { csrf: csrfOf(consentHtml), decision: 'allow' },
+    });
+    expect(done.url.startsWith(CALLBACK)).toBe(true);
+    const tokens = await oidc.authorizationCodeGrant(config, new URL(done.url), {
+      pkceCodeVerifier: verifier,
+      expectedState: state,
+    });
+    const claims = tokens.claims()!;
+    expect(claims.sub).toBe(user.id);
+    expect(claims.iss).toBe(h.url);
+    expect(tokens.refresh_token).toEqual(expect.any(String));
+    const info = await oidc.fetchUserInfo(config, tokens.access_token, user.id);
+    expect(info).toMatchObject({ sub: user.id, email: user.email });
+    expect(
+      String(tokens.scope ?? '')
+        .split(' ')
+        .sort(),
+    ).toEqual(['email', 'offline_access', 'openid', 'profile']);
+  });
+
+  it("with a resource: consent lists the API's scopes, and the access token is for that API", async () => {
+    const agent = new Agent(h.url);
+    const { url, verifier, state } = await authorizationUrl();
+    const consent = await signIn(agent, url);
+    const html = await consent.res.text();
+    expect(html).toContain('<strong>orders:read</strong>');
+    const done = await agent.follow(new URL(actionOf(html), h.url).toString(), {
+      form: { csrf: csrfOf(html), decision: 'allow' },
+    });
+    const tokens = await oidc.authorizationCodeGrant(config, new URL(done.url), {
+      pkceCodeVerifier: verifier,
+      expectedState: state,
+    });
+    const info = await fetch(`${h.url}/tokeninfo`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${tokens.access_token}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: new URLSearchParams({ token: tokens.access_token }),
+    });
+    expect(await info.json()).toMatchObject({ active: true, aud: api.identifier, scope: 'orders:read' });
+  });
+
+  it('deny ends at the callback with access_denied; the same session then skips the login', async () => {
+    const agent = new Agent(h.url);
+    const { url } = await authorizationUrl();
+    const consent = await signIn(agent, url);
+    const html = await consent.res.text();
+    const denied = await agent.follow(new URL(actionOf(html), h.url).toString(), {
+      form: { csrf: csrfOf(html), decision: 'deny' },
+    });
+    const back = new URL(denied.url);
+    expect(back.origin + back.pathname).toBe(CALLBACK);
+    expect(back.searchParams.get('error')).toBe('access_denied');
+
+    // signed in already: straight to consent
+    const again = await agent.follow((await authorizationUrl()).url);
+    expect(await again.res.text()).toContain('name="decision"');
+  });
+
+  it('prompt=none answers login_required without a session, and a code with one (consent given)', async () => {
+    const none = await new Agent(h.url).follow((await authorizationUrl({ prompt: 'none' })).url);
+    expect(new URL(none.url).searchParams.get('error')).toBe('login_required');
+
+    const agent = new Agent(h.url);
+    const consent = await signIn(agent, (await authorizationUrl()).url);
+    const html = await consent.res.text();
+    await agent.follow(new URL(actionOf(html), h.url).toString(), {
+      form: { csrf: csrfOf(html), decision: 'allow' },
+    });
+    const silent = await agent.follow((await authorizationUrl({ prompt: 'none' })).url);
+    expect(new URL(silent.url).searchParams.get('code')).toEqual(expect.any(String));
+  });
+
+  it('a wrong password re-renders the login (401) with one message; a blocked user is told so', async () => {
+    const agent = new Agent(h.url);
+    const wrong = await signIn(agent, (await authorizationUrl()).url, 'not-the-password');
+    expect(wrong.res.status).toBe(401);
+    const html = await wrong.res.text();
+    expect(html).toContain('role="alert"');
+    expect(html).toContain('The sign-in details are not right');
+    expect(html).toContain(`value="${user.email}"`);
+
+    const blocked = await fx.user({ blocked: true });
+    const b = new Agent(h.url);
+    const page = await b.follow((await authorizationUrl()).url);
+    const form = await page.res.text();
+    const res = await b.follow(new URL(actionOf(form), h.url).toString(), {
+      form: { csrf: csrfOf(form), username: blocked.email, password: blocked.password },
+    });
+    expect(res.res.status).toBe(401);
+    expect(await res.res.text()).toContain('blocked');
+  });
+
+  it('a form without its CSRF token is refused (403 page), nothing signs in', async () => {
+    const agent = new Agent(h.url);
+    const page = await agent.follow((await authorizationUrl()).url);
+    const html = await page.res.text();
+    const res = await agent.follow(new URL(actionOf(html), h.url).toString(), {
+      form: { csrf: 'forged', username: user.email, password: user.password },
+    });
+    expect(res.res.status).toBe(403);
+    expect(res.res.headers.get('content-type')).toMatch(/text\/html/);
+  });
+
+  it('Mongolian pages for ui_locales=mn or Accept-Language mn', async () => {
+    const byParam = await new Agent(h.url).follow((await authorizationUrl({ ui_locales: 'mn-MN' })).url);
+    expect(await byParam.res.text()).toMatch(/<html lang="mn">[\s\S]*Нэвтрэх/);
+    const byHeader = await new Agent(h.url, { 'accept-language': 'mn_MN, en;q=0.5' }).follow(
+      (await authorizationUrl()).url,
+    );
+    expect(await byHeader.res.text()).toContain('<html lang="mn">');
+  });
+
+  it('errors a browser sees are pages: an unknown redirect_uri, no PKCE', async () => {
+    const bad = await new Agent(h.url).follow(
+      (await authorizationUrl({ redirect_uri: 'https://evil.test/cb' })).url,
+    );
+    expect(bad.res.status).toBe(400);
+    expect(bad.res.headers.get('content-type')).toMatch(/text\/html/);
+    expect(await bad.res.text()).toContain('redirect_uri');
+
+    const noPkce = new URL((await authorizationUrl()).url);
+    noPkce.searchParams.delete('code_challenge');
+    noPkce.searchParams.delete('code_challenge_method');
+    const res = await new Agent(h.url).follow(noPkce.toString());
+    expect(new URL(res.url).searchParams.get('error')).toBe('invalid_request');
+  });
+});
