@@ -244,8 +244,13 @@ export class TokenServer {
         this.interactions.handle(req, res, path).catch((err: unknown) => this.fail(res, err));
         return;
       }
-      // The authorization endpoint resumes there after an interaction (`/authorize/<uid>`).
-      if (path.startsWith(`${ROUTES.authorization}/`) && req.method === 'GET') {
+      // The authorization endpoint resumes there after an interaction (`/authorize/<uid>`); RP-initiated logout
+      // (`/session/end`, its confirm and success steps) reads its own form bodies.
+      if (
+        (path.startsWith(`${ROUTES.authorization}/`) && req.method === 'GET') ||
+        path === ROUTES.end_session ||
+        path.startsWith(`${ROUTES.end_session}/`)
+      ) {
         this.data.withRequestMemo(() => this.callback(req, res));
         return;
       }

@@ -1,3 +1,4 @@
+import { createRemoteJWKSet, jwtVerify } from 'jose';
 import * as oidc from 'openid-client';
 import { startAuth, type AuthHarness } from './support/auth-app.js';
 import { Fixtures, type TestClient, type TestResource, type TestUser } from './support/fixtures.js';
@@ -7,6 +8,7 @@ import { Fixtures, type TestClient, type TestResource, type TestUser } from './s
  * cookie-keeping HTTP agent as the browser (issue 14, first part).
  */
 const CALLBACK = 'https://rp.example.test/callback';
+const LOGGED_OUT = 'https://rp.example.test/bye';
 
 /** A browser's HTTP side: cookies per host, redirects followed until they leave the token server. */
 class Agent {
@@ -68,7 +70,7 @@ beforeAll(async () => {
   fx = new Fixtures(h);
   client = await fx.client({
     grantTypes: ['authorization_code', 'refresh_token'],
-    metadata: { urls: { callbacks: [CALLBACK] } },
+    metadata: { urls: { callbacks: [CALLBACK], logout_urls: [LOGGED_OUT] } },
   });
   api = await fx.resource({ scopes: ['orders:read'] });
   await fx.grant(client, api);
@@ -273,5 +275,88 @@ describe('authorization code + PKCE with the login and consent pages', () => {
     noPkce.searchParams.delete('code_challenge_method');
     const res = await new Agent(h.url).follow(noPkce.toString());
     expect(new URL(res.url).searchParams.get('error')).toBe('invalid_request');
+  });
+
+  it('implicit: id_token and id_token token for a client whose grant_types name implicit', async () => {
+    const implicitClient = await fx.client({
+      grantTypes: ['implicit'],
+      metadata: { urls: { callbacks: [CALLBACK] } },
+    });
+    const jwks = createRemoteJWKSet(new URL(`${h.url}/jwks`));
+    for (const responseType of ['id_token', 'id_token token']) {
+      const agent = new Agent(h.url);
+      const nonce = oidc.randomNonce();
+      const url = new URL(`${h.url}/authorize`);
+      for (const [k, v] of Object.entries({
+        client_id: implicitClient.id,
+        response_type: responseType,
+        redirect_uri: CALLBACK,
+        scope: 'openid email',
+        nonce,
+        state: 'st',
+      }))
+        url.searchParams.set(k, v);
+      const consent = await signIn(agent, url.toString());
+      const html = await consent.res.text();
+      const done = await agent.follow(new URL(actionOf(html), h.url).toString(), {
+        form: { csrf: csrfOf(html), decision: 'allow' },
+      });
+      const fragment = new URLSearchParams(new URL(done.url).hash.slice(1));
+      const { payload } = await jwtVerify(fragment.get('id_token')!, jwks, {
+        issuer: h.url,
+        audience: implicitClient.id,
+      });
+      expect(payload).toMatchObject({ sub: user.id, nonce });
+      expect(fragment.get('access_token') !== null).toBe(responseType === 'id_token token');
+      expect(fragment.get('state')).toBe('st');
+    }
+    // a code request of the implicit-only client is refused (oidc-provider's answer)
+    const code = await new Agent(h.url).follow(
+      `${h.url}/authorize?client_id=${implicitClient.id}&response_type=code&redirect_uri=${encodeURIComponent(CALLBACK)}&scope=openid&code_challenge_method=S256&code_challenge=${await oidc.calculatePKCECodeChallenge(oidc.randomPKCECodeVerifier())}`,
+    );
+    expect(Object.fromEntries(new URL(code.url).searchParams)).toMatchObject({
+      error: 'invalid_request',
+      error_description: 'requested response_type is not allowed for this client',
+    });
+  });
+
+  it('logout at /session/end: a confirmation page, then the registered post_logout_redirect_uri; the session is gone', async () => {
+    const agent = new Agent(h.url);
+    const { url, verifier, state } = await authorizationUrl({ resource: '', scope: 'openid' });
+    const consent = await signIn(agent, url);
+    const html = await consent.res.text();
+    const done = await agent.follow(new URL(actionOf(html), h.url).toString(), {
+      form: { csrf: csrfOf(html), decision: 'allow' },
+    });
+    const tokens = await oidc.authorizationCodeGrant(config, new URL(done.url), {
+      pkceCodeVerifier: verifier,
+      expectedState: state,
+    });
+
+    const bad = await agent.follow(
+      `${h.url}/session/end?id_token_hint=${tokens.id_token}&post_logout_redirect_uri=${encodeURIComponent('https://evil.test/')}`,
+    );
+    expect(bad.res.status).toBe(400);
+    expect(bad.res.headers.get('content-type')).toMatch(/text\/html/);
+
+    const endUrl = oidc.buildEndSessionUrl(config, {
+      id_token_hint: tokens.id_token!,
+      post_logout_redirect_uri: LOGGED_OUT,
+      state: 'bye-state',
+    });
+    const page = await agent.follow(endUrl.toString());
+    expect(page.res.status).toBe(200);
+    const confirm = await page.res.text();
+    expect(confirm).not.toContain('<script');
+    expect(confirm).toMatch(/<button type="submit" form="[^"]+" name="logout" value="yes">/);
+    const action = /<form[^>]*action="([^"]+)"/.exec(confirm)![1];
+    const xsrf = /name="xsrf" value="([^"]+)"/.exec(confirm)![1];
+    const out = await agent.follow(new URL(action, h.url).toString(), { form: { xsrf, logout: 'yes' } });
+    const back = new URL(out.url);
+    expect(back.origin + back.pathname).toBe(LOGGED_OUT);
+    expect(back.searchParams.get('state')).toBe('bye-state');
+
+    const silent = await agent.follow((await authorizationUrl({ prompt: 'none' })).url);
+    expect(new URL(silent.url).searchParams.get('error')).toBe('login_required');
   });
 });

@@ -40,6 +40,11 @@ const TEXT = {
     allow: 'Allow',
     deny: 'Deny',
     errorTitle: 'Something went wrong',
+    signOut: 'Sign out',
+    signOutQuestion: 'Do you want to sign out?',
+    signOutYes: 'Sign out',
+    signOutNo: 'Stay signed in',
+    signedOut: 'You are signed out.',
     back: 'Start again from the application you came from.',
     scopes: {
       openid: 'Know who you are',
@@ -64,6 +69,11 @@ const TEXT = {
     allow: 'Зөвшөөрөх',
     deny: 'Татгалзах',
     errorTitle: 'Алдаа гарлаа',
+    signOut: 'Гарах',
+    signOutQuestion: 'Та гарахыг хүсэж байна уу?',
+    signOutYes: 'Гарах',
+    signOutNo: 'Нэвтэрсэн хэвээр үлдэх',
+    signedOut: 'Та системээс гарлаа.',
     back: 'Ирсэн програмаасаа дахин эхлүүлнэ үү.',
     scopes: {
       openid: 'Таныг хэн болохыг мэдэх',
@@ -207,5 +217,43 @@ export function errorPage(o: { locale: Locale; nonce: string; message: string })
     `<h1>${escapeHtml(t.errorTitle)}</h1>
 <p class="alert" role="alert">${escapeHtml(o.message)}</p>
 <p>${escapeHtml(t.back)}</p>`,
+  );
+}
+
+/** The origin of a URL as a CSP source (none for anything that is not a URL). */
+export function originOf(url: string): string[] {
+  try {
+    return url ? [new URL(url).origin] : [];
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * RP-initiated logout's confirmation. `form` is oidc-provider's own form (its action and xsrf token); the buttons
+ * submit it through the `form` attribute, so no script is needed.
+ */
+export function logoutPage(o: { locale: Locale; nonce: string; form: string }): string {
+  const t = TEXT[o.locale];
+  const formId = /id="([^"]+)"/.exec(o.form)?.[1] ?? 'op.logoutForm';
+  return layout(
+    o.locale,
+    t.signOut,
+    o.nonce,
+    `<h1>${escapeHtml(t.signOut)}</h1>
+<p>${escapeHtml(t.signOutQuestion)}</p>
+${o.form}
+<button type="submit" form="${escapeHtml(formId)}" name="logout" value="yes">${escapeHtml(t.signOutYes)}</button>
+<button type="submit" form="${escapeHtml(formId)}" class="secondary">${escapeHtml(t.signOutNo)}</button>`,
+  );
+}
+
+export function loggedOutPage(o: { locale: Locale; nonce: string }): string {
+  const t = TEXT[o.locale];
+  return layout(
+    o.locale,
+    t.signOut,
+    o.nonce,
+    `<h1>${escapeHtml(t.signOut)}</h1>\n<p>${escapeHtml(t.signedOut)}</p>`,
   );
 }

@@ -26,20 +26,28 @@ export function toProviderClient(
     ...new Set(c.grantTypes.map((g) => GRANT_TYPE_ALIASES[g] ?? g).filter((g) => supportedGrantTypes.has(g))),
   ];
 
-  // Browser flows: the authorization code flow needs redirect URIs (client_metadata.urls.callbacks, matched
-  // exactly); a client naming the grant without any gets none of it.
+  // Browser flows need redirect URIs (client_metadata.urls.callbacks, matched exactly); a client naming
+  // authorization_code or implicit without any gets neither.
   const urls = (md.urls ?? {}) as Record<string, unknown>;
   const callbacks = stringList(urls.callbacks);
-  const browser = grantTypes.includes('authorization_code') && callbacks.length > 0;
-  if (!browser && grantTypes.includes('authorization_code'))
-    grantTypes.splice(grantTypes.indexOf('authorization_code'), 1);
+  const code = grantTypes.includes('authorization_code') && callbacks.length > 0;
+  const implicit = grantTypes.includes('implicit') && callbacks.length > 0;
+  for (const g of ['authorization_code', 'implicit']) {
+    if (!callbacks.length && grantTypes.includes(g)) grantTypes.splice(grantTypes.indexOf(g), 1);
+  }
+  // implicit: id_token, id_token token (OpenID Connect's implicit flow; `token` alone is not served)
+  const responseTypes = [
+    ...(code ? ['code'] : []),
+    ...(implicit ? ['id_token', 'id_token token'] : []),
+  ] as AdapterPayload['response_types'] & string[];
 
   const base: AdapterPayload = {
     client_id: c.id,
     client_name: c.clientName,
     grant_types: grantTypes,
-    response_types: browser ? ['code'] : [],
-    redirect_uris: browser ? callbacks : [],
+    response_types: responseTypes,
+    redirect_uris: responseTypes.length ? callbacks : [],
+    post_logout_redirect_uris: stringList(urls.logout_urls),
     is_first_party: c.isFirstParty,
     instance_id: c.instanceId,
     tenant_id: c.tenantId ?? undefined,

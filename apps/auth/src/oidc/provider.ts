@@ -17,7 +17,15 @@ import type { OidcData, User } from './oidc-data.js';
 import { PASSWORD_GRANT, PASSWORD_GRANT_PARAMS, passwordGrantHandler } from './password.grant.js';
 import type { PasswordLogin } from './password-login.js';
 import { userMaySignInThrough } from './sign-in-policy.js';
-import { errorPage, INTERACTION_PATH, pageHeaders, pickLocale } from '../interaction/pages.js';
+import {
+  errorPage,
+  INTERACTION_PATH,
+  loggedOutPage,
+  logoutPage,
+  originOf,
+  pageHeaders,
+  pickLocale,
+} from '../interaction/pages.js';
 
 /** Paths of the token server (oidc-provider routes). */
 export const ROUTES = {
@@ -83,6 +91,7 @@ export interface ProviderDeps {
 /** Grant types the token endpoint serves. Others (implicit, otp, device code, token exchange) are unsupported_grant_type. */
 export const SUPPORTED_GRANT_TYPES: ReadonlySet<string> = new Set([
   'authorization_code',
+  'implicit',
   'client_credentials',
   'password',
   'refresh_token',
@@ -224,7 +233,8 @@ export function createProvider(deps: ProviderDeps): Provider {
       id_token_signed_response_alg: 'RS256',
     },
     extraClientMetadata: { properties: EXTRA_CLIENT_PROPERTIES },
-    responseTypes: ['code', 'none'],
+    // code (with PKCE); implicit's id_token and id_token token for clients whose grant_types name implicit
+    responseTypes: ['code', 'id_token', 'id_token token', 'none'],
     // PKCE (S256) on every authorization code request, public clients or not (OAuth 2.1, RFC 9700).
     pkce: { required: () => true },
     interactions: { url: (_ctx, interaction) => `${INTERACTION_PATH}/${interaction.uid}` },
@@ -276,7 +286,25 @@ export function createProvider(deps: ProviderDeps): Provider {
         getResourceServerInfo,
       },
       userinfo: { enabled: true },
-      rpInitiatedLogout: { enabled: false },
+      // RP-initiated logout at /session/end: a confirmation page (no JavaScript), post_logout_redirect_uri checked
+      // against client_metadata.urls.logout_urls.
+      rpInitiatedLogout: {
+        enabled: true,
+        logoutSource: async (ctx, form) => {
+          const nonce = randomBytes(16).toString('base64');
+          const target = String(ctx.oidc.params?.post_logout_redirect_uri ?? '');
+          pageHeaders(ctx.res, nonce, originOf(target));
+          ctx.type = 'html';
+          const locale = pickLocale(String(ctx.oidc.params?.ui_locales ?? ''), ctx.get('accept-language'));
+          ctx.body = logoutPage({ locale, nonce, form });
+        },
+        postLogoutSuccessSource: async (ctx) => {
+          const nonce = randomBytes(16).toString('base64');
+          pageHeaders(ctx.res, nonce);
+          ctx.type = 'html';
+          ctx.body = loggedOutPage({ locale: pickLocale(undefined, ctx.get('accept-language')), nonce });
+        },
+      },
       pushedAuthorizationRequests: { enabled: false },
     },
     findAccount: async (ctx, sub) => {
