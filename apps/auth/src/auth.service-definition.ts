@@ -38,7 +38,7 @@ export const authService: ServiceDefinition<typeof authEnv> = {
   },
   // oidc-provider and /tokeninfo read their own bodies (JSON or form); the foundation knows their routes (rate-limit
   // keys, metrics labels, 405) and answers its own errors there (429, 404...) in the OAuth shape too.
-  excludeBodyParserPaths: [...Object.keys(TOKEN_SERVER_ROUTES), INTERACTION_PATH, '/session/end'],
+  excludeBodyParserPaths: [...Object.keys(TOKEN_SERVER_ROUTES), INTERACTION_PATH, '/session/end', '/device'],
   routes: Object.entries(TOKEN_SERVER_ROUTES).flatMap(([path, methods]) =>
     methods.map((m) => `${m} ${path}`),
   ),

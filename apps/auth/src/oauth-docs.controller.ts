@@ -31,8 +31,10 @@ export class OAuthDocsController {
   @ApiOperation({
     summary: 'Get a token',
     description: `Grants: \`client_credentials\` (needs \`audience\`), \`password\` (username = e-mail, user name or phone),
-\`refresh_token\` (rotating; a reused refresh token revokes its grant). Other grant types (\`implicit\`, \`otp\`,
-\`device_code\`, \`token_exchange\` for now) answer 400 \`unsupported_grant_type\`. \`audience\` is an alias of RFC 8707
+\`refresh_token\` (rotating; a reused refresh token revokes its grant), \`authorization_code\` (PKCE S256 required;
+after /authorize), \`urn:ietf:params:oauth:grant-type:device_code\` (alias \`device_code\`; after POST /device/code,
+with authorization_pending, slow_down, access_denied, expired_token). Other grant types (\`implicit\` is a response
+type of /authorize, \`otp\`, \`token_exchange\` for now) answer 400 \`unsupported_grant_type\`. \`audience\` is an alias of RFC 8707
 \`resource\` (one per request); without \`scope\` the token carries every scope the client was granted on that API,
 with \`scope\` the intersection. Client authentication: Basic, or client_id/client_secret in the body, or client_id
 alone for public clients. Password logins: unknown user and wrong password give the same \`invalid_grant\`;

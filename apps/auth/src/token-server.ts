@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Redis } from 'ioredis';
 import type { JSONWebKeySet } from 'jose';
@@ -21,9 +22,15 @@ import { handleIntrospection, handleTokenInfo } from './tokeninfo/tokeninfo.hand
 
 export const TOKENINFO_PATH = '/tokeninfo';
 
+/** RFC 8628 polling interval of device codes, in seconds. */
+export const DEVICE_POLL_INTERVAL_SEC = 5;
+const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
+
 /** Paths served by the token server's raw handlers (no Nest body parser may run in front of them), and methods. */
 export const TOKEN_SERVER_ROUTES: Readonly<Record<string, readonly string[]>> = {
   [ROUTES.authorization]: ['GET', 'POST'],
+  [ROUTES.device_authorization]: ['POST'],
+  [ROUTES.code_verification]: ['GET', 'POST'],
   [ROUTES.token]: ['POST'],
   [ROUTES.revocation]: ['POST'],
   [ROUTES.introspection]: ['POST'],
@@ -91,6 +98,10 @@ export class TokenServer {
   private keys!: KeySet;
   private publicJwks!: JSONWebKeySet;
   private readonly timers: NodeJS.Timeout[] = [];
+  /** Last poll per device code (hashed), for slow_down. */
+  private readonly lastPolls = new Map<string, number>();
+  /** The clock device polls are timed by (tests move it instead of waiting). */
+  pollClock: () => number = Date.now;
   private reloading?: Promise<boolean>;
   /** Unknown kids recently looked up, so a flood of forged tokens cannot turn into a flood of key reloads. */
   private readonly unknownKids = new Map<string, number>();
@@ -221,6 +232,15 @@ export class TokenServer {
     provider.use(async (ctx, next) => {
       await next();
       if (ctx.status === 200) ctx.body = applyFields(ctx.req, ctx.body);
+      // RFC 8628: the polling interval (oidc-provider leaves it out; clients then assume 5 s)
+      if (
+        ctx.status === 200 &&
+        ctx.path === ROUTES.device_authorization &&
+        ctx.body &&
+        typeof ctx.body === 'object'
+      ) {
+        (ctx.body as Record<string, unknown>).interval ??= DEVICE_POLL_INTERVAL_SEC;
+      }
       if (
         ctx.status === 200 &&
         ctx.path.startsWith('/.well-known/') &&
@@ -249,7 +269,8 @@ export class TokenServer {
       if (
         (path.startsWith(`${ROUTES.authorization}/`) && req.method === 'GET') ||
         path === ROUTES.end_session ||
-        path.startsWith(`${ROUTES.end_session}/`)
+        path.startsWith(`${ROUTES.end_session}/`) ||
+        (path.startsWith(`${ROUTES.code_verification}/`) && path !== ROUTES.device_authorization)
       ) {
         this.data.withRequestMemo(() => this.callback(req, res));
         return;
@@ -289,7 +310,8 @@ export class TokenServer {
     let params: Params;
     try {
       params = parseParams(req, await readBody(req));
-      if (path === ROUTES.token) params = normalizeTokenParams(params);
+      if (path === ROUTES.token || path === ROUTES.device_authorization)
+        params = normalizeTokenParams(params);
     } catch (err) {
       if (err instanceof BodyError) return sendOAuthError(res, err.status, err.error, err.message);
       throw err;
@@ -306,12 +328,37 @@ export class TokenServer {
       one(params, 'fields') ?? query.get('fields') ?? undefined,
     );
     if (fieldsError) return sendOAuthError(res, 400, 'invalid_request', fieldsError);
+    if (path === ROUTES.token && one(params, 'grant_type') === DEVICE_GRANT) {
+      const code = one(params, 'device_code');
+      if (code && this.pollTooSoon(code)) {
+        return sendOAuthError(
+          res,
+          400,
+          'slow_down',
+          `poll at most every ${DEVICE_POLL_INTERVAL_SEC} seconds (RFC 8628); wait ${DEVICE_POLL_INTERVAL_SEC} seconds more`,
+        );
+      }
+    }
     if (path === ROUTES.token) {
       const clientId = basicClientId(req.headers.authorization) ?? one(params, 'client_id');
       const resource = params.resource;
       if (clientId && typeof resource === 'string') this.data.prefetchTokenRequest(clientId, resource);
     }
     this.callback(replay, res);
+  }
+
+  /**
+   * RFC 8628 slow_down: a device code polled again within the interval. Kept per process (a throttle, not a
+   * record): behind several replicas a device may poll each once per interval.
+   */
+  private pollTooSoon(deviceCode: string): boolean {
+    const key = createHash('sha256').update(deviceCode).digest('base64url');
+    const now = this.pollClock();
+    const last = this.lastPolls.get(key);
+    this.lastPolls.delete(key);
+    this.lastPolls.set(key, now);
+    if (this.lastPolls.size > 10_000) this.lastPolls.delete(this.lastPolls.keys().next().value as string);
+    return last !== undefined && now - last < DEVICE_POLL_INTERVAL_SEC * 1000;
   }
 
   private fail(res: ServerResponse, err: unknown): void {

@@ -209,7 +209,7 @@ describe('client_credentials rules', () => {
   });
 
   it('implicit and not yet served grant types are unsupported_grant_type', async () => {
-    for (const grant_type of ['implicit', 'otp', 'device_code', 'token_exchange', 'made_up']) {
+    for (const grant_type of ['implicit', 'otp', 'token_exchange', 'made_up']) {
       const r = await tokenRequest(h.url, {
         grant_type,
         client_id: client.id,
@@ -221,6 +221,13 @@ describe('client_credentials rules', () => {
         code: 'unsupported_grant_type',
       });
     }
+    // the device grant is served: without a device_code it is a bad request (device.spec.ts has the flow)
+    const device = await tokenRequest(h.url, {
+      grant_type: 'device_code',
+      client_id: client.id,
+      client_secret: client.secret!,
+    });
+    expect([device.status, device.body.code]).toEqual([400, 'invalid_request']);
   });
 
   it('bad bodies are clear 4xx answers, never 500', async () => {

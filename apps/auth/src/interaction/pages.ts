@@ -45,6 +45,16 @@ const TEXT = {
     signOutYes: 'Sign out',
     signOutNo: 'Stay signed in',
     signedOut: 'You are signed out.',
+    device: 'Connect a device',
+    deviceCode: 'Code shown on your device',
+    deviceNext: 'Continue',
+    deviceWrong: 'That code is not right or has expired. Check it and try again.',
+    deviceFailed: 'The request could not be processed. Start again on your device.',
+    deviceConfirm: (client: string) => `${client} on a device asks to sign in with your account`,
+    deviceMatch: 'Continue only if your device shows this code:',
+    deviceYes: 'Continue',
+    deviceAbort: 'Cancel',
+    deviceDone: 'Done. You can go back to your device.',
     back: 'Start again from the application you came from.',
     scopes: {
       openid: 'Know who you are',
@@ -74,6 +84,16 @@ const TEXT = {
     signOutYes: 'Гарах',
     signOutNo: 'Нэвтэрсэн хэвээр үлдэх',
     signedOut: 'Та системээс гарлаа.',
+    device: 'Төхөөрөмж холбох',
+    deviceCode: 'Төхөөрөмж дээр харагдаж буй код',
+    deviceNext: 'Үргэлжлүүлэх',
+    deviceWrong: 'Код буруу эсвэл хугацаа нь дууссан байна. Шалгаад дахин оролдоно уу.',
+    deviceFailed: 'Хүсэлтийг боловсруулж чадсангүй. Төхөөрөмж дээрээ дахин эхлүүлнэ үү.',
+    deviceConfirm: (client: string) => `${client} төхөөрөмж таны бүртгэлээр нэвтрэхийг хүсэж байна`,
+    deviceMatch: 'Төхөөрөмж дээр энэ код харагдаж байвал л үргэлжлүүлнэ үү:',
+    deviceYes: 'Үргэлжлүүлэх',
+    deviceAbort: 'Цуцлах',
+    deviceDone: 'Боллоо. Төхөөрөмж рүүгээ буцна уу.',
     back: 'Ирсэн програмаасаа дахин эхлүүлнэ үү.',
     scopes: {
       openid: 'Таныг хэн болохыг мэдэх',
@@ -255,5 +275,76 @@ export function loggedOutPage(o: { locale: Locale; nonce: string }): string {
     t.signOut,
     o.nonce,
     `<h1>${escapeHtml(t.signOut)}</h1>\n<p>${escapeHtml(t.signedOut)}</p>`,
+  );
+}
+
+/** The action and the xsrf token of a form oidc-provider renders (its pages are ours; its checks stay its own). */
+function providerForm(form: string): { action: string; xsrf: string } {
+  return {
+    action: /action="([^"]+)"/.exec(form)?.[1] ?? '',
+    xsrf: /name="xsrf" value="([^"]+)"/.exec(form)?.[1] ?? '',
+  };
+}
+
+/** RFC 8628 user code entry (field `user_code`). */
+export function deviceCodePage(o: {
+  locale: Locale;
+  nonce: string;
+  form: string;
+  error?: 'wrong' | 'failed';
+}): string {
+  const t = TEXT[o.locale];
+  const f = providerForm(o.form);
+  const error = o.error
+    ? `<p class="alert" role="alert" id="code-error">${escapeHtml(o.error === 'wrong' ? t.deviceWrong : t.deviceFailed)}</p>`
+    : '';
+  return layout(
+    o.locale,
+    t.device,
+    o.nonce,
+    `<h1>${escapeHtml(t.device)}</h1>
+${error}
+<form method="post" action="${escapeHtml(f.action)}" novalidate>
+<input type="hidden" name="xsrf" value="${escapeHtml(f.xsrf)}">
+<label for="user_code">${escapeHtml(t.deviceCode)}</label>
+<input id="user_code" name="user_code" type="text" autocomplete="off" autocapitalize="characters" required autofocus${o.error ? ' aria-describedby="code-error"' : ''}>
+<button type="submit">${escapeHtml(t.deviceNext)}</button>
+</form>`,
+  );
+}
+
+/** The device's code shown back before the sign-in goes on (a user must not approve someone else's device). */
+export function deviceConfirmPage(o: {
+  locale: Locale;
+  nonce: string;
+  form: string;
+  clientName: string;
+  userCode: string;
+}): string {
+  const t = TEXT[o.locale];
+  const f = providerForm(o.form);
+  return layout(
+    o.locale,
+    t.device,
+    o.nonce,
+    `<h1>${escapeHtml(t.device)}</h1>
+<p>${escapeHtml(t.deviceConfirm(o.clientName))}</p>
+<p>${escapeHtml(t.deviceMatch)} <strong id="user-code">${escapeHtml(o.userCode)}</strong></p>
+<form method="post" action="${escapeHtml(f.action)}">
+<input type="hidden" name="xsrf" value="${escapeHtml(f.xsrf)}">
+<input type="hidden" name="user_code" value="${escapeHtml(o.userCode)}">
+<button type="submit" name="confirm" value="yes">${escapeHtml(t.deviceYes)}</button>
+<button type="submit" name="abort" value="yes" class="secondary">${escapeHtml(t.deviceAbort)}</button>
+</form>`,
+  );
+}
+
+export function deviceDonePage(o: { locale: Locale; nonce: string }): string {
+  const t = TEXT[o.locale];
+  return layout(
+    o.locale,
+    t.device,
+    o.nonce,
+    `<h1>${escapeHtml(t.device)}</h1>\n<p role="status">${escapeHtml(t.deviceDone)}</p>`,
   );
 }

@@ -18,6 +18,9 @@ import { PASSWORD_GRANT, PASSWORD_GRANT_PARAMS, passwordGrantHandler } from './p
 import type { PasswordLogin } from './password-login.js';
 import { userMaySignInThrough } from './sign-in-policy.js';
 import {
+  deviceCodePage,
+  deviceConfirmPage,
+  deviceDonePage,
   errorPage,
   INTERACTION_PATH,
   loggedOutPage,
@@ -36,6 +39,8 @@ export const ROUTES = {
   jwks: '/jwks',
   authorization: '/authorize',
   end_session: '/session/end',
+  device_authorization: '/device/code',
+  code_verification: '/device',
 } as const;
 
 export const OIDC_SCOPES = ['openid', 'offline_access', 'profile', 'email', 'address', 'phone'] as const;
@@ -92,6 +97,7 @@ export interface ProviderDeps {
 export const SUPPORTED_GRANT_TYPES: ReadonlySet<string> = new Set([
   'authorization_code',
   'implicit',
+  'urn:ietf:params:oauth:grant-type:device_code',
   'client_credentials',
   'password',
   'refresh_token',
@@ -286,6 +292,43 @@ export function createProvider(deps: ProviderDeps): Provider {
         getResourceServerInfo,
       },
       userinfo: { enabled: true },
+      // RFC 8628: POST /device/code, the user enters the code at /device (then login and consent as for
+      // /authorize), the device polls /token with grant_type device_code.
+      deviceFlow: {
+        enabled: true,
+        charset: 'base-20',
+        mask: '****-****',
+        userCodeInputSource: async (ctx, form, _out, err) => {
+          const nonce = randomBytes(16).toString('base64');
+          pageHeaders(ctx.res, nonce);
+          ctx.type = 'html';
+          const e = err as { userCode?: unknown; name?: string } | undefined;
+          ctx.body = deviceCodePage({
+            locale: pickLocale(undefined, ctx.get('accept-language')),
+            nonce,
+            form,
+            error: e ? (e.userCode || e.name === 'NoCodeError' ? 'wrong' : 'failed') : undefined,
+          });
+        },
+        userCodeConfirmSource: async (ctx, form, client, _deviceInfo, userCode) => {
+          const nonce = randomBytes(16).toString('base64');
+          pageHeaders(ctx.res, nonce);
+          ctx.type = 'html';
+          ctx.body = deviceConfirmPage({
+            locale: pickLocale(undefined, ctx.get('accept-language')),
+            nonce,
+            form,
+            clientName: client.clientName ?? client.clientId,
+            userCode,
+          });
+        },
+        successSource: async (ctx) => {
+          const nonce = randomBytes(16).toString('base64');
+          pageHeaders(ctx.res, nonce);
+          ctx.type = 'html';
+          ctx.body = deviceDonePage({ locale: pickLocale(undefined, ctx.get('accept-language')), nonce });
+        },
+      },
       // RP-initiated logout at /session/end: a confirmation page (no JavaScript), post_logout_redirect_uri checked
       // against client_metadata.urls.logout_urls.
       rpInitiatedLogout: {

@@ -1,0 +1,183 @@
+import { startAuth, type AuthHarness } from './support/auth-app.js';
+import { Fixtures, type TestClient, type TestResource, type TestUser } from './support/fixtures.js';
+
+/** RFC 8628 device flow: device code, user code entry and confirmation pages, login, consent, polling errors. */
+let h: AuthHarness;
+let fx: Fixtures;
+let client: TestClient;
+let api: TestResource;
+let user: TestUser;
+
+beforeAll(async () => {
+  h = await startAuth();
+  fx = new Fixtures(h);
+  client = await fx.client({ grantTypes: ['device_code', 'refresh_token'] });
+  api = await fx.resource({ scopes: ['tv:watch'] });
+  await fx.grant(client, api);
+  user = await fx.user();
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+/** A browser: cookies kept, redirects within the token server followed. */
+function agent() {
+  const jar = new Map<string, string>();
+  const send = async (url: string, form?: Record<string, string>) => {
+    const res = await fetch(url, {
+      method: form ? 'POST' : 'GET',
+      redirect: 'manual',
+      headers: {
+        accept: 'text/html',
+        ...(jar.size ? { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') } : {}),
+        ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+      },
+      body: form ? new URLSearchParams(form).toString() : undefined,
+    });
+    for (const c of res.headers.getSetCookie()) {
+      const [k, ...v] = c.split(';')[0].split('=');
+      if (v.join('=')) jar.set(k, v.join('='));
+      else jar.delete(k);
+    }
+    return res;
+  };
+  return async (url: string, form?: Record<string, string>) => {
+    let res = await send(url, form);
+    let at = url;
+    while (res.status >= 300 && res.status < 400) {
+      at = new URL(res.headers.get('location')!, at).toString();
+      res = await send(at);
+    }
+    return { res, html: await res.text() };
+  };
+}
+
+const field = (html: string, name: string) =>
+  new RegExp(`name="${name}" value="([^"]*)"`).exec(html)?.[1] ?? '';
+const action = (html: string) => /<form method="post" action="([^"]+)"/.exec(html)?.[1] ?? '';
+
+/** A form POST to the token server with the client's Basic credentials (or JSON with `json`). */
+async function post(path: string, params: Record<string, string>, as = client, json = false) {
+  const res = await fetch(`${h.url}${path}`, {
+    method: 'POST',
+    headers: {
+      'content-type': json ? 'application/json' : 'application/x-www-form-urlencoded',
+      authorization: `Basic ${Buffer.from(`${as.id}:${as.secret}`).toString('base64')}`,
+    },
+    body: json ? JSON.stringify(params) : new URLSearchParams(params).toString(),
+  });
+  return { status: res.status, body: (await res.json()) as any };
+}
+
+const start = () =>
+  post(
+    '/device/code',
+    { client_id: client.id, scope: 'openid offline_access tv:watch', audience: api.identifier },
+    client,
+    true,
+  );
+
+const poll = (deviceCode: string) => post('/token', { grant_type: 'device_code', device_code: deviceCode });
+
+describe('device flow', () => {
+  it('device code, pending, slow_down, confirm the code, sign in, consent, then tokens for the API', async () => {
+    const started = await start();
+    expect(started.status).toBe(200);
+    expect(started.body).toMatchObject({
+      device_code: expect.any(String),
+      user_code: expect.stringMatching(/^[A-Z]{4}-[A-Z]{4}$/),
+      verification_uri: `${h.url}/device`,
+      verification_uri_complete: expect.stringContaining(`${h.url}/device?user_code=`),
+      expires_in: expect.any(Number),
+      interval: expect.any(Number),
+    });
+    const pending = await poll(started.body.device_code);
+    expect([pending.status, pending.body.error]).toEqual([400, 'authorization_pending']);
+    const tooSoon = await poll(started.body.device_code);
+    expect([tooSoon.status, tooSoon.body.error]).toEqual([400, 'slow_down']);
+
+    const go = agent();
+    const entry = await go(`${h.url}/device`);
+    expect(entry.html).toMatch(/<label for="user_code">[\s\S]*name="user_code"/);
+    const wrong = await go(new URL(action(entry.html), h.url).toString(), {
+      xsrf: field(entry.html, 'xsrf'),
+      user_code: 'WRONG-CODE',
+    });
+    expect(wrong.html).toContain('role="alert"');
+
+    const confirm = await go(new URL(action(wrong.html), h.url).toString(), {
+      xsrf: field(wrong.html, 'xsrf'),
+      user_code: started.body.user_code,
+    });
+    expect(confirm.html).toContain(`<strong id="user-code">${started.body.user_code}</strong>`);
+    const login = await go(new URL(action(confirm.html), h.url).toString(), {
+      xsrf: field(confirm.html, 'xsrf'),
+      user_code: started.body.user_code,
+      confirm: 'yes',
+    });
+    expect(login.html).toContain('name="password"');
+    const consent = await go(new URL(action(login.html), h.url).toString(), {
+      csrf: field(login.html, 'csrf'),
+      username: user.email,
+      password: user.password,
+    });
+    expect(consent.html).toContain('<strong>tv:watch</strong>');
+    const done = await go(new URL(action(consent.html), h.url).toString(), {
+      csrf: field(consent.html, 'csrf'),
+      decision: 'allow',
+    });
+    expect(done.html).toContain('role="status"');
+
+    let offset = 0;
+    const later = () => {
+      // the interval since the last poll, on the token server's poll clock
+      offset += 5_100;
+      h.tokenServer.pollClock = () => Date.now() + offset;
+    };
+    later();
+    const tokens = await poll(started.body.device_code);
+    expect(tokens.status).toBe(200);
+    expect(tokens.body).toMatchObject({
+      access_token: expect.any(String),
+      id_token: expect.any(String),
+      refresh_token: expect.any(String),
+      scope: expect.stringContaining('tv:watch'),
+    });
+    // used once
+    later();
+    const again = await poll(started.body.device_code);
+    expect(again.status).toBe(400);
+    expect(['invalid_grant', 'expired_token']).toContain(again.body.error);
+  });
+
+  it('a denied request answers access_denied to the device; an unknown device code invalid_grant', async () => {
+    const started = await start();
+    const go = agent();
+    const confirm = await go(started.body.verification_uri_complete);
+    const login = await go(new URL(action(confirm.html), h.url).toString(), {
+      xsrf: field(confirm.html, 'xsrf'),
+      user_code: started.body.user_code,
+      confirm: 'yes',
+    });
+    const consent = await go(new URL(action(login.html), h.url).toString(), {
+      csrf: field(login.html, 'csrf'),
+      username: user.email,
+      password: user.password,
+    });
+    await go(new URL(action(consent.html), h.url).toString(), {
+      csrf: field(consent.html, 'csrf'),
+      decision: 'deny',
+    });
+    const denied = await poll(started.body.device_code);
+    expect([denied.status, denied.body.error]).toEqual([400, 'access_denied']);
+    const unknown = await poll('not-a-device-code');
+    expect([unknown.status, unknown.body.error]).toEqual([400, 'invalid_grant']);
+  });
+
+  it('a client without the device_code grant may not start one', async () => {
+    const other = await fx.client({ grantTypes: ['client_credentials'] });
+    const res = await post('/device/code', { client_id: other.id, scope: 'openid' }, other);
+    expect(res.status).toBe(400);
+    expect(res.body.error).toEqual(expect.any(String));
+  });
+});
