@@ -17,6 +17,9 @@ import { purgeLoginFailures, type SecretBox } from '@gatehouse/identity-data';
 import { SigningKeys, type KeySet } from './keys/signing-keys.js';
 import { TokenInfoService } from './tokeninfo/tokeninfo.service.js';
 import { InteractionHandler } from './interaction/interaction.handler.js';
+import { Delivery } from './passwordless/delivery.js';
+import { OneTimeCodes } from './passwordless/one-time-codes.js';
+import { PASSWORDLESS_START_PATH, PasswordlessStart } from './passwordless/passwordless.js';
 import { INTERACTION_PATH } from './interaction/pages.js';
 import { handleIntrospection, handleTokenInfo } from './tokeninfo/tokeninfo.handler.js';
 
@@ -30,6 +33,7 @@ const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 export const TOKEN_SERVER_ROUTES: Readonly<Record<string, readonly string[]>> = {
   [ROUTES.authorization]: ['GET', 'POST'],
   [ROUTES.device_authorization]: ['POST'],
+  [PASSWORDLESS_START_PATH]: ['POST'],
   [ROUTES.code_verification]: ['GET', 'POST'],
   [ROUTES.token]: ['POST'],
   [ROUTES.revocation]: ['POST'],
@@ -55,6 +59,10 @@ export interface TokenServerEnv {
   AUTH_PURGE_INTERVAL_SEC: number;
   AUTH_KEY_REFRESH_SEC: number;
   AUTH_TRUST_PROXY: boolean;
+  DATA_DIR: string;
+  SMTP_URL?: string;
+  SMTP_FROM: string;
+  SMS_WEBHOOK_URL?: string;
 }
 
 export interface TokenServerOptions {
@@ -93,6 +101,10 @@ export class TokenServer {
   readonly tokenInfo: TokenInfoService;
   /** The login and consent pages of the authorization endpoint. */
   private readonly interactions: InteractionHandler;
+  /** Passwordless one-time codes, their delivery and POST /passwordless/start. */
+  readonly codes: OneTimeCodes;
+  private readonly delivery: Delivery;
+  private readonly passwordless: PasswordlessStart;
   private provider!: Provider;
   private callback!: Handler;
   private keys!: KeySet;
@@ -125,6 +137,9 @@ export class TokenServer {
       issuer: this.issuer,
       defaultAccessTokenTtlSec: opts.env.AUTH_ACCESS_TOKEN_TTL_SEC,
     });
+    this.codes = new OneTimeCodes(sql, opts.box.derive('otp'));
+    this.delivery = new Delivery(opts.env, log);
+    this.passwordless = new PasswordlessStart({ data, sql, codes: this.codes, delivery: this.delivery });
     this.interactions = new InteractionHandler({
       provider: () => this.provider,
       login,
@@ -164,6 +179,7 @@ export class TokenServer {
     every(opts.env.AUTH_PURGE_INTERVAL_SEC, async () => {
       const n = await purgeExpiredPayloads(sql);
       if (n) log.debug({ removed: n }, 'expired oidc artifacts purged');
+      await server.codes.purge();
       const f = await purgeLoginFailures(sql);
       if (f) log.debug({ removed: f }, 'stale login failure counts purged');
     });
@@ -227,6 +243,7 @@ export class TokenServer {
       proxy: env.AUTH_TRUST_PROXY,
       log: this.log,
       cookieKeys: this.opts.box.derive('cookies'),
+      codes: this.codes,
     });
     // Discovery also names our /tokeninfo.
     provider.use(async (ctx, next) => {
@@ -317,6 +334,7 @@ export class TokenServer {
       throw err;
     }
     if (path === TOKENINFO_PATH) return handleTokenInfo(this.tokenInfo, req, res, params, this.issuer);
+    if (path === PASSWORDLESS_START_PATH) return this.passwordless.handle(req, res, params);
     if (path === ROUTES.introspection) {
       return handleIntrospection(this.tokenInfo, req, res, params, this.issuer);
     }
@@ -379,6 +397,7 @@ export class TokenServer {
 
   async close(): Promise<void> {
     for (const t of this.timers) clearInterval(t);
+    this.delivery.close();
     this.timers.length = 0;
     await this.reloading?.catch(() => undefined);
     if (this.redis) await this.redis.quit().catch(() => this.redis?.disconnect());

@@ -209,7 +209,7 @@ describe('client_credentials rules', () => {
   });
 
   it('implicit and not yet served grant types are unsupported_grant_type', async () => {
-    for (const grant_type of ['implicit', 'otp', 'token_exchange', 'made_up']) {
+    for (const grant_type of ['implicit', 'token_exchange', 'made_up']) {
       const r = await tokenRequest(h.url, {
         grant_type,
         client_id: client.id,

@@ -34,12 +34,44 @@ const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
  * (client allows refresh_token and offline_access was asked).
  */
 export function passwordGrantHandler(deps: PasswordGrantDeps) {
-  return async function passwordGrant(ctx: TokenEndpointGrantContext): Promise<void> {
-    const { client, params, provider } = ctx.oidc;
+  return userGrantHandler(deps, PASSWORD_GRANT, async (ctx) => {
+    const { client, params } = ctx.oidc;
     const username = str(params.username);
     const password = str(params.password);
     if (!username) throw new errors.InvalidRequest("missing required parameter 'username'");
     if (!password) throw new errors.InvalidRequest("missing required parameter 'password'");
+    try {
+      const c = client as unknown as { instance_id: string; tenant_id?: string };
+      // ctx.ip honours AUTH_TRUST_PROXY (provider.proxy): the forwarded address behind a trusted proxy.
+      return await deps.login.authenticate(
+        String(c.instance_id),
+        username,
+        password,
+        c.tenant_id ?? null,
+        ctx.ip,
+      );
+    } catch (err) {
+      if (err instanceof LoginError) throw oauthError(errors.InvalidGrant, FAILURES[err.reason]);
+      throw err;
+    }
+  });
+}
+
+/** Checks a user grant's credentials (password, one-time code) and answers the user, or throws an OAuth error. */
+export type Authenticate = (ctx: TokenEndpointGrantContext) => Promise<User>;
+
+/**
+ * A grant that signs a user in with credentials given at the token endpoint (password, otp): the resource is
+ * resolved first (an unknown or unauthorized audience costs no login attempt), then `authenticate`, then the tokens
+ * with the password grant's scope rules.
+ */
+export function userGrantHandler(
+  deps: Omit<PasswordGrantDeps, 'login'>,
+  gty: string,
+  authenticate: Authenticate,
+) {
+  return async function userGrant(ctx: TokenEndpointGrantContext): Promise<void> {
+    const { client, params, provider } = ctx.oidc;
 
     let resource: string | undefined;
     const rawResource = params.resource as unknown;
@@ -61,21 +93,7 @@ export function passwordGrantHandler(deps: PasswordGrantDeps) {
       rs = new provider.ResourceServer(resource, info);
     }
 
-    let user: User;
-    try {
-      const c = client as unknown as { instance_id: string; tenant_id?: string };
-      // ctx.ip honours AUTH_TRUST_PROXY (provider.proxy): the forwarded address behind a trusted proxy.
-      user = await deps.login.authenticate(
-        String(c.instance_id),
-        username,
-        password,
-        c.tenant_id ?? null,
-        ctx.ip,
-      );
-    } catch (err) {
-      if (err instanceof LoginError) throw oauthError(errors.InvalidGrant, FAILURES[err.reason]);
-      throw err;
-    }
+    const user = await authenticate(ctx);
     const account = deps.account(user);
 
     const requested = new Set((str(params.scope) ?? '').split(' ').filter(Boolean));
@@ -104,7 +122,7 @@ export function passwordGrantHandler(deps: PasswordGrantDeps) {
     ctx.oidc.entity('Grant', grant);
     ctx.oidc.entity('Account', account);
 
-    const at = new provider.AccessToken({ accountId: user.id, client, grantId, gty: PASSWORD_GRANT });
+    const at = new provider.AccessToken({ accountId: user.id, client, grantId, gty });
     if (rs && resource) {
       at.resourceServer = rs;
       at.scope = grant.getResourceScopeFiltered(resource, resourceScopes) || undefined;
@@ -121,7 +139,7 @@ export function passwordGrantHandler(deps: PasswordGrantDeps) {
         accountId: user.id,
         client,
         grantId,
-        gty: PASSWORD_GRANT,
+        gty,
         resource,
         rotations: 0,
         scope: scopeOfGrant,

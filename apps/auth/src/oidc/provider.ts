@@ -14,7 +14,13 @@ import type { Sql } from '@gatehouse/db';
 import { EXTRA_CLIENT_PROPERTIES, toProviderClient } from './client-metadata.js';
 import { isStoreUnavailable, oauthError, withCommonShape } from './oauth-errors.js';
 import type { OidcData, User } from './oidc-data.js';
-import { PASSWORD_GRANT, PASSWORD_GRANT_PARAMS, passwordGrantHandler } from './password.grant.js';
+import {
+  PASSWORD_GRANT,
+  PASSWORD_GRANT_PARAMS,
+  passwordGrantHandler,
+  userGrantHandler,
+} from './password.grant.js';
+import type { OneTimeCodes } from '../passwordless/one-time-codes.js';
 import type { PasswordLogin } from './password-login.js';
 import { userMaySignInThrough } from './sign-in-policy.js';
 import {
@@ -90,6 +96,8 @@ export interface ProviderDeps {
   proxy?: boolean;
   /** Keys of the signed cookies of browser sessions and interactions (current first), the same on every replica. */
   cookieKeys: Buffer[];
+  /** Passwordless one-time codes (the otp grant checks them). */
+  codes: OneTimeCodes;
   log: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
 }
 
@@ -98,6 +106,7 @@ export const SUPPORTED_GRANT_TYPES: ReadonlySet<string> = new Set([
   'authorization_code',
   'implicit',
   'urn:ietf:params:oauth:grant-type:device_code',
+  'otp',
   'client_credentials',
   'password',
   'refresh_token',
@@ -415,6 +424,38 @@ export function createProvider(deps: ProviderDeps): Provider {
       rbacScopes,
     }),
     PASSWORD_GRANT_PARAMS,
+    ['resource'],
+  );
+
+  // grant_type=otp: a code from POST /passwordless/start; the password grant's scope rules.
+  provider.registerGrantType(
+    'otp',
+    userGrantHandler(
+      {
+        resourceServerInfo: (ctx, resource) => getResourceServerInfo(ctx, resource, ctx.oidc.client),
+        account: toAccount,
+        oidcScopes: new Set(OIDC_SCOPES),
+        lifetimes,
+        rbacScopes,
+      },
+      'otp',
+      async (ctx) => {
+        const { client, params } = ctx.oidc;
+        const username = typeof params.username === 'string' ? params.username.trim() : '';
+        const otp = typeof params.otp === 'string' ? params.otp.trim() : '';
+        if (!username) throw new errors.InvalidRequest("missing required parameter 'username'");
+        if (!otp) throw new errors.InvalidRequest("missing required parameter 'otp'");
+        const c = client as unknown as GatehouseClient & { instance_id: string };
+        const user = await data.findUserByLogin(String(c.instance_id), username);
+        // one answer for an unknown user, a wrong, used or expired code, and too many attempts: no oracle
+        const invalid = () => oauthError(errors.InvalidGrant, 'invalid or expired one-time code');
+        if (!user || !userMaySignInThrough(user, c.tenant_id)) throw invalid();
+        if ((await deps.codes.check(user.id, c.clientId, otp)) !== 'ok') throw invalid();
+        if (user.isBlocked) throw oauthError(errors.InvalidGrant, 'the user is blocked');
+        return user;
+      },
+    ),
+    ['username', 'otp', 'scope', 'resource'],
     ['resource'],
   );
 

@@ -37,6 +37,7 @@ describe('identity migrations', () => {
       'OidcPayloadsAccount1790000100000',
       'LoginFailures1790000200000',
       'RolesGroups1790000300000',
+      'OneTimeCodes1790000400000',
     ]);
     expect(await pendingSchemaChanges(ds)).toEqual([]);
 
@@ -67,6 +68,7 @@ describe('identity migrations', () => {
         'group_roles',
         'group_children',
         'group_closure',
+        'one_time_codes',
       ]),
     );
     // Every identity record carries instance_id (artifact tables of the token server and instances excepted).

@@ -13,6 +13,7 @@ import { BootstrapMarker } from './bootstrap-marker.entity.js';
 import { LoginFailure } from './login-failure.entity.js';
 import { Role, RolePermission, UserPermission, UserRole } from './role.entity.js';
 import { Group, GroupChild, GroupClosure, GroupMember, GroupRole } from './group.entity.js';
+import { OneTimeCode } from './one-time-code.entity.js';
 
 export * from './audit.js';
 export * from './instance.entity.js';
@@ -30,6 +31,7 @@ export * from './bootstrap-marker.entity.js';
 export * from './login-failure.entity.js';
 export * from './role.entity.js';
 export * from './group.entity.js';
+export * from './one-time-code.entity.js';
 
 /** Every entity of the identity data model (apps/auth and apps/identity both register all of them). */
 export const identityEntities = [
@@ -55,4 +57,5 @@ export const identityEntities = [
   GroupRole,
   GroupChild,
   GroupClosure,
+  OneTimeCode,
 ];

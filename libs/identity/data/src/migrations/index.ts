@@ -2,12 +2,14 @@ import { IdentitySchema1790000000000 } from './1790000000000-identity-schema.js'
 import { OidcPayloadsAccount1790000100000 } from './1790000100000-oidc-payloads-account.js';
 import { LoginFailures1790000200000 } from './1790000200000-login-failures.js';
 import { RolesGroups1790000300000 } from './1790000300000-roles-groups.js';
+import { OneTimeCodes1790000400000 } from './1790000400000-one-time-codes.js';
 
 export {
   IdentitySchema1790000000000,
   OidcPayloadsAccount1790000100000,
   LoginFailures1790000200000,
   RolesGroups1790000300000,
+  OneTimeCodes1790000400000,
 };
 
 /** Every migration of the identity data model, in order (apps/auth and apps/identity run the same list). */
@@ -16,4 +18,5 @@ export const identityMigrations = [
   OidcPayloadsAccount1790000100000,
   LoginFailures1790000200000,
   RolesGroups1790000300000,
+  OneTimeCodes1790000400000,
 ];

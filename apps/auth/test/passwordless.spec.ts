@@ -1,0 +1,184 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { SMTPServer } from 'smtp-server';
+import { eventually } from '@gatehouse/testing';
+import { startAuth, type AuthHarness } from './support/auth-app.js';
+import {
+  Fixtures,
+  tokenRequest,
+  type TestClient,
+  type TestResource,
+  type TestUser,
+} from './support/fixtures.js';
+
+/**
+ * Passwordless one-time codes (document 2 part 4): POST /passwordless/start sends a code through a real local SMTP
+ * server (smtp-server) or a real HTTP sink standing for the SMS gateway; grant_type=otp turns it into tokens.
+ */
+const mails: { to: string; body: string }[] = [];
+const texts: { to: string; text: string }[] = [];
+let smsStatus = 200;
+
+const smtp = new SMTPServer({
+  authOptional: true,
+  disabledCommands: ['STARTTLS'],
+  logger: false,
+  onData(stream, session, done) {
+    let body = '';
+    stream.on('data', (d: Buffer) => (body += d.toString('utf8')));
+    stream.on('end', () => {
+      mails.push({ to: session.envelope.rcptTo.map((r) => r.address).join(','), body });
+      done();
+    });
+  },
+});
+const sink = http.createServer((req, res) => {
+  let body = '';
+  req.on('data', (d: Buffer) => (body += d.toString('utf8')));
+  req.on('end', () => {
+    if (smsStatus === 200) texts.push(JSON.parse(body) as { to: string; text: string });
+    res.writeHead(smsStatus).end();
+  });
+});
+
+let h: AuthHarness;
+let fx: Fixtures;
+let client: TestClient;
+let api: TestResource;
+let user: TestUser;
+
+beforeAll(async () => {
+  await new Promise<void>((r) => smtp.listen(0, '127.0.0.1', () => r()));
+  await new Promise<void>((r) => sink.listen(0, '127.0.0.1', () => r()));
+  const smtpPort = (smtp.server.address() as AddressInfo).port;
+  const sinkPort = (sink.address() as AddressInfo).port;
+  h = await startAuth({
+    SMTP_URL: `smtp://127.0.0.1:${smtpPort}`,
+    SMS_WEBHOOK_URL: `http://127.0.0.1:${sinkPort}/sms`,
+  });
+  fx = new Fixtures(h);
+  client = await fx.client({ grantTypes: ['otp', 'refresh_token'] });
+  api = await fx.resource({ scopes: ['shop:buy'] });
+  await fx.grant(client, api);
+  user = await fx.user();
+});
+afterAll(async () => {
+  await h?.close();
+  await new Promise<void>((r) => smtp.close(() => r()));
+  await new Promise<void>((r) => sink.close(() => r()));
+});
+
+const start = (username: string, extra: Record<string, unknown> = {}, as = client) =>
+  fetch(`${h.url}/passwordless/start`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      authorization: `Basic ${Buffer.from(`${as.id}:${as.secret}`).toString('base64')}`,
+    },
+    body: JSON.stringify({ client_id: as.id, username, options: { send_type: 'code' }, ...extra }),
+  }).then(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, unknown> }));
+
+const otpGrant = (username: string, otp: string) =>
+  tokenRequest(
+    h.url,
+    { grant_type: 'otp', username, otp, resource: api.identifier, scope: 'openid offline_access' },
+    { basic: { id: client.id, secret: client.secret! } },
+  );
+
+const codeIn = (s: string) => /\b(\d{6})\b/.exec(s)?.[1] ?? '';
+
+describe('passwordless one-time codes', () => {
+  it('e-mail: a code through SMTP, then grant_type=otp gives tokens once', async () => {
+    const started = await start(user.email);
+    expect(started).toEqual({ status: 200, body: { send_type: 'code', channel: 'email', expires_in: 300 } });
+    await eventually(() => mails.some((m) => m.to === user.email), { what: 'the e-mail' });
+    const code = codeIn(mails.filter((m) => m.to === user.email).at(-1)!.body);
+    expect(code).toMatch(/^\d{6}$/);
+    const stored = await fx.ds.rows(`SELECT code_hash FROM one_time_codes WHERE code_hash LIKE $1`, [
+      `%${code}%`,
+    ]);
+    expect(stored).toEqual([]); // only a keyed hash is kept
+
+    const t = await otpGrant(user.email, code);
+    expect(t.status).toBe(200);
+    expect(t.body).toMatchObject({
+      access_token: expect.any(String),
+      id_token: expect.any(String),
+      scope: expect.stringContaining('shop:buy'),
+    });
+    const again = await otpGrant(user.email, code);
+    expect([again.status, again.body.error]).toEqual([400, 'invalid_grant']);
+  });
+
+  it('SMS: the code POSTed as JSON {to, text} to the gateway; a phone username signs in', async () => {
+    const started = await start(user.phone);
+    expect(started.body).toMatchObject({ channel: 'sms' });
+    await eventually(() => texts.some((t) => t.to === user.phone), { what: 'the text message' });
+    const code = codeIn(texts.filter((t) => t.to === user.phone).at(-1)!.text);
+    expect((await otpGrant(user.phone, code)).status).toBe(200);
+  });
+
+  it('an unknown user gets the same answer and no message (no account oracle)', async () => {
+    const before = mails.length;
+    const started = await start('nobody-here@example.test');
+    expect(started).toEqual({ status: 200, body: { send_type: 'code', channel: 'email', expires_in: 300 } });
+    expect((await otpGrant('nobody-here@example.test', '123456')).body.error).toBe('invalid_grant');
+    expect(mails.length).toBe(before);
+  });
+
+  it('five wrong attempts end the code; an expired code is refused; a new code replaces the old one', async () => {
+    await start(user.email);
+    await eventually(() => mails.filter((m) => m.to === user.email).length > 0);
+    const count = mails.length;
+    await start(user.email);
+    await eventually(() => mails.length > count);
+    const code = codeIn(mails.at(-1)!.body);
+    for (let i = 0; i < 5; i++) {
+      const wrong = String((Number(code) + 1 + i) % 1_000_000).padStart(6, '0');
+      expect((await otpGrant(user.email, wrong)).body.error).toBe('invalid_grant');
+    }
+    expect((await otpGrant(user.email, code)).body.error).toBe('invalid_grant');
+
+    const n = mails.length;
+    await start(user.email);
+    await eventually(() => mails.length > n);
+    const fresh = codeIn(mails.at(-1)!.body);
+    h.tokenServer.codes.clock = () => new Date(Date.now() + 6 * 60_000);
+    try {
+      expect((await otpGrant(user.email, fresh)).body.error).toBe('invalid_grant');
+    } finally {
+      h.tokenServer.codes.clock = () => new Date();
+    }
+  });
+
+  it('a delivery failure is a 503 and leaves no code behind', async () => {
+    smsStatus = 500;
+    try {
+      const rows = async () =>
+        Number((await fx.ds.one(`SELECT count(*) AS n FROM one_time_codes WHERE channel = 'sms'`))!.n);
+      const before = await rows();
+      const res = await start(user.phone);
+      expect(res.status).toBe(503);
+      expect(res.body.error).toBe('temporarily_unavailable');
+      expect(await rows()).toBe(before);
+    } finally {
+      smsStatus = 200;
+    }
+  });
+
+  it('4xx: bad client credentials 401, a client without otp 400, a bad username or send_type 400', async () => {
+    expect((await start(user.email, {}, { id: client.id, secret: 'wrong' })).status).toBe(401);
+    const other = await fx.client({ grantTypes: ['password'] });
+    const res = await start(user.email, {}, other);
+    expect([res.status, res.body.error]).toEqual([400, 'unauthorized_client']);
+    expect((await start('not an address')).status).toBe(400);
+    expect((await start(user.email, { options: { send_type: 'fax' } })).status).toBe(400);
+    expect((await start('', {})).status).toBe(400);
+    const missing = await tokenRequest(
+      h.url,
+      { grant_type: 'otp', username: user.email },
+      { basic: { id: client.id, secret: client.secret! } },
+    );
+    expect([missing.status, missing.body.error]).toEqual([400, 'invalid_request']);
+  });
+});
