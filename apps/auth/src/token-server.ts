@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Redis } from 'ioredis';
 import type { JSONWebKeySet } from 'jose';
@@ -20,6 +20,8 @@ import { InteractionHandler } from './interaction/interaction.handler.js';
 import { Delivery } from './passwordless/delivery.js';
 import { OneTimeCodes } from './passwordless/one-time-codes.js';
 import { PASSWORDLESS_START_PATH, PasswordlessStart } from './passwordless/passwordless.js';
+import { EMAIL_VERIFICATION_PATH, handleSignup, Signup, SIGNUP_PATH } from './signup/signup.js';
+import { messagePage, pageHeaders, pickLocale } from './interaction/pages.js';
 import { INTERACTION_PATH } from './interaction/pages.js';
 import { handleIntrospection, handleTokenInfo } from './tokeninfo/tokeninfo.handler.js';
 
@@ -34,6 +36,8 @@ export const TOKEN_SERVER_ROUTES: Readonly<Record<string, readonly string[]>> = 
   [ROUTES.authorization]: ['GET', 'POST'],
   [ROUTES.device_authorization]: ['POST'],
   [PASSWORDLESS_START_PATH]: ['POST'],
+  [SIGNUP_PATH]: ['POST'],
+  [EMAIL_VERIFICATION_PATH]: ['GET'],
   [ROUTES.code_verification]: ['GET', 'POST'],
   [ROUTES.token]: ['POST'],
   [ROUTES.revocation]: ['POST'],
@@ -105,6 +109,7 @@ export class TokenServer {
   readonly codes: OneTimeCodes;
   private readonly delivery: Delivery;
   private readonly passwordless: PasswordlessStart;
+  private readonly signup: Signup;
   private provider!: Provider;
   private callback!: Handler;
   private keys!: KeySet;
@@ -140,12 +145,14 @@ export class TokenServer {
     this.codes = new OneTimeCodes(sql, opts.box.derive('otp'));
     this.delivery = new Delivery(opts.env, log);
     this.passwordless = new PasswordlessStart({ data, sql, codes: this.codes, delivery: this.delivery });
+    this.signup = new Signup({ sql, codes: this.codes, delivery: this.delivery, issuer: this.issuer });
     this.interactions = new InteractionHandler({
       provider: () => this.provider,
       login,
       data,
       sql,
       log,
+      signup: this.signup,
     });
   }
 
@@ -314,6 +321,7 @@ export class TokenServer {
       });
       return;
     }
+    if (path === EMAIL_VERIFICATION_PATH) return this.verifyEmail(req, res);
     if (method !== 'POST') {
       const fieldsError = rememberFields(
         req,
@@ -335,6 +343,7 @@ export class TokenServer {
     }
     if (path === TOKENINFO_PATH) return handleTokenInfo(this.tokenInfo, req, res, params, this.issuer);
     if (path === PASSWORDLESS_START_PATH) return this.passwordless.handle(req, res, params);
+    if (path === SIGNUP_PATH) return handleSignup(this.signup, this.data, res, req, params);
     if (path === ROUTES.introspection) {
       return handleIntrospection(this.tokenInfo, req, res, params, this.issuer);
     }
@@ -377,6 +386,22 @@ export class TokenServer {
     this.lastPolls.set(key, now);
     if (this.lastPolls.size > 10_000) this.lastPolls.delete(this.lastPolls.keys().next().value as string);
     return last !== undefined && now - last < DEVICE_POLL_INTERVAL_SEC * 1000;
+  }
+
+  /** GET /email-verification?token=...: the link of the sign-up e-mail, answered with a page. */
+  private async verifyEmail(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const token = new URLSearchParams((req.url ?? '').split('?')[1] ?? '').get('token') ?? '';
+    const ok = (await this.signup.verify(token)) !== undefined;
+    const nonce = randomBytes(16).toString('base64');
+    pageHeaders(res, nonce);
+    res.statusCode = ok ? 200 : 400;
+    res.end(
+      messagePage({
+        locale: pickLocale(undefined, req.headers['accept-language']),
+        nonce,
+        message: ok ? 'verified' : 'verifyFailed',
+      }),
+    );
   }
 
   private fail(res: ServerResponse, err: unknown): void {

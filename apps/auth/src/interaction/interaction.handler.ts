@@ -12,8 +12,10 @@ import {
   loginPage,
   pageHeaders,
   pickLocale,
+  signupPage,
   type Locale,
 } from './pages.js';
+import { allowsSignup, SignupError, type Signup } from '../signup/signup.js';
 
 const CSRF_COOKIE = 'gh.csrf';
 
@@ -34,6 +36,7 @@ interface InteractionDeps {
   data: OidcData;
   sql: Sql;
   log: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
+  signup: Signup;
 }
 
 /**
@@ -55,9 +58,11 @@ export class InteractionHandler {
     }
     const method = req.method ?? 'GET';
     if (!action && method === 'GET') return this.show(req, res, uid);
+    if (action === 'signup' && method === 'GET') return this.signupForm(req, res, uid);
+    if (action === 'signup' && method === 'POST') return this.submit(req, res, uid, 'signup');
     if ((action === 'login' || action === 'consent') && method === 'POST')
       return this.submit(req, res, uid, action);
-    res.setHeader('Allow', action ? 'POST' : 'GET');
+    res.setHeader('Allow', action === 'signup' ? 'GET, POST' : action ? 'POST' : 'GET');
     return this.error(res, locale, 405, 'Method not allowed');
   }
 
@@ -96,6 +101,11 @@ export class InteractionHandler {
     return client?.clientName ?? 'the application';
   }
 
+  private async signupHref(details: Awaited<ReturnType<Provider['interactionDetails']>>) {
+    const client = await this.deps.data.findClient(String(details.params.client_id));
+    return client && allowsSignup(client) ? `${INTERACTION_PATH}/${details.uid}/signup` : undefined;
+  }
+
   private formTargets(params: Record<string, unknown>): string[] {
     try {
       return typeof params.redirect_uri === 'string' ? [new URL(params.redirect_uri).origin] : [];
@@ -124,6 +134,7 @@ export class InteractionHandler {
         clientName: await this.clientName(details.params.client_id),
         error: extra.error,
         username: extra.username,
+        signupHref: await this.signupHref(details),
       }),
     );
   }
@@ -175,7 +186,7 @@ export class InteractionHandler {
     req: IncomingMessage,
     res: ServerResponse,
     uid: string,
-    action: 'login' | 'consent',
+    action: 'login' | 'consent' | 'signup',
   ): Promise<void> {
     const fallback = pickLocale(undefined, req.headers['accept-language']);
     let params;
@@ -194,9 +205,10 @@ export class InteractionHandler {
     if (!sameSecret(csrf, one(params, 'csrf'))) {
       return this.error(res, locale, 403, 'The form could not be verified. Go back and try again.');
     }
-    if (action === 'login') {
+    if (action === 'login' || action === 'signup') {
       if (details.prompt.name !== 'login')
         return this.error(res, locale, 400, 'No sign-in is expected here.');
+      if (action === 'signup') return this.signup(req, res, details, locale, csrf!, params);
       return this.login(req, res, details, locale, csrf!, params);
     }
     if (details.prompt.name !== 'consent')
@@ -240,6 +252,77 @@ export class InteractionHandler {
         error: err.reason === 'blocked' ? 'blocked' : 'invalid',
         username,
       });
+    }
+  }
+
+  private async signupForm(req: IncomingMessage, res: ServerResponse, uid: string): Promise<void> {
+    const details = await this.details(req, res);
+    const fallback = pickLocale(undefined, req.headers['accept-language']);
+    if (!details || details.uid !== uid || details.prompt.name !== 'login') {
+      return this.error(res, fallback, 400, 'This sign-in request has expired or is not known.');
+    }
+    const client = await this.deps.data.findClient(String(details.params.client_id));
+    const locale = this.localeOf(req, details.params);
+    if (!client || !allowsSignup(client))
+      return this.error(res, locale, 403, 'This application does not allow sign-up.');
+    const csrf = cookieValue(req, CSRF_COOKIE) ?? randomBytes(24).toString('base64url');
+    res.setHeader(
+      'Set-Cookie',
+      `${CSRF_COOKIE}=${csrf}; Path=${INTERACTION_PATH}/${uid}; HttpOnly; SameSite=Strict; Max-Age=3600`,
+    );
+    this.renderSignup(res, details, locale, csrf);
+  }
+
+  private renderSignup(
+    res: ServerResponse,
+    details: Awaited<ReturnType<Provider['interactionDetails']>>,
+    locale: Locale,
+    csrf: string,
+    extra: {
+      status?: number;
+      error?: string;
+      values?: { email?: string; phone?: string; name?: string };
+    } = {},
+  ): void {
+    const nonce = randomBytes(16).toString('base64');
+    pageHeaders(res, nonce, this.formTargets(details.params));
+    res.statusCode = extra.status ?? 200;
+    res.end(
+      signupPage({
+        locale,
+        nonce,
+        action: `${INTERACTION_PATH}/${details.uid}/signup`,
+        csrf,
+        error: extra.error,
+        values: extra.values,
+      }),
+    );
+  }
+
+  private async signup(
+    req: IncomingMessage,
+    res: ServerResponse,
+    details: Awaited<ReturnType<Provider['interactionDetails']>>,
+    locale: Locale,
+    csrf: string,
+    params: Record<string, string | string[]>,
+  ): Promise<void> {
+    const client = await this.deps.data.findClient(String(details.params.client_id));
+    if (!client) return this.error(res, locale, 400, 'The application of this request is not known.');
+    const values = { email: one(params, 'email'), phone: one(params, 'phone'), name: one(params, 'name') };
+    try {
+      const user = await this.deps.signup.create(client, { ...values, password: one(params, 'password') });
+      await this.deps
+        .provider()
+        .interactionFinished(
+          req,
+          res,
+          { login: { accountId: user.id, remember: true } },
+          { mergeWithLastSubmission: false },
+        );
+    } catch (err) {
+      if (!(err instanceof SignupError)) throw err;
+      this.renderSignup(res, details, locale, csrf, { status: err.status, error: err.message, values });
     }
   }
 

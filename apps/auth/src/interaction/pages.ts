@@ -55,6 +55,14 @@ const TEXT = {
     deviceYes: 'Continue',
     deviceAbort: 'Cancel',
     deviceDone: 'Done. You can go back to your device.',
+    signUp: 'Create an account',
+    signUpSubmit: 'Create account',
+    email: 'E-mail',
+    phone: 'Phone number (+976...)',
+    emailOrPhone: 'Give an e-mail address or a phone number, and a password.',
+    name: 'Name (optional)',
+    verified: 'Your e-mail address is verified.',
+    verifyFailed: 'This link is not valid any more. Ask for a new one.',
     back: 'Start again from the application you came from.',
     scopes: {
       openid: 'Know who you are',
@@ -94,6 +102,14 @@ const TEXT = {
     deviceYes: 'Үргэлжлүүлэх',
     deviceAbort: 'Цуцлах',
     deviceDone: 'Боллоо. Төхөөрөмж рүүгээ буцна уу.',
+    signUp: 'Бүртгэл үүсгэх',
+    signUpSubmit: 'Бүртгүүлэх',
+    email: 'И-мэйл',
+    phone: 'Утасны дугаар (+976...)',
+    emailOrPhone: 'И-мэйл хаяг эсвэл утасны дугаар, нууц үгээ оруулна уу.',
+    name: 'Нэр (заавал биш)',
+    verified: 'Таны и-мэйл хаяг баталгаажлаа.',
+    verifyFailed: 'Энэ холбоос хүчингүй болсон байна. Шинээр хүснэ үү.',
     back: 'Ирсэн програмаасаа дахин эхлүүлнэ үү.',
     scopes: {
       openid: 'Таныг хэн болохыг мэдэх',
@@ -168,6 +184,8 @@ export interface LoginPageInput {
   clientName: string;
   username?: string;
   error?: LoginFailureText;
+  /** The sign-up page, when the client allows sign-up. */
+  signupHref?: string;
 }
 
 export function loginPage(o: LoginPageInput): string {
@@ -188,7 +206,56 @@ ${error}
 <label for="password">${escapeHtml(t.password)}</label>
 <input id="password" name="password" type="password" autocomplete="current-password" required${describedBy}>
 <button type="submit">${escapeHtml(t.submit)}</button>
+</form>${o.signupHref ? `\n<p><a href="${escapeHtml(o.signupHref)}">${escapeHtml(t.signUp)}</a></p>` : ''}`,
+  );
+}
+
+/** Sign-up: `email` or `phone`, `password`, `name`; the user is signed in once the account exists. */
+export function signupPage(o: {
+  locale: Locale;
+  nonce: string;
+  action: string;
+  csrf: string;
+  error?: string;
+  values?: { email?: string; phone?: string; name?: string };
+}): string {
+  const t = TEXT[o.locale];
+  const v = o.values ?? {};
+  const error = o.error ? `<p class="alert" role="alert" id="signup-error">${escapeHtml(o.error)}</p>` : '';
+  return layout(
+    o.locale,
+    t.signUp,
+    o.nonce,
+    `<h1>${escapeHtml(t.signUp)}</h1>
+<p>${escapeHtml(t.emailOrPhone)}</p>
+${error}
+<form method="post" action="${escapeHtml(o.action)}" novalidate>
+<input type="hidden" name="csrf" value="${escapeHtml(o.csrf)}">
+<label for="email">${escapeHtml(t.email)}</label>
+<input id="email" name="email" type="email" autocomplete="email" value="${escapeHtml(v.email ?? '')}">
+<label for="phone">${escapeHtml(t.phone)}</label>
+<input id="phone" name="phone" type="tel" autocomplete="tel" value="${escapeHtml(v.phone ?? '')}">
+<label for="name">${escapeHtml(t.name)}</label>
+<input id="name" name="name" type="text" autocomplete="name" value="${escapeHtml(v.name ?? '')}">
+<label for="password">${escapeHtml(t.password)}</label>
+<input id="password" name="password" type="password" autocomplete="new-password" required>
+<button type="submit">${escapeHtml(t.signUpSubmit)}</button>
 </form>`,
+  );
+}
+
+/** A one-message page (e-mail verification). */
+export function messagePage(o: {
+  locale: Locale;
+  nonce: string;
+  message: 'verified' | 'verifyFailed';
+}): string {
+  const t = TEXT[o.locale];
+  return layout(
+    o.locale,
+    t.email,
+    o.nonce,
+    `<h1>${escapeHtml(t.email)}</h1>\n<p role="status">${escapeHtml(t[o.message])}</p>`,
   );
 }
 

@@ -1,4 +1,4 @@
-import { createHmac, randomInt, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
 import type { Sql } from '@gatehouse/db';
 
 /** Passwordless codes: 6 digits, 5 minutes, 5 attempts, one use; only a keyed hash is stored. */
@@ -79,6 +79,47 @@ export class OneTimeCodes {
       await tx.exec(`UPDATE one_time_codes SET consumed_at = $2 WHERE id = $1`, [row.id, now]);
       return 'ok';
     });
+  }
+
+  /**
+   * A single-use link token (e-mail verification): 32 random bytes, only their keyed hash stored, valid `ttlSec`.
+   * Runs in the caller's transaction.
+   */
+  async issueLink(
+    tx: Sql,
+    o: { instanceId: string; userId: string; clientId: string; purpose: string; ttlSec: number },
+  ) {
+    const token = randomBytes(32).toString('base64url');
+    await tx.exec(
+      `INSERT INTO one_time_codes (instance_id, user_id, client_id, channel, code_hash, expires_at)
+       VALUES ($1, $2, $3, $4, $5, $6)`,
+      [
+        o.instanceId,
+        o.userId,
+        o.clientId,
+        o.purpose,
+        this.linkHash(token),
+        new Date(this.clock().getTime() + o.ttlSec * 1000),
+      ],
+    );
+    return token;
+  }
+
+  /** Uses up a link token of `purpose`; the user it was for, or undefined (unknown, used, expired). */
+  async redeemLink(token: string, purpose: string): Promise<string | undefined> {
+    if (!/^[\w-]{20,100}$/.test(token)) return undefined;
+    const hashes = this.keys.map((k) => this.linkHash(token, k));
+    const row = await this.sql.one<{ user_id: string }>(
+      `UPDATE one_time_codes SET consumed_at = $3
+        WHERE code_hash = ANY($1::text[]) AND channel = $2 AND consumed_at IS NULL AND expires_at > $3
+        RETURNING user_id`,
+      [hashes, purpose, this.clock()],
+    );
+    return row?.user_id;
+  }
+
+  private linkHash(token: string, key = this.keys[0]): string {
+    return createHmac('sha256', key).update(`link:${token}`).digest('base64url');
   }
 
   /** Codes past their expiry, deleted by the token server's housekeeping. */

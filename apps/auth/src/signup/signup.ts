@@ -1,0 +1,169 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Sql } from '@gatehouse/db';
+import { findPgError } from '@gatehouse/http';
+import {
+  checkPasswordPolicy,
+  hashPassword,
+  normalizePhone,
+  type InstanceSettings,
+} from '@gatehouse/identity-data';
+import { sendOAuthError } from '../oidc/oauth-errors.js';
+import type { OidcClientRecord, OidcData } from '../oidc/oidc-data.js';
+import { one, type Params } from '../oidc/request-body.js';
+import { DeliveryError, type Delivery } from '../passwordless/delivery.js';
+import type { OneTimeCodes } from '../passwordless/one-time-codes.js';
+
+export const SIGNUP_PATH = '/signup';
+export const EMAIL_VERIFICATION_PATH = '/email-verification';
+const VERIFY_PURPOSE = 'email-verification';
+const VERIFY_TTL_SEC = 86_400;
+
+const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
+
+/** A client lets people sign up when its client_metadata.oauth.allow_signup is true (off by default). */
+export const allowsSignup = (c: OidcClientRecord) =>
+  ((c.clientMetadata as { oauth?: { allow_signup?: unknown } }).oauth?.allow_signup ?? false) === true;
+
+export class SignupError extends Error {
+  constructor(
+    readonly status: number,
+    readonly error: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface SignupInput {
+  email?: string;
+  phone?: string;
+  password?: string;
+  name?: string;
+}
+
+/**
+ * Sign-up (the POST /signup endpoint and the sign-up page share it): a user of the client's instance and tenant with
+ * an e-mail or a phone number and a password that meets the instance's rules; with an e-mail, a verification link
+ * is sent in the same transaction (a failed delivery undoes the sign-up: 503).
+ */
+export class Signup {
+  constructor(private readonly deps: { sql: Sql; codes: OneTimeCodes; delivery: Delivery; issuer: string }) {}
+
+  async create(
+    client: OidcClientRecord,
+    input: SignupInput,
+  ): Promise<{ id: string; email: string | null; phone: string | null }> {
+    if (!allowsSignup(client))
+      throw new SignupError(403, 'access_denied', 'this application does not allow sign-up');
+    const email = input.email?.trim().toLowerCase() || undefined;
+    const phone = input.phone?.trim() ? normalizePhone(input.phone.trim()) : undefined;
+    if (!email && !phone) throw new SignupError(400, 'invalid_request', 'give an email or a phone number');
+    if (email && !EMAIL.test(email))
+      throw new SignupError(400, 'invalid_request', 'email is not an e-mail address');
+    if (phone && !/^\+[1-9]\d{4,14}$/.test(phone)) {
+      throw new SignupError(400, 'invalid_request', 'phone must be an E.164 number (+ and 5 to 15 digits)');
+    }
+    const password = input.password ?? '';
+    const instance = await this.deps.sql.one<{ settings: InstanceSettings }>(
+      `SELECT settings FROM instances WHERE id = $1`,
+      [client.instanceId],
+    );
+    const failures = checkPasswordPolicy(instance?.settings?.password_validators, password);
+    if (!password || failures.length) {
+      throw new SignupError(400, 'invalid_request', `password: ${failures.join('; ') || 'required'}`);
+    }
+    const hash = await hashPassword(password);
+    try {
+      return await this.deps.sql.transaction(async (tx) => {
+        const user = (await tx.one<{ id: string }>(
+          `INSERT INTO users (instance_id, tenant_id, user_email, phone_number, password_hash, name)
+           VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
+          [
+            client.instanceId,
+            client.tenantId,
+            email ?? null,
+            phone ?? null,
+            hash,
+            input.name?.trim() || null,
+          ],
+        ))!;
+        if (email) {
+          const token = await this.deps.codes.issueLink(tx, {
+            instanceId: client.instanceId,
+            userId: user.id,
+            clientId: client.id,
+            purpose: VERIFY_PURPOSE,
+            ttlSec: VERIFY_TTL_SEC,
+          });
+          await this.deps.delivery.email(
+            email,
+            `Verify your e-mail address for ${client.clientName}`,
+            `Open this link to verify your e-mail address (it works once, for 24 hours):\n` +
+              `${this.deps.issuer}${EMAIL_VERIFICATION_PATH}?token=${token}`,
+          );
+        }
+        return { id: user.id, email: email ?? null, phone: phone ?? null };
+      });
+    } catch (err) {
+      if (err instanceof DeliveryError)
+        throw new SignupError(503, 'temporarily_unavailable', `${err.message}; try again later`);
+      const pg = findPgError(err);
+      if (pg?.code === '23505')
+        throw new SignupError(409, 'conflict', 'an account with this e-mail or phone number exists');
+      throw err;
+    }
+  }
+
+  /** The user of an e-mail verification link, now verified; undefined for an unknown, used or expired link. */
+  async verify(token: string): Promise<string | undefined> {
+    const userId = await this.deps.codes.redeemLink(token, VERIFY_PURPOSE);
+    if (userId) {
+      await this.deps.sql.exec(`UPDATE users SET email_verified = true, updated_at = now() WHERE id = $1`, [
+        userId,
+      ]);
+    }
+    return userId;
+  }
+}
+
+/** POST /signup (JSON or form): `client_id`, `email` or `phone`, `password`, `name`. 201 with the user. */
+export async function handleSignup(
+  signup: Signup,
+  data: OidcData,
+  res: ServerResponse,
+  _req: IncomingMessage,
+  params: Params,
+): Promise<void> {
+  const clientId = one(params, 'client_id');
+  const client = clientId ? await data.findClient(clientId) : undefined;
+  if (!client) return sendOAuthError(res, 400, 'invalid_request', 'client_id names no client');
+  try {
+    const user = await signup.create(client, {
+      email: one(params, 'email'),
+      phone: one(params, 'phone') ?? one(params, 'phone_number'),
+      password: one(params, 'password'),
+      name: one(params, 'name'),
+    });
+    res.statusCode = 201;
+    res.setHeader('Content-Type', 'application/json');
+    res.setHeader('Cache-Control', 'no-store');
+    res.end(
+      JSON.stringify({
+        id: user.id,
+        email: user.email,
+        phone_number: user.phone,
+        email_verified: false,
+        phone_verified: false,
+      }),
+    );
+  } catch (err) {
+    if (!(err instanceof SignupError)) throw err;
+    sendOAuthError(
+      res,
+      err.status,
+      err.error,
+      err.message,
+      err.status === 503 ? { 'Retry-After': '30' } : {},
+    );
+  }
+}
