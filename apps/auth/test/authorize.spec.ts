@@ -359,4 +359,34 @@ describe('authorization code + PKCE with the login and consent pages', () => {
     const silent = await agent.follow((await authorizationUrl({ prompt: 'none' })).url);
     expect(new URL(silent.url).searchParams.get('error')).toBe('login_required');
   });
+
+  it('discovery lists what is served: the endpoints, grant types and response types of the browser flows', async () => {
+    const d = (await (await fetch(`${h.url}/.well-known/openid-configuration`)).json()) as Record<
+      string,
+      unknown
+    >;
+    expect(d).toMatchObject({
+      authorization_endpoint: `${h.url}/authorize`,
+      device_authorization_endpoint: `${h.url}/device/code`,
+      end_session_endpoint: `${h.url}/session/end`,
+      code_challenge_methods_supported: ['S256'],
+    });
+    expect([...(d.response_types_supported as string[])].sort()).toEqual([
+      'code',
+      'id_token',
+      'id_token token',
+      'none',
+    ]);
+    expect([...(d.grant_types_supported as string[])].sort()).toEqual(
+      [
+        'authorization_code',
+        'client_credentials',
+        'implicit',
+        'otp',
+        'password',
+        'refresh_token',
+        'urn:ietf:params:oauth:grant-type:device_code',
+      ].sort(),
+    );
+  });
 });

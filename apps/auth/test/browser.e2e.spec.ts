@@ -90,6 +90,7 @@ async function relyingParty(issuer: string, client: TestClient) {
   let page: Page;
   let user: TestUser;
   let rp: Awaited<ReturnType<typeof relyingParty>>;
+  let rpClientId: string;
 
   const shot = async (name: string) => {
     await page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
@@ -102,6 +103,7 @@ async function relyingParty(issuer: string, client: TestClient) {
     user = await fx.user();
     // the client's callback and logout URLs point at the RP, whose port is known only once it listens
     const client = await fx.client({ grantTypes: ['authorization_code'] });
+    rpClientId = client.id;
     rp = await relyingParty(h.url, client);
     await fx.ds.exec(`UPDATE clients SET client_metadata = $2::jsonb WHERE id = $1`, [
       client.id,
@@ -158,5 +160,89 @@ async function relyingParty(issuer: string, client: TestClient) {
     await page.click('button[value="yes"]');
     await page.waitForSelector('#bye');
     await shot('6-signed-out');
+  }, 60_000);
+
+  it('consent denied: the RP gets access_denied', async () => {
+    const ctx = await browser.newContext();
+    const p = await ctx.newPage();
+    await p.goto(`${rp.base}/login`);
+    await p.getByLabel('E-mail, user name or phone').fill(user.email);
+    await p.getByLabel('Password').fill(user.password);
+    await p.keyboard.press('Enter');
+    await p.waitForSelector('button[value="deny"]');
+    const [response] = await Promise.all([
+      p.waitForResponse((r) => r.url().startsWith(`${rp.base}/callback`)),
+      p.click('button[value="deny"]'),
+    ]);
+    expect(new URL(response.url()).searchParams.get('error')).toBe('access_denied');
+    await p.screenshot({ path: path.join(shots, '7-denied.png'), fullPage: true });
+    await ctx.close();
+  }, 60_000);
+
+  it('device flow approved in the browser while the device polls', async () => {
+    const device = await fx.client({ grantTypes: ['device_code'] });
+    const basic = `Basic ${Buffer.from(`${device.id}:${device.secret}`).toString('base64')}`;
+    const post = async (p: string, body: Record<string, string>) => {
+      const r = await fetch(`${h.url}${p}`, {
+        method: 'POST',
+        headers: { authorization: basic, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams(body),
+      });
+      return { status: r.status, body: (await r.json()) as Record<string, string> };
+    };
+    const started = await post('/device/code', { scope: 'openid' });
+    let polls = 0;
+    let tokens: Record<string, string> | undefined;
+    const polling = (async () => {
+      for (let i = 0; i < 60 && !tokens; i++) {
+        h.tokenServer.pollClock = () => Date.now() + i * 6_000; // each poll a full interval after the last
+        const r = await post('/token', { grant_type: 'device_code', device_code: started.body.device_code });
+        polls++;
+        if (r.status === 200) tokens = r.body;
+        else expect(r.body.error).toBe('authorization_pending');
+        await new Promise((res) => setTimeout(res, 100));
+      }
+    })();
+    const ctx = await browser.newContext();
+    const p = await ctx.newPage();
+    await p.goto(`${h.url}/device`);
+    await p.getByLabel('Code shown on your device').fill(started.body.user_code);
+    await p.screenshot({ path: path.join(shots, '8-device-code.png'), fullPage: true });
+    await p.keyboard.press('Enter');
+    await p.waitForSelector('#user-code');
+    await p.screenshot({ path: path.join(shots, '9-device-confirm.png'), fullPage: true });
+    await p.click('button[value="yes"][name="confirm"]');
+    await p.getByLabel('E-mail, user name or phone').fill(user.email);
+    await p.getByLabel('Password').fill(user.password);
+    await p.keyboard.press('Enter');
+    await p.waitForSelector('button[value="allow"]');
+    await p.click('button[value="allow"]');
+    await p.waitForSelector('[role="status"]');
+    await p.screenshot({ path: path.join(shots, '10-device-done.png'), fullPage: true });
+    await polling;
+    expect(polls).toBeGreaterThan(1);
+    expect(tokens?.access_token).toEqual(expect.any(String));
+    await ctx.close();
+  }, 60_000);
+
+  it('sign-up from the login page, then signed in at the RP', async () => {
+    await fx.ds.exec(
+      `UPDATE clients SET client_metadata = jsonb_set(client_metadata, '{oauth}', '{"allow_signup": true}') WHERE id = $1`,
+      [rpClientId],
+    );
+    const ctx = await browser.newContext();
+    const p = await ctx.newPage();
+    await p.goto(`${rp.base}/login`);
+    await p.click('text=Create an account');
+    const email = `browser-${Date.now()}@example.test`;
+    await p.getByLabel('E-mail', { exact: true }).fill(email);
+    await p.getByLabel('Password').fill('browser-password-1');
+    await p.screenshot({ path: path.join(shots, '11-sign-up.png'), fullPage: true });
+    await p.keyboard.press('Enter');
+    await p.waitForSelector('button[value="allow"]');
+    await p.click('button[value="allow"]');
+    await p.waitForSelector('#who');
+    expect(await p.textContent('#who')).toBe(`Signed in as ${email}`);
+    await ctx.close();
   }, 60_000);
 });
