@@ -153,6 +153,8 @@ export class TokenServer {
       sql,
       log,
       signup: this.signup,
+      passwordless: this.passwordless,
+      codes: this.codes,
     });
   }
 

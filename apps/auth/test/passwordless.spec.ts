@@ -181,4 +181,65 @@ describe('passwordless one-time codes', () => {
     );
     expect([missing.status, missing.body.error]).toEqual([400, 'invalid_request']);
   });
+
+  it('the one-time code page of /authorize: username, then the code (field otp), then signed in', async () => {
+    const browserClient = await fx.client({
+      grantTypes: ['authorization_code', 'otp'],
+      metadata: { urls: { callbacks: ['https://rp.example.test/cb'] } },
+    });
+    const jar = new Map<string, string>();
+    const go = async (url: string, form?: Record<string, string>) => {
+      let at = url;
+      let body = form;
+      for (;;) {
+        const res = await fetch(at, {
+          method: body ? 'POST' : 'GET',
+          redirect: 'manual',
+          headers: {
+            accept: 'text/html',
+            ...(jar.size ? { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') } : {}),
+            ...(body ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+          },
+          body: body ? new URLSearchParams(body).toString() : undefined,
+        });
+        for (const c of res.headers.getSetCookie()) {
+          const [k, ...v] = c.split(';')[0].split('=');
+          if (v.join('=')) jar.set(k, v.join('='));
+        }
+        body = undefined;
+        const next = res.headers.get('location');
+        if (res.status < 300 || res.status >= 400 || !next) return { res, html: await res.text() };
+        at = new URL(next, at).toString();
+        if (!at.startsWith(h.url)) return { res, html: '', at };
+      }
+    };
+    const url = new URL(`${h.url}/authorize`);
+    for (const [k, v] of Object.entries({
+      client_id: browserClient.id,
+      response_type: 'code',
+      redirect_uri: 'https://rp.example.test/cb',
+      scope: 'openid',
+      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+      code_challenge_method: 'S256',
+    }))
+      url.searchParams.set(k, v);
+    const login = await go(url.toString());
+    const href = /<a href="([^"]+\/otp)">/.exec(login.html)![1];
+    const ask = await go(new URL(href, h.url).toString());
+    expect(ask.html).toMatch(/<label for="username">/);
+    const csrf = /name="csrf" value="([^"]+)"/.exec(ask.html)![1];
+    const before = mails.length;
+    const sent = await go(new URL(href, h.url).toString(), { csrf, username: user.email });
+    expect(sent.html).toMatch(/<label for="otp">[\s\S]*name="otp"[\s\S]*autocomplete="one-time-code"/);
+    await eventually(() => mails.length > before, { what: 'the code by e-mail' });
+    const code = codeIn(mails.at(-1)!.body);
+    const wrong = await go(new URL(href, h.url).toString(), {
+      csrf,
+      username: user.email,
+      otp: String((Number(code) + 1) % 1_000_000).padStart(6, '0'),
+    });
+    expect(wrong.res.status).toBe(401);
+    const consent = await go(new URL(href, h.url).toString(), { csrf, username: user.email, otp: code });
+    expect(consent.html).toContain('name="decision"');
+  });
 });

@@ -12,9 +12,14 @@ import {
   loginPage,
   pageHeaders,
   pickLocale,
+  otpPage,
   signupPage,
   type Locale,
 } from './pages.js';
+import { DeliveryError } from '../passwordless/delivery.js';
+import type { OneTimeCodes } from '../passwordless/one-time-codes.js';
+import { OTP_GRANT, PasswordlessStart } from '../passwordless/passwordless.js';
+import { userMaySignInThrough } from '../oidc/sign-in-policy.js';
 import { allowsSignup, SignupError, type Signup } from '../signup/signup.js';
 
 const CSRF_COOKIE = 'gh.csrf';
@@ -37,6 +42,8 @@ interface InteractionDeps {
   sql: Sql;
   log: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
   signup: Signup;
+  passwordless: PasswordlessStart;
+  codes: OneTimeCodes;
 }
 
 /**
@@ -60,9 +67,11 @@ export class InteractionHandler {
     if (!action && method === 'GET') return this.show(req, res, uid);
     if (action === 'signup' && method === 'GET') return this.signupForm(req, res, uid);
     if (action === 'signup' && method === 'POST') return this.submit(req, res, uid, 'signup');
+    if (action === 'otp' && method === 'GET') return this.otpForm(req, res, uid);
+    if (action === 'otp' && method === 'POST') return this.submit(req, res, uid, 'otp');
     if ((action === 'login' || action === 'consent') && method === 'POST')
       return this.submit(req, res, uid, action);
-    res.setHeader('Allow', action === 'signup' ? 'GET, POST' : action ? 'POST' : 'GET');
+    res.setHeader('Allow', action === 'signup' || action === 'otp' ? 'GET, POST' : action ? 'POST' : 'GET');
     return this.error(res, locale, 405, 'Method not allowed');
   }
 
@@ -101,6 +110,102 @@ export class InteractionHandler {
     return client?.clientName ?? 'the application';
   }
 
+  private async otpHref(details: Awaited<ReturnType<Provider['interactionDetails']>>) {
+    const client = await this.deps.data.findClient(String(details.params.client_id));
+    return client?.grantTypes.includes(OTP_GRANT) ? `${INTERACTION_PATH}/${details.uid}/otp` : undefined;
+  }
+
+  private async otpForm(req: IncomingMessage, res: ServerResponse, uid: string): Promise<void> {
+    const details = await this.details(req, res);
+    const fallback = pickLocale(undefined, req.headers['accept-language']);
+    if (!details || details.uid !== uid || details.prompt.name !== 'login') {
+      return this.error(res, fallback, 400, 'This sign-in request has expired or is not known.');
+    }
+    const locale = this.localeOf(req, details.params);
+    if (!(await this.otpHref(details)))
+      return this.error(res, locale, 403, 'This application does not allow codes.');
+    const csrf = cookieValue(req, CSRF_COOKIE) ?? randomBytes(24).toString('base64url');
+    res.setHeader(
+      'Set-Cookie',
+      `${CSRF_COOKIE}=${csrf}; Path=${INTERACTION_PATH}/${uid}; HttpOnly; SameSite=Strict; Max-Age=3600`,
+    );
+    this.renderOtp(res, details, locale, csrf);
+  }
+
+  private renderOtp(
+    res: ServerResponse,
+    details: Awaited<ReturnType<Provider['interactionDetails']>>,
+    locale: Locale,
+    csrf: string,
+    extra: { status?: number; username?: string; error?: string } = {},
+  ): void {
+    const nonce = randomBytes(16).toString('base64');
+    pageHeaders(res, nonce, this.formTargets(details.params));
+    res.statusCode = extra.status ?? 200;
+    res.end(
+      otpPage({
+        locale,
+        nonce,
+        action: `${INTERACTION_PATH}/${details.uid}/otp`,
+        csrf,
+        username: extra.username,
+        error: extra.error,
+      }),
+    );
+  }
+
+  /** The code form: without `otp` it sends a code to `username` (or to nobody, silently); with it, signs in. */
+  private async otp(
+    req: IncomingMessage,
+    res: ServerResponse,
+    details: Awaited<ReturnType<Provider['interactionDetails']>>,
+    locale: Locale,
+    csrf: string,
+    params: Record<string, string | string[]>,
+  ): Promise<void> {
+    const client = await this.deps.data.findClient(String(details.params.client_id));
+    if (!client || !client.grantTypes.includes(OTP_GRANT)) {
+      return this.error(res, locale, 403, 'This application does not allow codes.');
+    }
+    const username = (one(params, 'username') ?? '').trim();
+    const channel = PasswordlessStart.channelOf(username);
+    if (!channel) {
+      return this.renderOtp(res, details, locale, csrf, {
+        status: 400,
+        error: 'Give an e-mail address or a phone number (+976...).',
+      });
+    }
+    const code = one(params, 'otp');
+    if (code === undefined) {
+      try {
+        await this.deps.passwordless.sendCode(client, username, channel);
+      } catch (err) {
+        if (!(err instanceof DeliveryError)) throw err;
+        return this.renderOtp(res, details, locale, csrf, {
+          status: 503,
+          error: 'The code could not be sent. Try again later.',
+        });
+      }
+      return this.renderOtp(res, details, locale, csrf, { username });
+    }
+    const user = await this.deps.data.findUserByLogin(client.instanceId, username);
+    const ok =
+      user &&
+      !user.isBlocked &&
+      userMaySignInThrough(user, client.tenantId) &&
+      (await this.deps.codes.check(user.id, client.id, code.trim())) === 'ok';
+    if (!ok || !user)
+      return this.renderOtp(res, details, locale, csrf, { status: 401, username, error: 'wrong' });
+    await this.deps
+      .provider()
+      .interactionFinished(
+        req,
+        res,
+        { login: { accountId: user.id, remember: true } },
+        { mergeWithLastSubmission: false },
+      );
+  }
+
   private async signupHref(details: Awaited<ReturnType<Provider['interactionDetails']>>) {
     const client = await this.deps.data.findClient(String(details.params.client_id));
     return client && allowsSignup(client) ? `${INTERACTION_PATH}/${details.uid}/signup` : undefined;
@@ -135,6 +240,7 @@ export class InteractionHandler {
         error: extra.error,
         username: extra.username,
         signupHref: await this.signupHref(details),
+        otpHref: await this.otpHref(details),
       }),
     );
   }
@@ -186,7 +292,7 @@ export class InteractionHandler {
     req: IncomingMessage,
     res: ServerResponse,
     uid: string,
-    action: 'login' | 'consent' | 'signup',
+    action: 'login' | 'consent' | 'signup' | 'otp',
   ): Promise<void> {
     const fallback = pickLocale(undefined, req.headers['accept-language']);
     let params;
@@ -205,10 +311,11 @@ export class InteractionHandler {
     if (!sameSecret(csrf, one(params, 'csrf'))) {
       return this.error(res, locale, 403, 'The form could not be verified. Go back and try again.');
     }
-    if (action === 'login' || action === 'signup') {
+    if (action === 'login' || action === 'signup' || action === 'otp') {
       if (details.prompt.name !== 'login')
         return this.error(res, locale, 400, 'No sign-in is expected here.');
       if (action === 'signup') return this.signup(req, res, details, locale, csrf!, params);
+      if (action === 'otp') return this.otp(req, res, details, locale, csrf!, params);
       return this.login(req, res, details, locale, csrf!, params);
     }
     if (details.prompt.name !== 'consent')

@@ -55,6 +55,14 @@ const TEXT = {
     deviceYes: 'Continue',
     deviceAbort: 'Cancel',
     deviceDone: 'Done. You can go back to your device.',
+    otpLink: 'Sign in with a one-time code',
+    otpStart: 'Sign in with a code',
+    otpUsername: 'E-mail or phone number',
+    otpSend: 'Send me a code',
+    otpSent: 'If an account has this address, a code is on its way. It works once, for 5 minutes.',
+    otp: 'One-time code',
+    otpSubmit: 'Sign in',
+    otpWrong: 'That code is not right or has expired.',
     signUp: 'Create an account',
     signUpSubmit: 'Create account',
     email: 'E-mail',
@@ -102,6 +110,14 @@ const TEXT = {
     deviceYes: 'Үргэлжлүүлэх',
     deviceAbort: 'Цуцлах',
     deviceDone: 'Боллоо. Төхөөрөмж рүүгээ буцна уу.',
+    otpLink: 'Нэг удаагийн кодоор нэвтрэх',
+    otpStart: 'Кодоор нэвтрэх',
+    otpUsername: 'И-мэйл эсвэл утасны дугаар',
+    otpSend: 'Код илгээх',
+    otpSent: 'Ийм хаягтай бүртгэл байвал код илгээгдлээ. Нэг удаа, 5 минутын турш хүчинтэй.',
+    otp: 'Нэг удаагийн код',
+    otpSubmit: 'Нэвтрэх',
+    otpWrong: 'Код буруу эсвэл хугацаа нь дууссан байна.',
     signUp: 'Бүртгэл үүсгэх',
     signUpSubmit: 'Бүртгүүлэх',
     email: 'И-мэйл',
@@ -186,6 +202,8 @@ export interface LoginPageInput {
   error?: LoginFailureText;
   /** The sign-up page, when the client allows sign-up. */
   signupHref?: string;
+  /** The one-time code page, when the client may use codes. */
+  otpHref?: string;
 }
 
 export function loginPage(o: LoginPageInput): string {
@@ -206,7 +224,7 @@ ${error}
 <label for="password">${escapeHtml(t.password)}</label>
 <input id="password" name="password" type="password" autocomplete="current-password" required${describedBy}>
 <button type="submit">${escapeHtml(t.submit)}</button>
-</form>${o.signupHref ? `\n<p><a href="${escapeHtml(o.signupHref)}">${escapeHtml(t.signUp)}</a></p>` : ''}`,
+</form>${o.otpHref ? `\n<p><a href="${escapeHtml(o.otpHref)}">${escapeHtml(t.otpLink)}</a></p>` : ''}${o.signupHref ? `\n<p><a href="${escapeHtml(o.signupHref)}">${escapeHtml(t.signUp)}</a></p>` : ''}`,
   );
 }
 
@@ -413,5 +431,41 @@ export function deviceDonePage(o: { locale: Locale; nonce: string }): string {
     t.device,
     o.nonce,
     `<h1>${escapeHtml(t.device)}</h1>\n<p role="status">${escapeHtml(t.deviceDone)}</p>`,
+  );
+}
+
+/** One-time code sign-in: the username form, then (`username` given) the code form (field `otp`). */
+export function otpPage(o: {
+  locale: Locale;
+  nonce: string;
+  action: string;
+  csrf: string;
+  username?: string;
+  error?: 'wrong' | string;
+}): string {
+  const t = TEXT[o.locale];
+  const error = o.error
+    ? `<p class="alert" role="alert" id="otp-error">${escapeHtml(o.error === 'wrong' ? t.otpWrong : o.error)}</p>`
+    : '';
+  const described = o.error ? ' aria-describedby="otp-error"' : '';
+  const fields = o.username
+    ? `<p role="status">${escapeHtml(t.otpSent)}</p>
+<input type="hidden" name="username" value="${escapeHtml(o.username)}">
+<label for="otp">${escapeHtml(t.otp)}</label>
+<input id="otp" name="otp" type="text" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" required autofocus${described}>
+<button type="submit">${escapeHtml(t.otpSubmit)}</button>`
+    : `<label for="username">${escapeHtml(t.otpUsername)}</label>
+<input id="username" name="username" type="text" autocomplete="username" required autofocus${described}>
+<button type="submit">${escapeHtml(t.otpSend)}</button>`;
+  return layout(
+    o.locale,
+    t.otpStart,
+    o.nonce,
+    `<h1>${escapeHtml(t.otpStart)}</h1>
+${error}
+<form method="post" action="${escapeHtml(o.action)}" novalidate>
+<input type="hidden" name="csrf" value="${escapeHtml(o.csrf)}">
+${fields}
+</form>`,
   );
 }

@@ -2,7 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Sql } from '@gatehouse/db';
 import { sendOAuthError } from '../oidc/oauth-errors.js';
-import type { OidcData } from '../oidc/oidc-data.js';
+import type { OidcClientRecord, OidcData } from '../oidc/oidc-data.js';
 import { one, type Params } from '../oidc/request-body.js';
 import { userMaySignInThrough } from '../oidc/sign-in-policy.js';
 import { DeliveryError, type Delivery } from './delivery.js';
@@ -68,7 +68,7 @@ export class PasswordlessStart {
     if (sendType !== 'code') {
       return sendOAuthError(res, 400, 'invalid_request', "options.send_type must be 'code' or 'link'");
     }
-    const channel = EMAIL.test(username) ? 'email' : PHONE.test(username) ? 'sms' : undefined;
+    const channel = PasswordlessStart.channelOf(username);
     if (!channel) {
       return sendOAuthError(
         res,
@@ -77,43 +77,60 @@ export class PasswordlessStart {
         'username must be an e-mail address or an E.164 phone number (+ and digits)',
       );
     }
+    try {
+      await this.sendCode(client, username, channel, one(params, 'scope'));
+    } catch (err) {
+      if (!(err instanceof DeliveryError)) throw err;
+      return sendOAuthError(res, 503, 'temporarily_unavailable', `${err.message}; try again later`, {
+        'Retry-After': '30',
+      });
+    }
+    res.statusCode = 200;
+    res.setHeader('Content-Type', 'application/json');
+    res.setHeader('Cache-Control', 'no-store');
+    res.end(JSON.stringify({ send_type: 'code', channel, expires_in: CODE_TTL_SEC }));
+  }
+
+  /**
+   * Sends a new code to the user of `username` at `client`, when there is one who may sign in there (otherwise
+   * nothing, and no sign of it). Throws DeliveryError when the message cannot be sent (no code is left then).
+   */
+  async sendCode(
+    client: OidcClientRecord,
+    username: string,
+    channel: 'email' | 'sms',
+    scope?: string,
+  ): Promise<void> {
     const user = await this.deps.data.findUserByLogin(client.instanceId, username);
     const reachable =
       user &&
       !user.isBlocked &&
       userMaySignInThrough(user, client.tenantId) &&
       (channel === 'email' ? !!user.userEmail : !!user.phoneNumber);
-    if (user && reachable) {
-      try {
-        await this.deps.sql.transaction(async (tx) => {
-          const code = await this.deps.codes.issue(tx, {
-            instanceId: client.instanceId,
-            userId: user.id,
-            clientId: client.id,
-            channel,
-            scope: one(params, 'scope'),
-          });
-          const minutes = Math.round(CODE_TTL_SEC / 60);
-          if (channel === 'email') {
-            await this.deps.delivery.email(
-              user.userEmail!,
-              `Your sign-in code for ${client.clientName}`,
-              `Your sign-in code is ${code}. It works once, for ${minutes} minutes. If you did not ask for it, ignore this message.`,
-            );
-          } else {
-            await this.deps.delivery.sms(user.phoneNumber!, `${code} is your sign-in code (${minutes} min).`);
-          }
-        });
-      } catch (err) {
-        if (!(err instanceof DeliveryError)) throw err;
-        return sendOAuthError(res, 503, 'temporarily_unavailable', `${err.message}; try again later`, {
-          'Retry-After': '30',
-        });
+    if (!user || !reachable) return;
+    await this.deps.sql.transaction(async (tx) => {
+      const code = await this.deps.codes.issue(tx, {
+        instanceId: client.instanceId,
+        userId: user.id,
+        clientId: client.id,
+        channel,
+        scope,
+      });
+      const minutes = Math.round(CODE_TTL_SEC / 60);
+      if (channel === 'email') {
+        await this.deps.delivery.email(
+          user.userEmail!,
+          `Your sign-in code for ${client.clientName}`,
+          `Your sign-in code is ${code}. It works once, for ${minutes} minutes. If you did not ask for it, ignore this message.`,
+        );
+      } else {
+        await this.deps.delivery.sms(user.phoneNumber!, `${code} is your sign-in code (${minutes} min).`);
       }
-    }
-    res.statusCode = 200;
-    res.setHeader('Content-Type', 'application/json');
-    res.setHeader('Cache-Control', 'no-store');
-    res.end(JSON.stringify({ send_type: 'code', channel, expires_in: CODE_TTL_SEC }));
+    });
+  }
+
+  /** The channel of a username: e-mail (with @) or SMS (E.164), or undefined. */
+  static channelOf(username: string): 'email' | 'sms' | undefined {
+    return EMAIL.test(username) ? 'email' : PHONE.test(username) ? 'sms' : undefined;
   }
 }
