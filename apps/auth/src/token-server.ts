@@ -19,7 +19,11 @@ import { TokenInfoService } from './tokeninfo/tokeninfo.service.js';
 import { InteractionHandler } from './interaction/interaction.handler.js';
 import { Delivery } from './passwordless/delivery.js';
 import { OneTimeCodes } from './passwordless/one-time-codes.js';
-import { PASSWORDLESS_START_PATH, PasswordlessStart } from './passwordless/passwordless.js';
+import {
+  PASSWORDLESS_START_PATH,
+  PASSWORDLESS_VERIFY_PATH,
+  PasswordlessStart,
+} from './passwordless/passwordless.js';
 import { EMAIL_VERIFICATION_PATH, handleSignup, Signup, SIGNUP_PATH } from './signup/signup.js';
 import { messagePage, pageHeaders, pickLocale } from './interaction/pages.js';
 import { INTERACTION_PATH } from './interaction/pages.js';
@@ -38,6 +42,7 @@ export const TOKEN_SERVER_ROUTES: Readonly<Record<string, readonly string[]>> = 
   [PASSWORDLESS_START_PATH]: ['POST'],
   [SIGNUP_PATH]: ['POST'],
   [EMAIL_VERIFICATION_PATH]: ['GET'],
+  [PASSWORDLESS_VERIFY_PATH]: ['GET'],
   [ROUTES.code_verification]: ['GET', 'POST'],
   [ROUTES.token]: ['POST'],
   [ROUTES.revocation]: ['POST'],
@@ -144,7 +149,13 @@ export class TokenServer {
     });
     this.codes = new OneTimeCodes(sql, opts.box.derive('otp'));
     this.delivery = new Delivery(opts.env, log);
-    this.passwordless = new PasswordlessStart({ data, sql, codes: this.codes, delivery: this.delivery });
+    this.passwordless = new PasswordlessStart({
+      data,
+      sql,
+      codes: this.codes,
+      delivery: this.delivery,
+      issuer: this.issuer,
+    });
     this.signup = new Signup({ sql, codes: this.codes, delivery: this.delivery, issuer: this.issuer });
     this.interactions = new InteractionHandler({
       provider: () => this.provider,
@@ -324,6 +335,7 @@ export class TokenServer {
       return;
     }
     if (path === EMAIL_VERIFICATION_PATH) return this.verifyEmail(req, res);
+    if (path === PASSWORDLESS_VERIFY_PATH) return this.verifyLink(req, res);
     if (method !== 'POST') {
       const fieldsError = rememberFields(
         req,
@@ -388,6 +400,30 @@ export class TokenServer {
     this.lastPolls.set(key, now);
     if (this.lastPolls.size > 10_000) this.lastPolls.delete(this.lastPolls.keys().next().value as string);
     return last !== undefined && now - last < DEVICE_POLL_INTERVAL_SEC * 1000;
+  }
+
+  /** GET /passwordless/verify?token=...: the link of a passwordless e-mail, continued at /authorize. */
+  private async verifyLink(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const token = new URLSearchParams((req.url ?? '').split('?')[1] ?? '').get('token') ?? '';
+    const next = await this.passwordless.verifyLink(token);
+    if (!next) {
+      const nonce = randomBytes(16).toString('base64');
+      pageHeaders(res, nonce);
+      res.statusCode = 400;
+      res.end(
+        messagePage({
+          locale: pickLocale(undefined, req.headers['accept-language']),
+          nonce,
+          message: 'verifyFailed',
+        }),
+      );
+      return;
+    }
+    res.statusCode = 303;
+    res.setHeader('Set-Cookie', next.cookie);
+    res.setHeader('Location', next.location);
+    res.setHeader('Cache-Control', 'no-store');
+    res.end();
   }
 
   /** GET /email-verification?token=...: the link of the sign-up e-mail, answered with a page. */

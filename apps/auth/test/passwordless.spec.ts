@@ -219,7 +219,7 @@ describe('passwordless one-time codes', () => {
       response_type: 'code',
       redirect_uri: 'https://rp.example.test/cb',
       scope: 'openid',
-      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+      code_challenge: 'YENcV5s6vQw_FNIKW1guPzkS0_Bep5uk0jGGlDWxg68',
       code_challenge_method: 'S256',
     }))
       url.searchParams.set(k, v);
@@ -241,5 +241,95 @@ describe('passwordless one-time codes', () => {
     expect(wrong.res.status).toBe(401);
     const consent = await go(new URL(href, h.url).toString(), { csrf, username: user.email, otp: code });
     expect(consent.html).toContain('name="decision"');
+  });
+
+  it('send_type link: an e-mail link signs the user in through /authorize and ends at redirect_url with a code', async () => {
+    const CB = 'https://rp.example.test/linked';
+    const linkClient = await fx.client({
+      grantTypes: ['authorization_code', 'otp'],
+      metadata: { urls: { callbacks: [CB] } },
+    });
+    const verifier = 'dBjftJeZ4CVP-mJ92K1qUdEpZhZdqPCI_R-aNxlhxYk';
+    const challenge = 'YENcV5s6vQw_FNIKW1guPzkS0_Bep5uk0jGGlDWxg68';
+    const link = { send_type: 'link' };
+    const ok = await start(
+      user.email,
+      {
+        options: link,
+        redirect_url: CB,
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+        state: 's1',
+      },
+      linkClient,
+    );
+    expect(ok).toEqual({ status: 200, body: { send_type: 'link', channel: 'email', expires_in: 300 } });
+    await eventually(() => mails.some((m) => m.body.includes('/passwordless/verify')), { what: 'the link' });
+    const body = mails
+      .filter((m) => m.body.includes('/passwordless/verify'))
+      .at(-1)!
+      .body.replace(/=\r?\n/g, '')
+      .replace(/=3D/g, '=');
+    const url = /(http:\/\/127\.0\.0\.1:\d+\/passwordless\/verify\?token=[\w-]+)/.exec(body)![1];
+
+    const jar = new Map<string, string>();
+    let at = url;
+    let form: Record<string, string> | undefined;
+    let landed = '';
+    for (let i = 0; i < 12 && !landed; i++) {
+      const res = await fetch(at, {
+        method: form ? 'POST' : 'GET',
+        redirect: 'manual',
+        headers: {
+          accept: 'text/html',
+          ...(jar.size ? { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') } : {}),
+          ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+        },
+        body: form ? new URLSearchParams(form).toString() : undefined,
+      });
+      form = undefined;
+      for (const c of res.headers.getSetCookie()) {
+        const [k, ...v] = c.split(';')[0].split('=');
+        if (v.join('=')) jar.set(k, v.join('='));
+        else jar.delete(k);
+      }
+      const next = res.headers.get('location');
+      if (next) {
+        at = new URL(next, at).toString();
+        if (at.startsWith(CB)) landed = at;
+        continue;
+      }
+      const html = await res.text();
+      expect(html).not.toContain('name="password"'); // no login form: the link signed the user in
+      expect(html).toContain('name="decision"');
+      at = new URL(/<form method="post" action="([^"]+)"/.exec(html)![1], h.url).toString();
+      form = { csrf: /name="csrf" value="([^"]+)"/.exec(html)![1], decision: 'allow' };
+    }
+    const back = new URL(landed);
+    expect(back.searchParams.get('state')).toBe('s1');
+    const tokens = await tokenRequest(
+      h.url,
+      {
+        grant_type: 'authorization_code',
+        code: back.searchParams.get('code')!,
+        redirect_uri: CB,
+        code_verifier: verifier,
+      },
+      { basic: { id: linkClient.id, secret: linkClient.secret! } },
+    );
+    expect([tokens.status, tokens.body.error_description]).toEqual([200, undefined]);
+    const payload = JSON.parse(
+      Buffer.from(String(tokens.body.id_token).split('.')[1], 'base64url').toString(),
+    );
+    expect(payload.sub).toBe(user.id);
+    // the link works once
+    expect((await fetch(url, { redirect: 'manual' })).status).toBe(400);
+
+    // 4xx of link requests
+    const bad = (extra: Record<string, unknown>, name = user.email) =>
+      start(name, { options: link, ...extra }, linkClient);
+    expect((await bad({ redirect_url: 'https://evil.test/', code_challenge: challenge })).status).toBe(400);
+    expect((await bad({ redirect_url: CB })).status).toBe(400);
+    expect((await bad({ redirect_url: CB, code_challenge: challenge }, user.phone)).status).toBe(400);
   });
 });

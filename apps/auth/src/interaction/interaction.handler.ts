@@ -18,7 +18,7 @@ import {
 } from './pages.js';
 import { DeliveryError } from '../passwordless/delivery.js';
 import type { OneTimeCodes } from '../passwordless/one-time-codes.js';
-import { OTP_GRANT, PasswordlessStart } from '../passwordless/passwordless.js';
+import { LINK_LOGIN_COOKIE, OTP_GRANT, PasswordlessStart } from '../passwordless/passwordless.js';
 import { userMaySignInThrough } from '../oidc/sign-in-policy.js';
 import { allowsSignup, SignupError, type Signup } from '../signup/signup.js';
 
@@ -100,7 +100,30 @@ export class InteractionHandler {
       'Set-Cookie',
       `${CSRF_COOKIE}=${csrf}; Path=${INTERACTION_PATH}/${uid}; HttpOnly; SameSite=Strict; Max-Age=3600`,
     );
-    if (details.prompt.name === 'login') return this.loginForm(req, res, details, locale, csrf);
+    if (details.prompt.name === 'login') {
+      // a passwordless link's ticket (cookie) signs its user in at its client, once
+      const linked = await this.deps.passwordless.linkLogin(
+        cookieValue(req, LINK_LOGIN_COOKIE),
+        String(details.params.client_id),
+      );
+      const user = linked ? await this.deps.data.findUserById(linked) : undefined;
+      if (user && !user.isBlocked) {
+        res.setHeader(
+          'Set-Cookie',
+          `${LINK_LOGIN_COOKIE}=; Path=/interaction; HttpOnly; SameSite=Lax; Max-Age=0`,
+        );
+        await this.deps
+          .provider()
+          .interactionFinished(
+            req,
+            res,
+            { login: { accountId: user.id, remember: true } },
+            { mergeWithLastSubmission: false },
+          );
+        return;
+      }
+      return this.loginForm(req, res, details, locale, csrf);
+    }
     if (details.prompt.name === 'consent') return this.consentForm(res, details, locale, csrf);
     return this.error(res, locale, 400, 'This request cannot continue here.');
   }

@@ -29,7 +29,8 @@ export class OneTimeCodes {
     o: { instanceId: string; userId: string; clientId: string; channel: string; scope?: string },
   ) {
     await tx.exec(
-      `UPDATE one_time_codes SET consumed_at = $3 WHERE user_id = $1 AND client_id = $2 AND consumed_at IS NULL`,
+      `UPDATE one_time_codes SET consumed_at = $3
+        WHERE user_id = $1 AND client_id = $2 AND consumed_at IS NULL AND channel IN ('email', 'sms')`,
       [o.userId, o.clientId, this.clock()],
     );
     const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
@@ -61,7 +62,8 @@ export class OneTimeCodes {
       const now = this.clock();
       const row = await tx.one<{ id: string; code_hash: string; attempts: number }>(
         `SELECT id, code_hash, attempts FROM one_time_codes
-          WHERE user_id = $1 AND client_id = $2 AND consumed_at IS NULL AND expires_at > $3 AND attempts < $4
+          WHERE user_id = $1 AND client_id = $2 AND channel IN ('email', 'sms') AND consumed_at IS NULL
+            AND expires_at > $3 AND attempts < $4
           ORDER BY created_at DESC LIMIT 1 FOR UPDATE`,
         [userId, clientId, now, MAX_ATTEMPTS],
       );
@@ -87,12 +89,19 @@ export class OneTimeCodes {
    */
   async issueLink(
     tx: Sql,
-    o: { instanceId: string; userId: string; clientId: string; purpose: string; ttlSec: number },
+    o: {
+      instanceId: string;
+      userId: string;
+      clientId: string;
+      purpose: string;
+      ttlSec: number;
+      params?: Record<string, string>;
+    },
   ) {
     const token = randomBytes(32).toString('base64url');
     await tx.exec(
-      `INSERT INTO one_time_codes (instance_id, user_id, client_id, channel, code_hash, expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6)`,
+      `INSERT INTO one_time_codes (instance_id, user_id, client_id, channel, code_hash, expires_at, params)
+       VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb)`,
       [
         o.instanceId,
         o.userId,
@@ -100,6 +109,7 @@ export class OneTimeCodes {
         o.purpose,
         this.linkHash(token),
         new Date(this.clock().getTime() + o.ttlSec * 1000),
+        o.params ? JSON.stringify(o.params) : null,
       ],
     );
     return token;
@@ -107,15 +117,22 @@ export class OneTimeCodes {
 
   /** Uses up a link token of `purpose`; the user it was for, or undefined (unknown, used, expired). */
   async redeemLink(token: string, purpose: string): Promise<string | undefined> {
+    return (await this.redeem(token, purpose))?.user_id;
+  }
+
+  /** Uses up a link token of `purpose`: its user, client and kept request, or undefined. */
+  async redeem(
+    token: string,
+    purpose: string,
+  ): Promise<{ user_id: string; client_id: string; params: Record<string, string> | null } | undefined> {
     if (!/^[\w-]{20,100}$/.test(token)) return undefined;
     const hashes = this.keys.map((k) => this.linkHash(token, k));
-    const row = await this.sql.one<{ user_id: string }>(
+    return this.sql.one<{ user_id: string; client_id: string; params: Record<string, string> | null }>(
       `UPDATE one_time_codes SET consumed_at = $3
         WHERE code_hash = ANY($1::text[]) AND channel = $2 AND consumed_at IS NULL AND expires_at > $3
-        RETURNING user_id`,
+        RETURNING user_id, client_id, params`,
       [hashes, purpose, this.clock()],
     );
-    return row?.user_id;
   }
 
   private linkHash(token: string, key = this.keys[0]): string {

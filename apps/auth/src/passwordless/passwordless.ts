@@ -9,6 +9,10 @@ import { DeliveryError, type Delivery } from './delivery.js';
 import { CODE_TTL_SEC, type OneTimeCodes } from './one-time-codes.js';
 
 export const PASSWORDLESS_START_PATH = '/passwordless/start';
+export const PASSWORDLESS_VERIFY_PATH = '/passwordless/verify';
+export const LINK_LOGIN_COOKIE = 'gh.pl';
+const SIGNIN_LINK = 'signin-link';
+const LINK_LOGIN = 'link-login';
 export const OTP_GRANT = 'otp';
 
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
@@ -39,6 +43,7 @@ export class PasswordlessStart {
       sql: Sql;
       codes: OneTimeCodes;
       delivery: Delivery;
+      issuer: string;
     },
   ) {}
 
@@ -62,9 +67,7 @@ export class PasswordlessStart {
     if (!username)
       return sendOAuthError(res, 400, 'invalid_request', "missing required parameter 'username'");
     const sendType = one(params, 'options.send_type') ?? one(params, 'send_type') ?? 'code';
-    if (sendType === 'link') {
-      return sendOAuthError(res, 400, 'invalid_request', "send_type 'link' is not served yet; use 'code'");
-    }
+    if (sendType === 'link') return this.startLink(res, client, username, params);
     if (sendType !== 'code') {
       return sendOAuthError(res, 400, 'invalid_request', "options.send_type must be 'code' or 'link'");
     }
@@ -127,6 +130,120 @@ export class PasswordlessStart {
         await this.deps.delivery.sms(user.phoneNumber!, `${code} is your sign-in code (${minutes} min).`);
       }
     });
+  }
+
+  /**
+   * send_type=link: an e-mail with a link that signs the user in through /authorize and ends at `redirect_url` (one
+   * of the client's callbacks) with a code (PKCE S256: `code_challenge` required) and `state`.
+   */
+  private async startLink(res: ServerResponse, client: OidcClientRecord, username: string, params: Params) {
+    if (PasswordlessStart.channelOf(username) !== 'email') {
+      return sendOAuthError(
+        res,
+        400,
+        'invalid_request',
+        'a link goes by e-mail: username must be an e-mail address',
+      );
+    }
+    const redirect = one(params, 'redirect_url') ?? one(params, 'redirect_uri');
+    const callbacks = ((client.clientMetadata.urls as { callbacks?: unknown } | undefined)?.callbacks ??
+      []) as unknown[];
+    if (!redirect || !callbacks.includes(redirect)) {
+      return sendOAuthError(
+        res,
+        400,
+        'invalid_request',
+        "redirect_url must be one of the client's callback URLs",
+      );
+    }
+    const responseType = one(params, 'response_type') ?? 'code';
+    if (responseType !== 'code')
+      return sendOAuthError(res, 400, 'unsupported_response_type', 'response_type must be code');
+    const challenge = one(params, 'code_challenge');
+    if (!challenge || (one(params, 'code_challenge_method') ?? 'S256') !== 'S256') {
+      return sendOAuthError(
+        res,
+        400,
+        'invalid_request',
+        'a link needs PKCE: code_challenge with code_challenge_method S256',
+      );
+    }
+    const request: Record<string, string> = {
+      redirect_uri: redirect,
+      response_type: 'code',
+      scope: one(params, 'scope') ?? 'openid',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    };
+    for (const k of ['state', 'nonce', 'resource', 'audience'] as const) {
+      const v = one(params, k);
+      if (v) request[k === 'audience' ? 'resource' : k] = v;
+    }
+    const user = await this.deps.data.findUserByLogin(client.instanceId, username);
+    if (user && !user.isBlocked && userMaySignInThrough(user, client.tenantId) && user.userEmail) {
+      try {
+        await this.deps.sql.transaction(async (tx) => {
+          const token = await this.deps.codes.issueLink(tx, {
+            instanceId: client.instanceId,
+            userId: user.id,
+            clientId: client.id,
+            purpose: SIGNIN_LINK,
+            ttlSec: CODE_TTL_SEC,
+            params: request,
+          });
+          await this.deps.delivery.email(
+            user.userEmail!,
+            `Your sign-in link for ${client.clientName}`,
+            `Open this link to sign in (it works once, for ${Math.round(CODE_TTL_SEC / 60)} minutes):\n` +
+              `${this.deps.issuer}${PASSWORDLESS_VERIFY_PATH}?token=${token}`,
+          );
+        });
+      } catch (err) {
+        if (!(err instanceof DeliveryError)) throw err;
+        return sendOAuthError(res, 503, 'temporarily_unavailable', `${err.message}; try again later`, {
+          'Retry-After': '30',
+        });
+      }
+    }
+    res.statusCode = 200;
+    res.setHeader('Content-Type', 'application/json');
+    res.setHeader('Cache-Control', 'no-store');
+    res.end(JSON.stringify({ send_type: 'link', channel: 'email', expires_in: CODE_TTL_SEC }));
+  }
+
+  /**
+   * GET /passwordless/verify?token=: uses up the link and continues its authorization request at /authorize, with a
+   * two-minute, single-use ticket in a cookie that the login interaction of that request accepts for the user.
+   * An unknown, used or expired link: undefined (the caller answers with a page).
+   */
+  async verifyLink(token: string): Promise<{ location: string; cookie: string } | undefined> {
+    const link = await this.deps.codes.redeem(token, SIGNIN_LINK);
+    if (!link?.params) return undefined;
+    const client = await this.deps.data.findClient(link.client_id);
+    if (!client) return undefined;
+    const ticket = await this.deps.sql.transaction((tx) =>
+      this.deps.codes.issueLink(tx, {
+        instanceId: client.instanceId,
+        userId: link.user_id,
+        clientId: client.id,
+        purpose: LINK_LOGIN,
+        ttlSec: 120,
+      }),
+    );
+    const url = new URL(`${this.deps.issuer}/authorize`);
+    url.searchParams.set('client_id', client.id);
+    for (const [k, v] of Object.entries(link.params)) url.searchParams.set(k, v);
+    return {
+      location: url.toString(),
+      cookie: `${LINK_LOGIN_COOKIE}=${ticket}; Path=/interaction; HttpOnly; SameSite=Lax; Max-Age=120`,
+    };
+  }
+
+  /** The user a link-login ticket (cookie) is for, at this client; the ticket is used up. */
+  async linkLogin(ticket: string | undefined, clientId: string): Promise<string | undefined> {
+    if (!ticket) return undefined;
+    const r = await this.deps.codes.redeem(ticket, LINK_LOGIN);
+    return r && r.client_id === clientId ? r.user_id : undefined;
   }
 
   /** The channel of a username: e-mail (with @) or SMS (E.164), or undefined. */

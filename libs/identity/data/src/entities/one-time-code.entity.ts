@@ -33,6 +33,10 @@ export class OneTimeCode {
   @Column('text', { nullable: true })
   scope: string | null;
 
+  /** The authorization request a sign-in link continues (redirect_uri, response_type, scope, state, PKCE). */
+  @Column('jsonb', { nullable: true })
+  params: Record<string, string> | null;
+
   @Column('integer', { default: 0 })
   attempts: number;
 

@@ -1,8 +1,9 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * One-time codes of passwordless sign-in (issue 14): a 6-digit code sent by e-mail or SMS, kept only as a keyed hash,
- * valid 5 minutes, for one client, at most 5 attempts, used once.
+ * One-time codes of passwordless sign-in (issue 14): a 6-digit code sent by e-mail or SMS, or a link token, kept only
+ * as a keyed hash, valid minutes, for one client, at most 5 attempts, used once; `params` keeps the authorization
+ * request a link signs in to.
  */
 export class OneTimeCodes1790000400000 implements MigrationInterface {
   name = 'OneTimeCodes1790000400000';
@@ -17,6 +18,7 @@ export class OneTimeCodes1790000400000 implements MigrationInterface {
         channel text NOT NULL,
         code_hash text NOT NULL,
         scope text,
+        params jsonb,
         attempts integer NOT NULL DEFAULT 0,
         expires_at timestamptz NOT NULL,
         consumed_at timestamptz,
