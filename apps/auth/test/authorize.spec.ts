@@ -1,6 +1,7 @@
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import * as oidc from 'openid-client';
 import { startAuth, type AuthHarness } from './support/auth-app.js';
+import { BrowserAgent as Agent } from './support/browser-agent.js';
 import { Fixtures, type TestClient, type TestResource, type TestUser } from './support/fixtures.js';
 
 /**
@@ -9,51 +10,6 @@ import { Fixtures, type TestClient, type TestResource, type TestUser } from './s
  */
 const CALLBACK = 'https://rp.example.test/callback';
 const LOGGED_OUT = 'https://rp.example.test/bye';
-
-/** A browser's HTTP side: cookies per host, redirects followed until they leave the token server. */
-class Agent {
-  private readonly cookies = new Map<string, string>();
-
-  constructor(
-    private readonly origin: string,
-    private readonly headers: Record<string, string> = {},
-  ) {}
-
-  async request(url: string, init: { method?: string; form?: Record<string, string> } = {}) {
-    const res = await fetch(url, {
-      method: init.method ?? (init.form ? 'POST' : 'GET'),
-      redirect: 'manual',
-      headers: {
-        accept: 'text/html',
-        ...this.headers,
-        ...(this.cookies.size ? { cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ') } : {}),
-        ...(init.form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
-      },
-      body: init.form ? new URLSearchParams(init.form).toString() : undefined,
-    });
-    for (const c of res.headers.getSetCookie()) {
-      const [pair] = c.split(';');
-      const [k, ...v] = pair.split('=');
-      const value = v.join('=');
-      if (/max-age=0|expires=thu, 01 jan 1970/i.test(c) || value === '') this.cookies.delete(k);
-      else this.cookies.set(k, value);
-    }
-    return res;
-  }
-
-  /** Follows redirects within the token server; returns the last answer and the URL it came from (or points to). */
-  async follow(url: string, init: { form?: Record<string, string> } = {}) {
-    let res = await this.request(url, init);
-    let at = url;
-    for (let i = 0; i < 10 && res.status >= 300 && res.status < 400; i++) {
-      const next = new URL(res.headers.get('location')!, at).toString();
-      if (!next.startsWith(this.origin)) return { res, url: next };
-      at = next;
-      res = await this.request(next);
-    }
-    return { res, url: at };
-  }
-}
 
 const csrfOf = (html: string) => /name="csrf" value="([^"]+)"/.exec(html)?.[1] ?? '';
 const actionOf = (html: string) => /<form method="post" action="([^"]+)"/.exec(html)?.[1] ?? '';
@@ -111,9 +67,11 @@ async function authorizationUrl(extra: Record<string, string> = {}) {
 async function signIn(agent: Agent, url: string, password = user.password) {
   const login = await agent.follow(url);
   expect(login.res.status).toBe(200);
-  const html = await login.res.text();
+  const html = login.html;
   return agent.follow(new URL(actionOf(html), h.url).toString(), {
-    form: { csrf: csrfOf(html), username: user.email, password },
+    csrf: csrfOf(html),
+    username: user.email,
+    password,
   });
 }
 
@@ -131,23 +89,26 @@ describe('authorization code + PKCE with the login and consent pages', () => {
       /default-src 'none'.*frame-ancestors 'none'/,
     );
     expect(first.res.headers.get('x-frame-options')).toBe('DENY');
-    const loginHtml = await first.res.text();
+    const loginHtml = first.html;
     expect(loginHtml).toContain('<html lang="en">');
     expect(loginHtml).toMatch(/<label for="username">[\s\S]*<input id="username" name="username"/);
     expect(loginHtml).toMatch(/<input id="password" name="password" type="password"/);
     expect(loginHtml).not.toContain('<script');
 
     const consent = await agent.follow(new URL(actionOf(loginHtml), h.url).toString(), {
-      form: { csrf: csrfOf(loginHtml), username: user.email, password: user.password },
+      csrf: csrfOf(loginHtml),
+      username: user.email,
+      password: user.password,
     });
     expect(consent.res.status).toBe(200);
-    const consentHtml = await consent.res.text();
+    const consentHtml = consent.html;
     expect(consentHtml).toContain('<button type="submit" name="decision" value="allow">');
     expect(consentHtml).toContain('value="deny"');
     expect(consentHtml).toContain('See your e-mail address');
 
     const done = await agent.follow(new URL(actionOf(consentHtml), h.url).toString(), {
-      form: { csrf: csrfOf(consentHtml), decision: 'allow' },
+      csrf: csrfOf(consentHtml),
+      decision: 'allow',
     });
     expect(done.url.startsWith(CALLBACK)).toBe(true);
     const tokens = await oidc.authorizationCodeGrant(config, new URL(done.url), {
@@ -171,10 +132,11 @@ describe('authorization code + PKCE with the login and consent pages', () => {
     const agent = new Agent(h.url);
     const { url, verifier, state } = await authorizationUrl();
     const consent = await signIn(agent, url);
-    const html = await consent.res.text();
+    const html = consent.html;
     expect(html).toContain('<strong>orders:read</strong>');
     const done = await agent.follow(new URL(actionOf(html), h.url).toString(), {
-      form: { csrf: csrfOf(html), decision: 'allow' },
+      csrf: csrfOf(html),
+      decision: 'allow',
     });
     const tokens = await oidc.authorizationCodeGrant(config, new URL(done.url), {
       pkceCodeVerifier: verifier,
@@ -195,9 +157,10 @@ describe('authorization code + PKCE with the login and consent pages', () => {
     const agent = new Agent(h.url);
     const { url } = await authorizationUrl();
     const consent = await signIn(agent, url);
-    const html = await consent.res.text();
+    const html = consent.html;
     const denied = await agent.follow(new URL(actionOf(html), h.url).toString(), {
-      form: { csrf: csrfOf(html), decision: 'deny' },
+      csrf: csrfOf(html),
+      decision: 'deny',
     });
     const back = new URL(denied.url);
     expect(back.origin + back.pathname).toBe(CALLBACK);
@@ -205,7 +168,7 @@ describe('authorization code + PKCE with the login and consent pages', () => {
 
     // signed in already: straight to consent
     const again = await agent.follow((await authorizationUrl()).url);
-    expect(await again.res.text()).toContain('name="decision"');
+    expect(again.html).toContain('name="decision"');
   });
 
   it('prompt=none answers login_required without a session, and a code with one (consent given)', async () => {
@@ -214,10 +177,8 @@ describe('authorization code + PKCE with the login and consent pages', () => {
 
     const agent = new Agent(h.url);
     const consent = await signIn(agent, (await authorizationUrl()).url);
-    const html = await consent.res.text();
-    await agent.follow(new URL(actionOf(html), h.url).toString(), {
-      form: { csrf: csrfOf(html), decision: 'allow' },
-    });
+    const html = consent.html;
+    await agent.follow(new URL(actionOf(html), h.url).toString(), { csrf: csrfOf(html), decision: 'allow' });
     const silent = await agent.follow((await authorizationUrl({ prompt: 'none' })).url);
     expect(new URL(silent.url).searchParams.get('code')).toEqual(expect.any(String));
   });
@@ -226,7 +187,7 @@ describe('authorization code + PKCE with the login and consent pages', () => {
     const agent = new Agent(h.url);
     const wrong = await signIn(agent, (await authorizationUrl()).url, 'not-the-password');
     expect(wrong.res.status).toBe(401);
-    const html = await wrong.res.text();
+    const html = wrong.html;
     expect(html).toContain('role="alert"');
     expect(html).toContain('The sign-in details are not right');
     expect(html).toContain(`value="${user.email}"`);
@@ -234,20 +195,24 @@ describe('authorization code + PKCE with the login and consent pages', () => {
     const blocked = await fx.user({ blocked: true });
     const b = new Agent(h.url);
     const page = await b.follow((await authorizationUrl()).url);
-    const form = await page.res.text();
+    const form = page.html;
     const res = await b.follow(new URL(actionOf(form), h.url).toString(), {
-      form: { csrf: csrfOf(form), username: blocked.email, password: blocked.password },
+      csrf: csrfOf(form),
+      username: blocked.email,
+      password: blocked.password,
     });
     expect(res.res.status).toBe(401);
-    expect(await res.res.text()).toContain('blocked');
+    expect(res.html).toContain('blocked');
   });
 
   it('a form without its CSRF token is refused (403 page), nothing signs in', async () => {
     const agent = new Agent(h.url);
     const page = await agent.follow((await authorizationUrl()).url);
-    const html = await page.res.text();
+    const html = page.html;
     const res = await agent.follow(new URL(actionOf(html), h.url).toString(), {
-      form: { csrf: 'forged', username: user.email, password: user.password },
+      csrf: 'forged',
+      username: user.email,
+      password: user.password,
     });
     expect(res.res.status).toBe(403);
     expect(res.res.headers.get('content-type')).toMatch(/text\/html/);
@@ -255,11 +220,11 @@ describe('authorization code + PKCE with the login and consent pages', () => {
 
   it('Mongolian pages for ui_locales=mn or Accept-Language mn', async () => {
     const byParam = await new Agent(h.url).follow((await authorizationUrl({ ui_locales: 'mn-MN' })).url);
-    expect(await byParam.res.text()).toMatch(/<html lang="mn">[\s\S]*Нэвтрэх/);
+    expect(byParam.html).toMatch(/<html lang="mn">[\s\S]*Нэвтрэх/);
     const byHeader = await new Agent(h.url, { 'accept-language': 'mn_MN, en;q=0.5' }).follow(
       (await authorizationUrl()).url,
     );
-    expect(await byHeader.res.text()).toContain('<html lang="mn">');
+    expect(byHeader.html).toContain('<html lang="mn">');
   });
 
   it('errors a browser sees are pages: an unknown redirect_uri, no PKCE', async () => {
@@ -268,7 +233,7 @@ describe('authorization code + PKCE with the login and consent pages', () => {
     );
     expect(bad.res.status).toBe(400);
     expect(bad.res.headers.get('content-type')).toMatch(/text\/html/);
-    expect(await bad.res.text()).toContain('redirect_uri');
+    expect(bad.html).toContain('redirect_uri');
 
     const noPkce = new URL((await authorizationUrl()).url);
     noPkce.searchParams.delete('code_challenge');
@@ -297,9 +262,10 @@ describe('authorization code + PKCE with the login and consent pages', () => {
       }))
         url.searchParams.set(k, v);
       const consent = await signIn(agent, url.toString());
-      const html = await consent.res.text();
+      const html = consent.html;
       const done = await agent.follow(new URL(actionOf(html), h.url).toString(), {
-        form: { csrf: csrfOf(html), decision: 'allow' },
+        csrf: csrfOf(html),
+        decision: 'allow',
       });
       const fragment = new URLSearchParams(new URL(done.url).hash.slice(1));
       const { payload } = await jwtVerify(fragment.get('id_token')!, jwks, {
@@ -324,9 +290,10 @@ describe('authorization code + PKCE with the login and consent pages', () => {
     const agent = new Agent(h.url);
     const { url, verifier, state } = await authorizationUrl({ resource: '', scope: 'openid' });
     const consent = await signIn(agent, url);
-    const html = await consent.res.text();
+    const html = consent.html;
     const done = await agent.follow(new URL(actionOf(html), h.url).toString(), {
-      form: { csrf: csrfOf(html), decision: 'allow' },
+      csrf: csrfOf(html),
+      decision: 'allow',
     });
     const tokens = await oidc.authorizationCodeGrant(config, new URL(done.url), {
       pkceCodeVerifier: verifier,
@@ -346,12 +313,12 @@ describe('authorization code + PKCE with the login and consent pages', () => {
     });
     const page = await agent.follow(endUrl.toString());
     expect(page.res.status).toBe(200);
-    const confirm = await page.res.text();
+    const confirm = page.html;
     expect(confirm).not.toContain('<script');
     expect(confirm).toMatch(/<button type="submit" form="[^"]+" name="logout" value="yes">/);
     const action = /<form[^>]*action="([^"]+)"/.exec(confirm)![1];
     const xsrf = /name="xsrf" value="([^"]+)"/.exec(confirm)![1];
-    const out = await agent.follow(new URL(action, h.url).toString(), { form: { xsrf, logout: 'yes' } });
+    const out = await agent.follow(new URL(action, h.url).toString(), { xsrf, logout: 'yes' });
     const back = new URL(out.url);
     expect(back.origin + back.pathname).toBe(LOGGED_OUT);
     expect(back.searchParams.get('state')).toBe('bye-state');

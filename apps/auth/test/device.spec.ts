@@ -1,4 +1,5 @@
 import { startAuth, type AuthHarness } from './support/auth-app.js';
+import { BrowserAgent } from './support/browser-agent.js';
 import { Fixtures, type TestClient, type TestResource, type TestUser } from './support/fixtures.js';
 
 /** RFC 8628 device flow: device code, user code entry and confirmation pages, login, consent, polling errors. */
@@ -20,36 +21,10 @@ afterAll(async () => {
   await h?.close();
 });
 
-/** A browser: cookies kept, redirects within the token server followed. */
+/** A browser (cookies kept, redirects on the token server followed). */
 function agent() {
-  const jar = new Map<string, string>();
-  const send = async (url: string, form?: Record<string, string>) => {
-    const res = await fetch(url, {
-      method: form ? 'POST' : 'GET',
-      redirect: 'manual',
-      headers: {
-        accept: 'text/html',
-        ...(jar.size ? { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') } : {}),
-        ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
-      },
-      body: form ? new URLSearchParams(form).toString() : undefined,
-    });
-    for (const c of res.headers.getSetCookie()) {
-      const [k, ...v] = c.split(';')[0].split('=');
-      if (v.join('=')) jar.set(k, v.join('='));
-      else jar.delete(k);
-    }
-    return res;
-  };
-  return async (url: string, form?: Record<string, string>) => {
-    let res = await send(url, form);
-    let at = url;
-    while (res.status >= 300 && res.status < 400) {
-      at = new URL(res.headers.get('location')!, at).toString();
-      res = await send(at);
-    }
-    return { res, html: await res.text() };
-  };
+  const browser = new BrowserAgent(h.url);
+  return (url: string, form?: Record<string, string>) => browser.follow(url, form);
 }
 
 const field = (html: string, name: string) =>

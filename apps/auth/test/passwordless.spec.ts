@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import { eventually } from '@gatehouse/testing';
 import { startAuth, type AuthHarness } from './support/auth-app.js';
+import { actionOf, BrowserAgent, fieldOf } from './support/browser-agent.js';
 import {
   Fixtures,
   tokenRequest,
@@ -187,32 +188,8 @@ describe('passwordless one-time codes', () => {
       grantTypes: ['authorization_code', 'otp'],
       metadata: { urls: { callbacks: ['https://rp.example.test/cb'] } },
     });
-    const jar = new Map<string, string>();
-    const go = async (url: string, form?: Record<string, string>) => {
-      let at = url;
-      let body = form;
-      for (;;) {
-        const res = await fetch(at, {
-          method: body ? 'POST' : 'GET',
-          redirect: 'manual',
-          headers: {
-            accept: 'text/html',
-            ...(jar.size ? { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') } : {}),
-            ...(body ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
-          },
-          body: body ? new URLSearchParams(body).toString() : undefined,
-        });
-        for (const c of res.headers.getSetCookie()) {
-          const [k, ...v] = c.split(';')[0].split('=');
-          if (v.join('=')) jar.set(k, v.join('='));
-        }
-        body = undefined;
-        const next = res.headers.get('location');
-        if (res.status < 300 || res.status >= 400 || !next) return { res, html: await res.text() };
-        at = new URL(next, at).toString();
-        if (!at.startsWith(h.url)) return { res, html: '', at };
-      }
-    };
+    const browser = new BrowserAgent(h.url);
+    const go = (url: string, form?: Record<string, string>) => browser.follow(url, form);
     const url = new URL(`${h.url}/authorize`);
     for (const [k, v] of Object.entries({
       client_id: browserClient.id,
@@ -272,39 +249,16 @@ describe('passwordless one-time codes', () => {
       .replace(/=3D/g, '=');
     const url = /(http:\/\/127\.0\.0\.1:\d+\/passwordless\/verify\?token=[\w-]+)/.exec(body)![1];
 
-    const jar = new Map<string, string>();
-    let at = url;
-    let form: Record<string, string> | undefined;
-    let landed = '';
-    for (let i = 0; i < 12 && !landed; i++) {
-      const res = await fetch(at, {
-        method: form ? 'POST' : 'GET',
-        redirect: 'manual',
-        headers: {
-          accept: 'text/html',
-          ...(jar.size ? { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') } : {}),
-          ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
-        },
-        body: form ? new URLSearchParams(form).toString() : undefined,
-      });
-      form = undefined;
-      for (const c of res.headers.getSetCookie()) {
-        const [k, ...v] = c.split(';')[0].split('=');
-        if (v.join('=')) jar.set(k, v.join('='));
-        else jar.delete(k);
-      }
-      const next = res.headers.get('location');
-      if (next) {
-        at = new URL(next, at).toString();
-        if (at.startsWith(CB)) landed = at;
-        continue;
-      }
-      const html = await res.text();
-      expect(html).not.toContain('name="password"'); // no login form: the link signed the user in
-      expect(html).toContain('name="decision"');
-      at = new URL(/<form method="post" action="([^"]+)"/.exec(html)![1], h.url).toString();
-      form = { csrf: /name="csrf" value="([^"]+)"/.exec(html)![1], decision: 'allow' };
-    }
+    const browser2 = new BrowserAgent(h.url);
+    const consent = await browser2.follow(url);
+    expect(consent.html).not.toContain('name="password"'); // no login form: the link signed the user in
+    expect(consent.html).toContain('name="decision"');
+    const done = await browser2.follow(actionOf(consent.html, h.url), {
+      csrf: fieldOf(consent.html, 'csrf'),
+      decision: 'allow',
+    });
+    const landed = done.url;
+    expect(landed.startsWith(CB)).toBe(true);
     const back = new URL(landed);
     expect(back.searchParams.get('state')).toBe('s1');
     const tokens = await tokenRequest(

@@ -3,6 +3,7 @@ import * as oidc from 'openid-client';
 import { SMTPServer } from 'smtp-server';
 import { eventually } from '@gatehouse/testing';
 import { startAuth, type AuthHarness } from './support/auth-app.js';
+import { BrowserAgent } from './support/browser-agent.js';
 import { Fixtures, type TestClient } from './support/fixtures.js';
 
 /** Sign-up: POST /signup, the e-mail verification link, and the sign-up page of /authorize (issue 14). */
@@ -114,33 +115,8 @@ describe('sign-up', () => {
   });
 
   it('the sign-up page of /authorize creates the account and signs it in', async () => {
-    const jar = new Map<string, string>();
-    const go = async (url: string, form?: Record<string, string>) => {
-      let res: Response;
-      let at = url;
-      let body = form;
-      for (;;) {
-        res = await fetch(at, {
-          method: body ? 'POST' : 'GET',
-          redirect: 'manual',
-          headers: {
-            accept: 'text/html',
-            ...(jar.size ? { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') } : {}),
-            ...(body ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
-          },
-          body: body ? new URLSearchParams(body).toString() : undefined,
-        });
-        for (const c of res.headers.getSetCookie()) {
-          const [k, ...v] = c.split(';')[0].split('=');
-          if (v.join('=')) jar.set(k, v.join('='));
-        }
-        body = undefined;
-        if (res.status < 300 || res.status >= 400) break;
-        at = new URL(res.headers.get('location')!, at).toString();
-        if (!at.startsWith(h.url)) break;
-      }
-      return { res, at, html: res.status < 300 || res.status >= 400 ? await res.text() : '' };
-    };
+    const browser = new BrowserAgent(h.url);
+    const go = (url: string, form?: Record<string, string>) => browser.follow(url, form);
     const verifier = oidc.randomPKCECodeVerifier();
     const url = new URL(`${h.url}/authorize`);
     for (const [k, v] of Object.entries({

@@ -139,15 +139,16 @@ describe('/tokeninfo: active tokens', () => {
 
 describe('/tokeninfo: inactive tokens', () => {
   it('expired (JWT and opaque)', async () => {
-    const jwtApi = await fx.resource({ lifetime: 1 });
-    const opaqueApi = await fx.resource({ lifetime: 1, alg: 'opaque' });
+    // 3 s tokens, each checked right after it is issued: a loaded machine must not expire one before its check
+    const jwtApi = await fx.resource({ lifetime: 3 });
+    const opaqueApi = await fx.resource({ lifetime: 3, alg: 'opaque' });
     await fx.grant(client, jwtApi);
     await fx.grant(client, opaqueApi);
     const jwt = await ccToken(jwtApi);
-    const opaque = await ccToken(opaqueApi);
     expect((await tokenInfo(h.url, jwt, { basic })).body.active).toBe(true);
+    const opaque = await ccToken(opaqueApi);
     expect((await tokenInfo(h.url, opaque, { basic })).body.active).toBe(true);
-    await new Promise((r) => setTimeout(r, 2200));
+    await new Promise((r) => setTimeout(r, 4200));
     expect((await tokenInfo(h.url, jwt, { basic })).body).toEqual({ active: false });
     expect((await tokenInfo(h.url, opaque, { basic })).body).toEqual({ active: false });
   });

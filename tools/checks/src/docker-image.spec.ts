@@ -22,12 +22,11 @@ const run = (args: string[], timeout = 60_000) =>
     stdio: ['ignore', 'pipe', 'pipe'],
   }).trim();
 
-describe('docker image', () => {
-  if (!available && !required) {
-    it.skip('builds and starts each service (no Docker engine answers `docker info` here)', () => undefined);
-    return;
-  }
+if (!available && !required) {
+  process.stderr.write('docker image test: no Docker engine answers `docker info` here; it does not run\n');
+}
 
+(available || required ? describe : describe.skip)('docker image', () => {
   const tag = `gatehouse-test:${randomBytes(4).toString('hex')}`;
   const database = `gh_image_${randomBytes(4).toString('hex')}`;
   const containers: string[] = [];

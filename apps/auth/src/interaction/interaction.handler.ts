@@ -96,10 +96,7 @@ export class InteractionHandler {
     }
     const locale = this.localeOf(req, details.params);
     const csrf = randomBytes(24).toString('base64url');
-    res.setHeader(
-      'Set-Cookie',
-      `${CSRF_COOKIE}=${csrf}; Path=${INTERACTION_PATH}/${uid}; HttpOnly; SameSite=Strict; Max-Age=3600`,
-    );
+    this.setCsrf(res, uid, csrf);
     if (details.prompt.name === 'login') {
       // a passwordless link's ticket (cookie) signs its user in at its client, once
       const linked = await this.deps.passwordless.linkLogin(
@@ -112,20 +109,44 @@ export class InteractionHandler {
           'Set-Cookie',
           `${LINK_LOGIN_COOKIE}=; Path=/interaction; HttpOnly; SameSite=Lax; Max-Age=0`,
         );
-        await this.deps
-          .provider()
-          .interactionFinished(
-            req,
-            res,
-            { login: { accountId: user.id, remember: true } },
-            { mergeWithLastSubmission: false },
-          );
+        await this.finishLogin(req, res, user.id);
         return;
       }
       return this.loginForm(req, res, details, locale, csrf);
     }
     if (details.prompt.name === 'consent') return this.consentForm(res, details, locale, csrf);
     return this.error(res, locale, 400, 'This request cannot continue here.');
+  }
+
+  /** The interaction `uid` waiting for a login, or an error page (undefined). */
+  private async loginStep(req: IncomingMessage, res: ServerResponse, uid: string) {
+    const details = await this.details(req, res);
+    if (!details || details.uid !== uid || details.prompt.name !== 'login') {
+      const fallback = pickLocale(undefined, req.headers['accept-language']);
+      this.error(res, fallback, 400, 'This sign-in request has expired or is not known.');
+      return undefined;
+    }
+    return { details, locale: this.localeOf(req, details.params) };
+  }
+
+  /** The CSRF cookie of an interaction's forms (double submit: the forms carry the same value). */
+  private setCsrf(res: ServerResponse, uid: string, csrf: string): void {
+    res.setHeader(
+      'Set-Cookie',
+      `${CSRF_COOKIE}=${csrf}; Path=${INTERACTION_PATH}/${uid}; HttpOnly; SameSite=Strict; Max-Age=3600`,
+    );
+  }
+
+  /** Ends the login prompt for `accountId` (the provider redirects back to the authorization request). */
+  private async finishLogin(req: IncomingMessage, res: ServerResponse, accountId: string): Promise<void> {
+    await this.deps
+      .provider()
+      .interactionFinished(
+        req,
+        res,
+        { login: { accountId, remember: true } },
+        { mergeWithLastSubmission: false },
+      );
   }
 
   private async clientName(clientId: unknown): Promise<string> {
@@ -139,19 +160,13 @@ export class InteractionHandler {
   }
 
   private async otpForm(req: IncomingMessage, res: ServerResponse, uid: string): Promise<void> {
-    const details = await this.details(req, res);
-    const fallback = pickLocale(undefined, req.headers['accept-language']);
-    if (!details || details.uid !== uid || details.prompt.name !== 'login') {
-      return this.error(res, fallback, 400, 'This sign-in request has expired or is not known.');
-    }
-    const locale = this.localeOf(req, details.params);
+    const step = await this.loginStep(req, res, uid);
+    if (!step) return;
+    const { details, locale } = step;
     if (!(await this.otpHref(details)))
       return this.error(res, locale, 403, 'This application does not allow codes.');
     const csrf = cookieValue(req, CSRF_COOKIE) ?? randomBytes(24).toString('base64url');
-    res.setHeader(
-      'Set-Cookie',
-      `${CSRF_COOKIE}=${csrf}; Path=${INTERACTION_PATH}/${uid}; HttpOnly; SameSite=Strict; Max-Age=3600`,
-    );
+    this.setCsrf(res, uid, csrf);
     this.renderOtp(res, details, locale, csrf);
   }
 
@@ -219,14 +234,7 @@ export class InteractionHandler {
       (await this.deps.codes.check(user.id, client.id, code.trim())) === 'ok';
     if (!ok || !user)
       return this.renderOtp(res, details, locale, csrf, { status: 401, username, error: 'wrong' });
-    await this.deps
-      .provider()
-      .interactionFinished(
-        req,
-        res,
-        { login: { accountId: user.id, remember: true } },
-        { mergeWithLastSubmission: false },
-      );
+    await this.finishLogin(req, res, user.id);
   }
 
   private async signupHref(details: Awaited<ReturnType<Provider['interactionDetails']>>) {
@@ -367,14 +375,7 @@ export class InteractionHandler {
         client.tenantId,
         this.sourceOf(req),
       );
-      await this.deps
-        .provider()
-        .interactionFinished(
-          req,
-          res,
-          { login: { accountId: user.id, remember: true } },
-          { mergeWithLastSubmission: false },
-        );
+      await this.finishLogin(req, res, user.id);
     } catch (err) {
       if (!(err instanceof LoginError)) throw err;
       await this.loginForm(req, res, details, locale, csrf, {
@@ -386,20 +387,14 @@ export class InteractionHandler {
   }
 
   private async signupForm(req: IncomingMessage, res: ServerResponse, uid: string): Promise<void> {
-    const details = await this.details(req, res);
-    const fallback = pickLocale(undefined, req.headers['accept-language']);
-    if (!details || details.uid !== uid || details.prompt.name !== 'login') {
-      return this.error(res, fallback, 400, 'This sign-in request has expired or is not known.');
-    }
+    const step = await this.loginStep(req, res, uid);
+    if (!step) return;
+    const { details, locale } = step;
     const client = await this.deps.data.findClient(String(details.params.client_id));
-    const locale = this.localeOf(req, details.params);
     if (!client || !allowsSignup(client))
       return this.error(res, locale, 403, 'This application does not allow sign-up.');
     const csrf = cookieValue(req, CSRF_COOKIE) ?? randomBytes(24).toString('base64url');
-    res.setHeader(
-      'Set-Cookie',
-      `${CSRF_COOKIE}=${csrf}; Path=${INTERACTION_PATH}/${uid}; HttpOnly; SameSite=Strict; Max-Age=3600`,
-    );
+    this.setCsrf(res, uid, csrf);
     this.renderSignup(res, details, locale, csrf);
   }
 
@@ -442,14 +437,7 @@ export class InteractionHandler {
     const values = { email: one(params, 'email'), phone: one(params, 'phone'), name: one(params, 'name') };
     try {
       const user = await this.deps.signup.create(client, { ...values, password: one(params, 'password') });
-      await this.deps
-        .provider()
-        .interactionFinished(
-          req,
-          res,
-          { login: { accountId: user.id, remember: true } },
-          { mergeWithLastSubmission: false },
-        );
+      await this.finishLogin(req, res, user.id);
     } catch (err) {
       if (!(err instanceof SignupError)) throw err;
       this.renderSignup(res, details, locale, csrf, { status: err.status, error: err.message, values });
