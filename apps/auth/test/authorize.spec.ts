@@ -356,4 +356,44 @@ describe('authorization code + PKCE with the login and consent pages', () => {
       ].sort(),
     );
   });
+
+  it("RBAC: a code-flow token for an rbac_enabled API carries only the user's effective scopes, rechecked at /tokeninfo", async () => {
+    const rbacApi = await fx.resource({ scopes: ['vault:open', 'vault:seal'] });
+    await fx.ds.exec(`UPDATE resources SET rbac_enabled = true WHERE id = $1`, [rbacApi.id]);
+    await fx.grant(client, rbacApi);
+    // the user holds vault:open only (the client may ask for both)
+    await fx.ds.exec(
+      `INSERT INTO user_permissions (instance_id, user_id, resource_id, scope_id)
+       SELECT instance_id, $1, id, $3 FROM resources WHERE id = $2`,
+      [user.id, rbacApi.id, rbacApi.scopes['vault:open']],
+    );
+    const agent = new Agent(h.url);
+    const { url, verifier, state } = await authorizationUrl({
+      resource: rbacApi.identifier,
+      scope: 'openid vault:open vault:seal',
+    });
+    const consent = await signIn(agent, url);
+    const done = await agent.follow(new URL(actionOf(consent.html), h.url).toString(), {
+      csrf: csrfOf(consent.html),
+      decision: 'allow',
+    });
+    const tokens = await oidc.authorizationCodeGrant(config, new URL(done.url), {
+      pkceCodeVerifier: verifier,
+      expectedState: state,
+    });
+    const info = async () =>
+      (await (
+        await fetch(`${h.url}/tokeninfo`, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${tokens.access_token}`,
+            'content-type': 'application/x-www-form-urlencoded',
+          },
+          body: new URLSearchParams({ token: tokens.access_token }),
+        })
+      ).json()) as Record<string, unknown>;
+    expect(await info()).toMatchObject({ active: true, scope: 'vault:open' });
+    await fx.ds.exec(`DELETE FROM user_permissions WHERE user_id = $1`, [user.id]);
+    expect(await info()).toMatchObject({ active: true, scope: '' });
+  });
 });
