@@ -396,4 +396,58 @@ describe('authorization code + PKCE with the login and consent pages', () => {
     await fx.ds.exec(`DELETE FROM user_permissions WHERE user_id = $1`, [user.id]);
     expect(await info()).toMatchObject({ active: true, scope: '' });
   });
+
+  it('RFC 6749 errors of the code flow: a reused code, another redirect_uri or verifier, an unknown client, an unsupported response type', async () => {
+    const agent = new Agent(h.url);
+    const freshCode = async () => {
+      const { url, verifier } = await authorizationUrl({ resource: '', scope: 'openid' });
+      const consent = await signIn(agent, url);
+      const done = consent.html.includes('name="decision"')
+        ? await agent.follow(new URL(actionOf(consent.html), h.url).toString(), {
+            csrf: csrfOf(consent.html),
+            decision: 'allow',
+          })
+        : consent;
+      return { code: new URL(done.url).searchParams.get('code')!, verifier };
+    };
+    const exchange = (code: string, verifier: string, extra: Record<string, string> = {}) =>
+      fetch(`${h.url}/token`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          authorization: `Basic ${Buffer.from(`${client.id}:${client.secret}`).toString('base64')}`,
+        },
+        body: new URLSearchParams({
+          grant_type: 'authorization_code',
+          code,
+          redirect_uri: CALLBACK,
+          code_verifier: verifier,
+          ...extra,
+        }),
+      }).then(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, string> }));
+
+    const a = await freshCode();
+    expect((await exchange(a.code, a.verifier)).status).toBe(200);
+    expect((await exchange(a.code, a.verifier)).body.error).toBe('invalid_grant'); // used once
+    const b = await freshCode();
+    const other = await exchange(b.code, b.verifier, { redirect_uri: 'https://rp.example.test/other' });
+    expect([other.status, other.body.error]).toEqual([400, 'invalid_grant']);
+    const c = await freshCode();
+    const wrong = await exchange(c.code, oidc.randomPKCECodeVerifier());
+    expect([wrong.status, wrong.body.error]).toEqual([400, 'invalid_grant']);
+
+    const unknown = await agent.follow(
+      `${h.url}/authorize?client_id=${crypto.randomUUID()}&response_type=code&scope=openid`,
+    );
+    expect(unknown.res.status).toBe(400);
+    expect(unknown.res.headers.get('content-type')).toMatch(/text\/html/);
+
+    const token = new URL((await authorizationUrl()).url);
+    token.searchParams.set('response_type', 'token');
+    const unsupported = await agent.follow(token.toString());
+    // a token response type answers in the fragment
+    const answer = new URL(unsupported.url);
+    const error = answer.searchParams.get('error') ?? new URLSearchParams(answer.hash.slice(1)).get('error');
+    expect([unsupported.res.status, error]).toEqual([303, 'unsupported_response_type']);
+  });
 });
