@@ -43,6 +43,12 @@ export const authEnv = {
     min: 1,
     description: 'longest life of a grant (a user login and the refresh tokens that follow it), in seconds',
   }),
+  AUTH_DEVICE_CODE_TTL_SEC: env.int({
+    default: 600,
+    min: 1,
+    max: 86400,
+    description: 'how long a device code (RFC 8628) can be approved and polled, in seconds',
+  }),
   AUTH_PURGE_INTERVAL_SEC: env.int({
     default: 300,
     min: 1,

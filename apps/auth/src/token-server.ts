@@ -65,6 +65,7 @@ export interface TokenServerEnv {
   AUTH_ID_TOKEN_TTL_SEC: number;
   AUTH_REFRESH_TOKEN_TTL_SEC: number;
   AUTH_GRANT_TTL_SEC: number;
+  AUTH_DEVICE_CODE_TTL_SEC: number;
   AUTH_PURGE_INTERVAL_SEC: number;
   AUTH_KEY_REFRESH_SEC: number;
   AUTH_TRUST_PROXY: boolean;
@@ -250,6 +251,7 @@ export class TokenServer {
       idToken: env.AUTH_ID_TOKEN_TTL_SEC,
       refreshToken: env.AUTH_REFRESH_TOKEN_TTL_SEC,
       grant: env.AUTH_GRANT_TTL_SEC,
+      deviceCode: env.AUTH_DEVICE_CODE_TTL_SEC,
     };
     const provider = createProvider({
       issuer: this.issuer,

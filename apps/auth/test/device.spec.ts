@@ -1,3 +1,4 @@
+import { eventually } from '@gatehouse/testing';
 import { startAuth, type AuthHarness } from './support/auth-app.js';
 import { BrowserAgent } from './support/browser-agent.js';
 import { Fixtures, type TestClient, type TestResource, type TestUser } from './support/fixtures.js';
@@ -155,4 +156,33 @@ describe('device flow', () => {
     expect(res.status).toBe(400);
     expect(res.body.error).toEqual(expect.any(String));
   });
+
+  it('an unapproved device code expires: expired_token', async () => {
+    const short = await startAuth({ AUTH_DEVICE_CODE_TTL_SEC: '1' });
+    try {
+      const dev = await new Fixtures(short).client({ grantTypes: ['device_code'] });
+      const basic = `Basic ${Buffer.from(`${dev.id}:${dev.secret}`).toString('base64')}`;
+      const call = async (p: string, body: Record<string, string>) => {
+        const r = await fetch(`${short.url}${p}`, {
+          method: 'POST',
+          headers: { authorization: basic, 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams(body),
+        });
+        return (await r.json()) as Record<string, string>;
+      };
+      const started = await call('/device/code', { scope: 'openid' });
+      expect(started.expires_in).toBe(1);
+      let polls = 0;
+      await eventually(
+        async () => {
+          short.tokenServer.pollClock = () => Date.now() + ++polls * 10_000; // never too soon
+          const r = await call('/token', { grant_type: 'device_code', device_code: started.device_code });
+          return r.error === 'expired_token';
+        },
+        { timeoutMs: 5_000, intervalMs: 250, what: 'expired_token' },
+      );
+    } finally {
+      await short.close();
+    }
+  }, 30_000);
 });

@@ -81,6 +81,8 @@ export interface TokenLifetimes {
   idToken: number;
   refreshToken: number;
   grant: number;
+  /** Device codes (RFC 8628 expires_in), seconds. */
+  deviceCode: number;
 }
 
 export interface ProviderDeps {
@@ -388,7 +390,7 @@ export function createProvider(deps: ProviderDeps): Provider {
         (client as unknown as GatehouseClient | undefined)?.refresh_token_ttl ?? lifetimes.refreshToken,
       Grant: lifetimes.grant,
       AuthorizationCode: 60,
-      DeviceCode: 600,
+      DeviceCode: lifetimes.deviceCode,
       Interaction: 3600,
       Session: lifetimes.grant,
       BackchannelAuthenticationRequest: 600,
