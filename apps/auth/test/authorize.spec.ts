@@ -450,4 +450,25 @@ describe('authorization code + PKCE with the login and consent pages', () => {
     const error = answer.searchParams.get('error') ?? new URLSearchParams(answer.hash.slice(1)).get('error');
     expect([unsupported.res.status, error]).toEqual([303, 'unsupported_response_type']);
   });
+
+  it('prompt=login and max_age=0 ask for the password again though a session exists', async () => {
+    const agent = new Agent(h.url);
+    const consent = await signIn(agent, (await authorizationUrl({ resource: '', scope: 'openid' })).url);
+    await agent.follow(new URL(actionOf(consent.html), h.url).toString(), {
+      csrf: csrfOf(consent.html),
+      decision: 'allow',
+    });
+    // with the session: no login page
+    const silent = await agent.follow(
+      (await authorizationUrl({ resource: '', scope: 'openid', prompt: '' })).url,
+    );
+    expect(silent.html).not.toContain('name="password"');
+    const asks: Record<string, string>[] = [{ prompt: 'login' }, { prompt: '', max_age: '0' }];
+    for (const extra of asks) {
+      const again = await agent.follow(
+        (await authorizationUrl({ resource: '', scope: 'openid', ...extra })).url,
+      );
+      expect(again.html).toContain('name="password"');
+    }
+  });
 });
