@@ -135,6 +135,9 @@ describe('CSV export and import over HTTP', () => {
       ['code,parent,name\nA,,a\n', [/line 1/, /unknown column 'parent'/]],
       ['code,parent_code,name,name@fr_FR\nA,,a,b\n', [/line 1/, /name@fr_FR/]],
       ['code,parent_code,name\nA,,"unterminated\n', [/malformed CSV/]],
+      // Found by tools/reliability/fuzz.mjs: csv-parse's INVALID_OPENING_QUOTE (no CSV_ prefix) was a 500.
+      ['{"x":"\uFFFD"}\n', [/malformed CSV/, /Invalid Opening Quote/]],
+      ['code,parent_code,name\nA,,a"b"\n', [/malformed CSV/]],
       ['', [/missing header/]],
     ];
     for (const [csv, patterns] of cases) {

@@ -1,7 +1,7 @@
 import { Db, type Sql } from '@gatehouse/db';
 import { Readable, Transform } from 'node:stream';
 import { Inject, Injectable } from '@nestjs/common';
-import { parse } from 'csv-parse';
+import { CsvError, parse } from 'csv-parse';
 import { DomainError, ErrorCode, invalidRequest, type ErrorDetail } from '@gatehouse/errors';
 import { SERVICE_ENV } from '@gatehouse/service';
 import type { Actor } from '../common/actor.js';
@@ -357,7 +357,8 @@ export class CsvService {
           `CSV import refused: a line near line ${e.lines ?? 0} is longer than ${this.limits.maxRecordBytes} bytes; nothing was written`,
         );
       }
-      if (typeof e.code === 'string' && e.code.startsWith('CSV_')) {
+      // Every parser error is the upload's fault (csv-parse names most codes CSV_*, but not INVALID_OPENING_QUOTE).
+      if (err instanceof CsvError || (typeof e.code === 'string' && e.code.startsWith('CSV_'))) {
         throw failure([{ line: e.lines ?? 0, message: `malformed CSV: ${e.message ?? e.code}` }]);
       }
       throw err;
