@@ -18,6 +18,8 @@ const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
 
 /**
  * One raw HTTP request (node:http: any method, any bytes, any or no content type).
+ * @param {string} url
+ * @param {{ method?: string; headers?: Record<string, string>; body?: string | Buffer; timeoutMs?: number }} [o]
  * @returns {Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer; ms: number }>}
  */
 export function send(url, { method = 'GET', headers = {}, body, timeoutMs = 15_000 } = {}) {
@@ -27,7 +29,8 @@ export function send(url, { method = 'GET', headers = {}, body, timeoutMs = 15_0
   const framed = { ...headers };
   if (body !== undefined) framed['content-length'] = String(Buffer.byteLength(body));
   for (const [k, v] of Object.entries(framed)) {
-    if (typeof v === 'string' && /[^\t\x20-\x7e\x80-\xff]/.test(v)) framed[k] = encodeURIComponent(v);
+    if (typeof v === 'string' && /[^\t\x20-\x7e\x80-\xff]/.test(v))
+      framed[k] = Buffer.from(v).toString('base64url');
   }
   return new Promise((resolve, reject) => {
     const req = http.request(url, { method, headers: framed, agent, timeout: timeoutMs }, (res) => {
@@ -104,7 +107,16 @@ const HOSTILE_Q = [
   'limit = 1 --',
 ];
 
-const HOSTILE_SORT = ['name:up', 'nosuch:asc', ':asc', 'name:asc,', ',,,', 'name;drop', 'x'.repeat(1000), 'id:desc:asc'];
+const HOSTILE_SORT = [
+  'name:up',
+  'nosuch:asc',
+  ':asc',
+  'name:asc,',
+  ',,,',
+  'name;drop',
+  'x'.repeat(1000),
+  'id:desc:asc',
+];
 const HOSTILE_PAGING = ['-1', '1e9', 'abc', '1.5', '', '99999999999999999999', '0x10', ' 1'];
 const HOSTILE_IDS = [
   'x',
@@ -121,13 +133,25 @@ const HOSTILE_IDS = [
   encodeURIComponent('\u0000'),
 ];
 
-const WRONG_CONTENT_TYPES = ['text/plain', 'application/xml', 'multipart/form-data; boundary=x', undefined, 'application/json; charset=latin1', 'application/x-www-form-urlencoded'];
+const WRONG_CONTENT_TYPES = [
+  'text/plain',
+  'application/xml',
+  'multipart/form-data; boundary=x',
+  undefined,
+  'application/json; charset=latin1',
+  'application/x-www-form-urlencoded',
+];
 
 /** A JWT of our shape, signed with a key that is not ours (HS256 with a guessable secret) or not at all. */
 function forgedJwt(kind, claims) {
   const b64 = (o) => Buffer.from(JSON.stringify(o)).toString('base64url');
   const now = Math.floor(Date.now() / 1000);
-  const payload = b64({ iat: now, exp: now + 3600, scope: 'clients:read clients:write trees:read trees:write', ...claims });
+  const payload = b64({
+    iat: now,
+    exp: now + 3600,
+    scope: 'clients:read clients:write trees:read trees:write',
+    ...claims,
+  });
   if (kind === 'none') return `${b64({ alg: 'none', typ: 'at+jwt' })}.${payload}.`;
   const header = b64({ alg: 'HS256', typ: 'at+jwt', kid: 'x' });
   const sig = createHmac('sha256', 'secret').update(`${header}.${payload}`).digest('base64url');
@@ -158,7 +182,11 @@ function planArbitrary(opCount) {
     kind: fc.constantFrom(...KINDS),
     pick: fc.nat({ max: 1_000_000 }),
     pick2: fc.nat({ max: 1_000_000 }),
-    text: fc.oneof(fc.constantFrom(...HOSTILE_STRINGS), fc.string({ maxLength: 40 }), fc.string({ unit: 'grapheme', maxLength: 20 })),
+    text: fc.oneof(
+      fc.constantFrom(...HOSTILE_STRINGS),
+      fc.string({ maxLength: 40 }),
+      fc.string({ unit: 'grapheme', maxLength: 20 }),
+    ),
     value: fc.oneof(
       fc.integer(),
       fc.double(),
@@ -185,20 +213,25 @@ function typeOf(v) {
  * @returns {{ method: string; url: string; headers: Record<string, string>; body?: Buffer | string; expectExtra: number[]; note: string }}
  */
 function buildRequest(op, plan, ctx) {
+  /** @type {Record<string, string>} */
   const headers = {};
   const expectExtra = [];
   let note = plan.kind;
   let method = op.method.toUpperCase();
 
   // Path
-  let pathParams = Object.fromEntries(op.pathParams.map((p) => [p, ctx.ids[p] ?? '00000000-0000-4000-8000-000000000000']));
+  let pathParams = Object.fromEntries(
+    op.pathParams.map((p) => [p, ctx.ids[p] ?? '00000000-0000-4000-8000-000000000000']),
+  );
   if (plan.kind === 'badId' && op.pathParams.length) {
     const p = op.pathParams[plan.pick % op.pathParams.length];
     pathParams = { ...pathParams, [p]: HOSTILE_IDS[plan.pick2 % HOSTILE_IDS.length] };
     note += ` ${p}`;
   }
   let path = op.path.replace(/\{([^}]+)\}/g, (_, name) =>
-    plan.kind === 'badId' && HOSTILE_IDS.includes(pathParams[name]) ? pathParams[name] : encodeURIComponent(pathParams[name]),
+    plan.kind === 'badId' && HOSTILE_IDS.includes(pathParams[name])
+      ? pathParams[name]
+      : encodeURIComponent(pathParams[name]),
   );
 
   // Query
@@ -208,7 +241,8 @@ function buildRequest(op, plan, ctx) {
     const name = names[plan.pick % names.length];
     let value;
     if (name === 'q') value = plan.pick2 % 2 ? HOSTILE_Q[plan.pick2 % HOSTILE_Q.length] : plan.text;
-    else if (name === 'sort') value = plan.pick2 % 2 ? HOSTILE_SORT[plan.pick2 % HOSTILE_SORT.length] : plan.text;
+    else if (name === 'sort')
+      value = plan.pick2 % 2 ? HOSTILE_SORT[plan.pick2 % HOSTILE_SORT.length] : plan.text;
     else if (['offset', 'limit'].includes(name)) value = HOSTILE_PAGING[plan.pick2 % HOSTILE_PAGING.length];
     else value = plan.text;
     query.set(name, value);
@@ -226,8 +260,10 @@ function buildRequest(op, plan, ctx) {
       () => (headers.authorization = 'Bearer'),
       () => (headers.authorization = `Bearer ${plan.text}`),
       () => (headers.authorization = `Basic ${Buffer.from('a:b').toString('base64')}`),
-      () => (headers.authorization = `Bearer ${forgedJwt('none', { iss: ctx.issuer, aud: ctx.audience, client_id: ctx.clientId, sub: ctx.clientId })}`),
-      () => (headers.authorization = `Bearer ${forgedJwt('hs256', { iss: ctx.issuer, aud: ctx.audience, client_id: ctx.clientId, sub: ctx.clientId })}`),
+      () =>
+        (headers.authorization = `Bearer ${forgedJwt('none', { iss: ctx.issuer, aud: ctx.audience, client_id: ctx.clientId, sub: ctx.clientId })}`),
+      () =>
+        (headers.authorization = `Bearer ${forgedJwt('hs256', { iss: ctx.issuer, aud: ctx.audience, client_id: ctx.clientId, sub: ctx.clientId })}`),
       () => (headers.authorization = `Bearer ${ctx.wrongAudienceToken}`),
       () => (headers.authorization = `Bearer ${ctx.weakToken}`),
       () => (headers.authorization = `Bearer ${ctx.token.slice(0, -2)}xx`),
@@ -247,7 +283,9 @@ function buildRequest(op, plan, ctx) {
   // Body
   let body;
   if (op.body) {
-    const contentType = op.body.contentTypes.includes('application/json') ? 'application/json' : op.body.contentTypes[0];
+    const contentType = op.body.contentTypes.includes('application/json')
+      ? 'application/json'
+      : op.body.contentTypes[0];
     headers['content-type'] = contentType;
     let value = sampleValue(op.body.schema, '', ctx.bodyIds);
     const names = props(op.body.schema);
@@ -282,7 +320,12 @@ function buildRequest(op, plan, ctx) {
         break;
       case 'huge':
         if (field && value && typeof value === 'object') {
-          value[field] = plan.pick % 3 === 0 ? 'x'.repeat(2_000_000) : plan.pick % 3 === 1 ? 'y'.repeat(100_000) : Array.from({ length: 50_000 }, (_, i) => i);
+          value[field] =
+            plan.pick % 3 === 0
+              ? 'x'.repeat(2_000_000)
+              : plan.pick % 3 === 1
+                ? 'y'.repeat(100_000)
+                : Array.from({ length: 50_000 }, (_, i) => i);
           expectExtra.push(413);
         }
         break;
@@ -291,20 +334,40 @@ function buildRequest(op, plan, ctx) {
     }
     if (contentType === 'application/x-www-form-urlencoded') {
       const form = new URLSearchParams();
-      if (value && typeof value === 'object') for (const [k, v] of Object.entries(value)) form.set(k, typeof v === 'string' ? v : JSON.stringify(v));
+      if (value && typeof value === 'object')
+        for (const [k, v] of Object.entries(value))
+          form.set(k, typeof v === 'string' ? v : JSON.stringify(v));
       body = form.toString();
     } else if (contentType === 'text/csv') {
-      body = plan.kind === 'valid' ? 'code,parent_code,name\nfuzz1,,Fuzz\n' : `${plan.text},\u0000\n"unterminated`;
+      body =
+        plan.kind === 'valid' ? 'code,parent_code,name\nfuzz1,,Fuzz\n' : `${plan.text},\u0000\n"unterminated`;
     } else {
       body = JSON.stringify(value);
     }
     if (plan.kind === 'deep') {
       const depth = 2000 + (plan.pick % 20_000);
-      body = plan.pick % 2 ? '['.repeat(depth) + ']'.repeat(depth) : '{"a":'.repeat(depth) + '1' + '}'.repeat(depth);
+      body =
+        plan.pick % 2
+          ? '['.repeat(depth) + ']'.repeat(depth)
+          : '{"a":'.repeat(depth) + '1' + '}'.repeat(depth);
     } else if (plan.kind === 'badUtf8') {
-      body = Buffer.concat([Buffer.from('{"x":"'), Buffer.from([0xff, 0xfe, 0xc0, 0xaf, 0xed, 0xa0, 0x80]), Buffer.from('"}')]);
+      body = Buffer.concat([
+        Buffer.from('{"x":"'),
+        Buffer.from([0xff, 0xfe, 0xc0, 0xaf, 0xed, 0xa0, 0x80]),
+        Buffer.from('"}'),
+      ]);
     } else if (plan.kind === 'badJson') {
-      const broken = ['{"a":', '{', '[1,2', '{"a":1,}', "{'a':1}", 'nul', '{"a":NaN}', '\uFEFF{}', '{"__proto__":{"admin":true}}'];
+      const broken = [
+        '{"a":',
+        '{',
+        '[1,2',
+        '{"a":1,}',
+        "{'a':1}",
+        'nul',
+        '{"a":NaN}',
+        '\uFEFF{}',
+        '{"__proto__":{"admin":true}}',
+      ];
       body = broken[plan.pick % broken.length];
     } else if (plan.kind === 'contentType') {
       const ct = WRONG_CONTENT_TYPES[plan.pick % WRONG_CONTENT_TYPES.length];
@@ -326,7 +389,10 @@ export function judge(op, req, res) {
   if (res.status >= 500) problems.push(`status ${res.status}`);
   const documented = op.statuses.has(res.status) || req.expectExtra.includes(res.status);
   if (!documented && res.status < 500) problems.push(`undocumented status ${res.status}`);
-  if (res.status >= 400 && req.method !== 'HEAD') {
+  const isHtml = String(res.headers['content-type'] ?? '').startsWith('text/html');
+  if (res.status >= 400 && isHtml && !op.htmlStatuses.has(res.status)) {
+    problems.push(`an HTML error page where the operation documents none for ${res.status}`);
+  } else if (res.status >= 400 && req.method !== 'HEAD' && !isHtml) {
     let json;
     try {
       json = JSON.parse(res.body.toString('utf8'));
@@ -359,14 +425,23 @@ async function seedRecords(stack, mgmt, treeToken) {
     resource_type: 'api',
     resource_metadata: { identifier_url: 'https://fuzz.example.test/api' },
   });
-  const scope = await api(id, mgmt, 'POST', `/api/v1/resources/${resource.id}/scopes`, { scope_name: 'fuzz:read' });
-  const user = await api(id, mgmt, 'POST', '/api/v1/users', { user_email: 'fuzz.user@example.test', user_name: 'fuzzuser', password: 'Fuzz-Password-1234!' });
+  const scope = await api(id, mgmt, 'POST', `/api/v1/resources/${resource.id}/scopes`, {
+    scope_name: 'fuzz:read',
+  });
+  const user = await api(id, mgmt, 'POST', '/api/v1/users', {
+    user_email: 'fuzz.user@example.test',
+    user_name: 'fuzzuser',
+    password: 'Fuzz-Password-1234!',
+  });
   const role = await api(id, mgmt, 'POST', '/api/v1/roles', { role_name: 'fuzz role' });
   const group = await api(id, mgmt, 'POST', '/api/v1/groups', { group_name: 'fuzz group' });
   const tr = stack.treeUrl;
   await api(tr, treeToken, 'POST', '/api/v1/trees', { code: 'fuzz', name: 'Fuzz' });
   const version = 'v1';
-  const node = await api(tr, treeToken, 'POST', `/api/v1/trees/fuzz/versions/${version}/nodes`, { code: 'n1', name: 'N1' });
+  const node = await api(tr, treeToken, 'POST', `/api/v1/trees/fuzz/versions/${version}/nodes`, {
+    code: 'n1',
+    name: 'N1',
+  });
   return {
     client_id: client.id,
     resource_id: resource.id,
@@ -397,9 +472,12 @@ export async function fuzzStack(stack, o) {
   const results = [];
   try {
     for (const service of ['identity', 'tree', 'auth']) {
-      const base = service === 'identity' ? stack.identityUrl : service === 'tree' ? stack.treeUrl : stack.authUrl;
+      const base =
+        service === 'identity' ? stack.identityUrl : service === 'tree' ? stack.treeUrl : stack.authUrl;
       const doc = await loadDocument(base);
-      const ops = listOperations(service, doc).filter((op) => !['/livez', '/readyz', '/metrics'].includes(op.path));
+      const ops = listOperations(service, doc).filter(
+        (op) => !['/livez', '/readyz', '/metrics'].includes(op.path),
+      );
       const ctx = {
         base,
         ids,
@@ -411,7 +489,10 @@ export async function fuzzStack(stack, o) {
         weakToken: service === 'tree' ? weakTree : weakMgmt,
         wrongAudienceToken: service === 'tree' ? mgmt : treeToken,
       };
-      const plans = fc.sample(planArbitrary(ops.length), { seed: o.seed + (service === 'tree' ? 1 : service === 'auth' ? 2 : 0), numRuns: o.requests });
+      const plans = fc.sample(planArbitrary(ops.length), {
+        seed: o.seed + (service === 'tree' ? 1 : service === 'auth' ? 2 : 0),
+        numRuns: o.requests,
+      });
       const started = performance.now();
       const counts = { requests: 0, rejected: 0, accepted: 0, byStatus: {} };
       const failures = [];
@@ -423,7 +504,12 @@ export async function fuzzStack(stack, o) {
         try {
           res = await send(req.url, req);
         } catch (err) {
-          failures.push({ i, op: `${op.method.toUpperCase()} ${op.path}`, note: req.note, problems: [`no answer: ${err.message}`] });
+          failures.push({
+            i,
+            op: `${op.method.toUpperCase()} ${op.path}`,
+            note: req.note,
+            problems: [`no answer: ${err instanceof Error ? err.message : String(err)}`],
+          });
           continue;
         }
         counts.requests++;
@@ -485,10 +571,14 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   try {
     const results = await fuzzStack(stack, { requests, seed, log: (s) => console.log(s) });
     for (const r of results) {
-      console.log(`\n${r.service}: ${r.requests} requests over ${r.operations} operations, ${r.seconds.toFixed(1)} s; statuses ${JSON.stringify(r.byStatus)}`);
+      console.log(
+        `\n${r.service}: ${r.requests} requests over ${r.operations} operations, ${r.seconds.toFixed(1)} s; statuses ${JSON.stringify(r.byStatus)}`,
+      );
       for (const g of summarizeFailures(r.failures)) {
         failed = true;
-        console.log(`  x${g.count} ${g.key}\n     e.g. #${g.example.i} ${g.example.request} [${g.example.note}] -> ${g.example.status} ${g.example.body}`);
+        console.log(
+          `  x${g.count} ${g.key}\n     e.g. #${g.example.i} ${g.example.request} [${g.example.note}] -> ${g.example.status} ${g.example.body}`,
+        );
       }
     }
   } finally {

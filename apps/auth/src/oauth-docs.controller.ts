@@ -1,4 +1,4 @@
-import { Controller, Get, HttpCode, Post } from '@nestjs/common';
+import { applyDecorators, Controller, Get, HttpCode, Post } from '@nestjs/common';
 import { ApiBody, ApiConsumes, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { Public } from '@gatehouse/http';
 
@@ -16,6 +16,40 @@ const oauthError = {
 };
 
 const str = (description: string, example?: string) => ({ type: 'string', description, example });
+
+const OAUTH_ERROR_TEXT: Record<number, string> = {
+  400: 'OAuth error: invalid_request (a missing, repeated or malformed parameter, a body that is neither form nor JSON)',
+  401: 'invalid_client (client authentication failed) or invalid_token',
+  413: 'payload_too_large: the body is over the limit',
+  415: 'invalid_request: the body is neither application/x-www-form-urlencoded nor application/json',
+};
+
+/** OAuth endpoints' errors, in RFC 6749 form and the common form at once (`error` and `code`). */
+const OAuthErrors = (...statuses: number[]) =>
+  applyDecorators(
+    ...statuses.map((status) =>
+      ApiResponse({ status, description: OAUTH_ERROR_TEXT[status] ?? 'OAuth error', schema: oauthError }),
+    ),
+  );
+
+/** A browser endpoint: it answers an HTML page (errors too: 400 or 404 pages) or a redirect. */
+const html = (description: string) => ({
+  description,
+  content: { 'text/html': { schema: { type: 'string' } } },
+});
+const BrowserResponses = (...statuses: number[]) =>
+  applyDecorators(
+    ApiResponse({ status: 200, ...html('An HTML page (a form, a confirmation)') }),
+    ApiResponse({
+      status: 302,
+      description: 'A redirect (to the next step, or to the redirect_uri with the result)',
+    }),
+    ApiResponse({ status: 303, description: 'A redirect after a form was posted' }),
+    ...statuses.map((status) => ApiResponse({ status, ...html('An HTML error page (nothing is done)') })),
+  );
+
+const tokenRequest = (description: string, properties: Record<string, object>, required: string[] = []) =>
+  ApiBody({ description, schema: { type: 'object', required, properties } });
 
 /**
  * OpenAPI description of the token server's endpoints. The requests never reach these methods: the raw handlers
@@ -82,6 +116,7 @@ the server keys at /jwks) or opaque for any other value; tokens without an audie
     schema: oauthError,
   })
   @ApiResponse({ status: 401, description: 'invalid_client', schema: oauthError })
+  @OAuthErrors(413, 415)
   token(): never {
     throw new Error(NOT_HERE);
   }
@@ -135,6 +170,7 @@ blocked or given a new password: \`{"active": false}\`. \`fields\` picks attribu
     },
   })
   @ApiResponse({ status: 401, description: 'invalid_client / invalid_token', schema: oauthError })
+  @OAuthErrors(400, 413, 415)
   tokeninfo(): never {
     throw new Error(NOT_HERE);
   }
@@ -149,6 +185,16 @@ blocked or given a new password: \`{"active": false}\`. \`fields\` picks attribu
       '(NumericDate times). Another client\'s token is {"active": false} unless the caller is authorized on its audience.',
   })
   @ApiConsumes(...BOTH)
+  @tokenRequest(
+    'RFC 7662 request',
+    { token: str('the token'), token_type_hint: str('access_token | refresh_token') },
+    ['token'],
+  )
+  @ApiResponse({
+    status: 200,
+    description: 'RFC 7662 answer: `{"active": false}` or the token\'s attributes',
+  })
+  @OAuthErrors(400, 401, 413, 415)
   introspection(): never {
     throw new Error(NOT_HERE);
   }
@@ -161,6 +207,17 @@ blocked or given a new password: \`{"active": false}\`. \`fields\` picks attribu
       "Body `client_id`, `token` (+ secret). Revoking a refresh token revokes its grant and the grant's access tokens. 200 with an empty body, also for an unknown token.",
   })
   @ApiConsumes(...BOTH)
+  @tokenRequest(
+    'RFC 7009 request',
+    {
+      token: str('the refresh token'),
+      client_id: str('client id'),
+      client_secret: str('client secret (or Basic)'),
+    },
+    ['token'],
+  )
+  @ApiResponse({ status: 200, description: 'Empty body, also for an unknown token' })
+  @OAuthErrors(400, 401, 413, 415)
   revoke(): never {
     throw new Error(NOT_HERE);
   }
@@ -171,7 +228,19 @@ blocked or given a new password: \`{"active": false}\`. \`fields\` picks attribu
     description:
       'Bearer access token with `openid` and no audience (password grant without audience). Claims by scope: profile, email, address, phone. POST works too. `fields` (query or body) keeps only those claims.',
   })
+  @ApiResponse({ status: 200, description: "The claims of the token's scopes" })
+  @OAuthErrors(400, 401)
   userinfo(): never {
+    throw new Error(NOT_HERE);
+  }
+
+  @Post('userinfo')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'OpenID Connect userinfo (POST)', description: 'As GET /userinfo.' })
+  @ApiConsumes(...BOTH)
+  @ApiResponse({ status: 200, description: "The claims of the token's scopes" })
+  @OAuthErrors(400, 401, 413, 415)
+  userinfoPost(): never {
     throw new Error(NOT_HERE);
   }
 
@@ -184,6 +253,115 @@ blocked or given a new password: \`{"active": false}\`. \`fields\` picks attribu
   @Get('.well-known/openid-configuration')
   @ApiOperation({ summary: 'OpenID Connect discovery (also lists tokeninfo_endpoint)' })
   discovery(): never {
+    throw new Error(NOT_HERE);
+  }
+
+  @Get('.well-known/oauth-authorization-server')
+  @ApiOperation({ summary: 'RFC 8414 authorization server metadata (the same document as OpenID discovery)' })
+  oauthMetadata(): never {
+    throw new Error(NOT_HERE);
+  }
+
+  @Get('authorize')
+  @ApiOperation({
+    summary: 'Authorization endpoint (code + PKCE S256, implicit)',
+    description:
+      'Starts the browser flow: login, consent (skipped for first-party clients of resources that skip it), then a ' +
+      'redirect to the client with a code or tokens. An unknown client or redirect_uri is an HTML error page (never a ' +
+      'redirect); other errors go back to the redirect_uri as RFC 6749 errors. GET only: a POSTed request (OIDC Core ' +
+      'allows both) would need SameSite=None session cookies, which give up their CSRF protection; POST is 405.',
+  })
+  @BrowserResponses(400, 404)
+  authorize(): never {
+    throw new Error(NOT_HERE);
+  }
+
+  @Post('device/code')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Device authorization (RFC 8628)',
+    description:
+      '`client_id`, `scope`, `audience` -> device_code, user_code, verification_uri, verification_uri_complete, ' +
+      'expires_in (AUTH_DEVICE_CODE_TTL_SEC), interval. The user approves at GET /device.',
+  })
+  @ApiConsumes(...BOTH)
+  @tokenRequest(
+    'Device authorization request',
+    { client_id: str('client id'), scope: str('space-separated scopes'), audience: str('API identifier') },
+    ['client_id'],
+  )
+  @ApiResponse({ status: 200, description: 'Device code response' })
+  @OAuthErrors(400, 401, 413, 415)
+  deviceCode(): never {
+    throw new Error(NOT_HERE);
+  }
+
+  @Get('device')
+  @ApiOperation({ summary: 'Device verification page (field user_code)' })
+  @BrowserResponses(400)
+  device(): never {
+    throw new Error(NOT_HERE);
+  }
+
+  @Post('device')
+  @ApiOperation({ summary: 'Device verification page (form post)' })
+  @ApiConsumes('application/x-www-form-urlencoded')
+  @BrowserResponses(400, 413, 415)
+  devicePost(): never {
+    throw new Error(NOT_HERE);
+  }
+
+  @Post('passwordless/start')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Get a one-time code or link (document 2)',
+    description:
+      '`client_id`, `client_secret`, `username` (e-mail or E.164 phone), `options.send_type` `code` or `link` (e-mail ' +
+      'only), `redirect_url`, `response_type`, `scope` -> `{"channel", "expires_in"}`, whether or not the account ' +
+      'exists (no account oracle); then `grant_type=otp`. A failed delivery is 503.',
+  })
+  @ApiConsumes(...BOTH)
+  @ApiResponse({ status: 200, description: '{"channel": "email" | "sms", "expires_in"}' })
+  @OAuthErrors(400, 401, 413, 415)
+  @ApiResponse({ status: 503, description: 'The message could not be delivered', schema: oauthError })
+  passwordlessStart(): never {
+    throw new Error(NOT_HERE);
+  }
+
+  @Get('passwordless/verify')
+  @ApiOperation({
+    summary: 'A passwordless e-mail link: signs in and continues the kept authorization request',
+  })
+  @BrowserResponses(400)
+  passwordlessVerify(): never {
+    throw new Error(NOT_HERE);
+  }
+
+  @Post('signup')
+  @ApiOperation({
+    summary: 'Public sign-up',
+    description:
+      'For a client whose client_metadata.oauth.allow_signup is true: `client_id`, `email` or `phone`, `password` ' +
+      "(the instance's password_validators), optional profile -> 201 user (no secrets); an e-mail gets a verification link.",
+  })
+  @ApiConsumes(...BOTH)
+  @ApiResponse({ status: 201, description: 'The new user' })
+  @OAuthErrors(400, 401, 413, 415)
+  @ApiResponse({ status: 403, description: 'Sign-up is not allowed for this client', schema: oauthError })
+  @ApiResponse({ status: 409, description: 'The e-mail or phone is taken', schema: oauthError })
+  @ApiResponse({
+    status: 503,
+    description: 'The verification message could not be delivered',
+    schema: oauthError,
+  })
+  signup(): never {
+    throw new Error(NOT_HERE);
+  }
+
+  @Get('email-verification')
+  @ApiOperation({ summary: 'E-mail verification link of a sign-up' })
+  @BrowserResponses(400)
+  emailVerification(): never {
     throw new Error(NOT_HERE);
   }
 }

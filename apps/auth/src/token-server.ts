@@ -37,7 +37,9 @@ const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 
 /** Paths served by the token server's raw handlers (no Nest body parser may run in front of them), and methods. */
 export const TOKEN_SERVER_ROUTES: Readonly<Record<string, readonly string[]>> = {
-  [ROUTES.authorization]: ['GET', 'POST'],
+  // GET only: oidc-provider serves a POSTed authorization request only with SameSite=None session cookies
+  // (`enableHttpPostMethods`), which would give up the cookies' CSRF protection; POST is 405 with `Allow: GET`.
+  [ROUTES.authorization]: ['GET'],
   [ROUTES.device_authorization]: ['POST'],
   [PASSWORDLESS_START_PATH]: ['POST'],
   [SIGNUP_PATH]: ['POST'],

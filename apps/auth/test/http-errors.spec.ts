@@ -34,6 +34,32 @@ describe('auth: HTTP error shapes', () => {
     expect(live.headers.allow).toContain('GET');
   });
 
+  // Found by tools/reliability/fuzz.mjs: a POSTed /authorize was routed nowhere and answered 204 with no body, and a
+  // device form posted without its session was Koa's plain-text 500.
+  it('POST /authorize is 405 with Allow: GET (oidc-provider serves GET only; see the OpenAPI description)', async () => {
+    const res = await request(h.url).post('/authorize').type('form').send({ client_id: 'x' }).expect(405);
+    expect(res.body).toMatchObject({ code: 'method_not_allowed', error: 'method_not_allowed' });
+    expect(res.headers.allow).toBe('GET');
+  });
+
+  it('a device form posted without the session its page started is a 400, as a page or an error object', async () => {
+    const json = await request(h.url)
+      .post('/device')
+      .type('form')
+      .send({ user_code: 'ABCD-EFGH', xsrf: 'x' });
+    expect(json.status).toBe(400);
+    expect(json.body).toMatchObject({ error: 'invalid_request', code: 'invalid_request' });
+    expect(json.body.message).toMatch(/form has expired/);
+    const page = await request(h.url)
+      .post('/device')
+      .set('Accept', 'text/html')
+      .type('form')
+      .send({ user_code: 'ABCD-EFGH' });
+    expect(page.status).toBe(400);
+    expect(page.headers['content-type']).toMatch(/^text\/html/);
+    expect(page.text).toMatch(/form has expired/);
+  });
+
   it('413 payload_too_large for a body over 1 MiB, in the same error shape', async () => {
     const big = JSON.stringify({ token: 'x'.repeat(1024 * 1024 + 10) });
     const res = await request(h.url).post('/tokeninfo').set('Content-Type', 'application/json').send(big);

@@ -15,6 +15,7 @@ const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
  * @property {boolean} secured
  * @property {string[]} otherMethods  methods the path does not serve (for 405 probes)
  * @property {Record<string, any>} responseSchemas  per status, the JSON schema of the answer (resolved)
+ * @property {Set<number>} htmlStatuses  statuses documented as an HTML page (browser endpoints)
  */
 
 /** Fetches `${baseUrl}/docs/openapi.json` and lists its operations. */
@@ -73,6 +74,11 @@ export function listOperations(service, doc) {
         statuses: new Set(Object.keys(op.responses ?? {}).map(Number)),
         secured: Array.isArray(op.security) ? op.security.length > 0 : Array.isArray(doc.security),
         otherMethods: METHODS.filter((m) => !item[m]),
+        htmlStatuses: new Set(
+          Object.entries(op.responses ?? {})
+            .filter(([, r]) => r?.content?.['text/html'])
+            .map(([status]) => Number(status)),
+        ),
         responseSchemas: Object.fromEntries(
           Object.entries(op.responses ?? {}).map(([status, r]) => [
             status,
@@ -113,7 +119,8 @@ export function sampleValue(schema, name = '', ids = {}, depth = 0) {
     case 'boolean':
       return true;
     case 'string': {
-      if (schema.format === 'uuid' || /(^|_)id$/.test(name)) return ids[name] ?? '00000000-0000-4000-8000-000000000000';
+      if (schema.format === 'uuid' || /(^|_)id$/.test(name))
+        return ids[name] ?? '00000000-0000-4000-8000-000000000000';
       if (schema.format === 'date-time') return new Date(0).toISOString();
       if (schema.format === 'uri' || /url|uri/.test(name)) return 'https://example.test/cb';
       if (/email/.test(name)) return `fuzz-${Math.random().toString(36).slice(2, 10)}@example.test`;

@@ -9,11 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { freePort, processGroup, withDb } from '../../bench/lib/processes.mjs';
-import {
-  randomPassword,
-  startEmbeddedPostgres,
-  stopEmbeddedPostgres,
-} from '../../launcher/embedded-pg.mjs';
+import { randomPassword, startEmbeddedPostgres, stopEmbeddedPostgres } from '../../launcher/embedded-pg.mjs';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const MAINS = {
@@ -179,7 +175,7 @@ export async function startStack(o = {}) {
       },
       body,
     });
-    const json = await res.json();
+    const json = /** @type {{ access_token: string }} */ (await res.json());
     if (res.status !== 200) throw new Error(`token: ${res.status} ${JSON.stringify(json)}`);
     return json.access_token;
   };

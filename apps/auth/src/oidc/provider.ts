@@ -461,10 +461,37 @@ export function createProvider(deps: ProviderDeps): Provider {
     ['resource'],
   );
 
-  // Every error body gets our common shape beside RFC 6749's.
+  // Every error body gets our common shape beside RFC 6749's. What escapes oidc-provider's own error handling is
+  // answered here as a page or an error object, never Koa's plain-text 500.
   provider.use(async (ctx, next) => {
-    await next();
-    if (ctx.status >= 400) ctx.body = withCommonShape(ctx.body);
+    try {
+      await next();
+    } catch (err) {
+      // oidc-provider 9: a device form posted without the session its GET started (stale, forged, or a cookie-less
+      // client) fails its xsrf check, and rendering that error touches a new session that its save step then refuses
+      // to "persist" (a TypeError). That is the caller's 400 (found by tools/reliability/fuzz.mjs).
+      const staleForm = err instanceof TypeError && /previously persisted Sessions/.test(err.message);
+      if (!staleForm) deps.log.error({ err }, 'token server: unhandled error');
+      ctx.status = staleForm ? 400 : 500;
+      const out = staleForm
+        ? {
+            error: 'invalid_request',
+            error_description: 'the form has expired or did not come from this server; open it again',
+          }
+        : { error: 'server_error', error_description: 'internal error' };
+      await configuration.renderError!(ctx as unknown as KoaContextWithOIDC, out, err as Error);
+    }
+    if (ctx.status >= 400) {
+      // Koa turns an empty body into 204 and a body set without a status into 200: keep the status.
+      const status = ctx.status;
+      ctx.body = withCommonShape(
+        ctx.body ?? {
+          error: status === 404 ? 'not_found' : 'invalid_request',
+          error_description: ctx.message,
+        },
+      );
+      ctx.status = status;
+    }
   });
 
   provider.on('server_error', (ctx, err) => {

@@ -37,6 +37,10 @@ export class CsvController {
     description: `${FORMAT} Lines come parents first (depth-first, siblings in creation order), streamed from one consistent snapshot.`,
   })
   @ApiProduces('text/csv')
+  @ApiOkResponse({
+    description: 'The version as CSV (header line, then one node per line)',
+    content: { 'text/csv': { schema: { type: 'string' } } },
+  })
   @ApiErrorResponses(404)
   async export(
     @Param('tree_code') code: string,

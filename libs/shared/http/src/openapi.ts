@@ -100,7 +100,11 @@ export function buildOpenApiDocument(app: NestExpressApplication, opts: OpenApiO
   return document;
 }
 
-/** Every operation may answer 429 and 500: documented once here rather than on each route. */
+/**
+ * Statuses every operation may answer, documented once here rather than on each route: 429 and 500 everywhere; 400
+ * wherever the request has parameters or a body (an undecodable path segment, a malformed query or body); 413 and 415
+ * wherever it takes a body (over the size limit; another Content-Type); 401 wherever a bearer token is required.
+ */
 function addCommonResponses(document: OpenAPIObject): void {
   const schema = { $ref: getSchemaPath(ErrorResponseDto) };
   for (const item of Object.values(document.paths ?? {})) {
@@ -108,7 +112,11 @@ function addCommonResponses(document: OpenAPIObject): void {
       const op = item?.[method];
       if (!op) continue;
       op.responses ??= {};
-      for (const status of ['429', '500']) {
+      const statuses = ['429', '500'];
+      if ((op.parameters?.length ?? 0) > 0 || op.requestBody) statuses.push('400');
+      if (op.requestBody) statuses.push('413', '415');
+      if (op.security?.some((s) => 'bearer' in s)) statuses.push('401');
+      for (const status of statuses) {
         op.responses[status] ??= {
           description: ERROR_DESCRIPTIONS[Number(status)],
           content: { 'application/json': { schema } },
