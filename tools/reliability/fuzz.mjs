@@ -10,6 +10,7 @@
 import http from 'node:http';
 import { createHmac, randomInt } from 'node:crypto';
 import fc from 'fast-check';
+import { createValidator } from './lib/conformance.mjs';
 import { fingerprinter } from './lib/db-state.mjs';
 import { listOperations, loadDocument, sampleValue } from './lib/openapi.mjs';
 import { buildServices, startStack } from './lib/stack.mjs';
@@ -383,9 +384,26 @@ function buildRequest(op, plan, ctx) {
   return { method, url, headers, body, expectExtra, note };
 }
 
+const validator = createValidator();
+
 /** Checks one answer against the operation's contract. Returns the problems found (empty: it passed). */
 export function judge(op, req, res) {
   const problems = [];
+  if (res.status >= 200 && res.status < 300 && String(res.headers['content-type'] ?? '').includes('json')) {
+    let body;
+    try {
+      body = JSON.parse(res.body.toString('utf8'));
+    } catch {
+      problems.push('a JSON answer that does not parse');
+    }
+    if (body !== undefined) {
+      try {
+        problems.push(...validator.check(op, res.status, body));
+      } catch (err) {
+        problems.push(`the documented schema does not compile: ${err instanceof Error ? err.message : err}`);
+      }
+    }
+  }
   if (res.status >= 500) problems.push(`status ${res.status}`);
   const documented = op.statuses.has(res.status) || req.expectExtra.includes(res.status);
   if (!documented && res.status < 500) problems.push(`undocumented status ${res.status}`);
@@ -489,13 +507,52 @@ export async function fuzzStack(stack, o) {
         weakToken: service === 'tree' ? weakTree : weakMgmt,
         wrongAudienceToken: service === 'tree' ? mgmt : treeToken,
       };
+      // First a tour: every read as a client would make it (plain, expanded, counted), every answer checked against
+      // the document. Then the seeded hostile requests.
+      const tour = [];
+      for (const [index, op] of ops.entries()) {
+        if (op.method !== 'get') continue;
+        const names = op.query.map((q) => q.name);
+        for (const query of [
+          '',
+          names.includes('expand') ? 'expand=all' : '',
+          names.includes('total_count') ? 'total_count=true&limit=100' : '',
+          names.includes('totalCount') ? 'totalCount=true&limit=100' : '',
+        ]) {
+          if (query === '' && tour.some((t) => t.index === index)) continue;
+          tour.push({ index, query });
+        }
+      }
+      const tourFailures = [];
+      for (const { index, query } of tour) {
+        const op = ops[index];
+        const req = buildRequest(
+          op,
+          { op: index, kind: 'valid', pick: 0, pick2: 0, text: '', value: null },
+          ctx,
+        );
+        if (query) req.url += `${req.url.includes('?') ? '&' : '?'}${query}`;
+        const res = await send(req.url, req);
+        const problems = judge(op, req, res);
+        if (problems.length) {
+          tourFailures.push({
+            i: -1,
+            op: `${op.method.toUpperCase()} ${op.path}`,
+            request: `${req.method} ${req.url.replace(base, '').slice(0, 160)}`,
+            note: `tour ${query}`,
+            status: res.status,
+            problems,
+            body: res.body.toString('utf8').slice(0, 200),
+          });
+        }
+      }
       const plans = fc.sample(planArbitrary(ops.length), {
         seed: o.seed + (service === 'tree' ? 1 : service === 'auth' ? 2 : 0),
         numRuns: o.requests,
       });
       const started = performance.now();
       const counts = { requests: 0, rejected: 0, accepted: 0, byStatus: {} };
-      const failures = [];
+      const failures = [...tourFailures];
       let before = await fp.take();
       for (let i = 0; i < plans.length; i++) {
         const op = ops[plans[i].op];
@@ -536,7 +593,7 @@ export async function fuzzStack(stack, o) {
       }
       const seconds = (performance.now() - started) / 1000;
       log(`${service}: ${counts.requests} requests in ${seconds.toFixed(1)} s, ${failures.length} failures`);
-      results.push({ service, operations: ops.length, seconds, ...counts, failures });
+      results.push({ service, operations: ops.length, tour: tour.length, seconds, ...counts, failures });
     }
   } finally {
     await fp.close();

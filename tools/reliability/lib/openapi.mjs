@@ -16,6 +16,8 @@ const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
  * @property {string[]} otherMethods  methods the path does not serve (for 405 probes)
  * @property {Record<string, any>} responseSchemas  per status, the JSON schema of the answer (resolved)
  * @property {Set<number>} htmlStatuses  statuses documented as an HTML page (browser endpoints)
+ * @property {Record<string, any>} rawResponseSchemas  per status, the JSON schema as documented ($refs kept)
+ * @property {any} components  the document's components (what the $refs name)
  */
 
 /** Fetches `${baseUrl}/docs/openapi.json` and lists its operations. */
@@ -78,6 +80,13 @@ export function listOperations(service, doc) {
           Object.entries(op.responses ?? {})
             .filter(([, r]) => r?.content?.['text/html'])
             .map(([status]) => Number(status)),
+        ),
+        components: doc.components ?? {},
+        rawResponseSchemas: Object.fromEntries(
+          Object.entries(op.responses ?? {}).map(([status, r]) => [
+            status,
+            r?.content?.['application/json']?.schema,
+          ]),
         ),
         responseSchemas: Object.fromEntries(
           Object.entries(op.responses ?? {}).map(([status, r]) => [

@@ -33,7 +33,7 @@ export class ScopeDataDoc extends AuditDoc {
   @ApiProperty({ example: 'orders:read' })
   scope_name: string;
 
-  @ApiProperty({ nullable: true })
+  @ApiProperty({ type: String, nullable: true })
   scope_description: string | null;
 }
 

@@ -3,6 +3,7 @@ import { ClientV1Doc, ClientV2Doc } from '../../clients/dto/client.docs.js';
 
 class ResourceClientBaseDoc {
   @ApiProperty({
+    type: String,
     format: 'uuid',
     nullable: true,
     description: 'Id of the authorization; null when not authorized',
@@ -18,16 +19,16 @@ class ResourceClientBaseDoc {
   @ApiProperty({ description: 'The resource is authorized to the client' })
   authorized: boolean;
 
-  @ApiProperty({ format: 'uuid', nullable: true })
+  @ApiProperty({ type: String, format: 'uuid', nullable: true })
   created_by: string | null;
 
-  @ApiProperty({ format: 'date-time', nullable: true })
+  @ApiProperty({ type: String, format: 'date-time', nullable: true })
   created_at: string | null;
 
-  @ApiProperty({ format: 'uuid', nullable: true })
+  @ApiProperty({ type: String, format: 'uuid', nullable: true })
   updated_by: string | null;
 
-  @ApiProperty({ format: 'date-time', nullable: true })
+  @ApiProperty({ type: String, format: 'date-time', nullable: true })
   updated_at: string | null;
 }
 

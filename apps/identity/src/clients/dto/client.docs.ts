@@ -43,16 +43,17 @@ class ClientBaseDoc extends AuditDoc {
   client_name: string;
 
   @ApiPropertyOptional({
+    type: String,
     nullable: true,
     description:
       'Only on single-record answers (read, create, modify, change secret); null for a public client',
   })
   client_secret?: string | null;
 
-  @ApiProperty({ format: 'date-time', nullable: true })
+  @ApiProperty({ type: String, format: 'date-time', nullable: true })
   client_secret_expires_at: string | null;
 
-  @ApiProperty({ nullable: true })
+  @ApiProperty({ type: String, nullable: true })
   client_description: string | null;
 
   @ApiProperty({ type: [AppMetadataEntryDto] })
@@ -67,7 +68,7 @@ class ClientBaseDoc extends AuditDoc {
   @ApiProperty({ description: 'A global client reaches every tenant; otherwise only its tenant_id' })
   is_global: boolean;
 
-  @ApiProperty({ format: 'uuid', nullable: true })
+  @ApiProperty({ type: String, format: 'uuid', nullable: true })
   tenant_id: string | null;
 
   @ApiPropertyOptional({ type: () => ClientLinksDoc, description: 'Without expand' })
@@ -76,7 +77,7 @@ class ClientBaseDoc extends AuditDoc {
 
 /** Document 1's Client. */
 export class ClientV1Doc extends ClientBaseDoc {
-  @ApiProperty({ enum: CLIENT_TYPES, nullable: true })
+  @ApiProperty({ type: String, enum: CLIENT_TYPES, nullable: true })
   client_type: string | null;
 
   @ApiProperty({ type: () => ClientMetadataV1Dto })

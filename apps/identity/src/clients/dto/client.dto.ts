@@ -15,7 +15,12 @@ class ClientNameAndDescription {
   @MaxLength(NAME_MAX)
   client_name: string;
 
-  @ApiPropertyOptional({ example: 'The storefront', maxLength: DESCRIPTION_MAX, nullable: true })
+  @ApiPropertyOptional({
+    type: String,
+    example: 'The storefront',
+    maxLength: DESCRIPTION_MAX,
+    nullable: true,
+  })
   @NullableIfPresent()
   @IsString()
   @MaxLength(DESCRIPTION_MAX)
@@ -45,7 +50,7 @@ class ClientFlags extends ClientNameAndDescription {
   @IsBoolean()
   is_global?: boolean;
 
-  @ApiPropertyOptional({ format: 'uuid', nullable: true })
+  @ApiPropertyOptional({ type: String, format: 'uuid', nullable: true })
   @NullableIfPresent()
   @IsUUID('all')
   tenant_id?: string | null;
@@ -53,7 +58,7 @@ class ClientFlags extends ClientNameAndDescription {
 
 /** Document 1: Create a client. */
 export class CreateClientV1Dto extends ClientFlags {
-  @ApiPropertyOptional({ enum: CLIENT_TYPES, example: 'spa', nullable: true })
+  @ApiPropertyOptional({ type: String, enum: CLIENT_TYPES, example: 'spa', nullable: true })
   @NullableIfPresent()
   @IsIn(CLIENT_TYPES)
   client_type?: string | null;

@@ -49,13 +49,14 @@ export class EffectivePermissionDoc {
   @ApiProperty({ format: 'uuid' }) resource_id: string;
   @ApiProperty({ format: 'uuid' }) scope_id: string;
   @ApiProperty({ example: 'orders:read' }) scope_name: string;
-  @ApiProperty({ nullable: true, example: 'https://api.example.com/orders' }) identifier_url: string | null;
+  @ApiProperty({ type: String, nullable: true, example: 'https://api.example.com/orders' }) identifier_url:
+    string | null;
   @ApiProperty({
     enum: ['direct', 'role', 'group'],
     description:
       'direct: granted to the user; role: through role_id given to the user; group: through role_id of group_id, a group the user is in or an ancestor of one',
   })
   source: string;
-  @ApiProperty({ format: 'uuid', nullable: true }) role_id: string | null;
-  @ApiProperty({ format: 'uuid', nullable: true }) group_id: string | null;
+  @ApiProperty({ type: String, format: 'uuid', nullable: true }) role_id: string | null;
+  @ApiProperty({ type: String, format: 'uuid', nullable: true }) group_id: string | null;
 }

@@ -16,7 +16,7 @@ class ResourceBaseDoc {
   @ApiProperty({ format: 'uuid' })
   instance_id: string;
 
-  @ApiProperty({ format: 'uuid', nullable: true })
+  @ApiProperty({ type: String, format: 'uuid', nullable: true })
   tenant_id: string | null;
 
   @ApiProperty({ example: 'api' })
@@ -25,19 +25,19 @@ class ResourceBaseDoc {
   @ApiProperty({ example: 'Orders API' })
   resource_name: string;
 
-  @ApiProperty({ nullable: true })
+  @ApiProperty({ type: String, nullable: true })
   resource_description: string | null;
 
   @ApiProperty({ type: [AppMetadataEntryDto] })
   app_metadata: AppMetadataEntryDto[];
 
-  @ApiProperty({ format: 'uuid', nullable: true })
+  @ApiProperty({ type: String, format: 'uuid', nullable: true })
   created_by: string | null;
 
   @ApiProperty({ format: 'date-time' })
   created_date: string;
 
-  @ApiProperty({ format: 'uuid', nullable: true })
+  @ApiProperty({ type: String, format: 'uuid', nullable: true })
   updated_by: string | null;
 
   @ApiProperty({ format: 'date-time' })

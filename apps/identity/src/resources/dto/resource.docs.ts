@@ -6,13 +6,22 @@ export class ResourceMetadataV1Doc {
   @ApiProperty({ description: 'A system resource (management and tree APIs): it cannot be deleted' })
   is_system: boolean;
 
-  @ApiProperty({ nullable: true, example: 'https://api.example.com/orders', description: 'Token audience' })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: 'https://api.example.com/orders',
+    description: 'Token audience',
+  })
   identifier_url: string | null;
 
   @ApiProperty({ enum: ['RS256', 'ES256', 'HS256'], example: 'RS256' })
   signing_algorithm: string;
 
-  @ApiPropertyOptional({ nullable: true, description: 'HS256 key; only on single-record answers' })
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    description: 'HS256 key; only on single-record answers',
+  })
   signing_secret?: string | null;
 
   @ApiProperty({ example: 3600, description: 'Access-token lifetime in seconds' })
@@ -29,7 +38,7 @@ export class ResourceMetadataV1Doc {
 }
 
 export class ResourceApiMetadataV2Doc {
-  @ApiProperty({ nullable: true, example: 'https://api.example.com/orders' })
+  @ApiProperty({ type: String, nullable: true, example: 'https://api.example.com/orders' })
   identifier_url: string | null;
 
   @ApiProperty({
@@ -49,7 +58,11 @@ export class ResourceTokenMetadataV2Doc {
   @ApiProperty({ enum: ['RS256', 'ES256', 'HS256'] })
   signing_algorithm: string;
 
-  @ApiPropertyOptional({ nullable: true, description: 'HS256 key; only on single-record answers' })
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    description: 'HS256 key; only on single-record answers',
+  })
   signing_secret?: string | null;
 }
 
@@ -74,7 +87,7 @@ class ResourceSummaryBase {
   @ApiProperty({ example: 'Orders API' })
   resource_name: string;
 
-  @ApiProperty({ nullable: true })
+  @ApiProperty({ type: String, nullable: true })
   resource_description: string | null;
 
   @ApiProperty({ type: [AppMetadataEntryDto] })
@@ -100,13 +113,13 @@ export class ResourceSummaryV2Doc extends ResourceSummaryBase {
 }
 
 export class AuditDoc {
-  @ApiProperty({ format: 'uuid', nullable: true })
+  @ApiProperty({ type: String, format: 'uuid', nullable: true })
   created_by: string | null;
 
   @ApiProperty({ format: 'date-time' })
   created_at: string;
 
-  @ApiProperty({ format: 'uuid', nullable: true })
+  @ApiProperty({ type: String, format: 'uuid', nullable: true })
   updated_by: string | null;
 
   @ApiProperty({ format: 'date-time' })
@@ -140,7 +153,7 @@ export class ScopeDoc extends AuditDoc {
   @ApiProperty({ example: 'orders:read' })
   scope_name: string;
 
-  @ApiProperty({ nullable: true, example: 'Read orders' })
+  @ApiProperty({ type: String, nullable: true, example: 'Read orders' })
   scope_description: string | null;
 }
 

@@ -54,6 +54,7 @@ export class ResourceMetadataV1Dto extends SigningSecret {
   is_system?: boolean;
 
   @ApiPropertyOptional({
+    type: String,
     nullable: true,
     example: 'https://api.example.com/orders',
     description: 'The audience of its tokens; unique in the instance',
@@ -90,7 +91,7 @@ export class ResourceMetadataV1Dto extends SigningSecret {
 }
 
 export class ResourceApiMetadataV2Dto {
-  @ApiPropertyOptional({ nullable: true, example: 'https://api.example.com/orders' })
+  @ApiPropertyOptional({ type: String, nullable: true, example: 'https://api.example.com/orders' })
   @apply(identifierUrl())
   identifier_url?: string | null;
 
@@ -156,7 +157,7 @@ class ResourceNames {
   @MaxLength(255)
   resource_name: string;
 
-  @ApiPropertyOptional({ nullable: true, maxLength: 2000 })
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 2000 })
   @NullableIfPresent()
   @IsString()
   @MaxLength(2000)

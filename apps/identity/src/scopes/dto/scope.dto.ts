@@ -14,7 +14,7 @@ export class CreateScopeDto {
   @Matches(SCOPE_TOKEN, { message: SCOPE_MESSAGE })
   scope_name: string;
 
-  @ApiPropertyOptional({ example: 'Read orders', nullable: true, maxLength: 2000 })
+  @ApiPropertyOptional({ type: String, example: 'Read orders', nullable: true, maxLength: 2000 })
   @NullableIfPresent()
   @IsString()
   @MaxLength(2000)

@@ -10,7 +10,7 @@ export class UserAggregationsDoc extends AuditDoc {
   @ApiProperty({ format: 'uuid' })
   user_id: string;
 
-  @ApiProperty({ format: 'date-time', nullable: true })
+  @ApiProperty({ type: String, format: 'date-time', nullable: true })
   last_sign_in_at: string | null;
 
   @ApiProperty({ description: 'Successful logins' })
@@ -30,12 +30,12 @@ export class UserAggregationsDoc extends AuditDoc {
 }
 
 export class IdentityDataDoc {
-  @ApiProperty({ nullable: true }) profile_picture: string | null;
-  @ApiProperty({ nullable: true }) username: string | null;
-  @ApiProperty({ nullable: true }) user_fullname: string | null;
-  @ApiProperty({ nullable: true }) email_verified: boolean | null;
-  @ApiProperty({ nullable: true }) phone: string | null;
-  @ApiProperty({ nullable: true }) phone_verified: boolean | null;
+  @ApiProperty({ type: String, nullable: true }) profile_picture: string | null;
+  @ApiProperty({ type: String, nullable: true }) username: string | null;
+  @ApiProperty({ type: String, nullable: true }) user_fullname: string | null;
+  @ApiProperty({ type: Boolean, nullable: true }) email_verified: boolean | null;
+  @ApiProperty({ type: String, nullable: true }) phone: string | null;
+  @ApiProperty({ type: Boolean, nullable: true }) phone_verified: boolean | null;
 }
 
 export class UserIdentityDoc extends AuditDoc {
@@ -44,10 +44,11 @@ export class UserIdentityDoc extends AuditDoc {
   @ApiProperty({ example: 'google' }) identity_provider: string;
   @ApiProperty() user_identifier: string;
   @ApiProperty({ type: () => IdentityDataDoc }) identity_data: IdentityDataDoc;
-  @ApiProperty({ nullable: true, description: 'Not kept: null' }) refresh_token: string | null;
-  @ApiProperty({ nullable: true, description: 'Not kept: null' }) access_token: string | null;
-  @ApiProperty({ nullable: true, description: 'Not kept: null' }) access_token_secret: string | null;
-  @ApiProperty({ format: 'date-time', nullable: true }) last_sign_in_at: string | null;
+  @ApiProperty({ type: String, nullable: true, description: 'Not kept: null' }) refresh_token: string | null;
+  @ApiProperty({ type: String, nullable: true, description: 'Not kept: null' }) access_token: string | null;
+  @ApiProperty({ type: String, nullable: true, description: 'Not kept: null' }) access_token_secret:
+    string | null;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true }) last_sign_in_at: string | null;
 }
 
 export class UserLinkDoc extends AuditDoc {
@@ -66,18 +67,18 @@ class UserLinksDoc {
 class UserBaseDoc extends AuditDoc {
   @ApiProperty({ format: 'uuid' }) id: string;
   @ApiProperty({ format: 'uuid' }) instance_id: string;
-  @ApiProperty({ nullable: true, example: 'bat@example.com' }) user_email: string | null;
-  @ApiProperty({ nullable: true, example: 'bat.dorj' }) user_name: string | null;
-  @ApiProperty({ nullable: true }) user_nickname: string | null;
-  @ApiProperty({ nullable: true }) user_fullName: string | null;
+  @ApiProperty({ type: String, nullable: true, example: 'bat@example.com' }) user_email: string | null;
+  @ApiProperty({ type: String, nullable: true, example: 'bat.dorj' }) user_name: string | null;
+  @ApiProperty({ type: String, nullable: true }) user_nickname: string | null;
+  @ApiProperty({ type: String, nullable: true }) user_fullName: string | null;
   @ApiProperty() user_email_verified: boolean;
-  @ApiProperty({ nullable: true, example: '+97699112233' }) user_phone: string | null;
+  @ApiProperty({ type: String, nullable: true, example: '+97699112233' }) user_phone: string | null;
   @ApiProperty() user_phone_verified: boolean;
   @ApiProperty({ type: 'object', additionalProperties: true }) user_metadata: Record<string, unknown>;
   @ApiProperty({ type: [AppMetadataEntryDto] }) app_metadata: AppMetadataEntryDto[];
   @ApiProperty() is_blocked: boolean;
   @ApiProperty() is_invited: boolean;
-  @ApiProperty({ format: 'date-time', nullable: true }) invited_at: string | null;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true }) invited_at: string | null;
   @ApiPropertyOptional({ type: () => [UserIdentityDoc], description: 'With expand=all' })
   identities?: UserIdentityDoc[];
   @ApiPropertyOptional({

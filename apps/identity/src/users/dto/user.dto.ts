@@ -9,13 +9,13 @@ export const USER_NAME = /^[\p{L}\p{N}._-]{1,128}$/u;
 export const PHONE = /^\+[1-9][\d\s\-.()]{3,24}$/;
 
 class UserProfileDto {
-  @ApiPropertyOptional({ example: 'Bat', nullable: true, maxLength: 255 })
+  @ApiPropertyOptional({ type: String, example: 'Bat', nullable: true, maxLength: 255 })
   @NullableIfPresent()
   @IsString()
   @MaxLength(255)
   user_nickname?: string | null;
 
-  @ApiPropertyOptional({ example: 'Bat-Erdene Dorj', nullable: true, maxLength: 255 })
+  @ApiPropertyOptional({ type: String, example: 'Bat-Erdene Dorj', nullable: true, maxLength: 255 })
   @NullableIfPresent()
   @IsString()
   @MaxLength(255)
@@ -47,6 +47,7 @@ class UserProfileDto {
 /** Create a user: at least one of user_email, user_name, user_phone. */
 export class CreateUserDto extends UserProfileDto {
   @ApiPropertyOptional({
+    type: String,
     example: 'bat@example.com',
     nullable: true,
     description: 'Unique in the instance (any case)',
@@ -57,6 +58,7 @@ export class CreateUserDto extends UserProfileDto {
   user_email?: string | null;
 
   @ApiPropertyOptional({
+    type: String,
     example: 'bat.dorj',
     nullable: true,
     description: 'Login name, unique in the instance (any case)',
@@ -67,6 +69,7 @@ export class CreateUserDto extends UserProfileDto {
   user_name?: string | null;
 
   @ApiPropertyOptional({
+    type: String,
     example: '+97699112233',
     nullable: true,
     description: 'E.164; unique in the instance',
@@ -84,6 +87,7 @@ export class CreateUserDto extends UserProfileDto {
   password?: string;
 
   @ApiPropertyOptional({
+    type: String,
     format: 'uuid',
     nullable: true,
     description: 'Tenant of the user (a tenant caller: its own)',
@@ -96,6 +100,7 @@ export class CreateUserDto extends UserProfileDto {
 /** Modify a user (partial). The password changes through PUT /users/:user_id/password. */
 export class UpdateUserDto extends UserProfileDto {
   @ApiPropertyOptional({
+    type: String,
     example: 'bat@example.com',
     nullable: true,
     description: 'A new e-mail is unverified unless said',
@@ -105,13 +110,14 @@ export class UpdateUserDto extends UserProfileDto {
   @MaxLength(320)
   user_email?: string | null;
 
-  @ApiPropertyOptional({ example: 'bat.dorj', nullable: true })
+  @ApiPropertyOptional({ type: String, example: 'bat.dorj', nullable: true })
   @NullableIfPresent()
   @IsString()
   @Matches(USER_NAME, { message: '$property must be 1-128 letters, digits, dots, underscores or dashes' })
   user_name?: string | null;
 
   @ApiPropertyOptional({
+    type: String,
     example: '+97699112233',
     nullable: true,
     description: 'A new phone is unverified unless said',
