@@ -564,8 +564,11 @@ export async function fuzzStack(stack, o) {
           failures.push({
             i,
             op: `${op.method.toUpperCase()} ${op.path}`,
+            request: `${req.method} ${req.url.replace(base, '').slice(0, 160)}`,
             note: req.note,
+            status: 0,
             problems: [`no answer: ${err instanceof Error ? err.message : String(err)}`],
+            body: '',
           });
           continue;
         }
