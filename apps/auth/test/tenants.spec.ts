@@ -140,7 +140,7 @@ describe('sign-in across tenants', () => {
       }
       return files
         .map((f) => JSON.parse(readFileSync(path.join(outbox, f), 'utf8')) as { to: string; text: string })
-        .filter((msg) => msg.to === other.email)
+        .filter((msg) => msg.to === to)
         .map((msg) => /\b(\d{6})\b/.exec(msg.text)?.[1] ?? '');
     };
     const otp = (c: TestClient, code: string) =>
