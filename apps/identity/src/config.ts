@@ -1,4 +1,4 @@
-import { authUrl, databaseUrl, identityPort } from '@gatehouse/config';
+import { authUrl, databaseUrl, env, identityPort } from '@gatehouse/config';
 import { bearerEnv } from '@gatehouse/bearer';
 import { identityDataEnv } from '@gatehouse/identity-data';
 
@@ -8,4 +8,9 @@ export const identityEnv = {
   AUTH_URL: authUrl,
   ...identityDataEnv,
   ...bearerEnv,
+  MULTI_TENANT: env.bool({
+    default: true,
+    description:
+      'multi-tenant mode: the tenant_id header of GET /resources narrows the list to that tenant; false: the header is ignored (instances.multi_tenant is not read)',
+  }),
 };

@@ -67,6 +67,15 @@ export const OPERATIONS = [
   'GET /groups/:group_id/groups',
   'POST /groups/:group_id/groups',
   'DELETE /groups/:group_id/groups',
+  'GET /tenants',
+  'POST /tenants',
+  'GET /tenants/:tenant_id',
+  'PATCH /tenants/:tenant_id',
+  'DELETE /tenants/:tenant_id',
+  'GET /tenants/:tenant_id/admins',
+  'POST /tenants/:tenant_id/admins',
+  'DELETE /tenants/:tenant_id/admins',
+  'GET /users/:user_id/tenants',
 ];
 
 /** The scope an operation needs (docs/contract.md: `<group>:read` for GET, `<group>:write` otherwise). */

@@ -230,7 +230,7 @@ export class InteractionHandler {
     const ok =
       user &&
       !user.isBlocked &&
-      userMaySignInThrough(user, client.tenantId) &&
+      userMaySignInThrough(user, client) &&
       (await this.deps.codes.check(user.id, client.id, code.trim())) === 'ok';
     if (!ok || !user)
       return this.renderOtp(res, details, locale, csrf, { status: 401, username, error: 'wrong' });
@@ -372,7 +372,7 @@ export class InteractionHandler {
         client.instanceId,
         username,
         password,
-        client.tenantId,
+        client,
         this.sourceOf(req),
       );
       await this.finishLogin(req, res, user.id);

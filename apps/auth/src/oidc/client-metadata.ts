@@ -51,6 +51,7 @@ export function toProviderClient(
     is_first_party: c.isFirstParty,
     instance_id: c.instanceId,
     tenant_id: c.tenantId ?? undefined,
+    is_global: c.isGlobal,
     refresh_token_ttl: refreshTokenTtl(md),
     id_token_ttl: positiveInt((md.id_token as Record<string, unknown> | undefined)?.expiration_lifetime),
   };
@@ -90,6 +91,7 @@ function refreshTokenTtl(md: Record<string, unknown>): number | undefined {
 export const EXTRA_CLIENT_PROPERTIES = [
   'instance_id',
   'tenant_id',
+  'is_global',
   'refresh_token_ttl',
   'id_token_ttl',
   'is_first_party',

@@ -6,7 +6,7 @@ import {
   type LockoutPolicy,
 } from '@gatehouse/identity-data';
 import type { Sql } from '@gatehouse/db';
-import { userMaySignInThrough } from './sign-in-policy.js';
+import { userMaySignInThrough, type SignInClient } from './sign-in-policy.js';
 import type { OidcData, User } from './oidc-data.js';
 
 export type { LockoutPolicy };
@@ -41,13 +41,13 @@ export class PasswordLogin {
     instanceId: string,
     login: string,
     password: string,
-    clientTenantId: string | null = null,
+    client: SignInClient,
     source = 'unknown',
   ): Promise<User> {
     const found = await this.data.findUserByLogin(instanceId, login);
-    // A user of another tenant than the client's does not exist for this client: the same answer as an unknown
-    // login, and no failure counted against that user.
-    const user = found && userMaySignInThrough(found, clientTenantId) ? found : undefined;
+    // A user the client may not sign in (another tenant's, through a client that is not global) does not exist
+    // for this client: the same answer as an unknown login, and no failure counted against that user.
+    const user = found && userMaySignInThrough(found, client) ? found : undefined;
     const now = this.clock();
     if (!user?.passwordHash || (await isLockedFrom(this.sql, user.id, source, now))) {
       await verifyPassword(null, password);

@@ -1,4 +1,5 @@
 import { errors, type Account, type ResourceServer, type TokenEndpointGrantContext } from 'oidc-provider';
+import { signInClientOf } from './sign-in-policy.js';
 import { oauthError } from './oauth-errors.js';
 import { LoginError, type LoginFailure, type PasswordLogin } from './password-login.js';
 import type { User } from './oidc-data.js';
@@ -41,13 +42,13 @@ export function passwordGrantHandler(deps: PasswordGrantDeps) {
     if (!username) throw new errors.InvalidRequest("missing required parameter 'username'");
     if (!password) throw new errors.InvalidRequest("missing required parameter 'password'");
     try {
-      const c = client as unknown as { instance_id: string; tenant_id?: string };
+      const c = client as unknown as { instance_id: string; tenant_id?: string; is_global?: boolean };
       // ctx.ip honours AUTH_TRUST_PROXY (provider.proxy): the forwarded address behind a trusted proxy.
       return await deps.login.authenticate(
         String(c.instance_id),
         username,
         password,
-        c.tenant_id ?? null,
+        signInClientOf(c),
         ctx.ip,
       );
     } catch (err) {

@@ -22,7 +22,7 @@ import {
 } from './password.grant.js';
 import type { OneTimeCodes } from '../passwordless/one-time-codes.js';
 import type { PasswordLogin } from './password-login.js';
-import { userMaySignInThrough } from './sign-in-policy.js';
+import { signInClientOf, userMaySignInThrough } from './sign-in-policy.js';
 import {
   deviceCodePage,
   deviceConfirmPage,
@@ -119,6 +119,7 @@ interface GatehouseClient {
   clientId: string;
   instance_id?: string;
   tenant_id?: string;
+  is_global?: boolean;
   refresh_token_ttl?: number;
   id_token_ttl?: number;
   is_first_party?: boolean;
@@ -364,9 +365,9 @@ export function createProvider(deps: ProviderDeps): Provider {
     findAccount: async (ctx, sub) => {
       const user = await data.findUserById(sub);
       if (!user || user.isBlocked) return undefined;
-      // A user signs in (and refreshes) only through clients of its own tenant, or tenant-less clients.
+      // A user signs in (and refreshes) only through global clients or clients of its own tenant.
       const client = ctx?.oidc?.client as unknown as GatehouseClient | undefined;
-      if (client && !userMaySignInThrough(user, client.tenant_id)) return undefined;
+      if (client && !userMaySignInThrough(user, signInClientOf(client))) return undefined;
       return toAccount(user);
     },
     extraTokenClaims: async (ctx, token) => {
@@ -451,7 +452,7 @@ export function createProvider(deps: ProviderDeps): Provider {
         const user = await data.findUserByLogin(String(c.instance_id), username);
         // one answer for an unknown user, a wrong, used or expired code, and too many attempts: no oracle
         const invalid = () => oauthError(errors.InvalidGrant, 'invalid or expired one-time code');
-        if (!user || !userMaySignInThrough(user, c.tenant_id)) throw invalid();
+        if (!user || !userMaySignInThrough(user, signInClientOf(c))) throw invalid();
         if ((await deps.codes.check(user.id, c.clientId, otp)) !== 'ok') throw invalid();
         if (user.isBlocked) throw oauthError(errors.InvalidGrant, 'the user is blocked');
         return user;

@@ -108,7 +108,7 @@ export class PasswordlessStart {
     const reachable =
       user &&
       !user.isBlocked &&
-      userMaySignInThrough(user, client.tenantId) &&
+      userMaySignInThrough(user, client) &&
       (channel === 'email' ? !!user.userEmail : !!user.phoneNumber);
     if (!user || !reachable) return;
     await this.deps.sql.transaction(async (tx) => {
@@ -180,7 +180,7 @@ export class PasswordlessStart {
       if (v) request[k === 'audience' ? 'resource' : k] = v;
     }
     const user = await this.deps.data.findUserByLogin(client.instanceId, username);
-    if (user && !user.isBlocked && userMaySignInThrough(user, client.tenantId) && user.userEmail) {
+    if (user && !user.isBlocked && userMaySignInThrough(user, client) && user.userEmail) {
       try {
         await this.deps.sql.transaction(async (tx) => {
           const token = await this.deps.codes.issueLink(tx, {

@@ -2,6 +2,7 @@ import { Global, Inject, Injectable, Module, type PipeTransform } from '@nestjs/
 import { Caller, type CallerInfo } from '@gatehouse/bearer';
 import { unauthorized } from '@gatehouse/errors';
 import { Db, isUuid, type RecordScope } from '@gatehouse/db';
+import { SERVICE_ENV } from '@gatehouse/service';
 
 /**
  * What a management request may see and who it is, derived from the caller's token and its client row:
@@ -19,7 +20,10 @@ export interface Access extends RecordScope {
   restricted: boolean;
   /** The caller's tenant (null: none). The only tenant a restricted caller reaches. */
   tenantId: string | null;
-  /** The instance runs in multi-tenant mode (the `tenant_id` header of Get resources is honoured). */
+  /**
+   * Multi-tenant mode (the `tenant_id` header of Get resources is honoured): the deployment's `MULTI_TENANT`
+   * (default true) decides for every instance; the `instances.multi_tenant` column is not read (docs/contract.md).
+   */
   multiTenant: boolean;
   /** `created_by` / `updated_by` of what this request writes: the token's subject when it is a uuid, else null. */
   actor: string | null;
@@ -31,7 +35,6 @@ interface CallerRow {
   instance_id: string;
   tenant_id: string | null;
   is_global: boolean;
-  multi_tenant: boolean;
 }
 
 /** How long a caller's client row is reused, and how many are kept. */
@@ -55,9 +58,8 @@ export class AccessCache {
     const now = Date.now();
     if (hit && hit.until > now) return hit.row;
     const [row] = await this.db.rows<CallerRow>(
-      `SELECT c.instance_id, c.tenant_id, c.is_global, i.multi_tenant
+      `SELECT c.instance_id, c.tenant_id, c.is_global
          FROM clients c /* unscoped: the caller's own row, which gives the scope */
-         JOIN instances i ON i.id = c.instance_id
         WHERE c.id = $1`,
       [key],
     );
@@ -75,7 +77,7 @@ export class AccessCache {
     this.entries.delete(clientId.toLowerCase());
   }
 
-  /** Forget every caller (an instance setting such as multi-tenant mode changed). */
+  /** Forget every caller (e.g. many clients changed at once). */
   clear(): void {
     this.entries.clear();
   }
@@ -84,7 +86,14 @@ export class AccessCache {
 /** Turns the authenticated caller into its Access. */
 @Injectable()
 export class AccessPipe implements PipeTransform<CallerInfo | undefined, Promise<Access>> {
-  constructor(@Inject(AccessCache) private readonly cache: AccessCache) {}
+  private readonly multiTenant: boolean;
+
+  constructor(
+    @Inject(AccessCache) private readonly cache: AccessCache,
+    @Inject(SERVICE_ENV) env: { MULTI_TENANT?: boolean },
+  ) {
+    this.multiTenant = env.MULTI_TENANT !== false;
+  }
 
   async transform(caller: CallerInfo | undefined): Promise<Access> {
     if (!caller || !isUuid(caller.clientId)) throw unauthorized('The access token names no known client');
@@ -96,7 +105,7 @@ export class AccessPipe implements PipeTransform<CallerInfo | undefined, Promise
       clientId: caller.clientId.toLowerCase(),
       restricted: !row.is_global,
       tenantId: row.tenant_id,
-      multiTenant: row.multi_tenant,
+      multiTenant: this.multiTenant,
       actor: isUuid(caller.sub) ? caller.sub.toLowerCase() : null,
       scopes: caller.scopes,
     };

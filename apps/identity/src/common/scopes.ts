@@ -9,3 +9,5 @@ export const ROLES_READ = 'roles:read';
 export const ROLES_WRITE = 'roles:write';
 export const GROUPS_READ = 'groups:read';
 export const GROUPS_WRITE = 'groups:write';
+export const TENANTS_READ = 'tenants:read';
+export const TENANTS_WRITE = 'tenants:write';

@@ -54,7 +54,9 @@ export function resourcesController(v: ApiVersion): Type<unknown> {
       name: 'tenant_id',
       required: false,
       schema: { type: 'string', format: 'uuid' },
-      description: "Honoured in multi-tenant mode: only that tenant's resources (a malformed id: 400)",
+      description:
+        "Honoured in multi-tenant mode (MULTI_TENANT, default true): only that tenant's resources (a malformed id: " +
+        '400); otherwise ignored',
     })
     @ApiListQuery(v)
     @ApiCollection(Doc, v)

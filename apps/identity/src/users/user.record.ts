@@ -131,6 +131,20 @@ export const userSpecs = defineVersionedRecord({
   extraFields: [{ name: 'aggregations', v2Name: 'aggregates' }, { name: 'links' }],
 });
 
+/** An entry of the user's `tenants` (GET /users/:user_id/tenants), the same in both presentations. */
+export const userTenantSpecs = defineVersionedRecord({
+  name: 'user_tenant',
+  attributes: [
+    { name: 'id', column: 'l.id', type: 'uuid' },
+    { name: 'user_id', column: 'l.user_id', type: 'uuid' },
+    { name: 'tenant_id', column: 'l.tenant_id', type: 'uuid' },
+    { name: 'is_member', column: 'l.is_member', type: 'boolean' },
+    { name: 'is_admin', column: 'l.is_admin', type: 'boolean' },
+    ...auditAttributes('l'),
+  ],
+  children: { v1: [], v2: [] },
+});
+
 export function shapeUser(v: ApiVersion) {
   return (rec: UserRecord, expand: boolean): Record<string, unknown> => {
     const base = mapKeys(rec, {

@@ -23,14 +23,15 @@ import { Presenter } from '../common/presenter.js';
 import { USERS_READ, USERS_WRITE } from '../common/scopes.js';
 import { routeOf, type ApiVersion } from '../common/version.js';
 import { CreateUserDto, SetPasswordDto, UpdateUserDto } from './dto/user.dto.js';
-import { UserV1Doc, UserV2Doc } from './dto/user.docs.js';
-import { shapeUser, userSpecs } from './user.record.js';
+import { UserTenantDoc, UserV1Doc, UserV2Doc } from './dto/user.docs.js';
+import { shapeUser, userSpecs, userTenantSpecs } from './user.record.js';
 import { UsersService } from './users.service.js';
 
 /** Users, User Password and User Block/Unblock, one controller class per presentation. */
 export function usersController(v: ApiVersion): Type<unknown> {
   const P = new Presenter(v, userSpecs[v], shapeUser(v));
   const Doc = v === 'v1' ? UserV1Doc : UserV2Doc;
+  const Tenants = new Presenter<Record<string, unknown>>(v, userTenantSpecs[v], (r) => ({ ...r }));
 
   @ApiTags(`Users (${v})`)
   @Controller(routeOf(v, 'users'))
@@ -109,6 +110,23 @@ export function usersController(v: ApiVersion): Type<unknown> {
     @ApiErrorResponses(400, 404)
     async remove(@CallerAccess() a: Access, @UuidParam('user_id') id: string): Promise<void> {
       await this.users.remove(a, id);
+    }
+
+    @Get(':user_id/tenants')
+    @Scopes(USERS_READ)
+    @ApiOperation({
+      summary: "Get a user's tenants",
+      description:
+        "The user's `tenants` child: its own tenant (is_member) and each tenant it administers (is_admin, see " +
+        "Tenant Admins), one entry per tenant. `id` is the tenant's id (membership is a column of the user, not a " +
+        "row of its own); the audit fields are the user's for its own tenant and the admin link's otherwise.",
+    })
+    @ApiUuidParams('user_id')
+    @ApiListQuery(v)
+    @ApiCollection(UserTenantDoc, v)
+    @ApiErrorResponses(404)
+    async tenants(@CallerAccess() a: Access, @UuidParam('user_id') id: string, @Query() query: QueryParams) {
+      return Tenants.page(await this.users.listTenants(a, id, Tenants.list(query)));
     }
 
     @Put(':user_id/password')

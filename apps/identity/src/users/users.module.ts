@@ -6,5 +6,6 @@ import { UsersService } from './users.service.js';
 @Module({
   controllers: [usersController('v1'), usersController('v2')],
   providers: [UsersService],
+  exports: [UsersService],
 })
 export class UsersModule {}

@@ -15,13 +15,17 @@ import {
   checkPasswordPolicy,
   findUser,
   hashPassword,
+  isTenantAdmin,
   normalizePhone,
   resetFailedLogins,
   USER_AGGREGATION_COLUMNS,
+  USER_TENANT_COLUMNS,
   usersTable,
+  userTenantsFrom,
   type AppMetadataEntry,
   type InstanceSettings,
   type UserRowWithCounts,
+  type UserTenantRow,
 } from '@gatehouse/identity-data';
 import type { ReadQuery } from '@gatehouse/query';
 import type { Access } from '../common/access.js';
@@ -102,6 +106,63 @@ export class UsersService {
 
   async get(access: Access, id: string, read: ReadQuery): Promise<UserRecord> {
     return this.load(this.db, access, id, read);
+  }
+
+  /**
+   * The users (in the caller's reach) who administer `tenantId`, a tenant the caller already found in its scope:
+   * Tenant Admins' list, as User records.
+   */
+  async listAdmins(access: Access, tenantId: string, req: ListRequest): Promise<ListPage<UserRecord>> {
+    const params = new Params();
+    const conditions = usersTable.conditions(access, params);
+    conditions.push(isTenantAdmin(params, tenantId));
+    const page = await listPage<UserRowWithCounts>(this.db, {
+      ...req,
+      select: (list) =>
+        wants(list.fields, 'aggregations') ? `${USER_COLUMNS}, ${USER_AGGREGATION_COLUMNS}` : USER_COLUMNS,
+      from: usersTable.from,
+      conditions,
+      params,
+    });
+    const records = await this.complete(this.db, page.rows, page.list);
+    return { ...page, rows: records };
+  }
+
+  /**
+   * The admins of each tenant in `tenantIds` (tenants the caller found in its scope) that the caller reaches, at
+   * most EMBED_LIMIT each, oldest link first: the `admins` child of tenant records (User records without
+   * aggregations or children).
+   */
+  async adminsOf(db: Sql, access: Access, tenantIds: string[]): Promise<Map<string, UserRecord[]>> {
+    const p = new Params([tenantIds]);
+    const rows = await db.rows<UserRowWithCounts & { __tenant: string }>(
+      `SELECT * FROM (
+         SELECT ${USER_COLUMNS}, ta.tenant_id AS __tenant,
+                row_number() OVER (PARTITION BY ta.tenant_id ORDER BY ta.created_at, ta.id) AS __rn
+           FROM ${usersTable.from} JOIN tenant_admins ta ON ta.user_id = u.id
+          WHERE ta.tenant_id = ANY($1::uuid[]) AND ${usersTable.where(access, p)}) x
+        WHERE __rn <= ${EMBED_LIMIT} ORDER BY __rn`,
+      p.values,
+    );
+    const out = new Map<string, UserRecord[]>(tenantIds.map((t) => [t, []]));
+    for (const row of rows) out.get(row.__tenant)?.push(userRecord(row));
+    return out;
+  }
+
+  /**
+   * GET /users/:user_id/tenants: the user's `tenants` entries (its own tenant and those it administers, one entry
+   * per tenant, `id` the tenant's id).
+   */
+  async listTenants(access: Access, id: string, req: ListRequest): Promise<ListPage<UserTenantRow>> {
+    const user = await this.find(this.db, access, id);
+    return listPage<UserTenantRow>(this.db, {
+      ...req,
+      select: () => USER_TENANT_COLUMNS,
+      from: userTenantsFrom('$1'),
+      conditions: [],
+      params: [[user.id]],
+      tieBreak: 'l.id',
+    });
   }
 
   async create(access: Access, input: UserInput, read: ReadQuery): Promise<UserRecord> {
@@ -309,27 +370,25 @@ export class UsersService {
     if (read.expand) {
       await embedUserChildren(db, null, records, read);
       const identities = wants(read.fields, 'identities') ? await this.identitiesOf(db, ids) : [];
-      records.forEach((rec, i) => {
-        const row = found[i];
+      const tenants = wants(read.fields, 'tenants') ? await this.tenantsOf(db, ids) : [];
+      records.forEach((rec) => {
         if (wants(read.fields, 'identities')) rec.identities = identities.filter((x) => x.user_id === rec.id);
-        if (wants(read.fields, 'tenants')) {
-          rec.tenants = row.tenant_id
-            ? [
-                {
-                  id: row.tenant_id,
-                  user_id: rec.id,
-                  tenant_id: row.tenant_id,
-                  created_by: rec.created_by,
-                  created_at: rec.created_at,
-                  updated_by: rec.updated_by,
-                  updated_at: rec.updated_at,
-                },
-              ]
-            : [];
-        }
+        if (wants(read.fields, 'tenants')) rec.tenants = tenants.filter((x) => x.user_id === rec.id);
       });
     }
     return records;
+  }
+
+  /** The `tenants` entries of the users (at most EMBED_LIMIT each: the own tenant first, then the oldest links). */
+  private async tenantsOf(db: Sql, userIds: string[]): Promise<UserTenantRow[]> {
+    return db.rows<UserTenantRow>(
+      `SELECT id, user_id, tenant_id, is_member, is_admin, created_by, created_at, updated_by, updated_at
+         FROM (SELECT ${USER_TENANT_COLUMNS},
+                      row_number() OVER (PARTITION BY l.user_id ORDER BY l.is_member DESC, l.created_at, l.id) AS rn
+                 FROM ${userTenantsFrom('$1')}) t
+        WHERE rn <= ${EMBED_LIMIT} ORDER BY user_id, rn`,
+      [userIds],
+    );
   }
 
   private async identitiesOf(db: Sql, userIds: string[]): Promise<UserIdentityRecord[]> {

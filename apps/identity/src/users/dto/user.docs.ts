@@ -56,6 +56,19 @@ export class UserLinkDoc extends AuditDoc {
   @ApiProperty({ format: 'uuid' }) user_id: string;
 }
 
+/**
+ * An entry of the user's `tenants`: its own tenant (is_member) and each tenant it administers (is_admin), one entry
+ * per tenant. `id` is the tenant's id (membership is a column of the user, not a row of its own); the audit fields
+ * are the user's for its own tenant, the admin link's otherwise.
+ */
+export class UserTenantDoc extends AuditDoc {
+  @ApiProperty({ format: 'uuid', description: "the tenant's id" }) id: string;
+  @ApiProperty({ format: 'uuid' }) user_id: string;
+  @ApiProperty({ format: 'uuid' }) tenant_id: string;
+  @ApiProperty({ description: "the user's own tenant" }) is_member: boolean;
+  @ApiProperty({ description: 'the user administers the tenant (Tenant Admins)' }) is_admin: boolean;
+}
+
 class UserLinksDoc {
   @ApiProperty() identities: string;
   @ApiProperty() roles: string;
@@ -97,10 +110,10 @@ class UserBaseDoc extends AuditDoc {
   })
   groups?: UserLinkDoc[];
   @ApiPropertyOptional({
-    type: () => [UserLinkDoc],
-    description: 'With expand=all: {id, user_id, tenant_id, ...}',
+    type: () => [UserTenantDoc],
+    description: 'With expand=all: its own tenant and the tenants it administers',
   })
-  tenants?: UserLinkDoc[];
+  tenants?: UserTenantDoc[];
   @ApiPropertyOptional({ type: () => UserLinksDoc, description: 'Without expand' }) links?: UserLinksDoc;
 }
 

@@ -1,4 +1,6 @@
-import { Params, ScopedTable, type RecordScope, type Sql } from '@gatehouse/db';
+import { iso, Params, ScopedTable, type RecordScope, type Sql, type Timestamp } from '@gatehouse/db';
+import { notFound } from '@gatehouse/errors';
+import type { AppMetadataEntry } from '../entities/audit.js';
 
 /**
  * The `tenants` table (alias `t`): rows of an instance. A restricted caller reaches only its own tenant, which the
@@ -15,4 +17,128 @@ export async function tenantExists(db: Sql, scope: RecordScope, tenantId: string
     p.values,
   );
   return found.length > 0;
+}
+
+/**
+ * The conditions confining tenants (alias `t`) to what the scope reaches: its instance's, and for a restricted
+ * caller only its own tenant (none at all when it has none).
+ */
+export function tenantConditions(scope: RecordScope, p: Params): string[] {
+  const out = tenantsTable.conditions(scope, p);
+  if (scope.restricted) out.push(scope.tenantId === null ? 'FALSE' : `t.id = ${p.add(scope.tenantId)}`);
+  return out;
+}
+
+/** A tenants row as TENANT_COLUMNS reads it, under the names of the record (timestamps as ISO text). */
+export interface TenantRow {
+  id: string;
+  instance_id: string;
+  tenant_name: string;
+  tenant_description: string | null;
+  app_metadata: AppMetadataEntry[];
+  created_by: string | null;
+  created_at: Timestamp;
+  updated_by: string | null;
+  updated_at: Timestamp;
+}
+
+export type TenantRowWithCounts = TenantRow & {
+  agg_users?: number;
+  agg_clients?: number;
+  agg_resources?: number;
+  agg_roles?: number;
+  agg_groups?: number;
+  agg_admins?: number;
+};
+
+export const TENANT_COLUMNS = `t.id, t.instance_id, t.name AS tenant_name, t.description AS tenant_description,
+  t.app_metadata, t.created_by, ${iso('t.created_at')} AS created_at, t.updated_by,
+  ${iso('t.updated_at')} AS updated_at`;
+
+/** What a tenant holds, counted (its records of each kind, its admins); alias `t`. */
+export const TENANT_AGGREGATION_COLUMNS = `(SELECT count(*) FROM users x WHERE x.tenant_id = t.id)::int AS agg_users,
+  (SELECT count(*) FROM clients x WHERE x.tenant_id = t.id)::int AS agg_clients,
+  (SELECT count(*) FROM resources x WHERE x.tenant_id = t.id)::int AS agg_resources,
+  (SELECT count(*) FROM roles x WHERE x.tenant_id = t.id)::int AS agg_roles,
+  (SELECT count(*) FROM groups x WHERE x.tenant_id = t.id)::int AS agg_groups,
+  (SELECT count(*) FROM tenant_admins x WHERE x.tenant_id = t.id)::int AS agg_admins`;
+
+/** The kinds of record a tenant holds; a tenant holding any of them cannot be deleted. */
+export const TENANT_HELD_KINDS = ['users', 'clients', 'resources', 'roles', 'groups'] as const;
+
+/** The tenant `id` in the caller's reach, or 404. `lock` holds a row lock until the transaction ends. */
+export async function findTenant(
+  db: Sql,
+  scope: RecordScope,
+  id: string,
+  opts: { lock?: boolean; aggregations?: boolean } = {},
+): Promise<TenantRowWithCounts> {
+  const p = new Params([id]);
+  const [row] = await db.rows<TenantRowWithCounts>(
+    `SELECT ${TENANT_COLUMNS}${opts.aggregations ? `, ${TENANT_AGGREGATION_COLUMNS}` : ''}
+       FROM ${tenantsTable.from}
+      WHERE t.id = $1 AND ${tenantConditions(scope, p).join(' AND ')}${opts.lock ? ' FOR UPDATE OF t' : ''}`,
+    p.values,
+  );
+  if (!row) throw notFound(`Tenant ${id} not found`);
+  return row;
+}
+
+export interface TenantInput {
+  tenant_name?: string;
+  tenant_description?: string | null;
+  app_metadata?: AppMetadataEntry[];
+}
+
+/** The unique index of tenant names and its 409 message. */
+export const TENANT_CONFLICTS = { ux_tenants_name: 'A tenant with this tenant_name exists in the instance' };
+
+/** INSERT of a tenant of `instanceId`; returns its id (a taken name throws the unique violation). */
+export async function insertTenant(
+  tx: Sql,
+  instanceId: string,
+  input: TenantInput,
+  actor: string | null,
+): Promise<string> {
+  const [row] = await tx.rows<{ id: string }>(
+    `INSERT INTO tenants (instance_id, name, description, app_metadata, created_by, updated_by)
+     VALUES ($1, $2, $3, $4::jsonb, $5, $5) RETURNING id`,
+    [
+      instanceId,
+      input.tenant_name,
+      input.tenant_description ?? null,
+      JSON.stringify(input.app_metadata ?? []),
+      actor,
+    ],
+  );
+  return row.id;
+}
+
+/** UPDATE of the fields given (the others keep their value). */
+export async function updateTenant(
+  tx: Sql,
+  current: TenantRow,
+  input: TenantInput,
+  actor: string | null,
+): Promise<void> {
+  await tx.exec(
+    `UPDATE tenants SET name = $2, description = $3, app_metadata = $4::jsonb, updated_by = $5, updated_at = now()
+      WHERE id = $1`,
+    [
+      current.id,
+      input.tenant_name ?? current.tenant_name,
+      input.tenant_description !== undefined ? input.tenant_description : current.tenant_description,
+      JSON.stringify(input.app_metadata ?? current.app_metadata ?? []),
+      actor,
+    ],
+  );
+}
+
+/** How many records of each kind the tenant holds (the kinds that forbid deleting it). */
+export async function tenantHoldings(tx: Sql, tenantId: string): Promise<Record<string, number>> {
+  const [row] = await tx.rows<Record<string, number>>(
+    `SELECT ${TENANT_HELD_KINDS.map((k) => `(SELECT count(*) FROM ${k} x WHERE x.tenant_id = $1)::int AS ${k}`).join(', ')}`,
+    [tenantId],
+  );
+  return row;
 }
