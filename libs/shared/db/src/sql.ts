@@ -54,6 +54,25 @@ type Client = pg.PoolClient;
 /** Connections a statement failed on without a server error (socket gone): destroyed, not pooled again. */
 const broken = new WeakSet<Client>();
 
+/**
+ * A connection from the pool, with an 'error' listener while it is checked out: a connection that dies between two
+ * statements (a server restart while a transaction awaits other work) emits 'error' on its client, which would crash
+ * the process without a listener (the pool listens only while a client is idle). It is then marked broken, and
+ * its next statement fails (a 503), and `release` destroys it.
+ */
+async function checkout(pool: pg.Pool): Promise<{ client: Client; release: (err?: Error) => void }> {
+  const client = await pool.connect();
+  const onError = () => broken.add(client);
+  client.on('error', onError);
+  return {
+    client,
+    release: (err?: Error) => {
+      client.removeListener('error', onError);
+      client.release(err ?? (broken.has(client) ? new Error('connection broken') : undefined));
+    },
+  };
+}
+
 async function query(client: Client, text: string, params: readonly unknown[] = []) {
   try {
     return await client.query(text, params as unknown[]);
@@ -175,11 +194,11 @@ export class Db implements Sql {
 
   /** A transaction the caller ends with `commit()` or `rollback()` (which also return the connection). */
   async begin(opts: TransactionOptions = {}): Promise<OpenTransaction> {
-    const client = await this.pool.connect();
+    const { client, release } = await checkout(this.pool);
     try {
       await query(client, beginStatement(opts));
     } catch (err) {
-      client.release(broken.has(client) ? (err as Error) : undefined);
+      release(broken.has(client) ? (err as Error) : undefined);
       throw err;
     }
     const sql = new ConnectionSql(client, true);
@@ -194,7 +213,7 @@ export class Db implements Sql {
         failed = err as Error;
         if (statement === 'COMMIT') throw err;
       } finally {
-        client.release(failed);
+        release(failed);
       }
     };
     return Object.assign(sql, {
@@ -235,12 +254,12 @@ export class Db implements Sql {
   private closed = false;
 
   private async withClient<T>(fn: (client: Client) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
+    const { client, release } = await checkout(this.pool);
     try {
       return await fn(client);
     } finally {
       // A broken connection is destroyed by the pool; a statement error leaves the connection usable.
-      client.release(broken.has(client) ? new Error('connection broken') : undefined);
+      release();
     }
   }
 }
