@@ -6,3 +6,5 @@ export * from './tenants.js';
 export * from './scopes.js';
 export * from './roles.js';
 export * from './groups.js';
+export * from './identity-providers.js';
+export * from './user-identities.js';
