@@ -14,6 +14,8 @@ import { UsersModule } from './users/users.module.js';
 import { RolesModule } from './roles/roles.module.js';
 import { GroupsModule } from './groups/groups.module.js';
 import { MembershipsModule } from './memberships/memberships.module.js';
+import { IdentityProvidersModule } from './identity-providers/identity-providers.module.js';
+import { UserIdentitiesModule } from './user-identities/user-identities.module.js';
 
 @Module({})
 export class IdentityAppModule {
@@ -36,6 +38,8 @@ export class IdentityAppModule {
         RolesModule,
         GroupsModule,
         MembershipsModule,
+        IdentityProvidersModule,
+        UserIdentitiesModule,
       ],
       // Client secrets are sealed with this box (SECRET_ENCRYPTION_KEY or DATA_DIR/secret.key, see bootstrap).
       // The ChangeFeed keeps the caller and token caches of this replica in step with changes made by any replica.

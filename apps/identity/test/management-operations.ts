@@ -67,6 +67,13 @@ export const OPERATIONS = [
   'GET /groups/:group_id/groups',
   'POST /groups/:group_id/groups',
   'DELETE /groups/:group_id/groups',
+  'GET /tenants/:tenant_id/identity-providers',
+  'POST /tenants/:tenant_id/identity-providers',
+  'GET /tenants/:tenant_id/identity-providers/:provider_id',
+  'PATCH /tenants/:tenant_id/identity-providers/:provider_id',
+  'DELETE /tenants/:tenant_id/identity-providers/:provider_id',
+  'GET /users/:user_id/identities',
+  'DELETE /users/:user_id/identities/:identity_id',
 ];
 
 /** The scope an operation needs (docs/contract.md: `<group>:read` for GET, `<group>:write` otherwise). */
