@@ -105,7 +105,7 @@ export interface ProviderDeps {
   log: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
 }
 
-/** Grant types the token endpoint serves. Others (implicit, otp, device code, token exchange) are unsupported_grant_type. */
+/** Grant types the token endpoint serves. Others are unsupported_grant_type. */
 export const SUPPORTED_GRANT_TYPES: ReadonlySet<string> = new Set([
   'authorization_code',
   'implicit',
