@@ -28,6 +28,8 @@ beforeAll(async () => {
     'roles:write',
     'groups:read',
     'groups:write',
+    'tenants:read',
+    'tenants:write',
   ];
   wrongScopes = {};
   for (const scope of all) wrongScopes[scope] = (await m.caller(all.filter((s) => s !== scope))).token;
