@@ -17,7 +17,7 @@ export interface UserIdentityRecord {
   user_id: string;
   identity_provider: string;
   identity_provider_id: string | null;
-  issuer: string;
+  issuer: string | null;
   user_identifier: string;
   identity_data: IdentityData;
   refresh_token: null;
@@ -125,8 +125,8 @@ export class UserIdentityDoc extends AuditDoc {
   })
   identity_provider_id: string | null;
 
-  @ApiProperty({ example: 'https://accounts.google.com' })
-  issuer: string;
+  @ApiProperty({ example: 'https://accounts.google.com', nullable: true })
+  issuer: string | null;
 
   @ApiProperty({ example: '10769150350006150715113082367', description: 'The `sub` of the account there' })
   user_identifier: string;

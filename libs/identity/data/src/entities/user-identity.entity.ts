@@ -55,8 +55,8 @@ export class UserIdentity extends Audited {
   identityProviderId: string | null;
 
   /** The provider's issuer: with `providerUserId` (its `sub`) the account at the provider. */
-  @Column('text')
-  issuer: string;
+  @Column('text', { nullable: true })
+  issuer: string | null;
 
   @Column('timestamptz', { name: 'last_sign_in_at', nullable: true })
   lastSignInAt: Date | null;

@@ -13,7 +13,8 @@ const audit = `
  *
  * User identities now name the provider that created them (`identity_provider_id`, kept when the provider goes:
  * SET NULL) and its `issuer`: an account at a provider is its issuer and `sub`, so the unique key of an identity is
- * (instance, issuer, provider_user_id) instead of (instance, provider kind, provider_user_id).
+ * (instance, issuer, provider_user_id) instead of (instance, provider kind, provider_user_id). `issuer` is null
+ * only for identities written otherwise than by token exchange (none are, today).
  */
 export class IdentityProviders1790000510000 implements MigrationInterface {
   name = 'IdentityProviders1790000510000';
@@ -42,8 +43,6 @@ export class IdentityProviders1790000510000 implements MigrationInterface {
     );
 
     await q.query(`ALTER TABLE user_identities ADD COLUMN identity_provider_id uuid, ADD COLUMN issuer text`);
-    await q.query(`UPDATE user_identities SET issuer = provider WHERE issuer IS NULL`);
-    await q.query(`ALTER TABLE user_identities ALTER COLUMN issuer SET NOT NULL`);
     await q.query(`ALTER TABLE user_identities DROP CONSTRAINT uq_user_identities_provider`);
     await q.query(
       `ALTER TABLE user_identities ADD CONSTRAINT uq_user_identities_issuer UNIQUE (instance_id, issuer, provider_user_id)`,

@@ -29,7 +29,7 @@ export interface UserIdentityRow {
   user_id: string;
   provider: string;
   identity_provider_id: string | null;
-  issuer: string;
+  issuer: string | null;
   provider_user_id: string;
   profile: Partial<IdentityData>;
   last_sign_in_at: Timestamp | null;
