@@ -290,7 +290,7 @@ async function matchUserOnce(
     if (found) {
       user = admit(found);
     } else {
-      const created = (await tx.one<{ id: string }>(
+      const [created] = await tx.rows<{ id: string }>(
         `INSERT INTO users (instance_id, tenant_id, user_email, email_verified, name, given_name, family_name,
                             nickname, picture, locale)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`,
@@ -306,7 +306,7 @@ async function matchUserOnce(
           data.profile_picture,
           clip(claims.locale, 35),
         ],
-      ))!;
+      );
       user = admit(await findUserById(tx, created.id));
     }
     await tx.exec(

@@ -73,7 +73,7 @@ export class IdentityProvidersService {
   async create(
     access: Access,
     tenantId: string,
-    input: IdentityProviderInput,
+    input: IdentityProviderInput & { issuer: string },
   ): Promise<IdentityProviderRecord> {
     return this.db.transaction(async (tx) => {
       await this.assertTenant(tx, access, tenantId);
@@ -87,7 +87,7 @@ export class IdentityProvidersService {
             tenantId,
             input.identity_provider,
             input.name,
-            normalIssuer(input.issuer!),
+            normalIssuer(input.issuer),
             input.client_id,
             this.box.encryptNullable(input.client_secret),
             input.jwks_uri ?? null,
