@@ -158,6 +158,27 @@ describe('token exchange (RFC 8693) with a local issuer', () => {
     expect(users).toHaveLength(1);
   });
 
+  it('two first sign-ins of one account at once make one user and one identity', async () => {
+    const sub = `race-${tag()}`;
+    const results = await Promise.all(
+      [0, 1, 2, 3, 4].map(async () =>
+        exchange(
+          await issuer.idToken(upstreamClientId, sub, {
+            email: `${sub}@upstream.test`,
+            email_verified: true,
+          }),
+          {
+            scope: 'openid',
+          },
+        ),
+      ),
+    );
+    expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+    const subs = new Set(results.map((r) => decodeJwt(r.body.id_token as string).sub));
+    expect(subs.size).toBe(1);
+    expect(await identitiesOf(sub)).toHaveLength(1);
+  });
+
   it('links a verified e-mail to the existing user; an unverified one is refused and writes nothing', async () => {
     const existing = await fx.user();
     await fx.ds.exec(`UPDATE users SET tenant_id = $2 WHERE id = $1`, [existing.id, tenantId]);

@@ -239,7 +239,8 @@ async function matchUser(
       return await sql.transaction(async (tx) => matchUserOnce(tx, provider, issuer, sub, claims, client));
     } catch (err) {
       const pg = findPgError(err);
-      if (attempt === 0 && pg?.code === '23505' && pg.constraint === 'uq_user_identities_issuer') continue;
+      // Another exchange of the same account (or e-mail) committed first: the second attempt finds what it wrote.
+      if (attempt === 0 && pg?.code === '23505') continue;
       if (pg?.code === '23505') {
         throw invalidGrant(
           'a user with this e-mail address or user name exists; it is linked only when the identity provider verified the e-mail',
