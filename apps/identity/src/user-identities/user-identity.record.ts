@@ -31,7 +31,10 @@ export interface UserIdentityRecord {
 }
 
 export function userIdentityRecord(row: UserIdentityRow): UserIdentityRecord {
-  const d = row.profile ?? {};
+  // Written by token exchange in identity_data's names; rows written otherwise may carry OIDC claim names.
+  const d = (row.profile ?? {}) as Record<string, unknown>;
+  const str = (...v: unknown[]) => (v.find((x) => typeof x === 'string') as string | undefined) ?? null;
+  const bool = (...v: unknown[]) => (v.find((x) => typeof x === 'boolean') as boolean | undefined) ?? null;
   return {
     id: row.id,
     instance_id: row.instance_id,
@@ -41,13 +44,13 @@ export function userIdentityRecord(row: UserIdentityRow): UserIdentityRecord {
     issuer: row.issuer,
     user_identifier: row.provider_user_id,
     identity_data: {
-      profile_picture: d.profile_picture ?? null,
-      username: d.username ?? null,
-      user_fullname: d.user_fullname ?? null,
-      email: d.email ?? null,
-      email_verified: d.email_verified ?? null,
-      phone: d.phone ?? null,
-      phone_verified: d.phone_verified ?? null,
+      profile_picture: str(d.profile_picture, d.picture),
+      username: str(d.username, d.preferred_username),
+      user_fullname: str(d.user_fullname, d.name),
+      email: str(d.email),
+      email_verified: bool(d.email_verified),
+      phone: str(d.phone, d.phone_number),
+      phone_verified: bool(d.phone_verified, d.phone_number_verified),
     },
     refresh_token: null,
     access_token: null,
