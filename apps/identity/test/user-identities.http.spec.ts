@@ -184,3 +184,33 @@ describe.each(VERSIONS)('/users/:user_id/identities under /api/%s', (v: Version)
     expect((await m.call('get', `${api}/users/${userId}/identities`).expect(200)).body.count).toBe(1);
   });
 });
+
+describe('deleting the identity provider', () => {
+  it('keeps the users and identities it made; a provider of the same issuer added back uses them again', async () => {
+    const { userId, sub } = await signIn();
+    const providers = `/api/v2/tenants/${tenant}/identity-providers`;
+    const [provider] = (await m.call('get', providers).expect(200)).body.items;
+    await m.call('delete', `${providers}/${provider.id}`).expect(204);
+
+    const [kept] = (await m.call('get', `/api/v2/users/${userId}/identities`).expect(200)).body.items;
+    expect(kept).toMatchObject({ user_identifier: sub, identity_provider_id: null, issuer: issuer.url });
+    const refused = await exchange(await issuer.idToken(upstreamClientId, sub));
+    expect(refused.body).toMatchObject({ error: 'invalid_grant' });
+
+    const again = (
+      await m
+        .call('post', providers)
+        .send({
+          identity_provider: 'oidc',
+          name: 'Local again',
+          issuer: issuer.url,
+          client_id: upstreamClientId,
+        })
+        .expect(201)
+    ).body;
+    const back = await exchange(await issuer.idToken(upstreamClientId, sub));
+    expect(decodeJwt(back.body.id_token as string).sub).toBe(userId);
+    const [relinked] = (await m.call('get', `/api/v2/users/${userId}/identities`).expect(200)).body.items;
+    expect(relinked).toMatchObject({ id: kept.id, identity_provider_id: again.id });
+  });
+});
