@@ -67,8 +67,20 @@ export class OAuthDocsController {
     description: `Grants: \`client_credentials\` (needs \`audience\`), \`password\` (username = e-mail, user name or phone),
 \`refresh_token\` (rotating; a reused refresh token revokes its grant), \`authorization_code\` (PKCE S256 required;
 after /authorize), \`urn:ietf:params:oauth:grant-type:device_code\` (alias \`device_code\`; after POST /device/code,
-with authorization_pending, slow_down, access_denied, expired_token). Other grant types (\`implicit\` is a response
-type of /authorize, \`otp\`, \`token_exchange\` for now) answer 400 \`unsupported_grant_type\`. \`audience\` is an alias of RFC 8707
+with authorization_pending, slow_down, access_denied, expired_token), \`otp\`, and RFC 8693
+\`urn:ietf:params:oauth:grant-type:token-exchange\` (alias \`token_exchange\`): \`subject_token\` is an ID token (or a JWT
+access token) of an identity provider of the client's tenant (Tenant Identity Providers; a client without a tenant
+may use those of every tenant of its instance), \`subject_token_type\` \`urn:ietf:params:oauth:token-type:id_token\`,
+\`:jwt\` or \`:access_token\` (or, as document 1 describes it, the provider's kind, e.g. \`google\`; anything else is
+400 \`invalid_request\`); its \`iss\` picks the enabled provider, its signature is checked against the provider's JWKS
+(its jwks_uri or discovery; cached, fetched again for an unknown \`kid\`), \`aud\` must name the provider's client_id (an
+access token may name it in \`azp\`/\`client_id\`), \`exp\` must be in the future; a kind of provider the instance turned
+off (\`instance_metadata.identity_providers\` with \`enabled: false\`) is refused. The user is the one of the User
+Identity (issuer + \`sub\`), else the user of the instance with the token's e-mail when \`email_verified\` is true
+(linked now), else a new user of the provider's tenant; a blocked user or one of another tenant than the client's gets
+\`invalid_grant\`, as does any token that fails a check. \`requested_token_type\` may only be the access token type;
+\`actor_token\` (delegation) is 400. The answer adds \`issued_token_type\`. Other grant types (\`implicit\` is a response
+type of /authorize) answer 400 \`unsupported_grant_type\`. \`audience\` is an alias of RFC 8707
 \`resource\` (one per request); without \`scope\` the token carries every scope the client was granted on that API,
 with \`scope\` the intersection. Client authentication: Basic, or client_id/client_secret in the body, or client_id
 alone for public clients. Password logins: unknown user and wrong password give the same \`invalid_grant\`;
@@ -91,6 +103,12 @@ the server keys at /jwks) or opaque for any other value; tokens without an audie
         username: str('password grant: e-mail, user name or phone'),
         password: str('password grant'),
         refresh_token: str('refresh_token grant'),
+        subject_token: str('token exchange: the ID token (or JWT access token) of an identity provider'),
+        subject_token_type: str(
+          'token exchange: urn:ietf:params:oauth:token-type:id_token | :jwt | :access_token',
+          'urn:ietf:params:oauth:token-type:id_token',
+        ),
+        requested_token_type: str('token exchange: only urn:ietf:params:oauth:token-type:access_token'),
       },
     },
   })
@@ -106,6 +124,7 @@ the server keys at /jwks) or opaque for any other value; tokens without an audie
         scope: { type: 'string' },
         refresh_token: { type: 'string' },
         id_token: { type: 'string' },
+        issued_token_type: { type: 'string', description: 'token exchange only' },
       },
     },
   })

@@ -353,6 +353,7 @@ describe('authorization code + PKCE with the login and consent pages', () => {
         'password',
         'refresh_token',
         'urn:ietf:params:oauth:grant-type:device_code',
+        'urn:ietf:params:oauth:grant-type:token-exchange',
       ].sort(),
     );
   });

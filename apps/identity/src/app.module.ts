@@ -15,6 +15,8 @@ import { RolesModule } from './roles/roles.module.js';
 import { GroupsModule } from './groups/groups.module.js';
 import { MembershipsModule } from './memberships/memberships.module.js';
 import { TenantsModule } from './tenants/tenants.module.js';
+import { IdentityProvidersModule } from './identity-providers/identity-providers.module.js';
+import { UserIdentitiesModule } from './user-identities/user-identities.module.js';
 
 @Module({})
 export class IdentityAppModule {
@@ -38,6 +40,8 @@ export class IdentityAppModule {
         GroupsModule,
         MembershipsModule,
         TenantsModule,
+        IdentityProvidersModule,
+        UserIdentitiesModule,
       ],
       // Client secrets are sealed with this box (SECRET_ENCRYPTION_KEY or DATA_DIR/secret.key, see bootstrap).
       // The ChangeFeed keeps the caller and token caches of this replica in step with changes made by any replica.

@@ -76,6 +76,13 @@ export const OPERATIONS = [
   'POST /tenants/:tenant_id/admins',
   'DELETE /tenants/:tenant_id/admins',
   'GET /users/:user_id/tenants',
+  'GET /tenants/:tenant_id/identity-providers',
+  'POST /tenants/:tenant_id/identity-providers',
+  'GET /tenants/:tenant_id/identity-providers/:provider_id',
+  'PATCH /tenants/:tenant_id/identity-providers/:provider_id',
+  'DELETE /tenants/:tenant_id/identity-providers/:provider_id',
+  'GET /users/:user_id/identities',
+  'DELETE /users/:user_id/identities/:identity_id',
 ];
 
 /** The scope an operation needs (docs/contract.md: `<group>:read` for GET, `<group>:write` otherwise). */

@@ -49,7 +49,7 @@ describe('data layer: one way to run SQL', () => {
 
 describe('data layer: tenant and instance scoping in one place', () => {
   const files = sourceFiles('apps/identity/src');
-  const SCOPED = ['clients', 'resources', 'users', 'tenants'];
+  const SCOPED = ['clients', 'resources', 'users', 'tenants', 'tenant_identity_providers'];
   const literalRead = new RegExp(`(?<!DELETE\\s)\\b(FROM|JOIN)\\s+(${SCOPED.join('|')})\\b`, 'g');
 
   it.each(files)('%s', (file) => {

@@ -23,6 +23,8 @@ import {
 import type { OneTimeCodes } from '../passwordless/one-time-codes.js';
 import type { PasswordLogin } from './password-login.js';
 import { signInClientOf, userMaySignInThrough } from './sign-in-policy.js';
+import { TOKEN_EXCHANGE_GRANT, TOKEN_EXCHANGE_PARAMS, tokenExchangeHandler } from './token-exchange.grant.js';
+import { upstreamKeys } from './upstream-keys.js';
 import {
   deviceCodePage,
   deviceConfirmPage,
@@ -103,7 +105,7 @@ export interface ProviderDeps {
   log: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
 }
 
-/** Grant types the token endpoint serves. Others (implicit, otp, device code, token exchange) are unsupported_grant_type. */
+/** Grant types the token endpoint serves. Others are unsupported_grant_type. */
 export const SUPPORTED_GRANT_TYPES: ReadonlySet<string> = new Set([
   'authorization_code',
   'implicit',
@@ -112,6 +114,7 @@ export const SUPPORTED_GRANT_TYPES: ReadonlySet<string> = new Set([
   'client_credentials',
   'password',
   'refresh_token',
+  TOKEN_EXCHANGE_GRANT,
 ]);
 
 /** oidc-provider Client with our extra metadata. */
@@ -459,6 +462,22 @@ export function createProvider(deps: ProviderDeps): Provider {
       },
     ),
     ['username', 'otp', 'scope', 'resource'],
+    ['resource'],
+  );
+
+  // RFC 8693 token exchange: a subject token of a tenant's identity provider for our tokens (token-exchange.grant.ts).
+  provider.registerGrantType(
+    TOKEN_EXCHANGE_GRANT,
+    tokenExchangeHandler({
+      sql: deps.sql,
+      keys: upstreamKeys,
+      resourceServerInfo: (ctx, resource) => getResourceServerInfo(ctx, resource, ctx.oidc.client),
+      account: toAccount,
+      oidcScopes: new Set(OIDC_SCOPES),
+      lifetimes,
+      rbacScopes,
+    }),
+    TOKEN_EXCHANGE_PARAMS,
     ['resource'],
   );
 

@@ -39,6 +39,7 @@ describe('identity migrations', () => {
       'RolesGroups1790000300000',
       'OneTimeCodes1790000400000',
       'Tenants1790000500000',
+      'IdentityProviders1790000510000',
     ]);
     expect(await pendingSchemaChanges(ds)).toEqual([]);
 
@@ -71,6 +72,7 @@ describe('identity migrations', () => {
         'group_closure',
         'one_time_codes',
         'tenant_admins',
+        'tenant_identity_providers',
       ]),
     );
     // Every identity record carries instance_id (artifact tables of the token server and instances excepted).

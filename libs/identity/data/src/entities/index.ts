@@ -15,6 +15,7 @@ import { Role, RolePermission, UserPermission, UserRole } from './role.entity.js
 import { Group, GroupChild, GroupClosure, GroupMember, GroupRole } from './group.entity.js';
 import { OneTimeCode } from './one-time-code.entity.js';
 import { TenantAdmin } from './tenant-admin.entity.js';
+import { TenantIdentityProvider } from './identity-provider.entity.js';
 
 export * from './audit.js';
 export * from './instance.entity.js';
@@ -34,6 +35,7 @@ export * from './role.entity.js';
 export * from './group.entity.js';
 export * from './one-time-code.entity.js';
 export * from './tenant-admin.entity.js';
+export * from './identity-provider.entity.js';
 
 /** Every entity of the identity data model (apps/auth and apps/identity both register all of them). */
 export const identityEntities = [
@@ -61,4 +63,5 @@ export const identityEntities = [
   GroupClosure,
   OneTimeCode,
   TenantAdmin,
+  TenantIdentityProvider,
 ];

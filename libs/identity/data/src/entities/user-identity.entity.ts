@@ -12,11 +12,17 @@ import {
 import { Audited } from './audit.js';
 import { Instance } from './instance.entity.js';
 import { User } from './user.entity.js';
+import { TenantIdentityProvider } from './identity-provider.entity.js';
 
 /** A link of a user to an identity provider account (document 2's `identities`). */
 @Entity({ name: 'user_identities' })
-@Unique('uq_user_identities_provider', ['instanceId', 'provider', 'providerUserId'])
+@Unique('uq_user_identities_issuer', ['instanceId', 'issuer', 'providerUserId'])
 @Index('ix_user_identities_user', ['userId'])
+@Index('ix_user_identities_identity_provider', ['identityProviderId'])
+@ForeignKey(() => TenantIdentityProvider, ['identityProviderId'], ['id'], {
+  name: 'fk_user_identities_identity_provider',
+  onDelete: 'SET NULL',
+})
 export class UserIdentity extends Audited {
   @PrimaryGeneratedColumn('uuid', { primaryKeyConstraintName: 'pk_user_identities' })
   id: string;
@@ -43,6 +49,14 @@ export class UserIdentity extends Audited {
   /** Profile data from the provider (document 2's `identity_data`). */
   @Column('jsonb', { default: () => "'{}'" })
   profile: Record<string, unknown>;
+
+  /** The tenant identity provider that made it (null once that provider was deleted). */
+  @Column('uuid', { name: 'identity_provider_id', nullable: true })
+  identityProviderId: string | null;
+
+  /** The provider's issuer: with `providerUserId` (its `sub`) the account at the provider. */
+  @Column('text', { nullable: true })
+  issuer: string | null;
 
   @Column('timestamptz', { name: 'last_sign_in_at', nullable: true })
   lastSignInAt: Date | null;

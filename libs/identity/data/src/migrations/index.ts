@@ -4,6 +4,7 @@ import { LoginFailures1790000200000 } from './1790000200000-login-failures.js';
 import { RolesGroups1790000300000 } from './1790000300000-roles-groups.js';
 import { OneTimeCodes1790000400000 } from './1790000400000-one-time-codes.js';
 import { Tenants1790000500000 } from './1790000500000-tenants.js';
+import { IdentityProviders1790000510000 } from './1790000510000-identity-providers.js';
 
 export {
   IdentitySchema1790000000000,
@@ -12,6 +13,7 @@ export {
   RolesGroups1790000300000,
   OneTimeCodes1790000400000,
   Tenants1790000500000,
+  IdentityProviders1790000510000,
 };
 
 /** Every migration of the identity data model, in order (apps/auth and apps/identity run the same list). */
@@ -22,4 +24,5 @@ export const identityMigrations = [
   RolesGroups1790000300000,
   OneTimeCodes1790000400000,
   Tenants1790000500000,
+  IdentityProviders1790000510000,
 ];

@@ -7,3 +7,5 @@ export * from './scopes.js';
 export * from './roles.js';
 export * from './groups.js';
 export * from './tenant-admins.js';
+export * from './identity-providers.js';
+export * from './user-identities.js';

@@ -1,0 +1,76 @@
+import { jwtVerify } from 'jose';
+import { UpstreamKeys, UpstreamKeysError } from '../src/oidc/upstream-keys.js';
+import { LocalIssuer } from './support/local-issuer.js';
+
+/** The JWKS cache of token exchange against a real local issuer: fetched once, refreshed on an unknown kid, bounded. */
+let issuer: LocalIssuer;
+
+beforeAll(async () => {
+  issuer = await LocalIssuer.start();
+});
+afterAll(async () => {
+  await issuer?.stop();
+});
+
+const verify = (keys: UpstreamKeys, token: string, uri = issuer.jwksUri) =>
+  jwtVerify(token, keys.resolver(uri));
+
+describe('UpstreamKeys', () => {
+  it('fetches a key set once, then serves it from the cache', async () => {
+    const keys = new UpstreamKeys();
+    const before = issuer.hits.get('/jwks') ?? 0;
+    for (let i = 0; i < 3; i++) await verify(keys, await issuer.idToken('aud', `s${i}`));
+    expect(issuer.hits.get('/jwks')).toBe(before + 1);
+  });
+
+  it('fetches again for an unknown kid (rotation), at most once per kid, and not within minRefreshMs', async () => {
+    const keys = new UpstreamKeys({ minRefreshMs: 0 });
+    await verify(keys, await issuer.idToken('aud', 's'));
+    await issuer.rotate();
+    const before = issuer.hits.get('/jwks')!;
+    await verify(keys, await issuer.idToken('aud', 's'));
+    expect(issuer.hits.get('/jwks')).toBe(before + 1);
+
+    const forged = await issuer.idToken('aud', 's', {}, { key: await LocalIssuer.foreignKey() });
+    await expect(verify(keys, forged)).rejects.toThrow(/no applicable key/i);
+    await expect(verify(keys, forged)).rejects.toThrow(/no applicable key/i);
+    expect(issuer.hits.get('/jwks')).toBe(before + 2); // the second try of that kid fetched nothing
+
+    const slow = new UpstreamKeys({ minRefreshMs: 60_000 });
+    await verify(slow, await issuer.idToken('aud', 's'));
+    await issuer.rotate();
+    const after = issuer.hits.get('/jwks')!;
+    await expect(verify(slow, await issuer.idToken('aud', 's'))).rejects.toThrow(/no applicable key/i);
+    expect(issuer.hits.get('/jwks')).toBe(after);
+  });
+
+  it('keeps at most maxEntries key sets and discovers a jwks_uri', async () => {
+    const keys = new UpstreamKeys({ maxEntries: 2 });
+    const token = await issuer.idToken('aud', 's');
+    const uris = [1, 2, 3].map((i) => `${issuer.jwksUri}?n=${i}`);
+    for (const uri of uris) await verify(keys, token, uri);
+    const before = issuer.hits.get('/jwks')!;
+    await verify(keys, token, uris[2]); // kept
+    expect(issuer.hits.get('/jwks')).toBe(before);
+    await verify(keys, token, uris[0]); // evicted: fetched again
+    expect(issuer.hits.get('/jwks')).toBe(before + 1);
+
+    expect(await keys.jwksUriOf({ issuer: `${issuer.url}/`, jwks_uri: null })).toBe(issuer.jwksUri);
+    expect(await keys.jwksUriOf({ issuer: issuer.url, jwks_uri: 'https://keys.test/jwks' })).toBe(
+      'https://keys.test/jwks',
+    );
+  });
+
+  it('an unreachable or malformed key set is an UpstreamKeysError', async () => {
+    const keys = new UpstreamKeys({ timeoutMs: 2000 });
+    const token = await issuer.idToken('aud', 's');
+    await expect(verify(keys, token, `${issuer.url}/missing`)).rejects.toBeInstanceOf(UpstreamKeysError);
+    await expect(verify(keys, token, 'http://127.0.0.1:1/jwks')).rejects.toBeInstanceOf(UpstreamKeysError);
+    await expect(
+      verify(keys, token, `${issuer.url}/.well-known/openid-configuration`),
+    ).rejects.toBeInstanceOf(UpstreamKeysError);
+    await expect(keys.jwksUriOf({ issuer: `${issuer.url}/nothing`, jwks_uri: null })).rejects.toBeInstanceOf(
+      UpstreamKeysError,
+    );
+  });
+});
