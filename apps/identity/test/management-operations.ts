@@ -67,6 +67,13 @@ export const OPERATIONS = [
   'GET /groups/:group_id/groups',
   'POST /groups/:group_id/groups',
   'DELETE /groups/:group_id/groups',
+  'GET /instances',
+  'POST /instances',
+  'GET /instances/:instance_id',
+  'PATCH /instances/:instance_id',
+  'GET /instances/:instance_id/admins',
+  'POST /instances/:instance_id/admins',
+  'DELETE /instances/:instance_id/admins',
 ];
 
 /** The scope an operation needs (docs/contract.md: `<group>:read` for GET, `<group>:write` otherwise). */

@@ -1,4 +1,5 @@
 import { hash, verify, type Algorithm } from '@node-rs/argon2';
+import { checkSync } from 'recheck';
 import type { PasswordValidator } from './entities/instance.entity.js';
 
 /** argon2id with the OWASP minimum parameters (19 MiB, 2 passes, 1 lane): about 30-60 ms per hash on one core. */
@@ -67,4 +68,35 @@ export function checkPasswordPolicy(
     if (!ok) failures.push(v.description ?? v.validator ?? source);
   }
   return failures;
+}
+
+/** Longest regular expression a password rule may hold. */
+export const MAX_PASSWORD_RULE_LENGTH = 1000;
+/** Highest polynomial degree of backtracking allowed in a password rule (n² on a 1,024-character password is bounded). */
+const MAX_RULE_DEGREE = 2;
+/** Time the ReDoS analysis of one rule may take; beyond it the rule is refused as unknown. */
+const RULE_CHECK_TIMEOUT_MS = 2000;
+
+/**
+ * Why the regular expression `source` cannot be a password rule, or undefined when it can. It must compile with the
+ * `u` flag (as checkPasswordPolicy runs it), be at most MAX_PASSWORD_RULE_LENGTH characters, and be free of
+ * catastrophic backtracking: recheck (an automaton analysis with a fuzzing fallback) must find it safe, or at most
+ * quadratic. Exponential backtracking (`(a+)+$`, `(a|a)*b`), a polynomial of degree 3 or more, and an expression the
+ * analysis cannot decide in time are refused before anything is stored.
+ */
+export function passwordRuleProblem(source: string): string | undefined {
+  if (source.length > MAX_PASSWORD_RULE_LENGTH) return `longer than ${MAX_PASSWORD_RULE_LENGTH} characters`;
+  try {
+    new RegExp(source, 'u');
+  } catch (err) {
+    return `not a valid regular expression (${(err as Error).message})`;
+  }
+  const found = checkSync(source, 'u', { timeout: RULE_CHECK_TIMEOUT_MS });
+  if (found.status === 'safe') return undefined;
+  if (found.status === 'unknown') {
+    return `its backtracking could not be analysed (${found.error.kind}); refused as possibly catastrophic`;
+  }
+  const c = found.complexity;
+  if (c.type === 'polynomial' && c.degree <= MAX_RULE_DEGREE) return undefined;
+  return `catastrophic backtracking (${c.type === 'exponential' ? 'exponential' : `polynomial of degree ${c.degree}`} time, e.g. on ${JSON.stringify(found.attack.string.slice(0, 40))})`;
 }
