@@ -28,6 +28,8 @@ beforeAll(async () => {
     'roles:write',
     'groups:read',
     'groups:write',
+    'instances:read',
+    'instances:write',
   ];
   wrongScopes = {};
   for (const scope of all) wrongScopes[scope] = (await m.caller(all.filter((s) => s !== scope))).token;

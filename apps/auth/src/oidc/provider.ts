@@ -367,6 +367,8 @@ export function createProvider(deps: ProviderDeps): Provider {
       // A user signs in (and refreshes) only through clients of its own tenant, or tenant-less clients.
       const client = ctx?.oidc?.client as unknown as GatehouseClient | undefined;
       if (client && !userMaySignInThrough(user, client.tenant_id)) return undefined;
+      // Instances are closed worlds: a session (or grant) of another instance's user signs in nobody here.
+      if (client?.instance_id && user.instanceId !== client.instance_id) return undefined;
       return toAccount(user);
     },
     extraTokenClaims: async (ctx, token) => {

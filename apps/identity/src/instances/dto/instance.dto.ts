@@ -137,7 +137,7 @@ export class InstanceMetadataDto {
 export class CreateInstanceDto {
   @ApiProperty({ example: 'acme', maxLength: 255, description: 'Unique among instances (any case)' })
   @IsString()
-  @IsNotEmpty()
+  @Matches(/\S/, { message: 'instance_name must not be empty' })
   @MaxLength(255)
   instance_name: string;
 
@@ -166,7 +166,7 @@ export class UpdateInstanceDto {
   @ApiPropertyOptional({ example: 'acme', maxLength: 255 })
   @NotNullIfPresent()
   @IsString()
-  @IsNotEmpty()
+  @Matches(/\S/, { message: 'instance_name must not be empty' })
   @MaxLength(255)
   instance_name?: string;
 
