@@ -81,7 +81,7 @@ describe.each(VERSIONS)('instances under /api/%s', (v: Version) => {
       is_default: true,
       instance_metadata: {
         identity_providers: [],
-        supported_locales: ['en'],
+        supported_locales: ['en', 'mn'],
         password_validators: DEFAULT_PASSWORD_VALIDATORS,
       },
       app_metadata: [],
@@ -148,7 +148,7 @@ describe.each(VERSIONS)('instances under /api/%s', (v: Version) => {
       is_default: false,
       instance_metadata: {
         identity_providers: [],
-        supported_locales: ['en'],
+        supported_locales: ['en', 'mn'],
         password_validators: DEFAULT_PASSWORD_VALIDATORS,
       },
       app_metadata: [],
@@ -230,7 +230,7 @@ describe.each(VERSIONS)('instances under /api/%s', (v: Version) => {
       instance_metadata: {
         password_validators: validators,
         identity_providers: [{ identity_provider: 'google', enabled: true }],
-        supported_locales: ['en'],
+        supported_locales: ['en', 'mn'],
       },
       app_metadata: [{ key: 'k', value: 'v' }],
       [aggregations]: { clients: 1, resources: 2 },

@@ -83,7 +83,7 @@ export function instancesController(v: ApiVersion): Type<unknown> {
         'granted every system scope); the answer carries that client under `default_client` (`client_id`, ' +
         '`client_secret`) this once: no read shows the secret again (rotate it with POST /clients/:id/rotate-secret ' +
         "using the new client's own token). instance_metadata lists not given get the defaults (the 8-character " +
-        'password rule, `en`, no identity provider). A taken instance_name (any case): 409. The instance has no ' +
+        'password rule, `en` and `mn`, no identity provider). A taken instance_name (any case): 409. The instance has no ' +
         'users and no admins yet: create users with its default client, then add them as admins.' +
         MODE,
     })

@@ -192,10 +192,10 @@ export interface SeededInstance {
   resourceIds: string[];
 }
 
-/** instance_metadata of a new instance: the default password rule, English, no identity provider. */
+/** instance_metadata of a new instance: the default password rule, the pages' languages, no identity provider. */
 export const DEFAULT_INSTANCE_SETTINGS: InstanceSettings = {
   password_validators: DEFAULT_PASSWORD_VALIDATORS,
-  supported_locales: ['en'],
+  supported_locales: ['en', 'mn'],
   identity_providers: [],
 };
 

@@ -104,8 +104,9 @@ export class InstanceMetadataDto {
     example: ['en', 'mn-MN'],
     maxItems: 100,
     description:
-      'BCP 47 language tags (`en`, `mn-MN`, `en_US`); the sign-in pages speak the first of these the browser ' +
-      'prefers, among the languages they have (en, mn)',
+      'BCP 47 language tags (`en`, `mn-MN`, `en_US`). The sign-in pages of the instance speak only these (of ' +
+      'the languages they have: en, mn): the first of ui_locales, then Accept-Language, that is supported, else ' +
+      'the first supported one; none the pages have: every page language',
   })
   @NotNullIfPresent()
   @IsArray()
@@ -149,7 +150,8 @@ export class CreateInstanceDto {
 
   @ApiPropertyOptional({
     type: () => InstanceMetadataDto,
-    description: 'Lists not given get the defaults: the 8-character rule, `en`, no identity provider',
+    description:
+      'Lists not given get the defaults: the 8-character rule, `en` and `mn`, no identity provider',
   })
   @NotNullIfPresent()
   @IsObject()
