@@ -136,7 +136,7 @@ export class InstancesService {
         seedInstance(
           tx,
           {
-            name: input.instance_name!.trim(),
+            name: String(input.instance_name).trim(),
             description: input.instance_description ?? null,
             settings: { ...DEFAULT_INSTANCE_SETTINGS, ...metadataChanges(input.instance_metadata) },
             appMetadata: input.app_metadata ?? [],
