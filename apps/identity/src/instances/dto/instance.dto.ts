@@ -14,23 +14,32 @@ import {
   registerDecorator,
   ValidateNested,
 } from 'class-validator';
-import { passwordRuleProblem, type AppMetadataEntry } from '@gatehouse/identity-data';
+import {
+  knownPasswordRuleProblem,
+  passwordRuleProblem,
+  type AppMetadataEntry,
+} from '@gatehouse/identity-data';
 import { AppMetadata, NotNullIfPresent, NullableIfPresent } from '../../common/validation.js';
 
 /** A BCP 47-like language tag: `en`, `mn-MN`, `en_US`, `zh-Hant-TW`. */
 export const LOCALE_TAG = /^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})*$/;
 
-/** A password rule's `rules`: a regular expression that compiles and is free of catastrophic backtracking. */
+/**
+ * A password rule's `rules`: a regular expression that compiles and is free of catastrophic backtracking (analysed
+ * out of the event loop; the validation pipe awaits it).
+ */
 function IsSafePasswordRule() {
   return (object: object, propertyName: string) =>
     registerDecorator({
       name: 'isSafePasswordRule',
       target: object.constructor,
       propertyName,
+      async: true,
       validator: {
-        validate: (value: unknown) => typeof value !== 'string' || passwordRuleProblem(value) === undefined,
+        validate: async (value: unknown) =>
+          typeof value !== 'string' || (await passwordRuleProblem(value)) === undefined,
         defaultMessage: (args) =>
-          `${args?.property ?? 'rules'} is refused: ${passwordRuleProblem(String(args?.value)) ?? 'invalid'}`,
+          `${args?.property ?? 'rules'} is refused: ${knownPasswordRuleProblem(String(args?.value)) ?? 'invalid'}`,
       },
     });
 }
@@ -121,14 +130,14 @@ export class InstanceMetadataDto {
 
   @ApiPropertyOptional({
     type: [PasswordValidatorDto],
-    maxItems: 50,
+    maxItems: 20,
     description:
       'Every password set (user create, PUT /users/:id/password, sign-up, tickets) must match every rule; ' +
       'an empty list means no rule',
   })
   @NotNullIfPresent()
   @IsArray()
-  @ArrayMaxSize(50)
+  @ArrayMaxSize(20)
   @ValidateNested({ each: true })
   @Type(() => PasswordValidatorDto)
   password_validators?: PasswordValidatorDto[];
