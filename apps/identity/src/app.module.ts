@@ -17,6 +17,7 @@ import { MembershipsModule } from './memberships/memberships.module.js';
 import { TenantsModule } from './tenants/tenants.module.js';
 import { IdentityProvidersModule } from './identity-providers/identity-providers.module.js';
 import { UserIdentitiesModule } from './user-identities/user-identities.module.js';
+import { InstancesModule } from './instances/instances.module.js';
 
 @Module({})
 export class IdentityAppModule {
@@ -42,6 +43,7 @@ export class IdentityAppModule {
         TenantsModule,
         IdentityProvidersModule,
         UserIdentitiesModule,
+        InstancesModule,
       ],
       // Client secrets are sealed with this box (SECRET_ENCRYPTION_KEY or DATA_DIR/secret.key, see bootstrap).
       // The ChangeFeed keeps the caller and token caches of this replica in step with changes made by any replica.

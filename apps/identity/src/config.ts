@@ -13,4 +13,9 @@ export const identityEnv = {
     description:
       'multi-tenant mode: the tenant_id header of GET /resources narrows the list to that tenant; false: the header is ignored (instances.multi_tenant is not read)',
   }),
+  MULTI_INSTANCE: env.bool({
+    default: false,
+    description:
+      'multi-instance mode: the Instances operations (/api/v1|v2/instances) work; unset or false, they answer 501 not_implemented',
+  }),
 };

@@ -30,6 +30,8 @@ beforeAll(async () => {
     'groups:write',
     'tenants:read',
     'tenants:write',
+    'instances:read',
+    'instances:write',
   ];
   wrongScopes = {};
   for (const scope of all) wrongScopes[scope] = (await m.caller(all.filter((s) => s !== scope))).token;

@@ -83,6 +83,13 @@ export const OPERATIONS = [
   'DELETE /tenants/:tenant_id/identity-providers/:provider_id',
   'GET /users/:user_id/identities',
   'DELETE /users/:user_id/identities/:identity_id',
+  'GET /instances',
+  'POST /instances',
+  'GET /instances/:instance_id',
+  'PATCH /instances/:instance_id',
+  'GET /instances/:instance_id/admins',
+  'POST /instances/:instance_id/admins',
+  'DELETE /instances/:instance_id/admins',
 ];
 
 /** The scope an operation needs (docs/contract.md: `<group>:read` for GET, `<group>:write` otherwise). */

@@ -2,6 +2,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type Provider from 'oidc-provider';
 import type { Sql } from '@gatehouse/db';
+import { supportedLocalesOfClient } from '@gatehouse/identity-data';
 import { BodyError, one, parseParams, readBody } from '../oidc/request-body.js';
 import { LoginError, type PasswordLogin } from '../oidc/password-login.js';
 import type { OidcData } from '../oidc/oidc-data.js';
@@ -83,9 +84,11 @@ export class InteractionHandler {
     }
   }
 
-  private localeOf(req: IncomingMessage, params: Record<string, unknown> | undefined): Locale {
+  /** The page language: ui_locales, then Accept-Language, among the client's instance's supported_locales. */
+  private async localeOf(req: IncomingMessage, params: Record<string, unknown> | undefined): Promise<Locale> {
     const ui = typeof params?.ui_locales === 'string' ? params.ui_locales : undefined;
-    return pickLocale(ui, req.headers['accept-language']);
+    const supported = await supportedLocalesOfClient(this.deps.sql, String(params?.client_id ?? ''));
+    return pickLocale(ui, req.headers['accept-language'], supported);
   }
 
   private async show(req: IncomingMessage, res: ServerResponse, uid: string): Promise<void> {
@@ -94,7 +97,7 @@ export class InteractionHandler {
     if (!details || details.uid !== uid) {
       return this.error(res, fallback, 400, 'This sign-in request has expired or is not known.');
     }
-    const locale = this.localeOf(req, details.params);
+    const locale = await this.localeOf(req, details.params);
     const csrf = randomBytes(24).toString('base64url');
     this.setCsrf(res, uid, csrf);
     if (details.prompt.name === 'login') {
@@ -126,7 +129,7 @@ export class InteractionHandler {
       this.error(res, fallback, 400, 'This sign-in request has expired or is not known.');
       return undefined;
     }
-    return { details, locale: this.localeOf(req, details.params) };
+    return { details, locale: await this.localeOf(req, details.params) };
   }
 
   /** The CSRF cookie of an interaction's forms (double submit: the forms carry the same value). */
@@ -337,7 +340,7 @@ export class InteractionHandler {
     if (!details || details.uid !== uid) {
       return this.error(res, fallback, 400, 'This sign-in request has expired or is not known.');
     }
-    const locale = this.localeOf(req, details.params);
+    const locale = await this.localeOf(req, details.params);
     const csrf = cookieValue(req, CSRF_COOKIE);
     if (!sameSecret(csrf, one(params, 'csrf'))) {
       return this.error(res, locale, 403, 'The form could not be verified. Go back and try again.');

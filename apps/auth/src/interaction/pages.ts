@@ -153,16 +153,26 @@ export const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => HTML_ESCAP
  * The page language: the first of `ui_locales` we have (OIDC, space-separated, `mn`, `mn-MN`, `mn_MN`), else the
  * first of `Accept-Language`, else English.
  */
-export function pickLocale(uiLocales: string | undefined, acceptLanguage: string | undefined): Locale {
+export function pickLocale(
+  uiLocales: string | undefined,
+  acceptLanguage: string | undefined,
+  supported?: readonly string[],
+): Locale {
+  const primary = (tag: string) => tag.trim().toLowerCase().split(/[-_]/)[0];
+  const isPage = (lang: string): lang is Locale => lang === 'mn' || lang === 'en';
+  // The instance's supported_locales narrow the choice to those of its languages the pages have (none of them: all).
+  const allowed = new Set((supported ?? []).map(primary).filter(isPage));
+  const ok = (lang: string): lang is Locale => isPage(lang) && (allowed.size === 0 || allowed.has(lang));
   const candidates = [
     ...(uiLocales ?? '').split(/\s+/),
     ...(acceptLanguage ?? '').split(',').map((part) => part.split(';')[0]),
   ];
   for (const c of candidates) {
-    const lang = c.trim().toLowerCase().split(/[-_]/)[0];
-    if (lang === 'mn' || lang === 'en') return lang;
+    const lang = primary(c);
+    if (ok(lang)) return lang;
   }
-  return 'en';
+  // Nothing asked for that the instance supports: its first supported language the pages have, else English.
+  return (supported ?? []).map(primary).find(ok) ?? 'en';
 }
 
 const STYLE = `body{font-family:system-ui,sans-serif;margin:0;background:#f5f5f7;color:#1d1d1f}

@@ -2,6 +2,7 @@ import { createSecretKey, randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import Provider, {
   errors,
+  interactionPolicy,
   type Account,
   type AccountClaims,
   type Configuration,
@@ -162,6 +163,27 @@ const toAccount = (user: User): Account => ({
 });
 
 /**
+ * oidc-provider's prompts, plus one login check: a session whose user this client may not sign in (a user of another
+ * instance or tenant: findAccount finds no account) is no login here. The login page is shown again (prompt=none:
+ * login_required) instead of the request failing for want of an account.
+ */
+function signInPolicy() {
+  const policy = interactionPolicy.base();
+  policy
+    .get('login')!
+    .checks.add(
+      new interactionPolicy.Check(
+        'session_elsewhere',
+        "the session's user does not sign in through this client",
+        'login_required',
+        (ctx) => Boolean(ctx.oidc.session?.accountId && !ctx.oidc.account),
+      ),
+      1,
+    );
+  return policy;
+}
+
+/**
  * Build the oidc-provider instance of the token server. Everything it knows comes from PostgreSQL (clients,
  * resources, users, signing keys) and its artifacts go through our adapters; the instance itself is stateless,
  * so a new one can replace it (e.g. after a key rotation) at any time.
@@ -258,7 +280,10 @@ export function createProvider(deps: ProviderDeps): Provider {
     responseTypes: ['code', 'id_token', 'id_token token', 'none'],
     // PKCE (S256) on every authorization code request, public clients or not (OAuth 2.1, RFC 9700).
     pkce: { required: () => true },
-    interactions: { url: (_ctx, interaction) => `${INTERACTION_PATH}/${interaction.uid}` },
+    interactions: {
+      policy: signInPolicy(),
+      url: (_ctx, interaction) => `${INTERACTION_PATH}/${interaction.uid}`,
+    },
     cookies: {
       keys: deps.cookieKeys,
       long: { httpOnly: true, sameSite: 'lax' },
@@ -371,6 +396,8 @@ export function createProvider(deps: ProviderDeps): Provider {
       // A user signs in (and refreshes) only through global clients or clients of its own tenant.
       const client = ctx?.oidc?.client as unknown as GatehouseClient | undefined;
       if (client && !userMaySignInThrough(user, signInClientOf(client))) return undefined;
+      // Instances are closed worlds: a session (or grant) of another instance's user signs in nobody here.
+      if (client?.instance_id && user.instanceId !== client.instance_id) return undefined;
       return toAccount(user);
     },
     extraTokenClaims: async (ctx, token) => {

@@ -31,7 +31,7 @@ function clientCredentials(authz: string, body: Params): { id: string; secret: s
 
 /**
  * What a caller may learn about a token: its own client's tokens, and the tokens for a resource it is authorized on
- * (a resource server checking tokens meant for it). Anything else is answered `{"active": false}`, as RFC 7662
+ * (a resource server checking tokens meant for it) issued to a client of its own instance. Anything else is answered `{"active": false}`, as RFC 7662
  * section 4 lets a server answer a caller it does not trust with the token.
  */
 async function visibleTo(
@@ -41,7 +41,7 @@ async function visibleTo(
 ): Promise<TokenInfo> {
   if (!info.active || info.client_id === callerClientId) return info;
   const aud = typeof info.aud === 'string' ? info.aud : undefined;
-  if (aud && (await service.isAuthorizedOn(callerClientId, aud))) return info;
+  if (aud && (await service.isAuthorizedOn(callerClientId, aud, info.client_id))) return info;
   return INACTIVE;
 }
 

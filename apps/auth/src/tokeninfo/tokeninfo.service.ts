@@ -185,7 +185,8 @@ export class TokenInfoService {
     let user: User | undefined;
     if (sub !== client.id) {
       user = await this.deps.data.findUserById(sub);
-      if (!user || user.isBlocked) return INACTIVE;
+      // the user must still exist, be unblocked and belong to the client's instance
+      if (!user || user.isBlocked || user.instanceId !== client.instanceId) return INACTIVE;
     }
     const scope = await this.currentScope(
       typeof payload.scope === 'string' ? payload.scope : '',
@@ -290,7 +291,7 @@ export class TokenInfoService {
     let user: User | undefined;
     if (t.accountId) {
       user = await this.deps.data.findUserById(t.accountId);
-      if (!user || user.isBlocked) return INACTIVE;
+      if (!user || user.isBlocked || user.instanceId !== client.instanceId) return INACTIVE;
     }
     const sub = t.accountId ?? t.clientId;
     const scope = access ? await this.currentScope(t.scope ?? '', access, user) : (t.scope ?? '');
@@ -312,9 +313,17 @@ export class TokenInfoService {
     };
   }
 
-  /** True when the client is authorized on the resource `identifier` of its instance. */
-  async isAuthorizedOn(clientId: string, identifier: string): Promise<boolean> {
-    return Boolean((await this.deps.data.resourceAccess(clientId, identifier))?.authorized);
+  /**
+   * True when the client is authorized on the resource `identifier` of its instance and, when `tokenClientId` is
+   * given, that token's client is of the same instance: a resource server of one instance never sees the tokens of
+   * another instance, even for a resource with the same identifier (every instance has `urn:gatehouse:management`).
+   */
+  async isAuthorizedOn(clientId: string, identifier: string, tokenClientId?: string): Promise<boolean> {
+    const access = await this.deps.data.resourceAccess(clientId, identifier);
+    if (!access?.authorized) return false;
+    if (tokenClientId === undefined) return true;
+    const owner = await this.deps.data.findClient(tokenClientId);
+    return owner?.instanceId === access.resource.instanceId;
   }
 
   /** A public client (one that authenticates with its client_id alone), or undefined. */

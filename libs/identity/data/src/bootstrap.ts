@@ -1,5 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Sql } from '@gatehouse/db';
+import type { AppMetadataEntry } from './entities/audit.js';
+import type { InstanceSettings } from './entities/instance.entity.js';
 import { DEFAULT_PASSWORD_VALIDATORS, hashPassword } from './passwords.js';
 import { loadSecretBox, type SecretBox, type SecretBoxEnv } from './secret-box.js';
 import { SYSTEM_RESOURCES } from './system.js';
@@ -62,9 +64,10 @@ function jsonLogger(level: string | undefined): BootstrapLogger {
 const randomSecret = () => randomBytes(32).toString('base64url');
 
 /**
- * Seed a new database once (docs/contract.md start-up contract): the default instance, the system resources
- * `urn:gatehouse:management` and `urn:gatehouse:tree` with their scopes, the default client (allowed
- * `client_credentials`, authorized on both resources and granted every scope of both) and an admin user.
+ * Seed a new database once (docs/contract.md start-up contract): the default instance with its system resources
+ * `urn:gatehouse:management` and `urn:gatehouse:tree` and their scopes and its default client (allowed
+ * `client_credentials`, authorized on both resources and granted every scope of both), all by seedInstance, and an
+ * admin user (the instance's first admin).
  * Ids and secrets come from BOOTSTRAP_* when set, else are generated and printed once.
  *
  * Safe to run from several processes at once and on every start: one transaction holds a PostgreSQL advisory lock,
@@ -162,58 +165,97 @@ async function ensureSystemScopes(m: Sql, instanceId: string, defaultClientId?: 
   }
 }
 
-async function seed(m: Sql, env: BootstrapEnv, box: SecretBox): Promise<Internal> {
-  const generated: string[] = [];
-  const printable: [string, string][] = [];
+/** What a new instance starts with (seedInstance). */
+export interface NewInstance {
+  name: string;
+  description?: string | null;
+  /** `instances.settings` (document 2's instance_metadata); default: DEFAULT_INSTANCE_SETTINGS. */
+  settings?: InstanceSettings;
+  appMetadata?: AppMetadataEntry[];
+  /** Multi-tenant mode of the instance (the `tenant_id` header of Get resources is honoured). */
+  multiTenant?: boolean;
+  /** The first instance of a database (only bootstrap seeds it). */
+  isDefault?: boolean;
+  /** Id of the default client (default: generated). */
+  clientId?: string;
+  /** Secret of the default client (default: generated). */
+  clientSecret?: string;
+  /** `created_by` / `updated_by` of what is written. */
+  actor?: string | null;
+}
 
-  const clientId = env.BOOTSTRAP_CLIENT_ID?.toLowerCase() ?? randomUUID();
-  if (!env.BOOTSTRAP_CLIENT_ID) generated.push('BOOTSTRAP_CLIENT_ID');
-  const clientSecret = env.BOOTSTRAP_CLIENT_SECRET ?? randomSecret();
-  if (!env.BOOTSTRAP_CLIENT_SECRET) generated.push('BOOTSTRAP_CLIENT_SECRET');
-  const adminEmail = env.BOOTSTRAP_ADMIN_EMAIL ?? DEFAULT_ADMIN_EMAIL;
-  const adminPassword = env.BOOTSTRAP_ADMIN_PASSWORD ?? randomSecret();
-  if (!env.BOOTSTRAP_ADMIN_PASSWORD) generated.push('BOOTSTRAP_ADMIN_PASSWORD');
+/** The records seedInstance wrote, and the default client's secret in plain text (to be shown once). */
+export interface SeededInstance {
+  instanceId: string;
+  clientId: string;
+  clientSecret: string;
+  resourceIds: string[];
+}
 
+/** instance_metadata of a new instance: the default password rule, the pages' languages, no identity provider. */
+export const DEFAULT_INSTANCE_SETTINGS: InstanceSettings = {
+  password_validators: DEFAULT_PASSWORD_VALIDATORS,
+  supported_locales: ['en', 'mn'],
+  identity_providers: [],
+};
+
+/**
+ * Seed one instance, in the caller's transaction `m`: the instance row, its own system resources
+ * (SYSTEM_RESOURCES: `urn:gatehouse:management` and `urn:gatehouse:tree` with every scope) and its default client
+ * (cannot be deleted, allowed `client_credentials`, authorized on both resources and granted every scope of both).
+ * Used by the first start (bootstrapIdentity, for the default instance) and by `POST /instances`. A taken name
+ * violates `ux_instances_name`.
+ */
+export async function seedInstance(m: Sql, spec: NewInstance, box: SecretBox): Promise<SeededInstance> {
+  const clientId = spec.clientId?.toLowerCase() ?? randomUUID();
+  const clientSecret = spec.clientSecret ?? randomSecret();
+  const actor = spec.actor ?? null;
   const [instance] = await m.rows<{ id: string }>(
-    `INSERT INTO instances (name, description, is_default, multi_tenant, settings)
-     VALUES ('default', 'Default instance', true, false, $1::jsonb) RETURNING id`,
+    `INSERT INTO instances (name, description, is_default, multi_tenant, settings, app_metadata, created_by,
+                            updated_by)
+     VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, $7) RETURNING id`,
     [
-      JSON.stringify({
-        password_validators: DEFAULT_PASSWORD_VALIDATORS,
-        supported_locales: ['en'],
-        identity_providers: [],
-      }),
+      spec.name,
+      spec.description ?? null,
+      spec.isDefault ?? false,
+      spec.multiTenant ?? false,
+      JSON.stringify(spec.settings ?? DEFAULT_INSTANCE_SETTINGS),
+      JSON.stringify(spec.appMetadata ?? []),
+      actor,
     ],
   );
   const instanceId = instance.id;
 
   const resourceIds: string[] = [];
-  for (const spec of SYSTEM_RESOURCES) {
-    const [r] = await m.rows<{ id: string }>(
+  for (const r of SYSTEM_RESOURCES) {
+    const [row] = await m.rows<{ id: string }>(
       `INSERT INTO resources (instance_id, resource_type, resource_name, resource_description, identifier_url,
-                              is_system, signing_algorithm, token_lifetime, skip_consent_for_first_party)
-       VALUES ($1, 'api', $2, $3, $4, true, 'RS256', 3600, true) RETURNING id`,
-      [instanceId, spec.name, spec.description, spec.identifierUrl],
+                              is_system, signing_algorithm, token_lifetime, skip_consent_for_first_party, created_by,
+                              updated_by)
+       VALUES ($1, 'api', $2, $3, $4, true, 'RS256', 3600, true, $5, $5) RETURNING id`,
+      [instanceId, r.name, r.description, r.identifierUrl, actor],
     );
-    resourceIds.push(r.id);
+    resourceIds.push(row.id);
     await m.exec(
       `INSERT INTO scopes (instance_id, resource_id, scope_name, scope_description)
        SELECT $1, $2, s.name, s.description FROM jsonb_to_recordset($3::jsonb) AS s(name text, description text)`,
-      [instanceId, r.id, JSON.stringify(spec.scopes)],
+      [instanceId, row.id, JSON.stringify(r.scopes)],
     );
   }
 
   await m.exec(
     `INSERT INTO clients (id, instance_id, client_name, client_type, client_description, client_secret_enc,
-                          client_metadata, is_public, is_first_party, is_global, is_default)
-     VALUES ($1, $2, 'Default client', 'non_interactive',
-             'Created at first start; manages this instance. It cannot be deleted.', $3, $4::jsonb,
-             false, true, true, true)`,
+                          client_metadata, is_public, is_first_party, is_global, is_default, created_by, updated_by)
+     VALUES ($1, $2, 'Default client', 'non_interactive', $3, $4, $5::jsonb, false, true, true, true, $6, $6)`,
     [
       clientId,
       instanceId,
+      spec.isDefault
+        ? 'Created at first start; manages this instance. It cannot be deleted.'
+        : 'Created with the instance; manages this instance. It cannot be deleted.',
       box.encrypt(clientSecret),
       JSON.stringify({ grant_types: ['client_credentials'] }),
+      actor,
     ],
   );
   // Authorize both system resources and grant every one of their scopes, set-based.
@@ -227,12 +269,39 @@ async function seed(m: Sql, env: BootstrapEnv, box: SecretBox): Promise<Internal
      SELECT $1, $2, s.resource_id, s.id FROM scopes s WHERE s.resource_id = ANY($3::uuid[])`,
     [instanceId, clientId, resourceIds],
   );
+  return { instanceId, clientId, clientSecret, resourceIds };
+}
+
+async function seed(m: Sql, env: BootstrapEnv, box: SecretBox): Promise<Internal> {
+  const generated: string[] = [];
+  const printable: [string, string][] = [];
+
+  if (!env.BOOTSTRAP_CLIENT_ID) generated.push('BOOTSTRAP_CLIENT_ID');
+  if (!env.BOOTSTRAP_CLIENT_SECRET) generated.push('BOOTSTRAP_CLIENT_SECRET');
+  const adminEmail = env.BOOTSTRAP_ADMIN_EMAIL ?? DEFAULT_ADMIN_EMAIL;
+  const adminPassword = env.BOOTSTRAP_ADMIN_PASSWORD ?? randomSecret();
+  if (!env.BOOTSTRAP_ADMIN_PASSWORD) generated.push('BOOTSTRAP_ADMIN_PASSWORD');
+
+  const { instanceId, clientId, clientSecret } = await seedInstance(
+    m,
+    {
+      name: 'default',
+      description: 'Default instance',
+      isDefault: true,
+      multiTenant: false,
+      clientId: env.BOOTSTRAP_CLIENT_ID,
+      clientSecret: env.BOOTSTRAP_CLIENT_SECRET,
+    },
+    box,
+  );
 
   const [admin] = await m.rows<{ id: string }>(
     `INSERT INTO users (instance_id, user_email, user_name, password_hash, name, email_verified)
      VALUES ($1, $2, 'admin', $3, 'Administrator', true) RETURNING id`,
     [instanceId, adminEmail, await hashPassword(adminPassword)],
   );
+  // The admin user is the default instance's first instance admin (GET /instances/:id/admins).
+  await m.exec(`INSERT INTO instance_admins (instance_id, user_id) VALUES ($1, $2)`, [instanceId, admin.id]);
 
   await m.exec(`INSERT INTO bootstrap_markers (name, instance_id, details) VALUES ($1, $2, $3::jsonb)`, [
     MARKER,

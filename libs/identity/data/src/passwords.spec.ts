@@ -1,5 +1,6 @@
 import {
   checkPasswordPolicy,
+  passwordRuleProblem,
   DEFAULT_PASSWORD_VALIDATORS,
   hashPassword,
   verifyPassword,
@@ -72,5 +73,40 @@ describe('checkPasswordPolicy', () => {
 
   it('reports a rule that does not compile as failed', () => {
     expect(checkPasswordPolicy([{ description: 'broken', rules: '([' }], 'anything')).toEqual(['broken']);
+  });
+});
+
+describe('passwordRuleProblem (ReDoS check before a rule is stored)', () => {
+  it('accepts linear and quadratic rules, the default rule included', async () => {
+    for (const rule of [
+      ...DEFAULT_PASSWORD_VALIDATORS.map((v) => v.rules),
+      '[A-Z]',
+      '\\d',
+      '^(?=.*\\d).{8,}$',
+      '(?=.*[A-Z])',
+      '^[\\p{L}\\p{N}]{8,64}$',
+    ]) {
+      expect([rule, await passwordRuleProblem(rule)]).toEqual([rule, undefined]);
+    }
+  });
+
+  it('refuses exponential backtracking, naming it', async () => {
+    for (const rule of ['^(a+)+$', '(a|a)*b', '^(\\w+\\s?)*$', '(x+x+)+y', '^([a-zA-Z0-9]+)*@$']) {
+      expect([rule, await passwordRuleProblem(rule)]).toEqual([rule, expect.stringContaining('exponential')]);
+    }
+  });
+
+  it('refuses a polynomial of degree 3 or more', async () => {
+    expect(await passwordRuleProblem('^a*a*a*b$')).toEqual(expect.stringContaining('polynomial of degree 3'));
+  });
+
+  it('refuses what does not compile with the u flag, and overlong rules', async () => {
+    expect(await passwordRuleProblem('([')).toEqual(
+      expect.stringContaining('not a valid regular expression'),
+    );
+    expect(await passwordRuleProblem('\\q')).toEqual(
+      expect.stringContaining('not a valid regular expression'),
+    );
+    expect(await passwordRuleProblem('a'.repeat(1001))).toEqual(expect.stringContaining('longer than 1000'));
   });
 });

@@ -201,6 +201,17 @@ export async function clientResourceAccess(
   return { resource: toResource(r, box), authorized: r.authorized, scopes: r.authorized ? r.scopes : [] };
 }
 
+/** The `supported_locales` of the client's instance (document 2's instance_metadata); empty when unknown. */
+export async function supportedLocalesOfClient(db: Sql, clientId: string): Promise<string[]> {
+  if (!isUuid(clientId)) return [];
+  const [r] = await db.rows<{ locales: unknown }>(
+    `SELECT i.settings->'supported_locales' AS locales
+       FROM clients c JOIN instances i ON i.id = c.instance_id WHERE c.id = $1`,
+    [clientId],
+  );
+  return Array.isArray(r?.locales) ? r.locales.filter((l): l is string => typeof l === 'string') : [];
+}
+
 /** Phone numbers compare without spaces, dashes, dots and parentheses (`+976 9911-2233` is `+97699112233`). */
 export function normalizePhone(phone: string): string {
   return phone.replace(/[\s\-.()]/g, '');

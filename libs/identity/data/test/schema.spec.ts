@@ -40,6 +40,7 @@ describe('identity migrations', () => {
       'OneTimeCodes1790000400000',
       'Tenants1790000500000',
       'IdentityProviders1790000510000',
+      'Instances1790000530000',
     ]);
     expect(await pendingSchemaChanges(ds)).toEqual([]);
 
@@ -73,6 +74,7 @@ describe('identity migrations', () => {
         'one_time_codes',
         'tenant_admins',
         'tenant_identity_providers',
+        'instance_admins',
       ]),
     );
     // Every identity record carries instance_id (artifact tables of the token server and instances excepted).

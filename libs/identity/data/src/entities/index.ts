@@ -16,6 +16,7 @@ import { Group, GroupChild, GroupClosure, GroupMember, GroupRole } from './group
 import { OneTimeCode } from './one-time-code.entity.js';
 import { TenantAdmin } from './tenant-admin.entity.js';
 import { TenantIdentityProvider } from './identity-provider.entity.js';
+import { InstanceAdmin } from './instance-admin.entity.js';
 
 export * from './audit.js';
 export * from './instance.entity.js';
@@ -36,6 +37,7 @@ export * from './group.entity.js';
 export * from './one-time-code.entity.js';
 export * from './tenant-admin.entity.js';
 export * from './identity-provider.entity.js';
+export * from './instance-admin.entity.js';
 
 /** Every entity of the identity data model (apps/auth and apps/identity both register all of them). */
 export const identityEntities = [
@@ -64,4 +66,5 @@ export const identityEntities = [
   OneTimeCode,
   TenantAdmin,
   TenantIdentityProvider,
+  InstanceAdmin,
 ];

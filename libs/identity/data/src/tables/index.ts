@@ -9,3 +9,4 @@ export * from './groups.js';
 export * from './tenant-admins.js';
 export * from './identity-providers.js';
 export * from './user-identities.js';
+export * from './instances.js';
