@@ -17,7 +17,7 @@ import { purgeLoginFailures, type SecretBox } from '@gatehouse/identity-data';
 import { SigningKeys, type KeySet } from './keys/signing-keys.js';
 import { TokenInfoService } from './tokeninfo/tokeninfo.service.js';
 import { InteractionHandler } from './interaction/interaction.handler.js';
-import { Delivery } from './passwordless/delivery.js';
+import { Delivery } from '@gatehouse/delivery';
 import { OneTimeCodes } from './passwordless/one-time-codes.js';
 import {
   PASSWORDLESS_START_PATH,

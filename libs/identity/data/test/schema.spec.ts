@@ -38,6 +38,7 @@ describe('identity migrations', () => {
       'LoginFailures1790000200000',
       'RolesGroups1790000300000',
       'OneTimeCodes1790000400000',
+      'Tickets1790000520000',
     ]);
     expect(await pendingSchemaChanges(ds)).toEqual([]);
 
@@ -69,6 +70,7 @@ describe('identity migrations', () => {
         'group_children',
         'group_closure',
         'one_time_codes',
+        'tickets',
       ]),
     );
     // Every identity record carries instance_id (artifact tables of the token server and instances excepted).

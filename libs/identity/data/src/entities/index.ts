@@ -14,6 +14,7 @@ import { LoginFailure } from './login-failure.entity.js';
 import { Role, RolePermission, UserPermission, UserRole } from './role.entity.js';
 import { Group, GroupChild, GroupClosure, GroupMember, GroupRole } from './group.entity.js';
 import { OneTimeCode } from './one-time-code.entity.js';
+import { Ticket } from './ticket.entity.js';
 
 export * from './audit.js';
 export * from './instance.entity.js';
@@ -32,6 +33,7 @@ export * from './login-failure.entity.js';
 export * from './role.entity.js';
 export * from './group.entity.js';
 export * from './one-time-code.entity.js';
+export * from './ticket.entity.js';
 
 /** Every entity of the identity data model (apps/auth and apps/identity both register all of them). */
 export const identityEntities = [
@@ -58,4 +60,5 @@ export const identityEntities = [
   GroupChild,
   GroupClosure,
   OneTimeCode,
+  Ticket,
 ];

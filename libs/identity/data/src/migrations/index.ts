@@ -3,6 +3,7 @@ import { OidcPayloadsAccount1790000100000 } from './1790000100000-oidc-payloads-
 import { LoginFailures1790000200000 } from './1790000200000-login-failures.js';
 import { RolesGroups1790000300000 } from './1790000300000-roles-groups.js';
 import { OneTimeCodes1790000400000 } from './1790000400000-one-time-codes.js';
+import { Tickets1790000520000 } from './1790000520000-tickets.js';
 
 export {
   IdentitySchema1790000000000,
@@ -10,6 +11,7 @@ export {
   LoginFailures1790000200000,
   RolesGroups1790000300000,
   OneTimeCodes1790000400000,
+  Tickets1790000520000,
 };
 
 /** Every migration of the identity data model, in order (apps/auth and apps/identity run the same list). */
@@ -19,4 +21,5 @@ export const identityMigrations = [
   LoginFailures1790000200000,
   RolesGroups1790000300000,
   OneTimeCodes1790000400000,
+  Tickets1790000520000,
 ];

@@ -6,3 +6,4 @@ export * from './tenants.js';
 export * from './scopes.js';
 export * from './roles.js';
 export * from './groups.js';
+export * from './tickets.js';
