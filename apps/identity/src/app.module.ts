@@ -14,6 +14,9 @@ import { UsersModule } from './users/users.module.js';
 import { RolesModule } from './roles/roles.module.js';
 import { GroupsModule } from './groups/groups.module.js';
 import { MembershipsModule } from './memberships/memberships.module.js';
+import { TicketsModule } from './tickets/tickets.module.js';
+import { InvitationsModule } from './invitations/invitations.module.js';
+import { UserGrantsModule } from './user-grants/user-grants.module.js';
 
 @Module({})
 export class IdentityAppModule {
@@ -36,6 +39,9 @@ export class IdentityAppModule {
         RolesModule,
         GroupsModule,
         MembershipsModule,
+        TicketsModule,
+        InvitationsModule,
+        UserGrantsModule,
       ],
       // Client secrets are sealed with this box (SECRET_ENCRYPTION_KEY or DATA_DIR/secret.key, see bootstrap).
       // The ChangeFeed keeps the caller and token caches of this replica in step with changes made by any replica.

@@ -51,6 +51,8 @@ export class Management {
     const env = loadIdentityEnv({
       ...auth.shared,
       AUTH_URL: auth.url,
+      // ticket and invitation links point at the token server's public URL
+      ISSUER: auth.url,
       RATE_LIMIT_POINTS: '100000',
       // Tests check that a revoked or deleted client's token stops working: no validation cache.
       BEARER_CACHE_TTL_SEC: '0',

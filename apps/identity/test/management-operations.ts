@@ -67,6 +67,11 @@ export const OPERATIONS = [
   'GET /groups/:group_id/groups',
   'POST /groups/:group_id/groups',
   'DELETE /groups/:group_id/groups',
+  'POST /users/invite',
+  'GET /users/:user_id/grants',
+  'DELETE /users/:user_id/grants/:grant_id',
+  'POST /tickets/password-change',
+  'POST /tickets/email-verification',
 ];
 
 /** The scope an operation needs (docs/contract.md: `<group>:read` for GET, `<group>:write` otherwise). */

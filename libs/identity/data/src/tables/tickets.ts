@@ -76,7 +76,8 @@ export async function issueTicket(
       t.actor,
     ],
   );
-  return { id: row!.id, token, expiresAt: row!.expires_at };
+  if (!row) throw new Error('the ticket was not stored');
+  return { id: row.id, token, expiresAt: row.expires_at };
 }
 
 /** The live ticket of `kind` with this token (any current or previous key), without using it; else undefined. */
