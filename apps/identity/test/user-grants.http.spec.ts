@@ -119,6 +119,30 @@ describe.each(VERSIONS)('User Grants under /api/%s', (v: Version) => {
     await m.call('delete', `${base}/${user.id}/grants/${grant.id}`).expect(404);
   });
 
+  it('DELETE also ends the grant’s opaque access token (no audience): /tokeninfo inactive, /userinfo refused', async () => {
+    const a = await passwordClient(m);
+    const user = await signedInUser();
+    const t = await oidc.genericGrantRequest(a.config, 'password', {
+      username: user.email,
+      password: PASSWORD,
+      scope: 'openid email offline_access',
+    });
+    expect(t.access_token.split('.')).toHaveLength(1);
+    const userinfo = () =>
+      fetch(`${m.auth.url}/userinfo`, { headers: { authorization: `Bearer ${t.access_token}` } });
+    expect((await userinfo()).status).toBe(200);
+    expect(await m.tokenInfo(t.access_token, { id: a.id, secret: a.secret })).toMatchObject({ active: true });
+    const grant = (await m.call('get', `${base}/${user.id}/grants`).expect(200)).body.items[0];
+    expect(grant.scopes).toEqual(expect.arrayContaining(['openid', 'email', 'offline_access']));
+    expect(grant.resources).toEqual([]);
+    await m.call('delete', `${base}/${user.id}/grants/${grant.id}`).expect(204);
+    expect(await m.tokenInfo(t.access_token, { id: a.id, secret: a.secret })).toEqual({ active: false });
+    expect((await userinfo()).status).toBe(401);
+    expect((await oauthError(oidc.refreshTokenGrant(a.config, t.refresh_token!))).error).toBe(
+      'invalid_grant',
+    );
+  });
+
   it('404 for another user’s grant, unknown users and grants; 400 for malformed ids; nothing revoked', async () => {
     const a = await passwordClient(m);
     const owner = await signedInUser();
