@@ -239,6 +239,43 @@ describe.each(VERSIONS)('Tickets under /api/%s', (v: Version) => {
     expect(res.body.code).toBe('conflict');
   });
 
+  it('a ticket verifies only the address it was made for: after a change of e-mail it verifies nothing', async () => {
+    const user = await newUser();
+    const url = (await ticket('email-verification', { user_id: user.id }).expect(201)).body.ticket as string;
+    const marking = (
+      await ticket('password-change', { user_id: user.id, mark_email_as_verified: true }).expect(201)
+    ).body.ticket as string;
+    const page = await openTicket(url);
+    const passwordPage = await openTicket(marking);
+    await m.call('patch', `/api/${v}/users/${user.id}`).send({ user_email: email() }).expect(200);
+    expect((await submitTicket(m.auth.url, page, {})).status).toBe(400);
+    expect((await openTicket(url)).status).toBe(400);
+    // the password is still set, the new address stays unverified
+    expect((await submitTicket(m.auth.url, passwordPage, { password: 'a-good-password-7' })).status).toBe(
+      200,
+    );
+    expect(await hashOf(user.id)).toMatch(/^\$argon2id\$/);
+    expect((await m.call('get', `/api/${v}/users/${user.id}`).expect(200)).body.user_email_verified).toBe(
+      false,
+    );
+  });
+
+  it('two submissions of one link at once: exactly one sets the password', async () => {
+    const user = await newUser();
+    const url = (await ticket('password-change', { user_id: user.id }).expect(201)).body.ticket as string;
+    const page = await openTicket(url);
+    const results = await Promise.all(
+      ['racing-password-1', 'racing-password-2', 'racing-password-3'].map((password) =>
+        submitTicket(m.auth.url, page, { password }),
+      ),
+    );
+    expect(results.map((r) => r.status).sort()).toEqual([200, 400, 400]);
+    const winner = ['racing-password-1', 'racing-password-2', 'racing-password-3'][
+      results.findIndex((r) => r.status === 200)
+    ];
+    expect(await verifyPassword((await hashOf(user.id))!, winner)).toBe(true);
+  });
+
   it('400 for bad bodies, 404 for unknown users and clients, 403 without tickets:write, 401 without a token; nothing written', async () => {
     const user = await newUser();
     const bad: Record<string, unknown>[] = [

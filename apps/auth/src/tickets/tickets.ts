@@ -23,6 +23,11 @@ import {
   type TicketMessage,
 } from './ticket-pages.js';
 
+/** The ticket cannot do what it was made for (its e-mail changed since): the transaction is undone. */
+class TicketVoid extends Error {}
+
+const sameEmail = (a: string | null, b: string | null) => !!a && !!b && a.toLowerCase() === b.toLowerCase();
+
 /** The ticket pages' paths (the management API builds their links: `<ISSUER><path>?ticket=<token>`). */
 export const TICKET_PASSWORD_PATH = TICKET_PATHS.password_change;
 export const TICKET_EMAIL_PATH = TICKET_PATHS.email_verification;
@@ -77,12 +82,16 @@ export class TicketPages {
     if (kind === 'password_change') {
       return this.setPassword(req, res, locale, live, ticket, one(params, 'password') ?? '');
     }
-    const done = await this.deps.sql.transaction(async (tx) => {
+    const done = await this.voidable(async (tx) => {
       const used = await redeemTicket(tx, this.deps.keys, ticket, kind);
       if (!used) return undefined;
-      await tx.exec(`UPDATE users SET email_verified = true, updated_at = now() WHERE id = $1`, [
-        used.user_id,
-      ]);
+      // only the address the ticket was made for: after a change of e-mail the ticket verifies nothing
+      const verified = await tx.exec(
+        `UPDATE users SET email_verified = true, updated_at = now()
+          WHERE id = $1 AND lower(user_email) = lower($2::text)`,
+        [used.user_id, used.user_email],
+      );
+      if (!verified) throw new TicketVoid();
       return used;
     });
     return done ? this.finish(res, locale, done, 'emailVerified') : this.message(res, locale, 400, 'invalid');
@@ -98,7 +107,9 @@ export class TicketPages {
     const live = await findLiveTicket(this.deps.sql, this.deps.keys, ticket, kind);
     const user = live ? await this.userOf(live) : undefined;
     if (!live || !user) return this.message(res, locale, 400, 'invalid');
-    if (kind === 'email_verification' && !user.user_email) return this.message(res, locale, 400, 'invalid');
+    if (kind === 'email_verification' && !sameEmail(user.user_email, live.user_email)) {
+      return this.message(res, locale, 400, 'invalid');
+    }
     const csrf = cookieValue(req, CSRF_COOKIE) ?? randomBytes(24).toString('base64url');
     res.setHeader('Set-Cookie', this.csrfCookie(kind, csrf));
     return this.form(res, locale, live, ticket, csrf, user);
@@ -162,10 +173,10 @@ export class TicketPages {
       const used = await redeemTicket(tx, this.deps.keys, ticket, 'password_change');
       if (!used) return undefined;
       await tx.exec(
-        `UPDATE users SET password_hash = $2, email_verified = email_verified OR $3, failed_login_count = 0,
-                locked_until = NULL, updated_at = now()
+        `UPDATE users SET password_hash = $2, failed_login_count = 0, locked_until = NULL, updated_at = now(),
+                email_verified = email_verified OR COALESCE($3 AND lower(user_email) = lower($4::text), false)
           WHERE id = $1`,
-        [used.user_id, hash, used.mark_email_verified],
+        [used.user_id, hash, used.mark_email_verified, used.user_email],
       );
       await resetFailedLogins(tx, used.user_id);
       await endOpenTickets(tx, used.user_id, 'password_change');
@@ -183,6 +194,16 @@ export class TicketPages {
       return used;
     });
     return done ? this.finish(res, locale, done, 'passwordSet') : this.message(res, locale, 400, 'invalid');
+  }
+
+  /** `fn` in a transaction; a TicketVoid undoes it (the ticket stays unused) and gives undefined. */
+  private async voidable<T>(fn: (tx: Sql) => Promise<T | undefined>): Promise<T | undefined> {
+    try {
+      return await this.deps.sql.transaction(fn);
+    } catch (err) {
+      if (err instanceof TicketVoid) return undefined;
+      throw err;
+    }
   }
 
   private userOf(t: TicketRow) {

@@ -83,6 +83,7 @@ export class InvitationsService {
         );
         const ticket = await this.tickets.issue(tx, access, {
           userId: row.id,
+          userEmail: email,
           kind: 'password_change',
           ttlSec: input.ttl_sec ?? EMAIL_VERIFICATION_TTL_SEC,
           clientId: client?.id ?? null,

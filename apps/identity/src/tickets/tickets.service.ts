@@ -62,6 +62,7 @@ export class TicketsService {
       const clientId = input.client_id ? (await findClient(tx, access, input.client_id)).id : null;
       const issued = await this.issue(tx, access, {
         userId: user.id,
+        userEmail: user.user_email,
         kind,
         ttlSec: input.ttl_sec,
         clientId,
@@ -78,6 +79,8 @@ export class TicketsService {
     access: Access,
     t: {
       userId: string;
+      /** The user's e-mail now: the only address the ticket may verify. */
+      userEmail: string | null;
       kind: TicketKind;
       ttlSec?: number;
       clientId: string | null;
@@ -90,6 +93,7 @@ export class TicketsService {
     const issued = await issueTicket(tx, this.keys, {
       instanceId: access.instanceId,
       userId: t.userId,
+      userEmail: t.userEmail,
       kind: t.kind,
       ttlSec,
       clientId: t.clientId,

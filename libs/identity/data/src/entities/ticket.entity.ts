@@ -42,6 +42,10 @@ export class Ticket extends Audited {
   @Column('text', { name: 'result_url', nullable: true })
   resultUrl: string | null;
 
+  /** The user's e-mail when the ticket was made: only that address is verified through it. */
+  @Column('text', { name: 'user_email', nullable: true })
+  userEmail: string | null;
+
   /** A password-change ticket that also marks the e-mail verified (invitations: the e-mailed link proves it). */
   @Column('boolean', { name: 'mark_email_verified', default: false })
   markEmailVerified: boolean;

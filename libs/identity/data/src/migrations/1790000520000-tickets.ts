@@ -4,6 +4,7 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * Tickets (issue 15): single-use links to a page of the token server that sets a user's password
  * (`password_change`, also the invitation's link) or verifies its e-mail (`email_verification`). Only a keyed hash
  * of the link's token is kept (HMAC-SHA256 with a key derived from SECRET_ENCRYPTION_KEY), never the token.
+ * `user_email` is the address the ticket was made for: it verifies that address only, not one set later.
  * `used_at` is set once, by the `UPDATE ... WHERE used_at IS NULL AND expires_at > now()` that redeems it.
  */
 export class Tickets1790000520000 implements MigrationInterface {
@@ -19,6 +20,7 @@ export class Tickets1790000520000 implements MigrationInterface {
         token_hash text NOT NULL,
         client_id uuid,
         result_url text,
+        user_email text,
         mark_email_verified boolean NOT NULL DEFAULT false,
         expires_at timestamptz NOT NULL,
         used_at timestamptz,

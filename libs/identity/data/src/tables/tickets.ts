@@ -27,10 +27,12 @@ export interface TicketRow {
   kind: TicketKind;
   client_id: string | null;
   result_url: string | null;
+  /** The address the ticket was made for (it verifies only that one). */
+  user_email: string | null;
   mark_email_verified: boolean;
 }
 
-const TICKET_COLUMNS = `id, instance_id, user_id, kind, client_id, result_url, mark_email_verified`;
+const TICKET_COLUMNS = `id, instance_id, user_id, kind, client_id, result_url, user_email, mark_email_verified`;
 
 /** The keyed hash of a ticket token under `key` (HMAC-SHA256, base64url). */
 export function ticketTokenHash(key: Buffer, token: string): string {
@@ -54,15 +56,17 @@ export async function issueTicket(
     ttlSec: number;
     clientId?: string | null;
     resultUrl?: string | null;
+    /** The user's e-mail now: the only address the ticket may verify. */
+    userEmail: string | null;
     markEmailVerified?: boolean;
     actor: string | null;
   },
 ): Promise<{ id: string; token: string; expiresAt: string }> {
   const token = randomBytes(32).toString('base64url');
   const row = await tx.one<{ id: string; expires_at: string }>(
-    `INSERT INTO tickets (instance_id, user_id, kind, token_hash, client_id, result_url, mark_email_verified,
-                          expires_at, created_by, updated_by)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, now() + make_interval(secs => $8), $9, $9)
+    `INSERT INTO tickets (instance_id, user_id, kind, token_hash, client_id, result_url, user_email,
+                          mark_email_verified, expires_at, created_by, updated_by)
+     VALUES ($1, $2, $3, $4, $5, $6, $10, $7, now() + make_interval(secs => $8), $9, $9)
      RETURNING id, ${iso('expires_at')} AS expires_at`,
     [
       t.instanceId,
@@ -74,6 +78,7 @@ export async function issueTicket(
       t.markEmailVerified ?? false,
       t.ttlSec,
       t.actor,
+      t.userEmail,
     ],
   );
   if (!row) throw new Error('the ticket was not stored');
