@@ -52,7 +52,8 @@ export function ticketsController(v: ApiVersion): Type<unknown> {
       summary: 'Create an email verification ticket',
       description:
         `${COMMON} The page asks the user to confirm with a button (a POST, so a mail scanner that fetches the ` +
-        'link does not use it up), then marks user_email verified. A user without user_email: 409. Default ' +
+        'link does not use it up), then marks user_email verified: the address the user had when the ticket was made ' +
+        '(after a change of e-mail the link verifies nothing). A user without user_email: 409. Default ' +
         'ttl_sec 432000 (5 days).',
     })
     @ApiBody({ type: EmailVerificationTicketDto })
