@@ -310,6 +310,14 @@ describe.each(VERSIONS)('Tickets under /api/%s', (v: Version) => {
     expect(await m.ds.rows(`SELECT 1 FROM tickets WHERE user_id = $1`, [user.id])).toHaveLength(0);
   });
 
+  it('405 for another method on a ticket path (Allow names POST)', async () => {
+    for (const method of ['get', 'put', 'delete'] as const) {
+      const res = await m.call(method, `${base}/password-change`);
+      expect([method, res.status]).toEqual([method, 405]);
+      expect(res.headers.allow).toContain('POST');
+    }
+  });
+
   it("a tenant-bound caller makes tickets for its tenant's users only (others: 404)", async () => {
     const tenant = await m.tenant();
     const other = await m.tenant();

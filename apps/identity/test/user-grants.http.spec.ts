@@ -159,6 +159,12 @@ describe.each(VERSIONS)('User Grants under /api/%s', (v: Version) => {
     expect(await m.tokenInfo(t.access_token)).toMatchObject({ active: true });
   });
 
+  it('405 for another method on the grant paths', async () => {
+    const user = await signedInUser();
+    expect((await m.call('post', `${base}/${user.id}/grants`)).status).toBe(405);
+    expect((await m.call('patch', `${base}/${user.id}/grants/abc`)).status).toBe(405);
+  });
+
   it('scopes users:read / users:write; a tenant-bound caller reaches its tenant’s users only', async () => {
     const a = await passwordClient(m);
     const tenant = await m.tenant();
