@@ -128,7 +128,8 @@ export class TicketPages {
     // the answer to the form may redirect to result_url: form-action must allow its origin
     pageHeaders(res, nonce, originOf(live.result_url ?? ''));
     res.statusCode = extra.status ?? 200;
-    const action = TICKET_PATHS[live.kind];
+    // the answer to the form speaks the language of the page
+    const action = `${TICKET_PATHS[live.kind]}?ui_locales=${locale}`;
     res.end(
       live.kind === 'password_change'
         ? passwordTicketPage({
