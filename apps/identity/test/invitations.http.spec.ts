@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import { eventually } from '@gatehouse/testing';
@@ -217,5 +219,29 @@ describe.each(VERSIONS)('POST /api/%s/users/invite', (v: Version) => {
   it('does not collide with the Users routes: GET /users/invite is not an operation', async () => {
     const res = await m.call('get', `${base}/invite`);
     expect([400, 404, 405]).toContain(res.status);
+  });
+});
+
+describe('without SMTP_URL', () => {
+  let dev: Management;
+  beforeAll(async () => {
+    dev = await Management.start();
+  });
+  afterAll(async () => {
+    await dev?.close();
+  });
+
+  it('the invitation goes to DATA_DIR/outbox/ (development), its link usable', async () => {
+    const mail = email('outbox');
+    await dev.call('post', '/api/v1/users/invite').send({ user_email: mail }).expect(201);
+    const dir = path.join(dev.dataDir, 'outbox');
+    const found = readdirSync(dir)
+      .map((f) => JSON.parse(readFileSync(path.join(dir, f), 'utf8')) as { to: string; text: string })
+      .find((x) => x.to === mail);
+    expect(found).toBeDefined();
+    const link = /(http:\/\/\S+\/tickets\/password-change\?ticket=[\w-]{43})/.exec(found!.text)![1];
+    expect(link.startsWith(dev.auth.url)).toBe(true);
+    const done = await submitTicket(dev.auth.url, await openTicket(link), { password: 'outbox-password-1' });
+    expect(done.status).toBe(200);
   });
 });
