@@ -1,4 +1,5 @@
 import * as oidc from 'openid-client';
+import { Redis } from 'ioredis';
 import { ENVELOPE, Management, missingId, uniq, VERSIONS, type Version } from './management-harness.js';
 import { oauthError, passwordClient } from './ticket-pages.js';
 
@@ -60,8 +61,14 @@ describe.each(VERSIONS)('User Grants under /api/%s', (v: Version) => {
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT.*Z$/),
       expires_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT.*Z$/),
     });
-    // newest first by default
-    expect(res.body.items[0].client_id).toBe(b.id);
+    const byName = await m
+      .call('get', `${base}/${user.id}/grants`)
+      .query({ sort: 'client_name:desc', fields: 'client_name' })
+      .expect(200);
+    const names = res.body.items.map((g: { client_name: string }) => g.client_name);
+    expect(byName.body.items.map((g: { client_name: string }) => g.client_name)).toEqual(
+      [...names].sort((x, y) => (x < y ? 1 : -1)),
+    );
     const [stored] = await m.ds.rows<{ grant_id: string }>(
       `SELECT grant_id FROM oidc_payloads WHERE model = 'RefreshToken' AND payload->>'accountId' = $1 AND grant_id = $2`,
       [user.id, ga.id],
@@ -191,5 +198,51 @@ describe.each(VERSIONS)('User Grants under /api/%s', (v: Version) => {
     expect((await m.call('get', `${base}/${theirs.id}/grants`).expect(200)).body.items).toHaveLength(1);
     await m.call('get', `${base}/${mine.id}/grants`, tenantCaller.token).expect(200);
     await m.call('delete', `${base}/${mine.id}/grants/${myGrant}`, tenantCaller.token).expect(204);
+  });
+});
+
+/**
+ * With REDIS_URL the token server keeps short-lived artifacts (opaque access tokens, codes) in Redis, grants and
+ * refresh tokens in PostgreSQL. Revoking a grant deletes what PostgreSQL holds; an opaque access token left in Redis
+ * (until its own expiry) is refused all the same, because the token server checks that a token's grant exists.
+ */
+(process.env.TEST_REDIS_URL ? describe : describe.skip)('with REDIS_URL on the token server', () => {
+  let r: Management;
+  let redis: Redis;
+
+  beforeAll(async () => {
+    r = await Management.start({}, { REDIS_URL: process.env.TEST_REDIS_URL! });
+    redis = new Redis(process.env.TEST_REDIS_URL!);
+  });
+  afterAll(async () => {
+    redis?.disconnect();
+    await r?.close();
+  });
+
+  it('a revoked grant’s opaque access token in Redis is inactive at /tokeninfo and refused at /userinfo', async () => {
+    const a = await passwordClient(r);
+    const mail = `${uniq('redis')}@example.test`;
+    const user = (
+      await r.call('post', '/api/v1/users').send({ user_email: mail, password: PASSWORD }).expect(201)
+    ).body as { id: string };
+    const t = await oidc.genericGrantRequest(a.config, 'password', {
+      username: mail,
+      password: PASSWORD,
+      scope: 'openid email offline_access',
+    });
+    expect(await redis.exists(`gh:oidc:AccessToken:${t.access_token}`)).toBe(1);
+    const grant = (await r.call('get', `/api/v1/users/${user.id}/grants`).expect(200)).body.items[0];
+    expect(grant.refresh_tokens).toBe(1);
+    await r.call('delete', `/api/v2/users/${user.id}/grants/${grant.id}`).expect(204);
+    // what remains: the Redis entry, dead
+    expect(await redis.exists(`gh:oidc:AccessToken:${t.access_token}`)).toBe(1);
+    expect(await r.tokenInfo(t.access_token, { id: a.id, secret: a.secret })).toEqual({ active: false });
+    const info = await fetch(`${r.auth.url}/userinfo`, {
+      headers: { authorization: `Bearer ${t.access_token}` },
+    });
+    expect(info.status).toBe(401);
+    expect((await oauthError(oidc.refreshTokenGrant(a.config, t.refresh_token!))).error).toBe(
+      'invalid_grant',
+    );
   });
 });
