@@ -13,7 +13,8 @@ const GRANT_ID = /^[\w-]{1,128}$/;
 /** The user's live grants ($1: the user's id, a user found in the caller's scope first). */
 const GRANTS_FROM = `(SELECT g.id, g.payload->>'accountId' AS user_id, g.payload->>'clientId' AS client_id,
           (SELECT c.client_name FROM clients c /* unscoped: the grant's client, of the user's instance (user found in scope) */
-            WHERE c.id::text = g.payload->>'clientId') AS client_name,
+            WHERE c.id = CASE WHEN g.payload->>'clientId' ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
+                           THEN (g.payload->>'clientId')::uuid END) AS client_name,
           g.payload->'openid'->>'scope' AS openid_scope, g.payload->'resources' AS resources,
           (SELECT count(*) FROM oidc_payloads r
             WHERE r.grant_id = g.id AND r.model = 'RefreshToken' AND r.consumed_at IS NULL
