@@ -1,5 +1,6 @@
 import { authPort, databaseUrl, env } from '@gatehouse/config';
 import { identityDataEnv } from '@gatehouse/identity-data';
+import { deliveryEnv } from '@gatehouse/delivery';
 
 export const authEnv = {
   AUTH_PORT: authPort,
@@ -64,20 +65,5 @@ export const authEnv = {
     default: false,
     description: 'trust X-Forwarded-Proto/-Host/-For (set when a TLS-terminating proxy is in front)',
   }),
-  SMTP_URL: env.url({
-    optional: true,
-    secret: true,
-    description:
-      'SMTP server of the e-mails the token server sends (one-time codes, verification), e.g. smtp://user:pass@host:587; unset: messages go to DATA_DIR/outbox/ and the log',
-  }),
-  SMTP_FROM: env.str({
-    default: 'Gatehouse <no-reply@gatehouse.local>',
-    description: 'From address of those e-mails',
-  }),
-  SMS_WEBHOOK_URL: env.url({
-    optional: true,
-    secret: true,
-    description:
-      'URL the token server POSTs text messages to as JSON {"to", "text"} (an SMS gateway); unset: DATA_DIR/outbox/ and the log',
-  }),
+  ...deliveryEnv,
 };

@@ -383,4 +383,58 @@ blocked or given a new password: \`{"active": false}\`. \`fields\` picks attribu
   emailVerification(): never {
     throw new Error(NOT_HERE);
   }
+
+  @Get('tickets/password-change')
+  @ApiOperation({
+    summary: 'Password change ticket page (HTML)',
+    description:
+      'The link of a password-change ticket or an invitation (made by the management API: `?ticket=...`, ' +
+      '`ui_locales` optional): a form with field `password` and a submit button; English or Mongolian by ' +
+      '`ui_locales` or Accept-Language. A used, expired or unknown ticket: an error page (400).',
+  })
+  @BrowserResponses(400)
+  ticketPasswordPage(): never {
+    throw new Error(NOT_HERE);
+  }
+
+  @Post('tickets/password-change')
+  @ApiOperation({
+    summary: 'Set the password of a ticket (HTML form post)',
+    description:
+      "Form fields `ticket`, `csrf` (matching the page's cookie, else 403), `password` (checked against the " +
+      "instance's password_validators: the form again, 400, the ticket still usable). Success uses the ticket up " +
+      "(single use), sets the password (argon2id), clears a login lock, revokes the user's grants and tokens, ends " +
+      'its other open password-change tickets, marks the e-mail verified for an invitation; then 303 to the ' +
+      "ticket's result_url or a success page. A used, expired or unknown ticket: an error page (400).",
+  })
+  @ApiConsumes('application/x-www-form-urlencoded')
+  @BrowserResponses(400, 403, 413, 415)
+  ticketPassword(): never {
+    throw new Error(NOT_HERE);
+  }
+
+  @Get('tickets/email-verification')
+  @ApiOperation({
+    summary: 'E-mail verification ticket page (HTML)',
+    description:
+      'The link of an e-mail verification ticket (`?ticket=...`): a page asking to confirm with a button (a ' +
+      'mail scanner fetching the link does not use it up). A used, expired or unknown ticket: an error page (400).',
+  })
+  @BrowserResponses(400)
+  ticketEmailPage(): never {
+    throw new Error(NOT_HERE);
+  }
+
+  @Post('tickets/email-verification')
+  @ApiOperation({
+    summary: 'Verify the e-mail of a ticket (HTML form post)',
+    description:
+      "Form fields `ticket`, `csrf`. Uses the ticket up and marks the user's e-mail verified, then 303 to the " +
+      "ticket's result_url or a success page. A used, expired or unknown ticket: an error page (400); CSRF: 403.",
+  })
+  @ApiConsumes('application/x-www-form-urlencoded')
+  @BrowserResponses(400, 403, 413, 415)
+  ticketEmail(): never {
+    throw new Error(NOT_HERE);
+  }
 }

@@ -13,11 +13,16 @@ import { createProvider, ROUTES, type TokenLifetimes } from './oidc/provider.js'
 import { BodyError, one, parseParams, readBody, replayAsForm, type Params } from './oidc/request-body.js';
 import { normalizeTokenParams } from './oidc/token-params.js';
 import { applyFields, rememberFields } from './oidc/fields.js';
-import { purgeLoginFailures, type SecretBox } from '@gatehouse/identity-data';
+import {
+  purgeLoginFailures,
+  purgeTickets,
+  TICKET_KEY_PURPOSE,
+  type SecretBox,
+} from '@gatehouse/identity-data';
 import { SigningKeys, type KeySet } from './keys/signing-keys.js';
 import { TokenInfoService } from './tokeninfo/tokeninfo.service.js';
 import { InteractionHandler } from './interaction/interaction.handler.js';
-import { Delivery } from './passwordless/delivery.js';
+import { Delivery } from '@gatehouse/delivery';
 import { OneTimeCodes } from './passwordless/one-time-codes.js';
 import {
   PASSWORDLESS_START_PATH,
@@ -28,6 +33,7 @@ import { EMAIL_VERIFICATION_PATH, handleSignup, Signup, SIGNUP_PATH } from './si
 import { messagePage, pageHeaders, pickLocale } from './interaction/pages.js';
 import { INTERACTION_PATH } from './interaction/pages.js';
 import { handleIntrospection, handleTokenInfo } from './tokeninfo/tokeninfo.handler.js';
+import { TICKET_EMAIL_PATH, TICKET_PASSWORD_PATH, TicketPages } from './tickets/tickets.js';
 
 export const TOKENINFO_PATH = '/tokeninfo';
 
@@ -54,6 +60,8 @@ export const TOKEN_SERVER_ROUTES: Readonly<Record<string, readonly string[]>> = 
   '/.well-known/openid-configuration': ['GET'],
   '/.well-known/oauth-authorization-server': ['GET'],
   [TOKENINFO_PATH]: ['POST'],
+  [TICKET_PASSWORD_PATH]: ['GET', 'POST'],
+  [TICKET_EMAIL_PATH]: ['GET', 'POST'],
 };
 
 export interface TokenServerEnv {
@@ -118,6 +126,8 @@ export class TokenServer {
   private readonly delivery: Delivery;
   private readonly passwordless: PasswordlessStart;
   private readonly signup: Signup;
+  /** The pages of tickets (password change, invitation, e-mail verification) made by the management API. */
+  private readonly tickets: TicketPages;
   private provider!: Provider;
   private callback!: Handler;
   private keys!: KeySet;
@@ -160,6 +170,7 @@ export class TokenServer {
       issuer: this.issuer,
     });
     this.signup = new Signup({ sql, codes: this.codes, delivery: this.delivery, issuer: this.issuer });
+    this.tickets = new TicketPages({ sql, keys: opts.box.derive(TICKET_KEY_PURPOSE) });
     this.interactions = new InteractionHandler({
       provider: () => this.provider,
       login,
@@ -203,6 +214,7 @@ export class TokenServer {
       const n = await purgeExpiredPayloads(sql);
       if (n) log.debug({ removed: n }, 'expired oidc artifacts purged');
       await server.codes.purge();
+      await purgeTickets(sql);
       const f = await purgeLoginFailures(sql);
       if (f) log.debug({ removed: f }, 'stale login failure counts purged');
     });
@@ -340,6 +352,8 @@ export class TokenServer {
     }
     if (path === EMAIL_VERIFICATION_PATH) return this.verifyEmail(req, res);
     if (path === PASSWORDLESS_VERIFY_PATH) return this.verifyLink(req, res);
+    if (path === TICKET_PASSWORD_PATH || path === TICKET_EMAIL_PATH)
+      return this.tickets.handle(req, res, path);
     if (method !== 'POST') {
       const fieldsError = rememberFields(
         req,

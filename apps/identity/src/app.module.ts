@@ -18,6 +18,9 @@ import { TenantsModule } from './tenants/tenants.module.js';
 import { IdentityProvidersModule } from './identity-providers/identity-providers.module.js';
 import { UserIdentitiesModule } from './user-identities/user-identities.module.js';
 import { InstancesModule } from './instances/instances.module.js';
+import { TicketsModule } from './tickets/tickets.module.js';
+import { InvitationsModule } from './invitations/invitations.module.js';
+import { UserGrantsModule } from './user-grants/user-grants.module.js';
 
 @Module({})
 export class IdentityAppModule {
@@ -44,6 +47,9 @@ export class IdentityAppModule {
         IdentityProvidersModule,
         UserIdentitiesModule,
         InstancesModule,
+        TicketsModule,
+        InvitationsModule,
+        UserGrantsModule,
       ],
       // Client secrets are sealed with this box (SECRET_ENCRYPTION_KEY or DATA_DIR/secret.key, see bootstrap).
       // The ChangeFeed keeps the caller and token caches of this replica in step with changes made by any replica.

@@ -1,6 +1,7 @@
-import { authUrl, databaseUrl, env, identityPort } from '@gatehouse/config';
+import { authPort, authUrl, databaseUrl, env, identityPort } from '@gatehouse/config';
 import { bearerEnv } from '@gatehouse/bearer';
 import { identityDataEnv } from '@gatehouse/identity-data';
+import { deliveryEnv } from '@gatehouse/delivery';
 
 export const identityEnv = {
   IDENTITY_PORT: identityPort,
@@ -18,4 +19,12 @@ export const identityEnv = {
     description:
       'multi-instance mode: the Instances operations (/api/v1|v2/instances) work; unset or false, they answer 501 not_implemented',
   }),
+  // Tickets and invitations: their links are pages of the token server at its PUBLIC url, sent by e-mail.
+  ISSUER: env.url({
+    optional: true,
+    description:
+      "the token server's public URL (its ISSUER), the base of ticket and invitation links (default http://localhost:<AUTH_PORT>)",
+  }),
+  AUTH_PORT: authPort,
+  ...deliveryEnv,
 };

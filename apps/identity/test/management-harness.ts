@@ -44,13 +44,19 @@ export class Management {
     readonly env: IdentityEnv,
   ) {}
 
-  static async start(vars: Record<string, string> = {}): Promise<Management> {
+  /** `vars` of the identity service; `authVars` of the token server only (e.g. REDIS_URL). */
+  static async start(
+    vars: Record<string, string> = {},
+    authVars: Record<string, string> = {},
+  ): Promise<Management> {
     const db = await identityTestDatabase();
     const dataDir = mkdtempSync(path.join(tmpdir(), 'gh-mgmt-'));
-    const auth = await startTokenServer(db.url, dataDir);
+    const auth = await startTokenServer(db.url, dataDir, authVars);
     const env = loadIdentityEnv({
       ...auth.shared,
       AUTH_URL: auth.url,
+      // ticket and invitation links point at the token server's public URL
+      ISSUER: auth.url,
       RATE_LIMIT_POINTS: '100000',
       // Tests check that a revoked or deleted client's token stops working: no validation cache.
       BEARER_CACHE_TTL_SEC: '0',

@@ -90,6 +90,11 @@ export const OPERATIONS = [
   'GET /instances/:instance_id/admins',
   'POST /instances/:instance_id/admins',
   'DELETE /instances/:instance_id/admins',
+  'POST /users/invite',
+  'GET /users/:user_id/grants',
+  'DELETE /users/:user_id/grants/:grant_id',
+  'POST /tickets/password-change',
+  'POST /tickets/email-verification',
 ];
 
 /** The scope an operation needs (docs/contract.md: `<group>:read` for GET, `<group>:write` otherwise). */

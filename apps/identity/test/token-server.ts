@@ -21,7 +21,12 @@ export interface RealTokenServer {
 }
 
 /** apps/auth on `databaseUrl`, listening on a free port (issuer = its URL). */
-export async function startTokenServer(databaseUrl: string, dataDir: string): Promise<RealTokenServer> {
+export async function startTokenServer(
+  databaseUrl: string,
+  dataDir: string,
+  /** More variables of the token server only (e.g. REDIS_URL). */
+  extra: Record<string, string> = {},
+): Promise<RealTokenServer> {
   const port = await getFreePort();
   const url = `http://127.0.0.1:${port}`;
   const shared = {
@@ -34,7 +39,14 @@ export async function startTokenServer(databaseUrl: string, dataDir: string): Pr
   };
   const env = loadEnv(
     { ...commonEnv, ...authEnv },
-    { LOG_LEVEL: 'silent', RATE_LIMIT_POINTS: '100000', AUTH_PORT: String(port), ISSUER: url, ...shared },
+    {
+      LOG_LEVEL: 'silent',
+      RATE_LIMIT_POINTS: '100000',
+      AUTH_PORT: String(port),
+      ISSUER: url,
+      ...shared,
+      ...extra,
+    },
   );
   const built = (await buildService(authService, env)) as BuiltService<typeof env>;
   await listen(built.app, port, '127.0.0.1');

@@ -17,7 +17,7 @@ import {
   signupPage,
   type Locale,
 } from './pages.js';
-import { DeliveryError } from '../passwordless/delivery.js';
+import { DeliveryError } from '@gatehouse/delivery';
 import type { OneTimeCodes } from '../passwordless/one-time-codes.js';
 import { LINK_LOGIN_COOKIE, OTP_GRANT, PasswordlessStart } from '../passwordless/passwordless.js';
 import { userMaySignInThrough } from '../oidc/sign-in-policy.js';

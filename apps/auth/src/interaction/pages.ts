@@ -184,7 +184,7 @@ background:#0b57d0;color:#fff;cursor:pointer}button.secondary{background:#fff;co
 :focus-visible{outline:3px solid #f4b400;outline-offset:2px}.alert{background:#fde7e9;border:1px solid #b3261e;
 padding:.75rem;border-radius:.25rem}ul{padding-left:1.25rem}`;
 
-function layout(locale: Locale, title: string, nonce: string, body: string): string {
+export function layout(locale: Locale, title: string, nonce: string, body: string): string {
   return `<!doctype html>
 <html lang="${locale}">
 <head>

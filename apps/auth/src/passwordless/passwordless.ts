@@ -5,7 +5,7 @@ import { sendOAuthError } from '../oidc/oauth-errors.js';
 import type { OidcClientRecord, OidcData } from '../oidc/oidc-data.js';
 import { one, type Params } from '../oidc/request-body.js';
 import { userMaySignInThrough } from '../oidc/sign-in-policy.js';
-import { DeliveryError, type Delivery } from './delivery.js';
+import { DeliveryError, type Delivery } from '@gatehouse/delivery';
 import { CODE_TTL_SEC, type OneTimeCodes } from './one-time-codes.js';
 
 export const PASSWORDLESS_START_PATH = '/passwordless/start';

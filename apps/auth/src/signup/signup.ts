@@ -10,7 +10,7 @@ import {
 import { sendOAuthError } from '../oidc/oauth-errors.js';
 import type { OidcClientRecord, OidcData } from '../oidc/oidc-data.js';
 import { one, type Params } from '../oidc/request-body.js';
-import { DeliveryError, type Delivery } from '../passwordless/delivery.js';
+import { DeliveryError, type Delivery } from '@gatehouse/delivery';
 import type { OneTimeCodes } from '../passwordless/one-time-codes.js';
 
 export const SIGNUP_PATH = '/signup';

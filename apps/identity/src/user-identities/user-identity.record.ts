@@ -86,25 +86,25 @@ export const shapeUserIdentity = (_v: ApiVersion) => (r: UserIdentityRecord) =>
   ({ ...r }) as Record<string, unknown>;
 
 export class IdentityDataDoc {
-  @ApiProperty({ nullable: true, example: 'https://img.example/u.png' })
+  @ApiProperty({ type: String, nullable: true, example: 'https://img.example/u.png' })
   profile_picture: string | null;
 
-  @ApiProperty({ nullable: true, example: 'saraa' })
+  @ApiProperty({ type: String, nullable: true, example: 'saraa' })
   username: string | null;
 
-  @ApiProperty({ nullable: true, example: 'Saraa Bold' })
+  @ApiProperty({ type: String, nullable: true, example: 'Saraa Bold' })
   user_fullname: string | null;
 
-  @ApiProperty({ nullable: true, example: 'saraa@example.com' })
+  @ApiProperty({ type: String, nullable: true, example: 'saraa@example.com' })
   email: string | null;
 
-  @ApiProperty({ nullable: true })
+  @ApiProperty({ type: Boolean, nullable: true })
   email_verified: boolean | null;
 
-  @ApiProperty({ nullable: true })
+  @ApiProperty({ type: String, nullable: true })
   phone: string | null;
 
-  @ApiProperty({ nullable: true })
+  @ApiProperty({ type: Boolean, nullable: true })
   phone_verified: boolean | null;
 }
 
@@ -122,13 +122,14 @@ export class UserIdentityDoc extends AuditDoc {
   identity_provider: string;
 
   @ApiProperty({
+    type: String,
     format: 'uuid',
     nullable: true,
     description: 'The tenant identity provider (null once deleted)',
   })
   identity_provider_id: string | null;
 
-  @ApiProperty({ example: 'https://accounts.google.com', nullable: true })
+  @ApiProperty({ type: String, example: 'https://accounts.google.com', nullable: true })
   issuer: string | null;
 
   @ApiProperty({ example: '10769150350006150715113082367', description: 'The `sub` of the account there' })
@@ -146,6 +147,6 @@ export class UserIdentityDoc extends AuditDoc {
   @ApiProperty({ nullable: true, type: 'string', description: 'Always null: upstream tokens are never kept' })
   access_token_secret: null;
 
-  @ApiProperty({ format: 'date-time', nullable: true })
+  @ApiProperty({ type: String, format: 'date-time', nullable: true })
   last_sign_in_at: string | null;
 }

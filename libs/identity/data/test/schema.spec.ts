@@ -41,6 +41,7 @@ describe('identity migrations', () => {
       'Tenants1790000500000',
       'IdentityProviders1790000510000',
       'Instances1790000530000',
+      'Tickets1790000520000',
     ]);
     expect(await pendingSchemaChanges(ds)).toEqual([]);
 
@@ -75,6 +76,7 @@ describe('identity migrations', () => {
         'tenant_admins',
         'tenant_identity_providers',
         'instance_admins',
+        'tickets',
       ]),
     );
     // Every identity record carries instance_id (artifact tables of the token server and instances excepted).

@@ -77,6 +77,7 @@ export class CreateIdentityProviderDto {
   client_id: string;
 
   @ApiPropertyOptional({
+    type: String,
     nullable: true,
     maxLength: 2000,
     writeOnly: true,
@@ -89,6 +90,7 @@ export class CreateIdentityProviderDto {
   client_secret?: string | null;
 
   @ApiPropertyOptional({
+    type: String,
     nullable: true,
     example: 'https://www.googleapis.com/oauth2/v3/certs',
     description: 'Its signing keys; null: the jwks_uri of `<issuer>/.well-known/openid-configuration`',
@@ -132,6 +134,7 @@ export class UpdateIdentityProviderDto {
   client_id?: string;
 
   @ApiPropertyOptional({
+    type: String,
     nullable: true,
     maxLength: 2000,
     writeOnly: true,
@@ -143,7 +146,7 @@ export class UpdateIdentityProviderDto {
   @MaxLength(2000)
   client_secret?: string | null;
 
-  @ApiPropertyOptional({ nullable: true, description: 'null: use discovery' })
+  @ApiPropertyOptional({ type: String, nullable: true, description: 'null: use discovery' })
   @NullableIfPresent()
   @IsString()
   @IsProviderUrl()
@@ -177,10 +180,10 @@ export class IdentityProviderDoc extends AuditDoc {
   @ApiProperty({ example: '1234.apps.googleusercontent.com' })
   client_id: string;
 
-  @ApiPropertyOptional({ nullable: true, description: 'Only in the create answer' })
+  @ApiPropertyOptional({ type: String, nullable: true, description: 'Only in the create answer' })
   client_secret?: string | null;
 
-  @ApiProperty({ nullable: true, example: 'https://www.googleapis.com/oauth2/v3/certs' })
+  @ApiProperty({ type: String, nullable: true, example: 'https://www.googleapis.com/oauth2/v3/certs' })
   jwks_uri: string | null;
 
   @ApiProperty()

@@ -34,7 +34,8 @@ export class DefaultClientDoc {
 class InstanceDocBase extends AuditDoc {
   @ApiProperty({ format: 'uuid' }) id: string;
   @ApiProperty({ example: 'acme' }) instance_name: string;
-  @ApiProperty({ nullable: true, example: 'ACME production' }) instance_description: string | null;
+  @ApiProperty({ type: String, nullable: true, example: 'ACME production' }) instance_description:
+    string | null;
   @ApiProperty({ description: 'The instance seeded at first start' }) is_default: boolean;
   @ApiProperty({ type: () => InstanceMetadataDoc }) instance_metadata: InstanceMetadataDoc;
   @ApiProperty({ type: [AppMetadataEntryDto] }) app_metadata: AppMetadataEntryDto[];

@@ -151,7 +151,7 @@ export class CreateInstanceDto {
   @MaxLength(255)
   instance_name: string;
 
-  @ApiPropertyOptional({ example: 'ACME production', nullable: true, maxLength: 2000 })
+  @ApiPropertyOptional({ type: String, example: 'ACME production', nullable: true, maxLength: 2000 })
   @NullableIfPresent()
   @IsString()
   @MaxLength(2000)
@@ -181,7 +181,7 @@ export class UpdateInstanceDto {
   @MaxLength(255)
   instance_name?: string;
 
-  @ApiPropertyOptional({ example: 'ACME production', nullable: true, maxLength: 2000 })
+  @ApiPropertyOptional({ type: String, example: 'ACME production', nullable: true, maxLength: 2000 })
   @NullableIfPresent()
   @IsString()
   @MaxLength(2000)

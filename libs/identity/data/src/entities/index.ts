@@ -17,6 +17,7 @@ import { OneTimeCode } from './one-time-code.entity.js';
 import { TenantAdmin } from './tenant-admin.entity.js';
 import { TenantIdentityProvider } from './identity-provider.entity.js';
 import { InstanceAdmin } from './instance-admin.entity.js';
+import { Ticket } from './ticket.entity.js';
 
 export * from './audit.js';
 export * from './instance.entity.js';
@@ -38,6 +39,7 @@ export * from './one-time-code.entity.js';
 export * from './tenant-admin.entity.js';
 export * from './identity-provider.entity.js';
 export * from './instance-admin.entity.js';
+export * from './ticket.entity.js';
 
 /** Every entity of the identity data model (apps/auth and apps/identity both register all of them). */
 export const identityEntities = [
@@ -67,4 +69,5 @@ export const identityEntities = [
   TenantAdmin,
   TenantIdentityProvider,
   InstanceAdmin,
+  Ticket,
 ];

@@ -6,6 +6,7 @@ import { OneTimeCodes1790000400000 } from './1790000400000-one-time-codes.js';
 import { Tenants1790000500000 } from './1790000500000-tenants.js';
 import { IdentityProviders1790000510000 } from './1790000510000-identity-providers.js';
 import { Instances1790000530000 } from './1790000530000-instances.js';
+import { Tickets1790000520000 } from './1790000520000-tickets.js';
 
 export {
   IdentitySchema1790000000000,
@@ -16,6 +17,7 @@ export {
   Tenants1790000500000,
   IdentityProviders1790000510000,
   Instances1790000530000,
+  Tickets1790000520000,
 };
 
 /** Every migration of the identity data model, in order (apps/auth and apps/identity run the same list). */
@@ -28,4 +30,5 @@ export const identityMigrations = [
   Tenants1790000500000,
   IdentityProviders1790000510000,
   Instances1790000530000,
+  Tickets1790000520000,
 ];

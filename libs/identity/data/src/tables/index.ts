@@ -10,3 +10,4 @@ export * from './tenant-admins.js';
 export * from './identity-providers.js';
 export * from './user-identities.js';
 export * from './instances.js';
+export * from './tickets.js';
