@@ -98,6 +98,7 @@ export async function pgRestart(stack, o) {
   // What the database holds now, against what was answered.
   const db = new pg.Client({ connectionString: stack.dbUrl });
   await db.connect();
+  /** @type {(sql: string, names: (string | undefined)[]) => Promise<Map<string, number>>} */
   const counts = async (sql, names) => {
     const { rows } = await db.query(sql, [names]);
     return new Map(rows.map((r) => [r.name, Number(r.n)]));
@@ -196,7 +197,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     console.log(JSON.stringify(result, null, 2));
     failed = result.problems.length > 0;
     if (failed) {
-      for (const name of ['auth', 'identity', 'tree']) {
+      for (const name of /** @type {const} */ (['auth', 'identity', 'tree'])) {
         const lines = stack.logOf(name).split('\n');
         const crash = lines.findIndex((l) => /^(Error|error|[A-Za-z]+Error):/.test(l));
         const errors =

@@ -5,7 +5,7 @@ import http from 'node:http';
 import { randomBytes } from 'node:crypto';
 
 /**
- * @typedef {{ kind: string; name?: string; status: number; ms: number; at: number; error?: string }} Outcome
+ * @typedef {{ kind: string; name?: string; status: number; ms: number; at: number; error?: string; body?: string }} Outcome
  */
 
 /** A JSON request with a hard timeout; status 0 when it got no answer (error says why). */
