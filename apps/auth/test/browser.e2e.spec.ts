@@ -230,7 +230,7 @@ async function relyingParty(issuer: string, client: TestClient) {
         const r = await post('/token', { grant_type: 'device_code', device_code: started.body.device_code });
         polls++;
         if (r.status === 200) tokens = r.body;
-        else expect(r.body.error).toBe('authorization_pending');
+        else expect(r.body).toMatchObject({ error: 'authorization_pending' });
         await new Promise((res) => setTimeout(res, 100));
       }
     })();

@@ -32,6 +32,8 @@ beforeAll(async () => {
     'tenants:write',
     'instances:read',
     'instances:write',
+    'tickets:read',
+    'tickets:write',
   ];
   wrongScopes = {};
   for (const scope of all) wrongScopes[scope] = (await m.caller(all.filter((s) => s !== scope))).token;

@@ -40,8 +40,8 @@ describe('identity migrations', () => {
       'OneTimeCodes1790000400000',
       'Tenants1790000500000',
       'IdentityProviders1790000510000',
-      'Instances1790000530000',
       'Tickets1790000520000',
+      'Instances1790000530000',
     ]);
     expect(await pendingSchemaChanges(ds)).toEqual([]);
 

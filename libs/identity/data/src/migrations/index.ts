@@ -5,8 +5,8 @@ import { RolesGroups1790000300000 } from './1790000300000-roles-groups.js';
 import { OneTimeCodes1790000400000 } from './1790000400000-one-time-codes.js';
 import { Tenants1790000500000 } from './1790000500000-tenants.js';
 import { IdentityProviders1790000510000 } from './1790000510000-identity-providers.js';
-import { Instances1790000530000 } from './1790000530000-instances.js';
 import { Tickets1790000520000 } from './1790000520000-tickets.js';
+import { Instances1790000530000 } from './1790000530000-instances.js';
 
 export {
   IdentitySchema1790000000000,
@@ -16,8 +16,8 @@ export {
   OneTimeCodes1790000400000,
   Tenants1790000500000,
   IdentityProviders1790000510000,
-  Instances1790000530000,
   Tickets1790000520000,
+  Instances1790000530000,
 };
 
 /** Every migration of the identity data model, in order (apps/auth and apps/identity run the same list). */
@@ -29,6 +29,6 @@ export const identityMigrations = [
   OneTimeCodes1790000400000,
   Tenants1790000500000,
   IdentityProviders1790000510000,
-  Instances1790000530000,
   Tickets1790000520000,
+  Instances1790000530000,
 ];
