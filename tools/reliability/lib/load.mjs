@@ -60,7 +60,9 @@ function request(agent, url, { method = 'GET', headers = {}, body, timeoutMs }) 
 export async function prepareLoad(stack, o = {}) {
   const timeoutMs = o.timeoutMs ?? 10_000;
   const run = randomBytes(3).toString('hex');
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 200 });
+  // Idle sockets are dropped after 2 s, before the services' 5 s keep-alive timeout: otherwise a request written on
+  // a socket the server is closing at that moment fails with ECONNRESET (the keep-alive race every client has).
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 200, timeout: 2000 });
   let mgmt = await stack.token('urn:gatehouse:management');
   let treeToken = await stack.token('urn:gatehouse:tree');
   const basic = `Basic ${Buffer.from(`${stack.client.id}:${stack.client.secret}`).toString('base64')}`;
