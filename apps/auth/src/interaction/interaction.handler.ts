@@ -1,4 +1,4 @@
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type Provider from 'oidc-provider';
 import type { Sql } from '@gatehouse/db';
@@ -22,19 +22,9 @@ import type { OneTimeCodes } from '../passwordless/one-time-codes.js';
 import { LINK_LOGIN_COOKIE, OTP_GRANT, PasswordlessStart } from '../passwordless/passwordless.js';
 import { userMaySignInThrough } from '../oidc/sign-in-policy.js';
 import { allowsSignup, SignupError, type Signup } from '../signup/signup.js';
+import { cookieValue, sameSecret } from './cookies.js';
 
 const CSRF_COOKIE = 'gh.csrf';
-
-function cookieValue(req: IncomingMessage, name: string): string | undefined {
-  for (const part of (req.headers.cookie ?? '').split(';')) {
-    const [k, ...v] = part.trim().split('=');
-    if (k === name) return decodeURIComponent(v.join('='));
-  }
-  return undefined;
-}
-
-const sameSecret = (a: string | undefined, b: string | undefined) =>
-  !!a && !!b && a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 
 interface InteractionDeps {
   provider: () => Provider;

@@ -1,4 +1,4 @@
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { changePayload, IDENTITY_CHANGES_CHANNEL } from '@gatehouse/bearer';
 import type { Sql } from '@gatehouse/db';
@@ -22,6 +22,7 @@ import {
   ticketMessagePage,
   type TicketMessage,
 } from './ticket-pages.js';
+import { cookieValue, sameSecret } from '../interaction/cookies.js';
 
 /** The ticket cannot do what it was made for (its e-mail changed since): the transaction is undone. */
 class TicketVoid extends Error {}
@@ -32,17 +33,6 @@ const sameEmail = (a: string | null, b: string | null) => !!a && !!b && a.toLowe
 export const TICKET_PASSWORD_PATH = TICKET_PATHS.password_change;
 export const TICKET_EMAIL_PATH = TICKET_PATHS.email_verification;
 const CSRF_COOKIE = 'gh.ticket.csrf';
-
-function cookieValue(req: IncomingMessage, name: string): string | undefined {
-  for (const part of (req.headers.cookie ?? '').split(';')) {
-    const [k, ...v] = part.trim().split('=');
-    if (k === name) return decodeURIComponent(v.join('='));
-  }
-  return undefined;
-}
-
-const sameSecret = (a: string | undefined, b: string | undefined) =>
-  !!a && !!b && a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 
 /**
  * The pages of tickets: `GET <path>?ticket=...` shows the form of a live ticket (password, or a button confirming

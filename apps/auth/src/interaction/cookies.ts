@@ -1,0 +1,15 @@
+import { timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+
+/** The value of one cookie of a request (URI-decoded), or undefined. */
+export function cookieValue(req: IncomingMessage, name: string): string | undefined {
+  for (const part of (req.headers.cookie ?? '').split(';')) {
+    const [k, ...v] = part.trim().split('=');
+    if (k === name) return decodeURIComponent(v.join('='));
+  }
+  return undefined;
+}
+
+/** Constant-time comparison of a form's CSRF token with its cookie (double submit); false when either is missing. */
+export const sameSecret = (a: string | undefined, b: string | undefined): boolean =>
+  !!a && !!b && a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
