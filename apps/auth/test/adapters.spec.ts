@@ -52,9 +52,16 @@ describe('PostgreSQL adapter specifics', () => {
       "SELECT grant_id, uid, user_code, expires_at FROM oidc_payloads WHERE model = 'DeviceCode' AND id = 'cols-1'",
     );
     expect(row).toMatchObject({ grant_id: 'g1', uid: 'u1', user_code: 'UC-1' });
+    // A device code stays in the store 600 s past its expiry, so a late poll still learns expired_token.
     const ttl = (new Date(row.expires_at).getTime() - Date.now()) / 1000;
-    expect(ttl).toBeGreaterThan(50);
-    expect(ttl).toBeLessThanOrEqual(61);
+    expect(ttl).toBeGreaterThan(650);
+    expect(ttl).toBeLessThanOrEqual(661);
+    const other = new PgAdapter(sql, 'AccessToken');
+    await other.upsert('cols-2', { grantId: 'g2' }, 60);
+    const [at] = await sql.rows<{ expires_at: Date }>(
+      "SELECT expires_at FROM oidc_payloads WHERE model = 'AccessToken' AND id = 'cols-2'",
+    );
+    expect((new Date(at.expires_at).getTime() - Date.now()) / 1000).toBeLessThanOrEqual(61);
   });
 });
 

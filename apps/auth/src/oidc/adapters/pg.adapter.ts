@@ -15,6 +15,16 @@ const withConsumed = (row: Row | undefined): AdapterPayload | undefined => {
 const LIVE = '(expires_at IS NULL OR expires_at > now())';
 
 /**
+ * How long an expired artifact stays findable, per model. oidc-provider reads a device code with `ignoreExpiration`
+ * and answers an expired one `expired_token` (RFC 8628); gone from the store it would be `invalid_grant` ("not
+ * found"), so a device polling just after expiry never learned why. Every other model: none (the provider never
+ * accepts an expired artifact, and the store forgets it at once).
+ */
+export function storeGraceSec(model: string): number {
+  return model === 'DeviceCode' ? 600 : 0;
+}
+
+/**
  * oidc-provider artifacts in PostgreSQL: table `oidc_payloads` (model, id, payload jsonb, grant_id, user_code, uid,
  * expires_at, consumed_at; primary key (model, id)), one adapter per model name. Expired rows are never returned
  * and are removed by `purgeExpired` (run periodically by the token server).
@@ -26,7 +36,9 @@ export class PgAdapter implements Adapter {
   ) {}
 
   async upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
-    const expiresAt = expiresIn ? new Date(Date.now() + expiresIn * 1000) : null;
+    const expiresAt = expiresIn
+      ? new Date(Date.now() + (expiresIn + storeGraceSec(this.model)) * 1000)
+      : null;
     await this.sql.rows(
       `INSERT INTO oidc_payloads (model, id, payload, grant_id, user_code, uid, expires_at)
        VALUES ($1, $2, $3::jsonb, $4, $5, $6, $7)

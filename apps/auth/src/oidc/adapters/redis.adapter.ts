@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
+import { storeGraceSec } from './pg.adapter.js';
 
 /**
  * oidc-provider artifacts in Redis (ioredis), for the short-lived models when REDIS_URL is set. Each artifact is a
@@ -21,7 +22,9 @@ export class RedisAdapter implements Adapter {
     return `${this.prefix}grant:${grantId}`;
   }
 
-  async upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
+  async upsert(id: string, payload: AdapterPayload, ttl?: number): Promise<void> {
+    // Kept past its expiry only where oidc-provider must still see it expire (device codes: expired_token).
+    const expiresIn = ttl ? ttl + storeGraceSec(this.model) : ttl;
     const key = this.key(id);
     const multi = this.redis.multi();
     multi.del(key);
