@@ -150,7 +150,12 @@ describe('/tokeninfo: the instance of the token (issue 15)', () => {
       expect(status).toBe(200);
       expect(body).toMatchObject({ active: true, client_id: b.clientId, instance_id: b.instanceId });
       expect(body.default_instance).toBe(false);
-      const picked = await tokenInfo(h.url, token, { bearer: token }, { fields: 'instance_id,default_instance' });
+      const picked = await tokenInfo(
+        h.url,
+        token,
+        { bearer: token },
+        { fields: 'instance_id,default_instance' },
+      );
       expect(picked.body).toEqual({ instance_id: b.instanceId, default_instance: false });
     }
   });

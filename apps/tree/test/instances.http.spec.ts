@@ -59,9 +59,9 @@ describe('trees are confined to their instance', () => {
     const listed = (await b.get(`/api/v1/trees?limit=100&total_count=true`).expect(200)).body;
     expect(listed.items.map((i: { code: string }) => i.code)).not.toContain(t.code);
     expect(listed.total_count).toBe(0);
-    expect((await b.get(`/api/v1/trees?q=${encodeURIComponent(`code = '${t.code}'`)}`).expect(200)).body.items).toEqual(
-      [],
-    );
+    expect(
+      (await b.get(`/api/v1/trees?q=${encodeURIComponent(`code = '${t.code}'`)}`).expect(200)).body.items,
+    ).toEqual([]);
 
     const attempts: [string, () => request.Test][] = [
       ['get tree', () => b.get(t.path)],
@@ -90,7 +90,8 @@ describe('trees are confined to their instance', () => {
       ['export CSV', () => b.get(`${v1}/export`)],
       [
         'import CSV',
-        () => b.raw('post', `${v1}/import`).set('Content-Type', 'text/csv').send('code,parent_code,name\nZ,,Z\n'),
+        () =>
+          b.raw('post', `${v1}/import`).set('Content-Type', 'text/csv').send('code,parent_code,name\nZ,,Z\n'),
       ],
       ['delete node translation', () => b.delete(`${node}/translations/mn_MN`)],
       ['delete tree translation', () => b.delete(`${t.path}/translations/mn_MN`)],
@@ -100,7 +101,11 @@ describe('trees are confined to their instance', () => {
     ];
     for (const [what, send] of attempts) {
       const res = await send();
-      expect({ what, status: res.status, code: res.body?.code }).toEqual({ what, status: 404, code: 'not_found' });
+      expect({ what, status: res.status, code: res.body?.code }).toEqual({
+        what,
+        status: 404,
+        code: 'not_found',
+      });
     }
 
     expect(await t.snapshot()).toEqual(before);

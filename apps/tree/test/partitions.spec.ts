@@ -46,9 +46,10 @@ describe('tree_nodes partitions with many versions', () => {
   });
 
   it('plans every statement of the services on one partition, and the tree stays consistent', async () => {
-    const [tree] = await ds.rows(`INSERT INTO trees (instance_id, code, name) VALUES ($1, 'many', 'Many') RETURNING id`, [
-      I,
-    ]);
+    const [tree] = await ds.rows(
+      `INSERT INTO trees (instance_id, code, name) VALUES ($1, 'many', 'Many') RETURNING id`,
+      [I],
+    );
     for (let i = 1; i <= 40; i++) {
       await versions.create(I, 'many', { version: `v${i}` }, actor, {});
     }
@@ -59,8 +60,22 @@ describe('tree_nodes partitions with many versions', () => {
 
     sent.length = 0;
     const root = await nodes.write.create(I, 'many', 'v7', { code: 'R', name: 'Root' }, actor, {});
-    const a = await nodes.write.create(I, 'many', 'v7', { code: 'A', name: 'A', parent_id: root.id }, actor, {});
-    const b = await nodes.write.create(I, 'many', 'v7', { code: 'B', name: 'B', parent_id: root.id }, actor, {});
+    const a = await nodes.write.create(
+      I,
+      'many',
+      'v7',
+      { code: 'A', name: 'A', parent_id: root.id },
+      actor,
+      {},
+    );
+    const b = await nodes.write.create(
+      I,
+      'many',
+      'v7',
+      { code: 'B', name: 'B', parent_id: root.id },
+      actor,
+      {},
+    );
     await nodes.write.create(I, 'many', 'v7', { code: 'C', name: 'C', parent_id: a.id }, actor, {});
     await nodes.write.update(I, 'many', 'v7', a.id!, { parent_id: b.id }, actor, {});
     await nodes.write.update(I, 'many', 'v7', a.id!, { name: 'A2', parent_id: root.id }, actor, {});

@@ -132,22 +132,30 @@ describe('tree migrations', () => {
       { instance_id: NIL, environment: 'staging' },
     ]);
     const other = '5a4f0c1e-3b2d-4e6f-8a9b-0c1d2e3f4a5b';
-    const [mine] = await ds.query(`INSERT INTO trees (instance_id, code, name) VALUES ($1, 'old', 'B') RETURNING id`, [
-      other,
-    ]);
-    const [v] = await ds.query(`INSERT INTO tree_versions (tree_id, version) VALUES ($1, 'v1') RETURNING id`, [mine.id]);
+    const [mine] = await ds.query(
+      `INSERT INTO trees (instance_id, code, name) VALUES ($1, 'old', 'B') RETURNING id`,
+      [other],
+    );
+    const [v] = await ds.query(
+      `INSERT INTO tree_versions (tree_id, version) VALUES ($1, 'v1') RETURNING id`,
+      [mine.id],
+    );
     await ds.query(`SELECT tree_nodes_add_partition($1)`, [v.id]);
     await ds.query(`INSERT INTO tree_settings (instance_id, environment) VALUES ($1, 'production')`, [other]);
     await expect(
       ds.query(`INSERT INTO trees (instance_id, code, name) VALUES ($1, 'old', 'again')`, [other]),
     ).rejects.toMatchObject({ driverError: { code: '23505', constraint: 'uq_trees_code' } });
-    await expect(ds.query(`INSERT INTO trees (code, name) VALUES ('x', 'no instance')`)).rejects.toMatchObject({
+    await expect(
+      ds.query(`INSERT INTO trees (code, name) VALUES ('x', 'no instance')`),
+    ).rejects.toMatchObject({
       driverError: { code: '23502' },
     });
     // tree_create_node finds the tree by (instance, code)
     await expect(
       ds.query(`SELECT * FROM tree_create_node($1, 'old', 'v1', 'R', 'Root', NULL, '{}', NULL, NULL)`, [NIL]),
-    ).rejects.toMatchObject({ driverError: { code: 'GH404', message: "Version 'v1' of tree 'old' not found" } });
+    ).rejects.toMatchObject({
+      driverError: { code: 'GH404', message: "Version 'v1' of tree 'old' not found" },
+    });
     const [node] = await ds.query(
       `SELECT tree_id FROM tree_create_node($1, 'old', 'v1', 'R', 'Root', NULL, '{}', NULL, NULL)`,
       [other],
@@ -156,7 +164,9 @@ describe('tree migrations', () => {
 
     await ds.undoLastMigration(); // the other instance's tree, version, nodes and settings go
     expect(await ds.query(`SELECT id FROM trees`)).toEqual([{ id: old.id }]);
-    expect(await ds.query(`SELECT id, environment FROM tree_settings`)).toEqual([{ id: 1, environment: 'staging' }]);
+    expect(await ds.query(`SELECT id, environment FROM tree_settings`)).toEqual([
+      { id: 1, environment: 'staging' },
+    ]);
     expect(await ds.query(`SELECT to_regclass($1) AS t`, [`tree_nodes_${v.id.replace(/-/g, '')}`])).toEqual([
       { t: null },
     ]);

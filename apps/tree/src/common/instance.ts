@@ -15,6 +15,7 @@ export const DEFAULT_INSTANCE_KEY = '00000000-0000-0000-0000-000000000000' as In
 /** The caller's instance key; 401 when the token server did not name the token's instance (the guard refuses first). */
 export function instanceKeyOf(caller: CallerInfo | undefined): InstanceKey {
   if (caller?.defaultInstance === true) return DEFAULT_INSTANCE_KEY;
-  if (caller?.defaultInstance === false && isUuid(caller.instanceId)) return caller.instanceId.toLowerCase() as InstanceKey;
+  if (caller?.defaultInstance === false && isUuid(caller.instanceId))
+    return caller.instanceId.toLowerCase() as InstanceKey;
   throw unauthorized("The token server did not tell the access token's instance; it cannot be used here");
 }

@@ -151,7 +151,16 @@ export class NodesController {
     @Query() q: Q,
     @AcceptLanguage() lang?: Language,
   ) {
-    return this.nodes.write.update(instance, code, version, uuidParam('tree_node_id', id), dto, actor, q, lang);
+    return this.nodes.write.update(
+      instance,
+      code,
+      version,
+      uuidParam('tree_node_id', id),
+      dto,
+      actor,
+      q,
+      lang,
+    );
   }
 
   @Delete(':tree_node_id')

@@ -58,10 +58,10 @@ describe('NodesService against PostgreSQL', () => {
   /** A tree with one empty version, made with plain SQL. */
   async function version(): Promise<{ code: string; version: string; versionId: string }> {
     const code = `t-${randomUUID().slice(0, 8)}`;
-    const [t] = await ds.rows(`INSERT INTO trees (instance_id, code, name) VALUES ($1, $2, $2) RETURNING id`, [
-      I,
-      code,
-    ]);
+    const [t] = await ds.rows(
+      `INSERT INTO trees (instance_id, code, name) VALUES ($1, $2, $2) RETURNING id`,
+      [I, code],
+    );
     const [v] = await ds.rows(`INSERT INTO tree_versions (tree_id, version) VALUES ($1, 'v1') RETURNING id`, [
       t.id,
     ]);
@@ -203,7 +203,16 @@ describe('NodesService against PostgreSQL', () => {
       `INSERT INTO tree_node_translations (tree_version_id, tree_node_id, language, name) VALUES ($1, $2, 'mn_MN', 'Си')`,
       [v.versionId, c],
     );
-    const flat = await svc.write.clone(I, v.code, v.version, b, { code: 'B1', name: 'B one' }, false, actor, {});
+    const flat = await svc.write.clone(
+      I,
+      v.code,
+      v.version,
+      b,
+      { code: 'B1', name: 'B one' },
+      false,
+      actor,
+      {},
+    );
     expect(flat).toMatchObject({ code: 'B1', name: 'B one', parent_id: a, depth: 1, leaf: true });
 
     // Deep clone of B under its own descendant C: the copy is taken before it is inserted.

@@ -122,7 +122,13 @@ export class NodeWrites {
   }
 
   /** Deletes a node; one with children is 409 unless `cascade`, which deletes the whole subtree. */
-  async remove(instance: InstanceKey, treeCode: string, version: string, nodeId: string, cascade: boolean): Promise<void> {
+  async remove(
+    instance: InstanceKey,
+    treeCode: string,
+    version: string,
+    nodeId: string,
+    cascade: boolean,
+  ): Promise<void> {
     await this.db.transaction(async (sql) => {
       const scope = await resolveAndLockVersion(sql, instance, treeCode, version);
       const node = await struct(sql, scope, nodeId);

@@ -19,7 +19,10 @@ export class SettingsController {
   @Get()
   @Scopes(READ)
   @ApiOkResponse({ type: SettingsDoc })
-  @ApiOperation({ summary: 'Get Settings', description: 'Needs `trees:read`. The settings of the caller\'s instance (each instance has its own).' })
+  @ApiOperation({
+    summary: 'Get Settings',
+    description: "Needs `trees:read`. The settings of the caller's instance (each instance has its own).",
+  })
   @ApiReadQuery()
   @ApiErrorResponses(400)
   get(@CurrentInstance() instance: InstanceKey, @Query() q: Record<string, unknown>) {

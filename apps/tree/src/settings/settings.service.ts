@@ -28,9 +28,10 @@ export class SettingsService {
   async get(instance: InstanceKey, query: Record<string, unknown>): Promise<Partial<SettingsRecord>> {
     const read = parseReadQuery(query, settingsSpec, 'v1');
     return this.db.connection(async (sql) => {
-      const row = await sql.one<SettingsRecord>(`SELECT environment FROM tree_settings WHERE instance_id = $1`, [
-        instance,
-      ]);
+      const row = await sql.one<SettingsRecord>(
+        `SELECT environment FROM tree_settings WHERE instance_id = $1`,
+        [instance],
+      );
       return pickFields({ environment: row?.environment ?? DEFAULT_ENVIRONMENT }, read.fields);
     });
   }

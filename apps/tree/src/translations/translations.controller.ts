@@ -65,7 +65,12 @@ export class TreeTranslationsController {
   @ApiOperation({ summary: 'Get tree translation' })
   @ApiReadQuery()
   @ApiErrorResponses(400, 404)
-  get(@CurrentInstance() instance: InstanceKey, @Param('tree_code') code: string, @Param('language') language: string, @Query() q: Q) {
+  get(
+    @CurrentInstance() instance: InstanceKey,
+    @Param('tree_code') code: string,
+    @Param('language') language: string,
+    @Query() q: Q,
+  ) {
     return this.translations.get(this.subject(instance, code), parseLanguageParam(language), q);
   }
 
@@ -83,7 +88,13 @@ export class TreeTranslationsController {
     @CurrentActor() actor: Actor,
     @Query() q: Q,
   ) {
-    return this.translations.update(this.subject(instance, code), parseLanguageParam(language), dto, actor, q);
+    return this.translations.update(
+      this.subject(instance, code),
+      parseLanguageParam(language),
+      dto,
+      actor,
+      q,
+    );
   }
 
   @Delete(':language')
@@ -92,7 +103,11 @@ export class TreeTranslationsController {
   @ApiNoContentResponse()
   @ApiOperation({ summary: 'Delete tree translation' })
   @ApiErrorResponses(400, 404)
-  async remove(@CurrentInstance() instance: InstanceKey, @Param('tree_code') code: string, @Param('language') language: string): Promise<void> {
+  async remove(
+    @CurrentInstance() instance: InstanceKey,
+    @Param('tree_code') code: string,
+    @Param('language') language: string,
+  ): Promise<void> {
     await this.translations.remove(this.subject(instance, code), parseLanguageParam(language));
   }
 }
@@ -111,7 +126,12 @@ export class VersionTranslationsController {
   @ApiCollection(TranslationDoc)
   @ApiOperation({ summary: 'Get tree version translations' })
   @ApiListQuery()
-  list(@CurrentInstance() instance: InstanceKey, @Param('tree_code') code: string, @Param('tree_version') version: string, @Query() q: Q) {
+  list(
+    @CurrentInstance() instance: InstanceKey,
+    @Param('tree_code') code: string,
+    @Param('tree_version') version: string,
+    @Query() q: Q,
+  ) {
     return this.translations.list(this.subject(instance, code, version), q);
   }
 
@@ -163,7 +183,13 @@ export class VersionTranslationsController {
     @CurrentActor() actor: Actor,
     @Query() q: Q,
   ) {
-    return this.translations.update(this.subject(instance, code, version), parseLanguageParam(language), dto, actor, q);
+    return this.translations.update(
+      this.subject(instance, code, version),
+      parseLanguageParam(language),
+      dto,
+      actor,
+      q,
+    );
   }
 
   @Delete(':language')
@@ -238,7 +264,11 @@ export class NodeTranslationsController {
     @Param('language') language: string,
     @Query() q: Q,
   ) {
-    return this.translations.get(this.subject(instance, code, version, nodeId), parseLanguageParam(language), q);
+    return this.translations.get(
+      this.subject(instance, code, version, nodeId),
+      parseLanguageParam(language),
+      q,
+    );
   }
 
   @Patch(':language')
@@ -279,6 +309,9 @@ export class NodeTranslationsController {
     @Param('tree_node_id') nodeId: string,
     @Param('language') language: string,
   ): Promise<void> {
-    await this.translations.remove(this.subject(instance, code, version, nodeId), parseLanguageParam(language));
+    await this.translations.remove(
+      this.subject(instance, code, version, nodeId),
+      parseLanguageParam(language),
+    );
   }
 }

@@ -105,7 +105,12 @@ export class TreesService {
 
   async update(
     instance: InstanceKey,
-    treeCode: string, dto: UpdateTreeDto, actor: Actor, query: Query, lang?: Language) {
+    treeCode: string,
+    dto: UpdateTreeDto,
+    actor: Actor,
+    query: Query,
+    lang?: Language,
+  ) {
     parseReadQuery(query, treeSpec, 'v1');
     await this.db.connection(async (sql) => {
       const p = new Params();

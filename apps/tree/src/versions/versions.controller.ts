@@ -35,7 +35,12 @@ export class VersionsController {
   @ApiCollection(VersionDoc)
   @ApiOperation({ summary: 'Get Tree Versions', description: 'Default order: creation time.' })
   @ApiListQuery()
-  list(@CurrentInstance() instance: InstanceKey, @Param('tree_code') code: string, @Query() q: Q, @AcceptLanguage() lang?: Language) {
+  list(
+    @CurrentInstance() instance: InstanceKey,
+    @Param('tree_code') code: string,
+    @Query() q: Q,
+    @AcceptLanguage() lang?: Language,
+  ) {
     return this.versions.list(instance, code, q, lang);
   }
 
@@ -113,7 +118,11 @@ export class VersionsController {
       'Deletes the version with all its nodes and translations. 204. The only version of a tree: 409.',
   })
   @ApiErrorResponses(404, 409)
-  async remove(@CurrentInstance() instance: InstanceKey, @Param('tree_code') code: string, @Param('tree_version') version: string): Promise<void> {
+  async remove(
+    @CurrentInstance() instance: InstanceKey,
+    @Param('tree_code') code: string,
+    @Param('tree_version') version: string,
+  ): Promise<void> {
     await this.versions.remove(instance, code, version);
   }
 

@@ -55,7 +55,12 @@ function translationJoin(p: Params, lang: Language | undefined) {
 export class VersionsService {
   constructor(@Inject(Db) private readonly db: Db) {}
 
-  async list(instance: InstanceKey, treeCode: string, query: Query, lang?: Language): Promise<EnvelopeV1<Partial<VersionRecord>>> {
+  async list(
+    instance: InstanceKey,
+    treeCode: string,
+    query: Query,
+    lang?: Language,
+  ): Promise<EnvelopeV1<Partial<VersionRecord>>> {
     return this.db.connection(async (sql) => {
       const tree = await resolveTree(sql, instance, treeCode);
       const page = await listPage<VersionRow>(sql, {
@@ -113,7 +118,14 @@ export class VersionsService {
     return rows.map((r) => toVersionRecord(r, tree.treeCode));
   }
 
-  async create(instance: InstanceKey, treeCode: string, dto: CreateVersionDto, actor: Actor, query: Query, lang?: Language) {
+  async create(
+    instance: InstanceKey,
+    treeCode: string,
+    dto: CreateVersionDto,
+    actor: Actor,
+    query: Query,
+    lang?: Language,
+  ) {
     parseReadQuery(query, versionSpec, 'v1');
     const code = await this.db.transaction(async (sql) => {
       const tree = await resolveTree(sql, instance, treeCode);

@@ -11,7 +11,6 @@ import { listen } from '@gatehouse/http';
 import { buildService, type BuiltService } from '@gatehouse/service';
 import { createTestDatabase, getFreePort, type TestDatabase } from '@gatehouse/testing';
 // Instances are seeded into the token server's database as POST /instances seeds them (issue 15). Tests only.
-// eslint-disable-next-line @nx/enforce-module-boundaries
 import { SECRET_BOX, seedInstance, type SecretBox } from '@gatehouse/identity-data';
 // The real token server (apps/auth), booted in-process exactly as its main.ts does. Tests only.
 // eslint-disable-next-line @nx/enforce-module-boundaries

@@ -63,7 +63,9 @@ export class BearerGuard implements CanActivate {
     }
     const caller = await this.authenticate(req, challenge);
     if (this.opts.requireInstance && (!caller.instanceId || caller.defaultInstance === undefined)) {
-      challenge(', error="invalid_token", error_description="the token server did not name the instance of the token"');
+      challenge(
+        ', error="invalid_token", error_description="the token server did not name the instance of the token"',
+      );
       throw unauthorized("The token server did not tell the access token's instance; it cannot be used here");
     }
     // The token server issues tokens for exactly one audience; one naming several is not its own.

@@ -44,7 +44,9 @@ export class BearerModule {
       global: true,
       providers: [
         { provide: TokenValidator, useFactory: () => new TokenValidator(options) },
-        { provide: BEARER_GUARD_OPTIONS, useValue: {
+        {
+          provide: BEARER_GUARD_OPTIONS,
+          useValue: {
             audience: options.audience,
             realm: options.realm,
             requireInstance: options.requireInstance,

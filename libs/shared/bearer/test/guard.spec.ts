@@ -237,7 +237,10 @@ describe('BearerGuard with requireInstance (issue 15: an API confining its recor
 
   it('401 invalid_token when the token server does not name the instance (an older token server)', async () => {
     for (const token of ['old-server', 'half']) {
-      const res = await request(http).get('/api/v1/trees').set('Authorization', `Bearer ${token}`).expect(401);
+      const res = await request(http)
+        .get('/api/v1/trees')
+        .set('Authorization', `Bearer ${token}`)
+        .expect(401);
       expect(res.body).toEqual({ code: 'unauthorized', message: expect.stringContaining('instance') });
       expect(res.headers['www-authenticate']).toContain('error="invalid_token"');
     }
