@@ -151,7 +151,9 @@ client's tokens and the tokens for a resource it is authorized on; any other tok
 ISO 8601 strings. A JWT is active only with our \`iss\`, one audience, \`exp\`, a lifetime within its resource's, its
 resource's algorithm and its client still authorized there; \`scope\` is what the client (and, for a user token of an
 RBAC resource, the user) still holds. Inactive once expired, revoked (its grant), its client deleted or its user
-blocked or given a new password: \`{"active": false}\`. \`fields\` picks attributes.`,
+blocked or given a new password: \`{"active": false}\`. \`fields\` picks attributes. Extensions: \`instance_id\` (the
+instance of the token's client) and \`default_instance\` (whether it is the default instance), for resource servers
+that confine their records to an instance (the tree manager).`,
   })
   @ApiConsumes(...BOTH)
   @ApiBody({
@@ -185,6 +187,15 @@ blocked or given a new password: \`{"active": false}\`. \`fields\` picks attribu
         aud: { type: 'string' },
         iss: { type: 'string' },
         tenant_id: { type: 'string' },
+        instance_id: {
+          type: 'string',
+          format: 'uuid',
+          description: "the instance of the token's client (extension; every active answer has it)",
+        },
+        default_instance: {
+          type: 'boolean',
+          description: 'whether that instance is the default one (extension; every active answer has it)',
+        },
       },
     },
   })
@@ -201,7 +212,8 @@ blocked or given a new password: \`{"active": false}\`. \`fields\` picks attribu
     description:
       'Client-authenticated (Basic or client_secret_post; a public client by client_id, its own tokens only). The ' +
       'same checks as /tokeninfo, for opaque and JWT access tokens and refresh tokens, answered in RFC 7662 form ' +
-      '(NumericDate times). Another client\'s token is {"active": false} unless the caller is authorized on its audience.',
+      '(NumericDate times), with the extensions `tenant_id`, `instance_id` and `default_instance` of /tokeninfo. ' +
+      'Another client\'s token is {"active": false} unless the caller is authorized on its audience.',
   })
   @ApiConsumes(...BOTH)
   @tokenRequest(

@@ -1,6 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import * as oidc from 'openid-client';
 import { SignJWT } from 'jose';
-import { MANAGEMENT_AUDIENCE } from '@gatehouse/identity-data';
+import { MANAGEMENT_AUDIENCE, seedInstance, TREE_AUDIENCE } from '@gatehouse/identity-data';
 import { startAuth, type AuthHarness } from './support/auth-app.js';
 import { Fixtures, tokenInfo, tokenRequest, type TestClient, type TestResource } from './support/fixtures.js';
 
@@ -57,6 +58,8 @@ describe('/tokeninfo: active tokens', () => {
       exp: isoDate,
       iat: isoDate,
       nbf: isoDate,
+      instance_id: await fx.instanceId(),
+      default_instance: true,
     });
     expect(typeof body.jti).toBe('string');
     expect(body.username).toBeUndefined();
@@ -134,6 +137,27 @@ describe('/tokeninfo: active tokens', () => {
     expect((await tokenInfo(h.url, rt, { basic }, { token_type_hint: 'refresh_token' })).body).toEqual({
       active: false,
     });
+  });
+});
+
+describe('/tokeninfo: the instance of the token (issue 15)', () => {
+  it("names the instance of the token's client and whether it is the default one", async () => {
+    const b = await fx.ds.transaction((tx) => seedInstance(tx, { name: `b-${randomUUID()}` }, fx.box));
+    const own: TestClient = { id: b.clientId, secret: b.clientSecret };
+    for (const aud of [TREE_AUDIENCE, MANAGEMENT_AUDIENCE]) {
+      const token = await ccToken(aud, own);
+      const { status, body } = await tokenInfo(h.url, token, { bearer: token });
+      expect(status).toBe(200);
+      expect(body).toMatchObject({ active: true, client_id: b.clientId, instance_id: b.instanceId });
+      expect(body.default_instance).toBe(false);
+      const picked = await tokenInfo(
+        h.url,
+        token,
+        { bearer: token },
+        { fields: 'instance_id,default_instance' },
+      );
+      expect(picked.body).toEqual({ instance_id: b.instanceId, default_instance: false });
+    }
   });
 });
 
@@ -267,7 +291,13 @@ describe('RFC 7662 introspection at /token/introspection (openid-client)', () =>
       },
     );
     const info = await oidc.tokenIntrospection(config, token);
-    expect(info).toMatchObject({ active: true, client_id: client.id, aud: api.identifier });
+    expect(info).toMatchObject({
+      active: true,
+      client_id: client.id,
+      aud: api.identifier,
+      instance_id: await fx.instanceId(),
+      default_instance: true,
+    });
     expect((await oidc.tokenIntrospection(config, 'garbage')).active).toBe(false);
     // A JSON body is read like a form body.
     const json = await fetch(`${h.url}/token/introspection`, {

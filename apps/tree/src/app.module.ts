@@ -31,7 +31,8 @@ export class TreeAppModule {
       module: TreeAppModule,
       imports: [
         ServiceCoreModule.register(ctx),
-        BearerModule.forRoot(bearerOptionsFromEnv(ctx.env, TREE_AUDIENCE)),
+        // Trees belong to an instance: a token whose /tokeninfo answer does not name its instance is refused (401).
+        BearerModule.forRoot({ ...bearerOptionsFromEnv(ctx.env, TREE_AUDIENCE), requireInstance: true }),
         ...FEATURE_MODULES,
       ],
       providers: [

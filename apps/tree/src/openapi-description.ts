@@ -8,6 +8,13 @@ the token server's \`/tokeninfo\` (cached no longer than the token lives): scope
 revoked token is 401; a token for another audience or without the scope 403; token server unreachable (and the
 token not cached) 503.
 
+**Instances**: every tree (with its versions, nodes and translations) and the settings belong to an instance, the
+instance of the client the token was issued to (\`instance_id\` and \`default_instance\` of \`/tokeninfo\`). A caller
+sees and changes only its own instance's trees: another instance's tree is 404, as if it did not exist; tree codes
+are unique within an instance, so two instances may use the same code; each instance has its own settings (an
+instance that never set them has the defaults). A token whose \`/tokeninfo\` answer does not name its instance (a
+token server older than issue 15) is 401.
+
 ## Decisions
 
 - **Default version**: creating a tree creates version \`v1\`. A version created without \`version\` gets the next

@@ -1,6 +1,7 @@
 import type { Db } from '@gatehouse/db';
 import type { TestDatabase } from '@gatehouse/testing';
 import pg from 'pg';
+import { DEFAULT_INSTANCE_KEY as I } from '../src/common/instance.js';
 import { NodesService } from '../src/nodes/nodes.service.js';
 import { VersionsService } from '../src/versions/versions.service.js';
 import { NO_PROBLEMS, treeProblems } from './support/consistency.js';
@@ -45,9 +46,12 @@ describe('tree_nodes partitions with many versions', () => {
   });
 
   it('plans every statement of the services on one partition, and the tree stays consistent', async () => {
-    const [tree] = await ds.rows(`INSERT INTO trees (code, name) VALUES ('many', 'Many') RETURNING id`);
+    const [tree] = await ds.rows(
+      `INSERT INTO trees (instance_id, code, name) VALUES ($1, 'many', 'Many') RETURNING id`,
+      [I],
+    );
     for (let i = 1; i <= 40; i++) {
-      await versions.create('many', { version: `v${i}` }, actor, {});
+      await versions.create(I, 'many', { version: `v${i}` }, actor, {});
     }
     const parts = await ds.rows(
       `SELECT count(*)::int AS n FROM pg_inherits WHERE inhparent = 'tree_nodes'::regclass`,
@@ -55,28 +59,42 @@ describe('tree_nodes partitions with many versions', () => {
     expect(parts[0].n).toBeGreaterThanOrEqual(40);
 
     sent.length = 0;
-    const root = await nodes.write.create('many', 'v7', { code: 'R', name: 'Root' }, actor, {});
-    const a = await nodes.write.create('many', 'v7', { code: 'A', name: 'A', parent_id: root.id }, actor, {});
-    const b = await nodes.write.create('many', 'v7', { code: 'B', name: 'B', parent_id: root.id }, actor, {});
-    await nodes.write.create('many', 'v7', { code: 'C', name: 'C', parent_id: a.id }, actor, {});
-    await nodes.write.update('many', 'v7', a.id!, { parent_id: b.id }, actor, {});
-    await nodes.write.update('many', 'v7', a.id!, { name: 'A2', parent_id: root.id }, actor, {});
-    await nodes.read.get('many', 'v7', root.id!, { expand: 'all' });
-    await nodes.read.list('many', 'v7', { expand: 'all', total_count: 'true' });
-    await nodes.read.descendants('many', 'v7', root.id!, { total_count: 'true' });
-    await nodes.write.clone('many', 'v7', a.id!, { code: 'A3', name: 'A3' }, true, actor, {});
-    await nodes.write.remove('many', 'v7', b.id!, false);
-    await versions.get('many', 'v7', { expand: 'all' });
-    await versions.list('many', { limit: '100' });
-    await versions.clone('many', 'v7', { version: 'copy', name: 'Copy' }, actor, {});
-    await versions.remove('many', 'v8');
+    const root = await nodes.write.create(I, 'many', 'v7', { code: 'R', name: 'Root' }, actor, {});
+    const a = await nodes.write.create(
+      I,
+      'many',
+      'v7',
+      { code: 'A', name: 'A', parent_id: root.id },
+      actor,
+      {},
+    );
+    const b = await nodes.write.create(
+      I,
+      'many',
+      'v7',
+      { code: 'B', name: 'B', parent_id: root.id },
+      actor,
+      {},
+    );
+    await nodes.write.create(I, 'many', 'v7', { code: 'C', name: 'C', parent_id: a.id }, actor, {});
+    await nodes.write.update(I, 'many', 'v7', a.id!, { parent_id: b.id }, actor, {});
+    await nodes.write.update(I, 'many', 'v7', a.id!, { name: 'A2', parent_id: root.id }, actor, {});
+    await nodes.read.get(I, 'many', 'v7', root.id!, { expand: 'all' });
+    await nodes.read.list(I, 'many', 'v7', { expand: 'all', total_count: 'true' });
+    await nodes.read.descendants(I, 'many', 'v7', root.id!, { total_count: 'true' });
+    await nodes.write.clone(I, 'many', 'v7', a.id!, { code: 'A3', name: 'A3' }, true, actor, {});
+    await nodes.write.remove(I, 'many', 'v7', b.id!, false);
+    await versions.get(I, 'many', 'v7', { expand: 'all' });
+    await versions.list(I, 'many', { limit: '100' });
+    await versions.clone(I, 'many', 'v7', { version: 'copy', name: 'Copy' }, actor, {});
+    await versions.remove(I, 'many', 'v8');
     // A parent from another version (found through tree_node_version) and an unknown one: 400 either way.
-    const copy = await nodes.read.list('many', 'copy', {});
+    const copy = await nodes.read.list(I, 'many', 'copy', {});
     await expect(
-      nodes.write.update('many', 'v7', a.id!, { parent_id: copy.items[0].id! }, actor, {}),
+      nodes.write.update(I, 'many', 'v7', a.id!, { parent_id: copy.items[0].id! }, actor, {}),
     ).rejects.toMatchObject({ message: expect.stringMatching(/another tree version/) });
     await expect(
-      nodes.write.create('many', 'v7', { code: 'X', name: 'X', parent_id: copy.items[0].id! }, actor, {}),
+      nodes.write.create(I, 'many', 'v7', { code: 'X', name: 'X', parent_id: copy.items[0].id! }, actor, {}),
     ).rejects.toMatchObject({ message: expect.stringMatching(/another tree version/) });
 
     const onNodes = sent.filter((s) => /\btree_nodes\b/.test(s.text) && !/^\s*(BEGIN|COMMIT)/i.test(s.text));
@@ -93,6 +111,6 @@ describe('tree_nodes partitions with many versions', () => {
       ]);
       expect(await treeProblems(ds, id)).toEqual(NO_PROBLEMS);
     }
-    expect((await versions.get('many', 'copy', {})).aggregations).toMatchObject({ nodes: 5, levels: 3 });
+    expect((await versions.get(I, 'many', 'copy', {})).aggregations).toMatchObject({ nodes: 5, levels: 3 });
   });
 });

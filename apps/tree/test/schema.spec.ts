@@ -4,6 +4,9 @@ import { createEmptyTestDatabase, type TestDatabase } from '@gatehouse/testing';
 import { treeMigrations } from '../src/migrations/index.js';
 import { openTreeDataSource } from './support/db.js';
 
+/** The default instance's key in the tree database (migration 1790000500000). */
+const NIL = '00000000-0000-0000-0000-000000000000';
+
 describe('tree migrations', () => {
   let db: TestDatabase;
   let ds: DataSource;
@@ -21,8 +24,8 @@ describe('tree migrations', () => {
     expect(await pendingMigrations(ds)).toEqual(treeMigrations.map((m) => m.name));
     await runMigrations(ds);
     expect(await pendingSchemaChanges(ds)).toEqual([]);
-    const settings = await ds.query(`SELECT id, environment FROM tree_settings`);
-    expect(settings).toEqual([{ id: 1, environment: 'development' }]);
+    const settings = await ds.query(`SELECT instance_id, environment FROM tree_settings`);
+    expect(settings).toEqual([{ instance_id: NIL, environment: 'development' }]);
     const [{ id }] = await ds.query(`SELECT tree_node_id('0b9d2c52-8a6f-4e1b-9c3d-7f00aa112233', 42) AS id`);
     expect(id).toBe('0b9d2c52-8a6f-4e1b-9c3d-00000000002a');
     const [paths] = await ds.query(
@@ -46,6 +49,7 @@ describe('tree migrations', () => {
   });
 
   it('moves existing nodes into one partition per version with byte paths, and back (1790000300000, 1790000400000)', async () => {
+    await ds.undoLastMigration(); // trees without instances
     await ds.undoLastMigration(); // integer-array paths
     await ds.undoLastMigration(); // back to one unpartitioned tree_nodes
     const [t] = await ds.query(`INSERT INTO trees (code, name) VALUES ('conv', 'c') RETURNING id`);
@@ -104,6 +108,7 @@ describe('tree migrations', () => {
     const [none] = await ds.query(`SELECT tree_node_version(tree_node_id($1, 99)) AS v`, [versions[1]]);
     expect(none.v).toBeNull();
 
+    await ds.undoLastMigration(); // trees without instances
     await ds.undoLastMigration();
     expect(await snapshot()).toEqual(before);
     await ds.undoLastMigration();
@@ -113,6 +118,62 @@ describe('tree migrations', () => {
     await runMigrations(ds);
     await ds.query(`SELECT tree_nodes_drop_partition(v) FROM unnest($1::uuid[]) v`, [[...versions, orphan]]);
     await ds.query(`DELETE FROM trees WHERE id = $1`, [t.id]);
+  });
+
+  it('gives existing trees and settings to the default instance, codes unique per instance, and back (1790000500000)', async () => {
+    await ds.undoLastMigration();
+    const [old] = await ds.query(`INSERT INTO trees (code, name) VALUES ('old', 'Old') RETURNING id`);
+    await ds.query(`UPDATE tree_settings SET environment = 'staging'`);
+    await runMigrations(ds);
+    expect(await ds.query(`SELECT instance_id FROM trees WHERE id = $1`, [old.id])).toEqual([
+      { instance_id: NIL },
+    ]);
+    expect(await ds.query(`SELECT instance_id, environment FROM tree_settings`)).toEqual([
+      { instance_id: NIL, environment: 'staging' },
+    ]);
+    const other = '5a4f0c1e-3b2d-4e6f-8a9b-0c1d2e3f4a5b';
+    const [mine] = await ds.query(
+      `INSERT INTO trees (instance_id, code, name) VALUES ($1, 'old', 'B') RETURNING id`,
+      [other],
+    );
+    const [v] = await ds.query(
+      `INSERT INTO tree_versions (tree_id, version) VALUES ($1, 'v1') RETURNING id`,
+      [mine.id],
+    );
+    await ds.query(`SELECT tree_nodes_add_partition($1)`, [v.id]);
+    await ds.query(`INSERT INTO tree_settings (instance_id, environment) VALUES ($1, 'production')`, [other]);
+    await expect(
+      ds.query(`INSERT INTO trees (instance_id, code, name) VALUES ($1, 'old', 'again')`, [other]),
+    ).rejects.toMatchObject({ driverError: { code: '23505', constraint: 'uq_trees_code' } });
+    await expect(
+      ds.query(`INSERT INTO trees (code, name) VALUES ('x', 'no instance')`),
+    ).rejects.toMatchObject({
+      driverError: { code: '23502' },
+    });
+    // tree_create_node finds the tree by (instance, code)
+    await expect(
+      ds.query(`SELECT * FROM tree_create_node($1, 'old', 'v1', 'R', 'Root', NULL, '{}', NULL, NULL)`, [NIL]),
+    ).rejects.toMatchObject({
+      driverError: { code: 'GH404', message: "Version 'v1' of tree 'old' not found" },
+    });
+    const [node] = await ds.query(
+      `SELECT tree_id FROM tree_create_node($1, 'old', 'v1', 'R', 'Root', NULL, '{}', NULL, NULL)`,
+      [other],
+    );
+    expect(node.tree_id).toBe(mine.id);
+
+    await ds.undoLastMigration(); // the other instance's tree, version, nodes and settings go
+    expect(await ds.query(`SELECT id FROM trees`)).toEqual([{ id: old.id }]);
+    expect(await ds.query(`SELECT id, environment FROM tree_settings`)).toEqual([
+      { id: 1, environment: 'staging' },
+    ]);
+    expect(await ds.query(`SELECT to_regclass($1) AS t`, [`tree_nodes_${v.id.replace(/-/g, '')}`])).toEqual([
+      { t: null },
+    ]);
+    await runMigrations(ds);
+    expect(await pendingSchemaChanges(ds)).toEqual([]);
+    await ds.query(`DELETE FROM trees`);
+    await ds.query(`UPDATE tree_settings SET environment = 'development'`);
   });
 
   it('refuses a depth that does not match the path', async () => {

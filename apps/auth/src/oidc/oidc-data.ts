@@ -5,6 +5,7 @@ import {
   findClientForOidc,
   findUserById,
   findUserByLogin,
+  isDefaultInstance,
   type ClientMetadata,
   type ClientResourceAccess,
   type OidcClientRecord,
@@ -65,6 +66,9 @@ interface JoinedRow {
  * across requests: a rotated secret, a deleted client or a revoked permission counts from the next request on.
  */
 export class OidcData {
+  /** Whether an instance is the default one, by instance id (an instance's `is_default` never changes). */
+  private readonly defaultInstances = new Map<string, boolean>();
+
   constructor(
     private readonly sql: Sql,
     private readonly box: SecretBox,
@@ -146,6 +150,19 @@ export class OidcData {
     read.catch(() => undefined);
     memo?.set(key, read);
     return read;
+  }
+
+  /**
+   * Whether the instance is the default one (seeded at first start). Kept for the life of the process: which
+   * instance is the default never changes (at most 10,000 answers are kept; past that they are read again).
+   */
+  async isDefaultInstance(instanceId: string): Promise<boolean> {
+    const known = this.defaultInstances.get(instanceId);
+    if (known !== undefined) return known;
+    const answer = await isDefaultInstance(this.sql, instanceId);
+    if (this.defaultInstances.size >= 10_000) this.defaultInstances.clear();
+    this.defaultInstances.set(instanceId, answer);
+    return answer;
   }
 
   async findUserById(userId: string): Promise<User | undefined> {

@@ -205,5 +205,7 @@ export async function handleIntrospection(
     iss: seen.iss,
     jti: seen.jti,
     tenant_id: seen.tenant_id,
+    instance_id: seen.instance_id,
+    default_instance: seen.default_instance,
   });
 }

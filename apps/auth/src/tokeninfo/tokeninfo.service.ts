@@ -12,7 +12,10 @@ import {
 import type Provider from 'oidc-provider';
 import type { ClientResourceAccess, OidcClientRecord, OidcData, User } from '../oidc/oidc-data.js';
 
-/** Document 1's introspection response, plus `aud`, `sub`, `iss` (RFC 7662) and `tenant_id` when the client has one. */
+/**
+ * Document 1's introspection response, plus `aud`, `sub`, `iss` (RFC 7662), `tenant_id` when the client has one, and
+ * the instance of the token's client: `instance_id` and `default_instance` (whether it is the default instance).
+ */
 export interface ActiveTokenInfo {
   active: true;
   token_type: 'Bearer' | 'refresh_token';
@@ -28,6 +31,8 @@ export interface ActiveTokenInfo {
   aud?: string | string[];
   iss: string;
   tenant_id?: string;
+  instance_id: string;
+  default_instance: boolean;
 }
 
 export type TokenInfo = ActiveTokenInfo | { active: false };
@@ -49,6 +54,8 @@ export const TOKENINFO_FIELDS = [
   'aud',
   'iss',
   'tenant_id',
+  'instance_id',
+  'default_instance',
 ] as const;
 
 export interface TokenInfoDeps {
@@ -208,6 +215,15 @@ export class TokenInfoService {
       aud,
       iss: this.deps.issuer,
       ...(client.tenantId ? { tenant_id: client.tenantId } : {}),
+      ...(await this.instanceOf(client)),
+    };
+  }
+
+  /** `instance_id` and `default_instance` of an active token: its client's instance. */
+  private async instanceOf(client: OidcClientRecord) {
+    return {
+      instance_id: client.instanceId,
+      default_instance: await this.deps.data.isDefaultInstance(client.instanceId),
     };
   }
 
@@ -310,6 +326,7 @@ export class TokenInfoService {
       ...(aud !== undefined ? { aud } : t.aud !== undefined ? { aud: t.aud } : {}),
       iss: this.deps.issuer,
       ...(client.tenantId ? { tenant_id: client.tenantId } : {}),
+      ...(await this.instanceOf(client)),
     };
   }
 

@@ -2,6 +2,7 @@ import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import type { Request } from 'express';
 import { CALLER_KEY, type CallerInfo } from '@gatehouse/bearer';
 import type { Actor } from './actor.js';
+import { instanceKeyOf, type InstanceKey } from './instance.js';
 import { preferredLanguage, type Language } from './language.js';
 import { isUuid } from './params.js';
 
@@ -14,6 +15,11 @@ export function actorOf(caller: CallerInfo | undefined): Actor {
 /** `@CurrentActor() actor: Actor` */
 export const CurrentActor = createParamDecorator((_data: unknown, ctx: ExecutionContext): Actor =>
   actorOf(ctx.switchToHttp().getRequest<Record<string, CallerInfo | undefined>>()[CALLER_KEY]),
+);
+
+/** `@CurrentInstance() instance: InstanceKey`: the caller's instance, to which every tree request is confined. */
+export const CurrentInstance = createParamDecorator((_data: unknown, ctx: ExecutionContext): InstanceKey =>
+  instanceKeyOf(ctx.switchToHttp().getRequest<Record<string, CallerInfo | undefined>>()[CALLER_KEY]),
 );
 
 /** `@AcceptLanguage() lang?: Language`: the translation language the client asked for, if we have it. */

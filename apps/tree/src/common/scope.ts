@@ -1,7 +1,8 @@
 import { notFound } from '@gatehouse/errors';
 import type { Sql } from '@gatehouse/db';
+import type { InstanceKey } from './instance.js';
 
-/** A tree addressed by its code. */
+/** A tree addressed by its code within the caller's instance (another instance's tree is 404). */
 export interface TreeScope {
   treeId: string;
   treeCode: string;
@@ -13,18 +14,26 @@ export interface VersionScope extends TreeScope {
   version: string;
 }
 
-export async function resolveTree(sql: Sql, treeCode: string): Promise<TreeScope> {
-  const row = await sql.one<{ id: string }>(`SELECT id FROM trees WHERE code = $1`, [treeCode]);
+export async function resolveTree(sql: Sql, instance: InstanceKey, treeCode: string): Promise<TreeScope> {
+  const row = await sql.one<{ id: string }>(`SELECT id FROM trees WHERE instance_id = $1 AND code = $2`, [
+    instance,
+    treeCode,
+  ]);
   if (!row) throw notFound(`Tree '${treeCode}' not found`);
   return { treeId: row.id, treeCode };
 }
 
-export async function resolveVersion(sql: Sql, treeCode: string, version: string): Promise<VersionScope> {
+export async function resolveVersion(
+  sql: Sql,
+  instance: InstanceKey,
+  treeCode: string,
+  version: string,
+): Promise<VersionScope> {
   const row = await sql.one<{ tree_id: string; version_id: string | null }>(
     `SELECT t.id AS tree_id, v.id AS version_id
-       FROM trees t LEFT JOIN tree_versions v ON v.tree_id = t.id AND v.version = $2
-      WHERE t.code = $1`,
-    [treeCode, version],
+       FROM trees t LEFT JOIN tree_versions v ON v.tree_id = t.id AND v.version = $3
+      WHERE t.instance_id = $1 AND t.code = $2`,
+    [instance, treeCode, version],
   );
   if (!row) throw notFound(`Tree '${treeCode}' not found`);
   if (!row.version_id) throw notFound(`Version '${version}' of tree '${treeCode}' not found`);
@@ -47,16 +56,17 @@ export async function lockVersion(sql: Sql, versionId: string, what = 'Version')
  */
 export async function resolveAndLockVersion(
   sql: Sql,
+  instance: InstanceKey,
   treeCode: string,
   version: string,
 ): Promise<VersionScope> {
   const row = await sql.one<{ id: string; tree_id: string }>(
     `SELECT v.id, v.tree_id FROM trees t JOIN tree_versions v ON v.tree_id = t.id
-      WHERE t.code = $1 AND v.version = $2 FOR NO KEY UPDATE OF v`,
-    [treeCode, version],
+      WHERE t.instance_id = $1 AND t.code = $2 AND v.version = $3 FOR NO KEY UPDATE OF v`,
+    [instance, treeCode, version],
   );
   if (!row) {
-    await resolveVersion(sql, treeCode, version); // throws the 404 naming what is missing
+    await resolveVersion(sql, instance, treeCode, version); // throws the 404 naming what is missing
     throw notFound(`Version '${version}' of tree '${treeCode}' not found`);
   }
   return { treeId: row.tree_id, treeCode, versionId: row.id, version };

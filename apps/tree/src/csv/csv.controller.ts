@@ -12,9 +12,10 @@ import type { Request, Response } from 'express';
 import { Scopes } from '@gatehouse/bearer';
 import { ApiErrorResponses } from '@gatehouse/http';
 import type { Actor } from '../common/actor.js';
+import type { InstanceKey } from '../common/instance.js';
 import { isCsvUpload } from '../common/csv-upload.js';
 import { booleanQuery } from '../common/params.js';
-import { CurrentActor } from '../common/request.js';
+import { CurrentActor, CurrentInstance } from '../common/request.js';
 import { READ, WRITE } from '../common/scopes.js';
 import { sendStream } from '../common/stream.js';
 import { ImportResultDoc } from '../common/responses.dto.js';
@@ -43,11 +44,12 @@ export class CsvController {
   })
   @ApiErrorResponses(404)
   async export(
+    @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Param('tree_version') version: string,
     @Res() res: Response,
   ) {
-    const stream = await this.csv.export(code, version);
+    const stream = await this.csv.export(instance, code, version);
     await sendStream(res, stream, 'text/csv; charset=utf-8', `${code}-${version}.csv`);
   }
 
@@ -74,6 +76,7 @@ export class CsvController {
   @ApiQuery({ name: 'replace', required: false, schema: { type: 'boolean', default: false } })
   @ApiErrorResponses(400, 404, 413, 415)
   async import(
+    @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Param('tree_version') version: string,
     @Query('replace') replace: unknown,
@@ -82,6 +85,6 @@ export class CsvController {
   ) {
     const doReplace = booleanQuery('replace', replace);
     if (!isCsvUpload(req)) throw new HttpException('Send the nodes as Content-Type: text/csv', 415);
-    return this.csv.import(code, version, req, actor, doReplace);
+    return this.csv.import(instance, code, version, req, actor, doReplace);
   }
 }

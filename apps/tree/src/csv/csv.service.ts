@@ -7,6 +7,7 @@ import { SERVICE_ENV } from '@gatehouse/service';
 import type { Actor } from '../common/actor.js';
 import { LANGUAGES, type Language } from '../common/language.js';
 import { lockVersion, resolveVersion } from '../common/scope.js';
+import type { InstanceKey } from '../common/instance.js';
 import { allowBulkStatements } from '../common/tree-db.js';
 import { ChunkWriter } from '../common/stream.js';
 import { type NodePath } from '../nodes/paths.js';
@@ -139,8 +140,8 @@ export class CsvService {
    * even while the version changes), reading keyset batches along the path index; the parent code of each line
    * comes from a stack of the current ancestors, so no join and no per-node memory is needed.
    */
-  async export(treeCode: string, version: string): Promise<Readable> {
-    const scope = await this.db.connection((sql) => resolveVersion(sql, treeCode, version));
+  async export(instance: InstanceKey, treeCode: string, version: string): Promise<Readable> {
+    const scope = await this.db.connection((sql) => resolveVersion(sql, instance, treeCode, version));
     const db = this.db;
     async function* chunks(): AsyncGenerator<Buffer> {
       const tx = await db.begin({ isolation: 'REPEATABLE READ', readOnly: true });
@@ -205,6 +206,7 @@ export class CsvService {
    * written. With `replace` the version's current nodes are deleted first (in the same transaction).
    */
   async import(
+    instance: InstanceKey,
     treeCode: string,
     version: string,
     body: Readable,
@@ -215,7 +217,7 @@ export class CsvService {
     if (Number.isFinite(declared) && declared > this.limits.maxBytes) throw tooLarge(this.limits);
     return this.db.transaction(async (sql) => {
       await allowBulkStatements(sql);
-      const scope = await resolveVersion(sql, treeCode, version);
+      const scope = await resolveVersion(sql, instance, treeCode, version);
       const nextLabel = async () =>
         (await sql.one<{ next_label: number }>(`SELECT next_label FROM tree_versions WHERE id = $1`, [
           scope.versionId,

@@ -68,7 +68,7 @@ export class TreeNodeBytePaths1790000400000 implements MigrationInterface {
 }
 
 /** `tree_create_node` on byte paths, as this migration creates it. Frozen text. */
-const CREATE_NODE_FN = `
+export const CREATE_NODE_FN = `
       CREATE FUNCTION tree_create_node(p_tree_code text, p_version text, p_code text, p_name text, p_description text,
                                        p_metadata jsonb, p_parent_id uuid, p_actor uuid)
         RETURNS SETOF tree_nodes

@@ -2,6 +2,7 @@ import { TreeSchema1790000100000 } from './1790000100000-tree-schema.js';
 import { TreeCreateNode1790000200000 } from './1790000200000-tree-create-node.js';
 import { TreeNodePartitions1790000300000 } from './1790000300000-tree-node-partitions.js';
 import { TreeNodeBytePaths1790000400000 } from './1790000400000-tree-node-byte-paths.js';
+import { TreeInstances1790000500000 } from './1790000500000-tree-instances.js';
 
 /** Every migration of apps/tree, in order. */
 export const treeMigrations = [
@@ -9,4 +10,5 @@ export const treeMigrations = [
   TreeCreateNode1790000200000,
   TreeNodePartitions1790000300000,
   TreeNodeBytePaths1790000400000,
+  TreeInstances1790000500000,
 ];

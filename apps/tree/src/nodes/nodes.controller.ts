@@ -23,11 +23,12 @@ import {
 import { Scopes } from '@gatehouse/bearer';
 import { ApiErrorResponses } from '@gatehouse/http';
 import type { Actor } from '../common/actor.js';
+import type { InstanceKey } from '../common/instance.js';
 import type { Language } from '../common/language.js';
 import { ApiListQuery, ApiReadQuery } from '../common/openapi.js';
 import { ApiCollection, NodeDoc } from '../common/responses.dto.js';
 import { booleanQuery, uuidParam } from '../common/params.js';
-import { AcceptLanguage, CurrentActor } from '../common/request.js';
+import { AcceptLanguage, CurrentActor, CurrentInstance } from '../common/request.js';
 import { READ, WRITE } from '../common/scopes.js';
 import { CloneNodeDto, CreateNodeDto, UpdateNodeDto } from './dto/node.dto.js';
 import { NodesService } from './nodes.service.js';
@@ -50,12 +51,13 @@ export class NodesController {
   })
   @ApiListQuery()
   list(
+    @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Param('tree_version') version: string,
     @Query() q: Q,
     @AcceptLanguage() lang?: Language,
   ) {
-    return this.nodes.read.list(code, version, q, lang);
+    return this.nodes.read.list(instance, code, version, q, lang);
   }
 
   @Post()
@@ -70,6 +72,7 @@ export class NodesController {
   @ApiReadQuery()
   @ApiErrorResponses(400, 404, 409)
   create(
+    @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Param('tree_version') version: string,
     @Body() dto: CreateNodeDto,
@@ -77,7 +80,7 @@ export class NodesController {
     @Query() q: Q,
   ) {
     // A new node has no translation yet: Accept-Language cannot change the answer.
-    return this.nodes.write.create(code, version, dto, actor, q);
+    return this.nodes.write.create(instance, code, version, dto, actor, q);
   }
 
   @Get(':tree_node_id')
@@ -87,13 +90,14 @@ export class NodesController {
   @ApiReadQuery()
   @ApiErrorResponses(400, 404)
   get(
+    @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Param('tree_version') version: string,
     @Param('tree_node_id') id: string,
     @Query() q: Q,
     @AcceptLanguage() lang?: Language,
   ) {
-    return this.nodes.read.get(code, version, uuidParam('tree_node_id', id), q, lang);
+    return this.nodes.read.get(instance, code, version, uuidParam('tree_node_id', id), q, lang);
   }
 
   @Get(':tree_node_id/descendants')
@@ -109,6 +113,7 @@ export class NodesController {
   @ApiListQuery()
   @ApiProduces('application/json', NDJSON)
   async descendants(
+    @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Param('tree_version') version: string,
     @Param('tree_node_id') id: string,
@@ -118,11 +123,11 @@ export class NodesController {
   ) {
     const nodeId = uuidParam('tree_node_id', id);
     if (accept?.includes(NDJSON)) {
-      const stream = await this.nodes.read.streamDescendants(code, version, nodeId, q, lang);
+      const stream = await this.nodes.read.streamDescendants(instance, code, version, nodeId, q, lang);
       // Errors before the first line are ordinary answers (the first batch is read eagerly); later ones cut it short.
       return new StreamableFile(stream, { type: NDJSON }).setErrorHandler((_err, res) => res.destroy?.());
     }
-    return this.nodes.read.descendants(code, version, nodeId, q, lang);
+    return this.nodes.read.descendants(instance, code, version, nodeId, q, lang);
   }
 
   @Patch(':tree_node_id')
@@ -137,6 +142,7 @@ export class NodesController {
   @ApiReadQuery()
   @ApiErrorResponses(400, 404, 409)
   update(
+    @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Param('tree_version') version: string,
     @Param('tree_node_id') id: string,
@@ -145,7 +151,16 @@ export class NodesController {
     @Query() q: Q,
     @AcceptLanguage() lang?: Language,
   ) {
-    return this.nodes.write.update(code, version, uuidParam('tree_node_id', id), dto, actor, q, lang);
+    return this.nodes.write.update(
+      instance,
+      code,
+      version,
+      uuidParam('tree_node_id', id),
+      dto,
+      actor,
+      q,
+      lang,
+    );
   }
 
   @Delete(':tree_node_id')
@@ -159,12 +174,14 @@ export class NodesController {
   @ApiQuery({ name: 'cascade', required: false, schema: { type: 'boolean', default: false } })
   @ApiErrorResponses(400, 404, 409)
   async remove(
+    @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Param('tree_version') version: string,
     @Param('tree_node_id') id: string,
     @Query('cascade') cascade: unknown,
   ): Promise<void> {
     await this.nodes.write.remove(
+      instance,
       code,
       version,
       uuidParam('tree_node_id', id),
@@ -187,6 +204,7 @@ export class NodesController {
   @ApiReadQuery()
   @ApiErrorResponses(400, 404, 409)
   clone(
+    @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Param('tree_version') version: string,
     @Param('tree_node_id') id: string,
@@ -197,6 +215,7 @@ export class NodesController {
     @AcceptLanguage() lang?: Language,
   ) {
     return this.nodes.write.clone(
+      instance,
       code,
       version,
       uuidParam('tree_node_id', id),

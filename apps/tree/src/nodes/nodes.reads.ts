@@ -3,6 +3,7 @@ import { Readable } from 'node:stream';
 import { parseListQuery, parseReadQuery, pickFields, type EnvelopeV1 } from '@gatehouse/query';
 import type { Language } from '../common/language.js';
 import { resolveVersion } from '../common/scope.js';
+import type { InstanceKey } from '../common/instance.js';
 import { ChunkWriter } from '../common/stream.js';
 import { nodeJsonWriter, nodeSpec, rawNodeColumns, type RawNodeRow, type NodeRecord } from './node.record.js';
 import { subtreeEnd } from './paths.js';
@@ -13,19 +14,21 @@ export class NodeReads {
   constructor(private readonly db: Db) {}
 
   async list(
+    instance: InstanceKey,
     treeCode: string,
     version: string,
     query: Query,
     lang?: Language,
   ): Promise<EnvelopeV1<Partial<NodeRecord>>> {
     return this.db.connection(async (sql) => {
-      const scope = await resolveVersion(sql, treeCode, version);
+      const scope = await resolveVersion(sql, instance, treeCode, version);
       return page(sql, scope, query, lang, { defaultOrder: 'ORDER BY n.path' });
     });
   }
 
   /** The subtree below a node (the node excluded), depth-first; paged like every list. */
   async descendants(
+    instance: InstanceKey,
     treeCode: string,
     version: string,
     nodeId: string,
@@ -33,7 +36,7 @@ export class NodeReads {
     lang?: Language,
   ): Promise<EnvelopeV1<Partial<NodeRecord>>> {
     return this.db.connection(async (sql) => {
-      const scope = await resolveVersion(sql, treeCode, version);
+      const scope = await resolveVersion(sql, instance, treeCode, version);
       const root = await struct(sql, scope, nodeId);
       return page(sql, scope, query, lang, {
         defaultOrder: 'ORDER BY n.path',
@@ -48,6 +51,7 @@ export class NodeReads {
    * Errors about the request (unknown node, bad `q`) are thrown before the stream starts.
    */
   async streamDescendants(
+    instance: InstanceKey,
     treeCode: string,
     version: string,
     nodeId: string,
@@ -55,7 +59,7 @@ export class NodeReads {
     lang?: Language,
   ): Promise<Readable> {
     const { scope, root } = await this.db.connection(async (sql) => {
-      const s = await resolveVersion(sql, treeCode, version);
+      const s = await resolveVersion(sql, instance, treeCode, version);
       return { scope: s, root: await struct(sql, s, nodeId) };
     });
     const p = new Params();
@@ -115,6 +119,7 @@ export class NodeReads {
   }
 
   async get(
+    instance: InstanceKey,
     treeCode: string,
     version: string,
     nodeId: string,
@@ -123,7 +128,7 @@ export class NodeReads {
   ): Promise<Partial<NodeRecord>> {
     const read = parseReadQuery(query, nodeSpec, 'v1');
     return this.db.connection(async (sql) => {
-      const scope = await resolveVersion(sql, treeCode, version);
+      const scope = await resolveVersion(sql, instance, treeCode, version);
       const record = await readNodeRecord(sql, scope, nodeId, lang, read.expand);
       return pickFields(record, read.fields);
     });

@@ -4,6 +4,7 @@ import { parseReadQuery, pickFields } from '@gatehouse/query';
 import type { Actor } from '../common/actor.js';
 import type { Language } from '../common/language.js';
 import { resolveAndLockVersion, resolveVersion, type VersionScope } from '../common/scope.js';
+import type { InstanceKey } from '../common/instance.js';
 import { uniqueConflict } from '../common/tree-db.js';
 import type { CloneNodeDto, CreateNodeDto, UpdateNodeDto } from './dto/node.dto.js';
 import { nodeSpec, toNodeRecord, type NodeRecord, type NodeRow } from './node.record.js';
@@ -33,6 +34,7 @@ export class NodeWrites {
   constructor(private readonly db: Db) {}
 
   async create(
+    instance: InstanceKey,
     treeCode: string,
     version: string,
     dto: CreateNodeDto,
@@ -40,11 +42,12 @@ export class NodeWrites {
     query: Query,
   ): Promise<Partial<NodeRecord>> {
     const read = parseReadQuery(query, nodeSpec, 'v1');
-    // One round trip: tree_create_node (migration 1790000200000) locks the version, hands out the label, checks the
-    // parent in a snapshot taken after the lock and inserts; see there.
+    // One round trip: tree_create_node (migration 1790000200000, by instance since 1790000500000) locks the version,
+    // hands out the label, checks the parent in a snapshot taken after the lock and inserts; see there.
     const row = await this.db
       .connection((sql) =>
-        sql.one<NodeRow>(`SELECT * FROM tree_create_node($1, $2, $3, $4, $5, $6, $7, $8)`, [
+        sql.one<NodeRow>(`SELECT * FROM tree_create_node($1, $2, $3, $4, $5, $6, $7, $8, $9)`, [
+          instance,
           treeCode,
           version,
           dto.code,
@@ -67,6 +70,7 @@ export class NodeWrites {
   }
 
   async update(
+    instance: InstanceKey,
     treeCode: string,
     version: string,
     nodeId: string,
@@ -79,8 +83,8 @@ export class NodeWrites {
     return this.db.transaction(async (sql) => {
       const moving = dto.parent_id !== undefined;
       const scope = moving
-        ? await resolveAndLockVersion(sql, treeCode, version)
-        : await resolveVersion(sql, treeCode, version);
+        ? await resolveAndLockVersion(sql, instance, treeCode, version)
+        : await resolveVersion(sql, instance, treeCode, version);
       let moved = false;
       if (moving) {
         const node = await struct(sql, scope, nodeId);
@@ -118,9 +122,15 @@ export class NodeWrites {
   }
 
   /** Deletes a node; one with children is 409 unless `cascade`, which deletes the whole subtree. */
-  async remove(treeCode: string, version: string, nodeId: string, cascade: boolean): Promise<void> {
+  async remove(
+    instance: InstanceKey,
+    treeCode: string,
+    version: string,
+    nodeId: string,
+    cascade: boolean,
+  ): Promise<void> {
     await this.db.transaction(async (sql) => {
-      const scope = await resolveAndLockVersion(sql, treeCode, version);
+      const scope = await resolveAndLockVersion(sql, instance, treeCode, version);
       const node = await struct(sql, scope, nodeId);
       if (!node.leaf && !cascade) {
         throw conflict('The node has children; delete them first or pass cascade=true to delete the subtree');
@@ -149,6 +159,7 @@ export class NodeWrites {
    * smallest positive integer for which none of these codes exists in the version yet. Translations are copied.
    */
   async clone(
+    instance: InstanceKey,
     treeCode: string,
     version: string,
     nodeId: string,
@@ -160,7 +171,7 @@ export class NodeWrites {
   ): Promise<Partial<NodeRecord>> {
     const read = parseReadQuery(query, nodeSpec, 'v1');
     return this.db.transaction(async (sql) => {
-      const scope = await resolveAndLockVersion(sql, treeCode, version);
+      const scope = await resolveAndLockVersion(sql, instance, treeCode, version);
       const source = await struct(sql, scope, nodeId);
       const parentId = dto.parent_id === undefined ? source.parent_id : dto.parent_id;
       const parent = parentId ? await parentFor(sql, scope, parentId) : undefined;

@@ -4,8 +4,9 @@ import { SettingsDoc } from '../common/responses.dto.js';
 import { Scopes } from '@gatehouse/bearer';
 import { ApiErrorResponses } from '@gatehouse/http';
 import type { Actor } from '../common/actor.js';
+import type { InstanceKey } from '../common/instance.js';
 import { ApiReadQuery } from '../common/openapi.js';
-import { CurrentActor } from '../common/request.js';
+import { CurrentActor, CurrentInstance } from '../common/request.js';
 import { READ, SETTINGS_WRITE } from '../common/scopes.js';
 import { UpdateSettingsDto } from './dto/settings.dto.js';
 import { SettingsService } from './settings.service.js';
@@ -18,11 +19,14 @@ export class SettingsController {
   @Get()
   @Scopes(READ)
   @ApiOkResponse({ type: SettingsDoc })
-  @ApiOperation({ summary: 'Get Settings', description: 'Needs `trees:read`.' })
+  @ApiOperation({
+    summary: 'Get Settings',
+    description: "Needs `trees:read`. The settings of the caller's instance (each instance has its own).",
+  })
   @ApiReadQuery()
   @ApiErrorResponses(400)
-  get(@Query() q: Record<string, unknown>) {
-    return this.settings.get(q);
+  get(@CurrentInstance() instance: InstanceKey, @Query() q: Record<string, unknown>) {
+    return this.settings.get(instance, q);
   }
 
   @Patch()
@@ -34,7 +38,12 @@ export class SettingsController {
   })
   @ApiReadQuery()
   @ApiErrorResponses(400)
-  update(@Body() dto: UpdateSettingsDto, @CurrentActor() actor: Actor, @Query() q: Record<string, unknown>) {
-    return this.settings.update(dto, actor, q);
+  update(
+    @CurrentInstance() instance: InstanceKey,
+    @Body() dto: UpdateSettingsDto,
+    @CurrentActor() actor: Actor,
+    @Query() q: Record<string, unknown>,
+  ) {
+    return this.settings.update(instance, dto, actor, q);
   }
 }

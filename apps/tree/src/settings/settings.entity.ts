@@ -1,12 +1,11 @@
 import { Check, Column, Entity, PrimaryColumn, UpdateDateColumn } from 'typeorm';
 
-/** The one settings row (id 1, created by the migration). */
+/** The settings of one instance (the nil uuid for the default instance: migration 1790000500000). */
 @Entity({ name: 'tree_settings' })
-@Check('ck_tree_settings_single', 'id = 1')
 @Check('ck_tree_settings_environment', `environment IN ('development', 'staging', 'production')`)
 export class TreeSettings {
-  @PrimaryColumn('smallint', { primaryKeyConstraintName: 'pk_tree_settings', default: 1 })
-  id: number;
+  @PrimaryColumn('uuid', { name: 'instance_id', primaryKeyConstraintName: 'pk_tree_settings' })
+  instanceId: string;
 
   @Column('text', { default: 'development' })
   environment: string;

@@ -2,6 +2,7 @@ import { Db } from '@gatehouse/db';
 import { Inject, Injectable } from '@nestjs/common';
 import { defineRecord, parseReadQuery, pickFields } from '@gatehouse/query';
 import type { Actor } from '../common/actor.js';
+import type { InstanceKey } from '../common/instance.js';
 import type { Environment, UpdateSettingsDto } from './dto/settings.dto.js';
 
 export const settingsSpec = defineRecord({
@@ -9,25 +10,35 @@ export const settingsSpec = defineRecord({
   attributes: [{ name: 'environment', column: 's.environment', type: 'string' }],
 });
 
+/** The environment of an instance that never set one (and what PATCH without `environment` sets). */
+const DEFAULT_ENVIRONMENT: Environment = 'development';
+
 export interface SettingsRecord {
   environment: Environment;
 }
 
-/** The one settings row of the tree manager (created by the migration). */
+/**
+ * The settings of the caller's instance: one row per instance (migration 1790000500000); an instance without a row
+ * has the default settings, its first PATCH creates the row.
+ */
 @Injectable()
 export class SettingsService {
   constructor(@Inject(Db) private readonly db: Db) {}
 
-  async get(query: Record<string, unknown>): Promise<Partial<SettingsRecord>> {
+  async get(instance: InstanceKey, query: Record<string, unknown>): Promise<Partial<SettingsRecord>> {
     const read = parseReadQuery(query, settingsSpec, 'v1');
     return this.db.connection(async (sql) => {
-      const row = await sql.one<SettingsRecord>(`SELECT environment FROM tree_settings WHERE id = 1`);
-      return pickFields({ environment: row!.environment }, read.fields);
+      const row = await sql.one<SettingsRecord>(
+        `SELECT environment FROM tree_settings WHERE instance_id = $1`,
+        [instance],
+      );
+      return pickFields({ environment: row?.environment ?? DEFAULT_ENVIRONMENT }, read.fields);
     });
   }
 
   /** `environment` absent: back to the default `development`. */
   async update(
+    instance: InstanceKey,
     dto: UpdateSettingsDto,
     actor: Actor,
     query: Record<string, unknown>,
@@ -35,8 +46,11 @@ export class SettingsService {
     const read = parseReadQuery(query, settingsSpec, 'v1');
     return this.db.connection(async (sql) => {
       const row = await sql.one<SettingsRecord>(
-        `UPDATE tree_settings SET environment = $1, updated_by = $2, updated_at = now() WHERE id = 1 RETURNING environment`,
-        [dto.environment ?? 'development', actor.id],
+        `INSERT INTO tree_settings (instance_id, environment, updated_by) VALUES ($1, $2, $3)
+         ON CONFLICT (instance_id)
+         DO UPDATE SET environment = excluded.environment, updated_by = excluded.updated_by, updated_at = now()
+         RETURNING environment`,
+        [instance, dto.environment ?? DEFAULT_ENVIRONMENT, actor.id],
       );
       return pickFields({ environment: row!.environment }, read.fields);
     });

@@ -1,4 +1,4 @@
-CREATE OR REPLACE FUNCTION public.tree_create_node(p_tree_code text, p_version text, p_code text, p_name text, p_description text, p_metadata jsonb, p_parent_id uuid, p_actor uuid)
+CREATE OR REPLACE FUNCTION public.tree_create_node(p_instance uuid, p_tree_code text, p_version text, p_code text, p_name text, p_description text, p_metadata jsonb, p_parent_id uuid, p_actor uuid)
  RETURNS SETOF tree_nodes
  LANGUAGE plpgsql
 AS $function$
@@ -10,14 +10,15 @@ AS $function$
       BEGIN
         UPDATE tree_versions v SET next_label = v.next_label + 1, node_count = v.node_count + 1
           FROM trees t
-         WHERE t.id = v.tree_id AND t.code = p_tree_code AND v.version = p_version AND v.next_label < 2147483646
+         WHERE t.id = v.tree_id AND t.instance_id = p_instance AND t.code = p_tree_code AND v.version = p_version
+           AND v.next_label < 2147483646
         RETURNING v.id, v.tree_id, v.next_label INTO v_id, v_tree, v_label;
         IF v_id IS NULL THEN
-          IF NOT EXISTS (SELECT 1 FROM trees WHERE code = p_tree_code) THEN
+          IF NOT EXISTS (SELECT 1 FROM trees WHERE instance_id = p_instance AND code = p_tree_code) THEN
             RAISE EXCEPTION USING ERRCODE = 'GH404', MESSAGE = format('Tree ''%s'' not found', p_tree_code);
           END IF;
           IF NOT EXISTS (SELECT 1 FROM trees t JOIN tree_versions v ON v.tree_id = t.id
-                          WHERE t.code = p_tree_code AND v.version = p_version) THEN
+                          WHERE t.instance_id = p_instance AND t.code = p_tree_code AND v.version = p_version) THEN
             RAISE EXCEPTION USING ERRCODE = 'GH404',
               MESSAGE = format('Version ''%s'' of tree ''%s'' not found', p_version, p_tree_code);
           END IF;

@@ -9,11 +9,12 @@ import {
 import { Scopes } from '@gatehouse/bearer';
 import { ApiErrorResponses } from '@gatehouse/http';
 import type { Actor } from '../common/actor.js';
+import type { InstanceKey } from '../common/instance.js';
 import { parseLanguageParam } from '../common/language.js';
 import { ApiListQuery, ApiReadQuery } from '../common/openapi.js';
 import { ApiCollection, TranslationDoc } from '../common/responses.dto.js';
 import { uuidParam } from '../common/params.js';
-import { CurrentActor } from '../common/request.js';
+import { CurrentActor, CurrentInstance } from '../common/request.js';
 import { READ, WRITE } from '../common/scopes.js';
 import { CreateTranslationDto, UpdateTranslationDto } from './dto/translation.dto.js';
 import { TranslationsService, type Subject } from './translations.service.js';
@@ -29,8 +30,8 @@ const CREATE_NOTE =
 export class TreeTranslationsController {
   constructor(private readonly translations: TranslationsService) {}
 
-  private subject(code: string): Subject {
-    return { kind: 'tree', treeCode: code };
+  private subject(instance: InstanceKey, code: string): Subject {
+    return { instance, kind: 'tree', treeCode: code };
   }
 
   @Get()
@@ -38,8 +39,8 @@ export class TreeTranslationsController {
   @ApiCollection(TranslationDoc)
   @ApiOperation({ summary: 'Get tree translations' })
   @ApiListQuery()
-  list(@Param('tree_code') code: string, @Query() q: Q) {
-    return this.translations.list(this.subject(code), q);
+  list(@CurrentInstance() instance: InstanceKey, @Param('tree_code') code: string, @Query() q: Q) {
+    return this.translations.list(this.subject(instance, code), q);
   }
 
   @Post()
@@ -49,12 +50,13 @@ export class TreeTranslationsController {
   @ApiReadQuery()
   @ApiErrorResponses(400, 404, 409)
   create(
+    @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Body() dto: CreateTranslationDto,
     @CurrentActor() actor: Actor,
     @Query() q: Q,
   ) {
-    return this.translations.create(this.subject(code), dto, actor, q);
+    return this.translations.create(this.subject(instance, code), dto, actor, q);
   }
 
   @Get(':language')
@@ -63,8 +65,13 @@ export class TreeTranslationsController {
   @ApiOperation({ summary: 'Get tree translation' })
   @ApiReadQuery()
   @ApiErrorResponses(400, 404)
-  get(@Param('tree_code') code: string, @Param('language') language: string, @Query() q: Q) {
-    return this.translations.get(this.subject(code), parseLanguageParam(language), q);
+  get(
+    @CurrentInstance() instance: InstanceKey,
+    @Param('tree_code') code: string,
+    @Param('language') language: string,
+    @Query() q: Q,
+  ) {
+    return this.translations.get(this.subject(instance, code), parseLanguageParam(language), q);
   }
 
   @Patch(':language')
@@ -74,13 +81,20 @@ export class TreeTranslationsController {
   @ApiReadQuery()
   @ApiErrorResponses(400, 404)
   update(
+    @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Param('language') language: string,
     @Body() dto: UpdateTranslationDto,
     @CurrentActor() actor: Actor,
     @Query() q: Q,
   ) {
-    return this.translations.update(this.subject(code), parseLanguageParam(language), dto, actor, q);
+    return this.translations.update(
+      this.subject(instance, code),
+      parseLanguageParam(language),
+      dto,
+      actor,
+      q,
+    );
   }
 
   @Delete(':language')
@@ -89,8 +103,12 @@ export class TreeTranslationsController {
   @ApiNoContentResponse()
   @ApiOperation({ summary: 'Delete tree translation' })
   @ApiErrorResponses(400, 404)
-  async remove(@Param('tree_code') code: string, @Param('language') language: string): Promise<void> {
-    await this.translations.remove(this.subject(code), parseLanguageParam(language));
+  async remove(
+    @CurrentInstance() instance: InstanceKey,
+    @Param('tree_code') code: string,
+    @Param('language') language: string,
+  ): Promise<void> {
+    await this.translations.remove(this.subject(instance, code), parseLanguageParam(language));
   }
 }
 
@@ -99,8 +117,8 @@ export class TreeTranslationsController {
 export class VersionTranslationsController {
   constructor(private readonly translations: TranslationsService) {}
 
-  private subject(code: string, version: string): Subject {
-    return { kind: 'version', treeCode: code, version };
+  private subject(instance: InstanceKey, code: string, version: string): Subject {
+    return { instance, kind: 'version', treeCode: code, version };
   }
 
   @Get()
@@ -108,8 +126,13 @@ export class VersionTranslationsController {
   @ApiCollection(TranslationDoc)
   @ApiOperation({ summary: 'Get tree version translations' })
   @ApiListQuery()
-  list(@Param('tree_code') code: string, @Param('tree_version') version: string, @Query() q: Q) {
-    return this.translations.list(this.subject(code, version), q);
+  list(
+    @CurrentInstance() instance: InstanceKey,
+    @Param('tree_code') code: string,
+    @Param('tree_version') version: string,
+    @Query() q: Q,
+  ) {
+    return this.translations.list(this.subject(instance, code, version), q);
   }
 
   @Post()
@@ -119,13 +142,14 @@ export class VersionTranslationsController {
   @ApiReadQuery()
   @ApiErrorResponses(400, 404, 409)
   create(
+    @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Param('tree_version') version: string,
     @Body() dto: CreateTranslationDto,
     @CurrentActor() actor: Actor,
     @Query() q: Q,
   ) {
-    return this.translations.create(this.subject(code, version), dto, actor, q);
+    return this.translations.create(this.subject(instance, code, version), dto, actor, q);
   }
 
   @Get(':language')
@@ -135,12 +159,13 @@ export class VersionTranslationsController {
   @ApiReadQuery()
   @ApiErrorResponses(400, 404)
   get(
+    @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Param('tree_version') version: string,
     @Param('language') language: string,
     @Query() q: Q,
   ) {
-    return this.translations.get(this.subject(code, version), parseLanguageParam(language), q);
+    return this.translations.get(this.subject(instance, code, version), parseLanguageParam(language), q);
   }
 
   @Patch(':language')
@@ -150,6 +175,7 @@ export class VersionTranslationsController {
   @ApiReadQuery()
   @ApiErrorResponses(400, 404)
   update(
+    @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Param('tree_version') version: string,
     @Param('language') language: string,
@@ -157,7 +183,13 @@ export class VersionTranslationsController {
     @CurrentActor() actor: Actor,
     @Query() q: Q,
   ) {
-    return this.translations.update(this.subject(code, version), parseLanguageParam(language), dto, actor, q);
+    return this.translations.update(
+      this.subject(instance, code, version),
+      parseLanguageParam(language),
+      dto,
+      actor,
+      q,
+    );
   }
 
   @Delete(':language')
@@ -167,11 +199,12 @@ export class VersionTranslationsController {
   @ApiOperation({ summary: 'Delete tree version translation' })
   @ApiErrorResponses(400, 404)
   async remove(
+    @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Param('tree_version') version: string,
     @Param('language') language: string,
   ): Promise<void> {
-    await this.translations.remove(this.subject(code, version), parseLanguageParam(language));
+    await this.translations.remove(this.subject(instance, code, version), parseLanguageParam(language));
   }
 }
 
@@ -180,8 +213,8 @@ export class VersionTranslationsController {
 export class NodeTranslationsController {
   constructor(private readonly translations: TranslationsService) {}
 
-  private subject(code: string, version: string, nodeId: string): Subject {
-    return { kind: 'node', treeCode: code, version, nodeId: uuidParam('tree_node_id', nodeId) };
+  private subject(instance: InstanceKey, code: string, version: string, nodeId: string): Subject {
+    return { instance, kind: 'node', treeCode: code, version, nodeId: uuidParam('tree_node_id', nodeId) };
   }
 
   @Get()
@@ -190,12 +223,13 @@ export class NodeTranslationsController {
   @ApiOperation({ summary: 'Get tree node translations' })
   @ApiListQuery()
   list(
+    @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Param('tree_version') version: string,
     @Param('tree_node_id') nodeId: string,
     @Query() q: Q,
   ) {
-    return this.translations.list(this.subject(code, version, nodeId), q);
+    return this.translations.list(this.subject(instance, code, version, nodeId), q);
   }
 
   @Post()
@@ -205,6 +239,7 @@ export class NodeTranslationsController {
   @ApiReadQuery()
   @ApiErrorResponses(400, 404, 409)
   create(
+    @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Param('tree_version') version: string,
     @Param('tree_node_id') nodeId: string,
@@ -212,7 +247,7 @@ export class NodeTranslationsController {
     @CurrentActor() actor: Actor,
     @Query() q: Q,
   ) {
-    return this.translations.create(this.subject(code, version, nodeId), dto, actor, q);
+    return this.translations.create(this.subject(instance, code, version, nodeId), dto, actor, q);
   }
 
   @Get(':language')
@@ -222,13 +257,18 @@ export class NodeTranslationsController {
   @ApiReadQuery()
   @ApiErrorResponses(400, 404)
   get(
+    @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Param('tree_version') version: string,
     @Param('tree_node_id') nodeId: string,
     @Param('language') language: string,
     @Query() q: Q,
   ) {
-    return this.translations.get(this.subject(code, version, nodeId), parseLanguageParam(language), q);
+    return this.translations.get(
+      this.subject(instance, code, version, nodeId),
+      parseLanguageParam(language),
+      q,
+    );
   }
 
   @Patch(':language')
@@ -238,6 +278,7 @@ export class NodeTranslationsController {
   @ApiReadQuery()
   @ApiErrorResponses(400, 404)
   update(
+    @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Param('tree_version') version: string,
     @Param('tree_node_id') nodeId: string,
@@ -247,7 +288,7 @@ export class NodeTranslationsController {
     @Query() q: Q,
   ) {
     return this.translations.update(
-      this.subject(code, version, nodeId),
+      this.subject(instance, code, version, nodeId),
       parseLanguageParam(language),
       dto,
       actor,
@@ -262,11 +303,15 @@ export class NodeTranslationsController {
   @ApiOperation({ summary: 'Delete tree node translation' })
   @ApiErrorResponses(400, 404)
   async remove(
+    @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Param('tree_version') version: string,
     @Param('tree_node_id') nodeId: string,
     @Param('language') language: string,
   ): Promise<void> {
-    await this.translations.remove(this.subject(code, version, nodeId), parseLanguageParam(language));
+    await this.translations.remove(
+      this.subject(instance, code, version, nodeId),
+      parseLanguageParam(language),
+    );
   }
 }

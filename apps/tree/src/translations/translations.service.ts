@@ -5,16 +5,18 @@ import { parseReadQuery, pickFields, toEnvelope, type EnvelopeV1 } from '@gateho
 import type { Actor } from '../common/actor.js';
 import { DEFAULT_LANGUAGE, normalizeLanguage, type Language } from '../common/language.js';
 import { nodePath, treePath, versionPath } from '../common/links.js';
+import type { InstanceKey } from '../common/instance.js';
 import { resolveTree, resolveVersion } from '../common/scope.js';
 import { uniqueConflict } from '../common/tree-db.js';
 import type { CreateTranslationDto, UpdateTranslationDto } from './dto/translation.dto.js';
 import { translationSpec, type TranslationRecord } from './translation.record.js';
 
 /** The record a translation belongs to, as given by the path. */
-export type Subject =
+export type Subject = { instance: InstanceKey } & (
   | { kind: 'tree'; treeCode: string }
   | { kind: 'version'; treeCode: string; version: string }
-  | { kind: 'node'; treeCode: string; version: string; nodeId: string };
+  | { kind: 'node'; treeCode: string; version: string; nodeId: string }
+);
 
 interface Resolved {
   table: string;
@@ -167,7 +169,7 @@ export class TranslationsService {
   private async resolve(sql: Sql, subject: Subject, forWrite = false): Promise<Resolved> {
     switch (subject.kind) {
       case 'tree': {
-        const t = await resolveTree(sql, subject.treeCode);
+        const t = await resolveTree(sql, subject.instance, subject.treeCode);
         return {
           table: 'tree_translations',
           column: 'tree_id',
@@ -177,7 +179,7 @@ export class TranslationsService {
         };
       }
       case 'version': {
-        const v = await resolveVersion(sql, subject.treeCode, subject.version);
+        const v = await resolveVersion(sql, subject.instance, subject.treeCode, subject.version);
         return {
           table: 'tree_version_translations',
           column: 'tree_version_id',
@@ -187,7 +189,7 @@ export class TranslationsService {
         };
       }
       case 'node': {
-        const v = await resolveVersion(sql, subject.treeCode, subject.version);
+        const v = await resolveVersion(sql, subject.instance, subject.treeCode, subject.version);
         if (forWrite) await sql.one(`SELECT 1 FROM tree_versions WHERE id = $1 FOR SHARE`, [v.versionId]);
         const node = await sql.one(`SELECT 1 FROM tree_nodes WHERE id = $1 AND tree_version_id = $2`, [
           subject.nodeId,

@@ -2,10 +2,14 @@ import { Column, Entity, PrimaryGeneratedColumn, Unique } from 'typeorm';
 import { Audited } from '../common/audit.entity.js';
 
 @Entity({ name: 'trees' })
-@Unique('uq_trees_code', ['code'])
+@Unique('uq_trees_code', ['instanceId', 'code'])
 export class Tree extends Audited {
   @PrimaryGeneratedColumn('uuid', { primaryKeyConstraintName: 'pk_trees' })
   id: string;
+
+  /** The instance of the tree (the nil uuid for the default instance: migration 1790000500000). */
+  @Column('uuid', { name: 'instance_id' })
+  instanceId: string;
 
   @Column('text')
   code: string;

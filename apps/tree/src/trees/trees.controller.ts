@@ -9,10 +9,11 @@ import {
 import { Scopes } from '@gatehouse/bearer';
 import { ApiErrorResponses } from '@gatehouse/http';
 import type { Actor } from '../common/actor.js';
+import type { InstanceKey } from '../common/instance.js';
 import type { Language } from '../common/language.js';
 import { ApiListQuery, ApiReadQuery } from '../common/openapi.js';
 import { ApiCollection, TreeDoc } from '../common/responses.dto.js';
-import { AcceptLanguage, CurrentActor } from '../common/request.js';
+import { AcceptLanguage, CurrentActor, CurrentInstance } from '../common/request.js';
 import { READ, WRITE } from '../common/scopes.js';
 import { ChangeTreeCodeDto, CloneTreeDto, CreateTreeDto, UpdateTreeDto } from './dto/tree.dto.js';
 import { TreesService } from './trees.service.js';
@@ -29,8 +30,8 @@ export class TreesController {
   @ApiCollection(TreeDoc)
   @ApiOperation({ summary: 'Get Trees', description: 'Default order: code.' })
   @ApiListQuery()
-  list(@Query() q: Q, @AcceptLanguage() lang?: Language) {
-    return this.trees.list(q, lang);
+  list(@CurrentInstance() instance: InstanceKey, @Query() q: Q, @AcceptLanguage() lang?: Language) {
+    return this.trees.list(instance, q, lang);
   }
 
   @Post()
@@ -40,12 +41,13 @@ export class TreesController {
   @ApiReadQuery()
   @ApiErrorResponses(400, 409)
   create(
+    @CurrentInstance() instance: InstanceKey,
     @Body() dto: CreateTreeDto,
     @CurrentActor() actor: Actor,
     @Query() q: Q,
     @AcceptLanguage() lang?: Language,
   ) {
-    return this.trees.create(dto, actor, q, lang);
+    return this.trees.create(instance, dto, actor, q, lang);
   }
 
   @Get(':tree_code')
@@ -54,8 +56,13 @@ export class TreesController {
   @ApiOperation({ summary: 'Get Tree' })
   @ApiReadQuery()
   @ApiErrorResponses(400, 404)
-  get(@Param('tree_code') code: string, @Query() q: Q, @AcceptLanguage() lang?: Language) {
-    return this.trees.get(code, q, lang);
+  get(
+    @CurrentInstance() instance: InstanceKey,
+    @Param('tree_code') code: string,
+    @Query() q: Q,
+    @AcceptLanguage() lang?: Language,
+  ) {
+    return this.trees.get(instance, code, q, lang);
   }
 
   @Patch(':tree_code')
@@ -68,13 +75,14 @@ export class TreesController {
   @ApiReadQuery()
   @ApiErrorResponses(400, 404)
   update(
+    @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Body() dto: UpdateTreeDto,
     @CurrentActor() actor: Actor,
     @Query() q: Q,
     @AcceptLanguage() lang?: Language,
   ) {
-    return this.trees.update(code, dto, actor, q, lang);
+    return this.trees.update(instance, code, dto, actor, q, lang);
   }
 
   @Delete(':tree_code')
@@ -86,8 +94,8 @@ export class TreesController {
     description: 'Deletes every version, node and translation under it. 204.',
   })
   @ApiErrorResponses(404)
-  async remove(@Param('tree_code') code: string): Promise<void> {
-    await this.trees.remove(code);
+  async remove(@CurrentInstance() instance: InstanceKey, @Param('tree_code') code: string): Promise<void> {
+    await this.trees.remove(instance, code);
   }
 
   @Post(':tree_code/clone')
@@ -102,13 +110,14 @@ export class TreesController {
   @ApiReadQuery()
   @ApiErrorResponses(400, 404, 409)
   clone(
+    @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Body() dto: CloneTreeDto,
     @CurrentActor() actor: Actor,
     @Query() q: Q,
     @AcceptLanguage() lang?: Language,
   ) {
-    return this.trees.clone(code, dto, actor, q, lang);
+    return this.trees.clone(instance, code, dto, actor, q, lang);
   }
 
   @Post(':tree_code/change-code')
@@ -122,12 +131,13 @@ export class TreesController {
   @ApiReadQuery()
   @ApiErrorResponses(400, 404, 409)
   changeCode(
+    @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Body() dto: ChangeTreeCodeDto,
     @CurrentActor() actor: Actor,
     @Query() q: Q,
     @AcceptLanguage() lang?: Language,
   ) {
-    return this.trees.changeCode(code, dto, actor, q, lang);
+    return this.trees.changeCode(instance, code, dto, actor, q, lang);
   }
 }

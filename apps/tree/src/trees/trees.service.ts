@@ -3,6 +3,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { notFound } from '@gatehouse/errors';
 import { parseReadQuery, pickFields, toEnvelope, type EnvelopeV1 } from '@gatehouse/query';
 import type { Actor } from '../common/actor.js';
+import type { InstanceKey } from '../common/instance.js';
 import type { Language } from '../common/language.js';
 import { resolveTree } from '../common/scope.js';
 import { uniqueConflict } from '../common/tree-db.js';
@@ -34,13 +35,13 @@ export class TreesService {
     private readonly versions: VersionsService,
   ) {}
 
-  async list(query: Query, lang?: Language): Promise<EnvelopeV1<Partial<TreeRecord>>> {
+  async list(instance: InstanceKey, query: Query, lang?: Language): Promise<EnvelopeV1<Partial<TreeRecord>>> {
     return this.db.connection(async (sql) => {
       const page = await listPage<TreeRow>(sql, {
         spec: treeSpec,
         query,
-        params: [],
-        conditions: [],
+        params: [instance],
+        conditions: ['t.instance_id = $1'],
         select: (_list, p) => {
           const tr = translationJoin(p, lang);
           return { columns: `${TREE_COLUMNS}${tr.columns}`, from: `trees t ${tr.join}` };
@@ -64,10 +65,15 @@ export class TreesService {
     });
   }
 
-  async get(treeCode: string, query: Query, lang?: Language): Promise<Partial<TreeRecord>> {
+  async get(
+    instance: InstanceKey,
+    treeCode: string,
+    query: Query,
+    lang?: Language,
+  ): Promise<Partial<TreeRecord>> {
     const read = parseReadQuery(query, treeSpec, 'v1');
     return this.db.connection(async (sql) => {
-      const row = await this.row(sql, treeCode, lang);
+      const row = await this.row(sql, instance, treeCode, lang);
       const versions = read.expand
         ? await this.versions.embedded(sql, { treeId: row.id, treeCode: row.code }, lang)
         : undefined;
@@ -76,14 +82,14 @@ export class TreesService {
   }
 
   /** Creates the tree and its default version `v1`. */
-  async create(dto: CreateTreeDto, actor: Actor, query: Query, lang?: Language) {
+  async create(instance: InstanceKey, dto: CreateTreeDto, actor: Actor, query: Query, lang?: Language) {
     parseReadQuery(query, treeSpec, 'v1');
     await this.db.transaction(async (sql) => {
       const tree = await sql
         .one<{ id: string }>(
-          `INSERT INTO trees (code, name, description, metadata, created_by, updated_by)
-           VALUES ($1, $2, $3, $4, $5, $5) RETURNING id`,
-          [dto.code, dto.name, dto.description ?? null, dto.metadata ?? {}, actor.id],
+          `INSERT INTO trees (instance_id, code, name, description, metadata, created_by, updated_by)
+           VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING id`,
+          [instance, dto.code, dto.name, dto.description ?? null, dto.metadata ?? {}, actor.id],
         )
         .catch((err: unknown) => {
           throw uniqueConflict(err, TREE_CONFLICTS);
@@ -94,10 +100,17 @@ export class TreesService {
       );
       await createVersionPartition(sql, version!.id);
     });
-    return this.get(dto.code, query, lang);
+    return this.get(instance, dto.code, query, lang);
   }
 
-  async update(treeCode: string, dto: UpdateTreeDto, actor: Actor, query: Query, lang?: Language) {
+  async update(
+    instance: InstanceKey,
+    treeCode: string,
+    dto: UpdateTreeDto,
+    actor: Actor,
+    query: Query,
+    lang?: Language,
+  ) {
     parseReadQuery(query, treeSpec, 'v1');
     await this.db.connection(async (sql) => {
       const p = new Params();
@@ -108,18 +121,18 @@ export class TreesService {
       if (dto.enabled !== undefined) sets.push(`enabled = ${p.add(dto.enabled)}`);
       sets.push(`updated_by = ${p.add(actor.id)}`, 'updated_at = now()');
       const n = await sql.exec(
-        `UPDATE trees SET ${sets.join(', ')} WHERE code = ${p.add(treeCode)}`,
+        `UPDATE trees SET ${sets.join(', ')} WHERE instance_id = ${p.add(instance)} AND code = ${p.add(treeCode)}`,
         p.values,
       );
       if (n === 0) throw notFound(`Tree '${treeCode}' not found`);
     });
-    return this.get(treeCode, query, lang);
+    return this.get(instance, treeCode, query, lang);
   }
 
   /** Deletes the tree with every version, node and translation under it. */
-  async remove(treeCode: string): Promise<void> {
+  async remove(instance: InstanceKey, treeCode: string): Promise<void> {
     await this.db.transaction(async (sql) => {
-      const tree = await resolveTree(sql, treeCode);
+      const tree = await resolveTree(sql, instance, treeCode);
       // Wait for structural writes in flight in any version, and keep new ones out until the tree is gone.
       const versions = await sql.rows<{ id: string }>(
         `SELECT id FROM tree_versions WHERE tree_id = $1 FOR UPDATE`,
@@ -134,16 +147,27 @@ export class TreesService {
   }
 
   /** Deep copy under a new code: the tree, its translations, every version with its nodes and translations. */
-  async clone(treeCode: string, dto: CloneTreeDto, actor: Actor, query: Query, lang?: Language) {
+  async clone(
+    instance: InstanceKey,
+    treeCode: string,
+    dto: CloneTreeDto,
+    actor: Actor,
+    query: Query,
+    lang?: Language,
+  ) {
     parseReadQuery(query, treeSpec, 'v1');
     await this.db.transaction(async (sql) => {
-      const source = await sql.one<TreeRow>(`SELECT * FROM trees WHERE code = $1 FOR SHARE`, [treeCode]);
+      const source = await sql.one<TreeRow>(
+        `SELECT * FROM trees WHERE instance_id = $1 AND code = $2 FOR SHARE`,
+        [instance, treeCode],
+      );
       if (!source) throw notFound(`Tree '${treeCode}' not found`);
       const created = await sql
         .one<{ id: string }>(
-          `INSERT INTO trees (code, name, description, metadata, enabled, created_by, updated_by)
-           VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING id`,
+          `INSERT INTO trees (instance_id, code, name, description, metadata, enabled, created_by, updated_by)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $7) RETURNING id`,
           [
+            instance,
             dto.code,
             dto.name,
             dto.description !== undefined ? dto.description : source.description,
@@ -176,32 +200,38 @@ export class TreesService {
         await copyVersionContent(sql, v.id, copy!.id, treeId, actor.id);
       }
     });
-    return this.get(dto.code, query, lang);
+    return this.get(instance, dto.code, query, lang);
   }
 
-  async changeCode(treeCode: string, dto: ChangeTreeCodeDto, actor: Actor, query: Query, lang?: Language) {
+  async changeCode(
+    instance: InstanceKey,
+    treeCode: string,
+    dto: ChangeTreeCodeDto,
+    actor: Actor,
+    query: Query,
+    lang?: Language,
+  ) {
     parseReadQuery(query, treeSpec, 'v1');
     await this.db.connection(async (sql) => {
       const n = await sql
-        .exec(`UPDATE trees SET code = $2, updated_by = $3, updated_at = now() WHERE code = $1`, [
-          treeCode,
-          dto.new_code,
-          actor.id,
-        ])
+        .exec(
+          `UPDATE trees SET code = $3, updated_by = $4, updated_at = now() WHERE instance_id = $1 AND code = $2`,
+          [instance, treeCode, dto.new_code, actor.id],
+        )
         .catch((err: unknown) => {
           throw uniqueConflict(err, TREE_CONFLICTS);
         });
       if (n === 0) throw notFound(`Tree '${treeCode}' not found`);
     });
-    return this.get(dto.new_code, query, lang);
+    return this.get(instance, dto.new_code, query, lang);
   }
 
-  private async row(sql: Sql, treeCode: string, lang?: Language): Promise<TreeRow> {
+  private async row(sql: Sql, instance: InstanceKey, treeCode: string, lang?: Language): Promise<TreeRow> {
     const p = new Params();
-    const codeParam = p.add(treeCode);
+    const where = `t.instance_id = ${p.add(instance)} AND t.code = ${p.add(treeCode)}`;
     const tr = translationJoin(p, lang);
     const row = await sql.one<TreeRow>(
-      `SELECT ${TREE_COLUMNS}${tr.columns} FROM trees t ${tr.join} WHERE t.code = ${codeParam}`,
+      `SELECT ${TREE_COLUMNS}${tr.columns} FROM trees t ${tr.join} WHERE ${where}`,
       p.values,
     );
     if (!row) throw notFound(`Tree '${treeCode}' not found`);

@@ -9,10 +9,11 @@ import {
 import { Scopes } from '@gatehouse/bearer';
 import { ApiErrorResponses } from '@gatehouse/http';
 import type { Actor } from '../common/actor.js';
+import type { InstanceKey } from '../common/instance.js';
 import type { Language } from '../common/language.js';
 import { ApiListQuery, ApiReadQuery } from '../common/openapi.js';
 import { ApiCollection, VersionDoc } from '../common/responses.dto.js';
-import { AcceptLanguage, CurrentActor } from '../common/request.js';
+import { AcceptLanguage, CurrentActor, CurrentInstance } from '../common/request.js';
 import { READ, WRITE } from '../common/scopes.js';
 import {
   ChangeVersionCodeDto,
@@ -34,8 +35,13 @@ export class VersionsController {
   @ApiCollection(VersionDoc)
   @ApiOperation({ summary: 'Get Tree Versions', description: 'Default order: creation time.' })
   @ApiListQuery()
-  list(@Param('tree_code') code: string, @Query() q: Q, @AcceptLanguage() lang?: Language) {
-    return this.versions.list(code, q, lang);
+  list(
+    @CurrentInstance() instance: InstanceKey,
+    @Param('tree_code') code: string,
+    @Query() q: Q,
+    @AcceptLanguage() lang?: Language,
+  ) {
+    return this.versions.list(instance, code, q, lang);
   }
 
   @Post()
@@ -51,13 +57,14 @@ export class VersionsController {
   @ApiReadQuery()
   @ApiErrorResponses(400, 404, 409)
   create(
+    @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Body() dto: CreateVersionDto,
     @CurrentActor() actor: Actor,
     @Query() q: Q,
     @AcceptLanguage() lang?: Language,
   ) {
-    return this.versions.create(code, dto, actor, q, lang);
+    return this.versions.create(instance, code, dto, actor, q, lang);
   }
 
   @Get(':tree_version')
@@ -71,12 +78,13 @@ export class VersionsController {
   @ApiReadQuery()
   @ApiErrorResponses(400, 404)
   get(
+    @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Param('tree_version') version: string,
     @Query() q: Q,
     @AcceptLanguage() lang?: Language,
   ) {
-    return this.versions.get(code, version, q, lang);
+    return this.versions.get(instance, code, version, q, lang);
   }
 
   @Patch(':tree_version')
@@ -89,6 +97,7 @@ export class VersionsController {
   @ApiReadQuery()
   @ApiErrorResponses(400, 404)
   update(
+    @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Param('tree_version') version: string,
     @Body() dto: UpdateVersionDto,
@@ -96,7 +105,7 @@ export class VersionsController {
     @Query() q: Q,
     @AcceptLanguage() lang?: Language,
   ) {
-    return this.versions.update(code, version, dto, actor, q, lang);
+    return this.versions.update(instance, code, version, dto, actor, q, lang);
   }
 
   @Delete(':tree_version')
@@ -109,8 +118,12 @@ export class VersionsController {
       'Deletes the version with all its nodes and translations. 204. The only version of a tree: 409.',
   })
   @ApiErrorResponses(404, 409)
-  async remove(@Param('tree_code') code: string, @Param('tree_version') version: string): Promise<void> {
-    await this.versions.remove(code, version);
+  async remove(
+    @CurrentInstance() instance: InstanceKey,
+    @Param('tree_code') code: string,
+    @Param('tree_version') version: string,
+  ): Promise<void> {
+    await this.versions.remove(instance, code, version);
   }
 
   @Post(':tree_version/clone')
@@ -125,6 +138,7 @@ export class VersionsController {
   @ApiReadQuery()
   @ApiErrorResponses(400, 404, 409)
   clone(
+    @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Param('tree_version') version: string,
     @Body() dto: CloneVersionDto,
@@ -132,7 +146,7 @@ export class VersionsController {
     @Query() q: Q,
     @AcceptLanguage() lang?: Language,
   ) {
-    return this.versions.clone(code, version, dto, actor, q, lang);
+    return this.versions.clone(instance, code, version, dto, actor, q, lang);
   }
 
   @Post(':tree_version/change-code')
@@ -146,6 +160,7 @@ export class VersionsController {
   @ApiReadQuery()
   @ApiErrorResponses(400, 404, 409)
   changeCode(
+    @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Param('tree_version') version: string,
     @Body() dto: ChangeVersionCodeDto,
@@ -153,6 +168,6 @@ export class VersionsController {
     @Query() q: Q,
     @AcceptLanguage() lang?: Language,
   ) {
-    return this.versions.changeCode(code, version, dto, actor, q, lang);
+    return this.versions.changeCode(instance, code, version, dto, actor, q, lang);
   }
 }

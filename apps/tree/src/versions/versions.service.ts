@@ -4,6 +4,7 @@ import { conflict, notFound } from '@gatehouse/errors';
 import { parseReadQuery, pickFields, toEnvelope, type EnvelopeV1 } from '@gatehouse/query';
 import type { Language } from '../common/language.js';
 import { resolveTree, type TreeScope, type VersionScope } from '../common/scope.js';
+import type { InstanceKey } from '../common/instance.js';
 import { uniqueConflict } from '../common/tree-db.js';
 import { nodeColumns, toNodeRecord, type NodeRow } from '../nodes/node.record.js';
 import type { Actor } from '../common/actor.js';
@@ -54,9 +55,14 @@ function translationJoin(p: Params, lang: Language | undefined) {
 export class VersionsService {
   constructor(@Inject(Db) private readonly db: Db) {}
 
-  async list(treeCode: string, query: Query, lang?: Language): Promise<EnvelopeV1<Partial<VersionRecord>>> {
+  async list(
+    instance: InstanceKey,
+    treeCode: string,
+    query: Query,
+    lang?: Language,
+  ): Promise<EnvelopeV1<Partial<VersionRecord>>> {
     return this.db.connection(async (sql) => {
-      const tree = await resolveTree(sql, treeCode);
+      const tree = await resolveTree(sql, instance, treeCode);
       const page = await listPage<VersionRow>(sql, {
         spec: versionSpec,
         query,
@@ -84,6 +90,7 @@ export class VersionsService {
   }
 
   async get(
+    instance: InstanceKey,
     treeCode: string,
     version: string,
     query: Query,
@@ -91,7 +98,7 @@ export class VersionsService {
   ): Promise<Partial<VersionRecord>> {
     const read = parseReadQuery(query, versionSpec, 'v1');
     return this.db.connection(async (sql) => {
-      const tree = await resolveTree(sql, treeCode);
+      const tree = await resolveTree(sql, instance, treeCode);
       const row = await this.row(sql, tree, version, lang);
       const nodes = read.expand ? await this.embeddedNodes(sql, tree, row, lang) : undefined;
       return pickFields(toVersionRecord(row, treeCode, nodes), read.fields);
@@ -111,10 +118,17 @@ export class VersionsService {
     return rows.map((r) => toVersionRecord(r, tree.treeCode));
   }
 
-  async create(treeCode: string, dto: CreateVersionDto, actor: Actor, query: Query, lang?: Language) {
+  async create(
+    instance: InstanceKey,
+    treeCode: string,
+    dto: CreateVersionDto,
+    actor: Actor,
+    query: Query,
+    lang?: Language,
+  ) {
     parseReadQuery(query, versionSpec, 'v1');
     const code = await this.db.transaction(async (sql) => {
-      const tree = await resolveTree(sql, treeCode);
+      const tree = await resolveTree(sql, instance, treeCode);
       // Serializes version creation in this tree, so two callers never compute the same next vN.
       await sql.one(`SELECT id FROM trees WHERE id = $1 FOR NO KEY UPDATE`, [tree.treeId]);
       const version = dto.version ?? (await nextFreeVersionCode(sql, tree.treeId));
@@ -130,10 +144,11 @@ export class VersionsService {
       await createVersionPartition(sql, created!.id);
       return version;
     });
-    return this.get(treeCode, code, query, lang);
+    return this.get(instance, treeCode, code, query, lang);
   }
 
   async update(
+    instance: InstanceKey,
     treeCode: string,
     version: string,
     dto: UpdateVersionDto,
@@ -143,7 +158,7 @@ export class VersionsService {
   ) {
     parseReadQuery(query, versionSpec, 'v1');
     await this.db.connection(async (sql) => {
-      const tree = await resolveTree(sql, treeCode);
+      const tree = await resolveTree(sql, instance, treeCode);
       const p = new Params();
       const sets: string[] = [];
       if (dto.name !== undefined) sets.push(`name = ${p.add(dto.name)}`);
@@ -157,13 +172,13 @@ export class VersionsService {
       );
       if (n === 0) throw notFound(`Version '${version}' of tree '${treeCode}' not found`);
     });
-    return this.get(treeCode, version, query, lang);
+    return this.get(instance, treeCode, version, query, lang);
   }
 
   /** Deletes a version with its nodes and translations. The last version of a tree cannot go (409). */
-  async remove(treeCode: string, version: string): Promise<void> {
+  async remove(instance: InstanceKey, treeCode: string, version: string): Promise<void> {
     await this.db.transaction(async (sql) => {
-      const tree = await resolveTree(sql, treeCode);
+      const tree = await resolveTree(sql, instance, treeCode);
       await sql.one(`SELECT id FROM trees WHERE id = $1 FOR NO KEY UPDATE`, [tree.treeId]);
       const row = await sql.one<{ id: string }>(
         `SELECT id FROM tree_versions WHERE tree_id = $1 AND version = $2 FOR UPDATE`,
@@ -182,6 +197,7 @@ export class VersionsService {
 
   /** Copies a version (nodes, node translations, version translations) under a new version code. */
   async clone(
+    instance: InstanceKey,
     treeCode: string,
     version: string,
     dto: CloneVersionDto,
@@ -191,7 +207,7 @@ export class VersionsService {
   ) {
     parseReadQuery(query, versionSpec, 'v1');
     await this.db.transaction(async (sql) => {
-      const tree = await resolveTree(sql, treeCode);
+      const tree = await resolveTree(sql, instance, treeCode);
       // Share lock: structural writes of the source wait until the copy is done, so all statements see one state.
       const source = await sql.one<VersionRow & { next_label: number }>(
         `SELECT id, name, description, metadata, enabled, next_label, node_count FROM tree_versions
@@ -221,10 +237,11 @@ export class VersionsService {
         });
       await copyVersionContent(sql, source.id, created!.id, tree.treeId, actor.id);
     });
-    return this.get(treeCode, dto.version, query, lang);
+    return this.get(instance, treeCode, dto.version, query, lang);
   }
 
   async changeCode(
+    instance: InstanceKey,
     treeCode: string,
     version: string,
     dto: ChangeVersionCodeDto,
@@ -234,7 +251,7 @@ export class VersionsService {
   ) {
     parseReadQuery(query, versionSpec, 'v1');
     await this.db.connection(async (sql) => {
-      const tree = await resolveTree(sql, treeCode);
+      const tree = await resolveTree(sql, instance, treeCode);
       const n = await sql
         .exec(
           `UPDATE tree_versions SET version = $3, updated_by = $4, updated_at = now() WHERE tree_id = $1 AND version = $2`,
@@ -245,7 +262,7 @@ export class VersionsService {
         });
       if (n === 0) throw notFound(`Version '${version}' of tree '${treeCode}' not found`);
     });
-    return this.get(treeCode, dto.new_version, query, lang);
+    return this.get(instance, treeCode, dto.new_version, query, lang);
   }
 
   private async row(sql: Sql, tree: TreeScope, version: string, lang?: Language): Promise<VersionRow> {

@@ -10,6 +10,8 @@ import { migrateDatabase } from '@gatehouse/db';
 import { listen } from '@gatehouse/http';
 import { buildService, type BuiltService } from '@gatehouse/service';
 import { createTestDatabase, getFreePort, type TestDatabase } from '@gatehouse/testing';
+// Instances are seeded into the token server's database as POST /instances seeds them (issue 15). Tests only.
+import { SECRET_BOX, seedInstance, type SecretBox } from '@gatehouse/identity-data';
 // The real token server (apps/auth), booted in-process exactly as its main.ts does. Tests only.
 // eslint-disable-next-line @nx/enforce-module-boundaries
 import { authEnv } from '../../../auth/src/config.js';
@@ -28,7 +30,31 @@ export interface TokenServer {
   clientSecret: string;
   /** A client_credentials access token of the bootstrap client (which holds every scope) for `audience`. */
   token(audience: string, scope?: string): Promise<string>;
+  /**
+   * A new instance (multi-instance mode), seeded as POST /instances seeds it: its own system resources and a default
+   * client holding every scope of them; `token` mints that client's client_credentials tokens.
+   */
+  newInstance(): Promise<InstanceClient>;
   stop(): Promise<void>;
+}
+
+export interface InstanceClient {
+  instanceId: string;
+  clientId: string;
+  token(audience: string, scope?: string): Promise<string>;
+}
+
+/** client_credentials tokens of one client at the token server `url`. */
+function tokenMinter(url: string, clientId: string, clientSecret: string) {
+  let config: oidc.Configuration | undefined;
+  return async (audience: string, scope?: string): Promise<string> => {
+    config ??= await oidc.discovery(new URL(url), clientId, undefined, oidc.ClientSecretBasic(clientSecret), {
+      execute: [oidc.allowInsecureRequests],
+    });
+    const params: Record<string, string> = { resource: audience };
+    if (scope !== undefined) params.scope = scope;
+    return (await oidc.clientCredentialsGrant(config, params)).access_token;
+  };
 }
 
 /** apps/auth on its own test database, listening on a free port; the bootstrap client comes from BOOTSTRAP_*. */
@@ -61,26 +87,23 @@ export async function startTokenServer(): Promise<TokenServer> {
   );
   const built = (await buildService(authService, env)) as BuiltService<typeof env>;
   await listen(built.app, port, '127.0.0.1');
-  let config: oidc.Configuration | undefined;
   let stopped = false;
   return {
     url,
     databaseUrl: db.url,
     clientId,
     clientSecret,
-    async token(audience, scope) {
-      config ??= await oidc.discovery(
-        new URL(url),
-        clientId,
-        undefined,
-        oidc.ClientSecretBasic(clientSecret),
-        {
-          execute: [oidc.allowInsecureRequests],
-        },
+    token: tokenMinter(url, clientId, clientSecret),
+    async newInstance() {
+      const box = built.app.get<SecretBox>(SECRET_BOX);
+      const seeded = await built.db.transaction((tx) =>
+        seedInstance(tx, { name: `tree-test-${randomUUID()}` }, box),
       );
-      const params: Record<string, string> = { resource: audience };
-      if (scope !== undefined) params.scope = scope;
-      return (await oidc.clientCredentialsGrant(config, params)).access_token;
+      return {
+        instanceId: seeded.instanceId,
+        clientId: seeded.clientId,
+        token: tokenMinter(url, seeded.clientId, seeded.clientSecret),
+      };
     },
     async stop() {
       if (stopped) return;

@@ -12,6 +12,11 @@ export interface BearerGuardOptions {
   audience: string;
   /** `realm` of the WWW-Authenticate challenge (default 'gatehouse'). */
   realm?: string;
+  /**
+   * The API confines its records to the caller's instance: a token whose /tokeninfo answer does not say its instance
+   * (`instance_id` and `default_instance`, e.g. from a token server older than issue 15) is refused with 401.
+   */
+  requireInstance?: boolean;
 }
 
 export const BEARER_GUARD_OPTIONS = Symbol.for('gatehouse.BearerGuardOptions');
@@ -57,6 +62,12 @@ export class BearerGuard implements CanActivate {
       throw unauthorized('Malformed Authorization header: expected Bearer <access token>');
     }
     const caller = await this.authenticate(req, challenge);
+    if (this.opts.requireInstance && (!caller.instanceId || caller.defaultInstance === undefined)) {
+      challenge(
+        ', error="invalid_token", error_description="the token server did not name the instance of the token"',
+      );
+      throw unauthorized("The token server did not tell the access token's instance; it cannot be used here");
+    }
     // The token server issues tokens for exactly one audience; one naming several is not its own.
     if (caller.audience.length > 1) {
       challenge(', error="invalid_token", error_description="a token must name exactly one audience"');

@@ -44,7 +44,14 @@ export class BearerModule {
       global: true,
       providers: [
         { provide: TokenValidator, useFactory: () => new TokenValidator(options) },
-        { provide: BEARER_GUARD_OPTIONS, useValue: { audience: options.audience, realm: options.realm } },
+        {
+          provide: BEARER_GUARD_OPTIONS,
+          useValue: {
+            audience: options.audience,
+            realm: options.realm,
+            requireInstance: options.requireInstance,
+          },
+        },
         // passport-http-bearer, registered under this application's own strategy name.
         {
           provide: BEARER_STRATEGY,

@@ -12,6 +12,10 @@ export interface CallerInfo {
   /** Audiences (resource identifiers) the token is for. */
   audience: string[];
   tenantId?: string;
+  /** Instance of the token's client (`instance_id` of /tokeninfo); absent when the token server did not say it. */
+  instanceId?: string;
+  /** Whether that instance is the default one (`default_instance` of /tokeninfo); absent when not said. */
+  defaultInstance?: boolean;
   /** Login of the user (user tokens). */
   username?: string;
   tokenType?: string;
@@ -220,7 +224,10 @@ function audienceOf(info: Record<string, unknown>, token: string): string[] {
   }
 }
 
-/** Map a /tokeninfo body (document 1 fields plus `aud`, `sub`, `tenant_id`) to the caller; null when inactive. */
+/**
+ * Map a /tokeninfo body (document 1 fields plus `aud`, `sub`, `tenant_id`, `instance_id`, `default_instance`) to the
+ * caller; null when inactive.
+ */
 function toCaller(info: Record<string, unknown>, token: string): CallerInfo | null {
   if (info.active !== true) return null;
   // Only access tokens call APIs: a refresh token is a credential for the token endpoint alone.
@@ -236,6 +243,8 @@ function toCaller(info: Record<string, unknown>, token: string): CallerInfo | nu
     scopes: scope.split(' ').filter(Boolean),
     audience: audienceOf(info, token),
     ...(typeof info.tenant_id === 'string' ? { tenantId: info.tenant_id } : {}),
+    ...(typeof info.instance_id === 'string' && info.instance_id ? { instanceId: info.instance_id } : {}),
+    ...(typeof info.default_instance === 'boolean' ? { defaultInstance: info.default_instance } : {}),
     ...(typeof info.username === 'string' ? { username: info.username } : {}),
     ...(typeof info.token_type === 'string' ? { tokenType: info.token_type } : {}),
     ...(parseDate(info.exp) ? { expiresAt: parseDate(info.exp) } : {}),

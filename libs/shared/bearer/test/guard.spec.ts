@@ -183,3 +183,66 @@ describe('BearerGuard in a Nest app', () => {
     expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['401', '403', '503']));
   });
 });
+
+describe('BearerGuard with requireInstance (issue 15: an API confining its records to an instance)', () => {
+  let server: TokenInfoServer;
+  let app: NestExpressApplication;
+  let http: ReturnType<NestExpressApplication['getHttpServer']>;
+  const instance = '5a4f0c1e-3b2d-4e6f-8a9b-0c1d2e3f4a5b';
+
+  beforeAll(async () => {
+    server = await new TokenInfoServer().start();
+    @Module({
+      imports: [
+        BearerModule.forRoot({
+          authUrl: server.url,
+          audience: 'urn:gatehouse:tree',
+          cacheTtlSec: 60,
+          negativeTtlSec: 1,
+          timeoutMs: 500,
+          requireInstance: true,
+        }),
+      ],
+      controllers: [TestController],
+    })
+    class InstanceModule {}
+    app = await createHttpApp(InstanceModule, {
+      serviceName: 'bearer-instance-test',
+      version: '0',
+      logLevel: 'silent',
+      rateLimit: { points: 10_000, durationSec: 60 },
+      openapi: { title: 't', description: 't', version: '0' },
+      readiness: async () => undefined,
+      shutdownHooks: false,
+    });
+    http = app.getHttpServer();
+    const base = { active: true, client_id: 'c1', sub: 'c1', exp: isoIn(600), scope: 'trees:read' };
+    const aud = 'urn:gatehouse:tree';
+    server.tokens.set('other', { ...base, aud, instance_id: instance, default_instance: false });
+    server.tokens.set('default', { ...base, aud, instance_id: instance, default_instance: true });
+    server.tokens.set('old-server', { ...base, aud });
+    server.tokens.set('half', { ...base, aud, instance_id: instance });
+  });
+  afterAll(async () => {
+    await app?.close();
+    await server?.stop();
+  });
+
+  it('puts the instance of the /tokeninfo answer on the caller', async () => {
+    const other = await request(http).get('/api/v1/trees').set('Authorization', 'Bearer other').expect(200);
+    expect(other.body.caller).toMatchObject({ instanceId: instance, defaultInstance: false });
+    const def = await request(http).get('/api/v1/trees').set('Authorization', 'Bearer default').expect(200);
+    expect(def.body.caller).toMatchObject({ instanceId: instance, defaultInstance: true });
+  });
+
+  it('401 invalid_token when the token server does not name the instance (an older token server)', async () => {
+    for (const token of ['old-server', 'half']) {
+      const res = await request(http)
+        .get('/api/v1/trees')
+        .set('Authorization', `Bearer ${token}`)
+        .expect(401);
+      expect(res.body).toEqual({ code: 'unauthorized', message: expect.stringContaining('instance') });
+      expect(res.headers['www-authenticate']).toContain('error="invalid_token"');
+    }
+  });
+});
