@@ -95,6 +95,31 @@ describe('Db', () => {
     for (let i = 0; i < 5; i++) expect(await db.one(`SELECT 1 AS ok`)).toEqual({ ok: 1 });
   });
 
+  // Found by tools/reliability/pg-restart.mjs: a connection killed between two statements of a transaction (a
+  // PostgreSQL restart while the transaction awaited other work) emitted 'error' on a checked-out client that had no
+  // listener, and the process exited. Now the connection is marked broken, its next statement fails, it is destroyed.
+  it('a checked-out connection killed between two statements does not crash the process', async () => {
+    const killer = new Db({ url: database.url, poolMax: 1 });
+    try {
+      await expect(
+        db.transaction(async (tx) => {
+          const { pid } = (await tx.one<{ pid: number }>(`SELECT pg_backend_pid() AS pid`))!;
+          await killer.exec(`SELECT pg_terminate_backend($1)`, [pid]);
+          await new Promise((r) => setTimeout(r, 200)); // the 'error' event arrives while nothing runs here
+          await tx.exec(`SELECT 1`);
+        }),
+      ).rejects.toBeDefined();
+      const open = await db.begin();
+      const { pid } = (await open.one<{ pid: number }>(`SELECT pg_backend_pid() AS pid`))!;
+      await killer.exec(`SELECT pg_terminate_backend($1)`, [pid]);
+      await new Promise((r) => setTimeout(r, 200));
+      await expect(open.commit()).rejects.toBeDefined();
+      for (let i = 0; i < 5; i++) expect(await db.one(`SELECT 1 AS ok`)).toEqual({ ok: 1 });
+    } finally {
+      await killer.close();
+    }
+  });
+
   it('uniqueConflict / withConflicts: a named unique violation becomes a 409, anything else passes', async () => {
     const taken = db.exec(`INSERT INTO items VALUES (200, 'i1', NULL, 'n001')`);
     await expect(withConflicts({ items_name_key: 'That name is taken' }, () => taken)).rejects.toMatchObject({
