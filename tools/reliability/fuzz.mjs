@@ -177,7 +177,7 @@ const KINDS = [
 ];
 
 /** The arbitrary of one request plan: which operation, which mutation, and the random choices it takes. */
-function planArbitrary(opCount) {
+export function planArbitrary(opCount) {
   return fc.record({
     op: fc.nat({ max: opCount - 1 }),
     kind: fc.constantFrom(...KINDS),
@@ -213,7 +213,7 @@ function typeOf(v) {
  * Turns a plan into a concrete request. ctx: base URLs, ids for path parameters, tokens.
  * @returns {{ method: string; url: string; headers: Record<string, string>; body?: Buffer | string; expectExtra: number[]; note: string }}
  */
-function buildRequest(op, plan, ctx) {
+export function buildRequest(op, plan, ctx) {
   /** @type {Record<string, string>} */
   const headers = {};
   const expectExtra = [];

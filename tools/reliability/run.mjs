@@ -9,7 +9,7 @@
 // RELIABILITY_CONNECTIONS (50), RELIABILITY_OUTAGE_SEC (5), RELIABILITY_SOAK_SEC (600), RELIABILITY_WARMUP_SEC (60),
 // RELIABILITY_CACHE_TTL_SEC (5), RELIABILITY_SKIP_BUILD=1 (use dist/ as it is).
 import { randomInt } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { authDown } from './auth-down.mjs';
@@ -96,12 +96,21 @@ for (const name of scenarios) {
     result = { problems: [`the scenario itself failed: ${err instanceof Error ? err.stack : err}`] };
   }
   result.seconds = Math.round((Date.now() - started) / 1000);
+  result.ranAt = new Date(started).toISOString();
   report.results[name] = result;
   console.log(JSON.stringify(result, null, 2));
   if (result.problems?.length) failed = true;
   console.log(`== ${name}: ${result.problems?.length ? 'FAILED' : 'passed'} in ${result.seconds} s`);
 }
 report.finishedAt = new Date().toISOString();
+// A run of some scenarios keeps the others' last results in the file (each result says when it ran).
+let previous = {};
+try {
+  previous = JSON.parse(readFileSync(out, 'utf8')).results ?? {};
+} catch {
+  /* no earlier results */
+}
+report.results = { ...previous, ...report.results };
 writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
 console.log(
   `\nresults written to ${path.relative(ROOT, out)}; ${failed ? 'FAILED' : 'every scenario passed'}`,

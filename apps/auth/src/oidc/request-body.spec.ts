@@ -39,6 +39,12 @@ describe('request bodies of the OAuth endpoints', () => {
     expect(bad('application/json', '{"a":{"b":1}}')).toEqual([400, 'invalid_request']);
     expect(bad('text/plain', 'a=1')).toEqual([415, 'invalid_request']);
     expect(parseParams(req('application/json'), Buffer.from('{"a":null}'))).toEqual({});
+    // Found by tools/reliability/fuzz.mjs: a lone surrogate (valid JSON) made the form replay throw, a 500.
+    expect(bad('application/json', '{"token":"x","\\ud800":false}')).toEqual([400, 'invalid_request']);
+    expect(bad('application/json', '{"token":"\\udc00x"}')).toEqual([400, 'invalid_request']);
+    expect(bad('application/json', '{"r":["ok","\\ud83d"]}')).toEqual([400, 'invalid_request']);
+    expect(parseParams(req('application/json'), Buffer.from('{"t":"\\ud83d\\ude00"}'))).toEqual({ t: '😀' });
+    expect(replayAsForm(req('application/json'), { t: '😀' })).toBeDefined();
   });
 
   it('refuses bodies over the limit', async () => {

@@ -46,16 +46,29 @@ export function parseParams(req: IncomingMessage, body: Buffer): Params {
   const params = parseBody(req, body);
   // PostgreSQL text cannot hold NUL, and no OAuth parameter has one: refuse it here, whatever the parameter.
   for (const [key, value] of Object.entries(params)) {
-    if (key.includes('\0') || (Array.isArray(value) ? value : [value]).some((v) => v.includes('\0'))) {
+    const values = Array.isArray(value) ? value : [value];
+    if (key.includes('\0') || values.some((v) => v.includes('\0'))) {
       throw new BodyError(
         400,
         'invalid_request',
         `${key.replaceAll('\0', '')} must not contain a NUL character`,
       );
     }
+    // A lone surrogate (JSON allows "\ud800") is no text: it cannot be form-encoded for oidc-provider (a URIError,
+    // which was a 500; found by tools/reliability/fuzz.mjs) nor stored.
+    if (!isWellFormed(key) || values.some((v) => !isWellFormed(v))) {
+      throw new BodyError(
+        400,
+        'invalid_request',
+        'parameter names and values must be well-formed Unicode text',
+      );
+    }
   }
   return params;
 }
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const isWellFormed = (s: string) => !LONE_SURROGATE.test(s);
 
 function parseBody(req: IncomingMessage, body: Buffer): Params {
   const type = mediaType(req);
