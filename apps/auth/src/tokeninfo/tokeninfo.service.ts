@@ -191,7 +191,7 @@ export class TokenInfoService {
     const sub = String(payload.sub ?? client.id);
     let user: User | undefined;
     if (sub !== client.id) {
-      user = await this.deps.data.findUserById(sub);
+      user = await this.deps.data.cachedUser(sub);
       // the user must still exist, be unblocked and belong to the client's instance
       if (!user || user.isBlocked || user.instanceId !== client.instanceId) return INACTIVE;
     }
@@ -306,7 +306,7 @@ export class TokenInfoService {
     if (t.grantId && !(await this.deps.provider().Grant.adapter.find(t.grantId))) return INACTIVE;
     let user: User | undefined;
     if (t.accountId) {
-      user = await this.deps.data.findUserById(t.accountId);
+      user = await this.deps.data.cachedUser(t.accountId);
       if (!user || user.isBlocked || user.instanceId !== client.instanceId) return INACTIVE;
     }
     const sub = t.accountId ?? t.clientId;
