@@ -4,6 +4,9 @@ import { eventually } from '@gatehouse/testing';
 // eslint-disable-next-line @nx/enforce-module-boundaries
 import { TokenServer } from '../../auth/src/token-server.js';
 import { Management, uniq } from './management-harness.js';
+import { passwordClient } from './ticket-pages.js';
+
+const PASSWORD = 'cache-password-1';
 
 /**
  * Issue 16: the token server keeps client, client-resource and user rows in memory across requests. Every change
@@ -81,6 +84,29 @@ async function tokenRequest(clientId: string, secret: string, resource: string) 
   return { status: res.status, token: body.access_token, error: body.error };
 }
 
+/** The statements the token server's pool runs (and the connections it checks out) while `fn` runs. */
+async function statementsOf(fn: () => Promise<void>): Promise<string[]> {
+  const db = m.auth.built.db;
+  const statements: string[] = [];
+  const query = db.pool.query.bind(db.pool);
+  const connect = db.pool.connect.bind(db.pool);
+  db.pool.query = ((...args: Parameters<typeof query>) => {
+    statements.push(String((args[0] as { text?: string })?.text ?? args[0]));
+    return query(...args);
+  }) as typeof query;
+  db.pool.connect = ((...args: Parameters<typeof connect>) => {
+    statements.push('connect');
+    return connect(...args);
+  }) as typeof connect;
+  try {
+    await fn();
+  } finally {
+    db.pool.query = query;
+    db.pool.connect = connect;
+  }
+  return statements;
+}
+
 describe('the token server cache follows changes made by the identity service', () => {
   it('a rotated secret is refused from the request after the notification; the new one works', async () => {
     const s = await setup();
@@ -134,28 +160,15 @@ describe('the token server cache follows changes made by the identity service', 
     const s = await setup();
     const token = (await tokenRequest(s.client.id, s.client.secret, s.identifier)).token!;
     expect((await m.tokenInfo(token)).active).toBe(true);
-    const db = m.auth.built.db;
-    const statements: string[] = [];
-    const query = db.pool.query.bind(db.pool);
-    const connect = db.pool.connect.bind(db.pool);
-    db.pool.query = ((...args: Parameters<typeof query>) => {
-      statements.push(String((args[0] as { text?: string })?.text ?? args[0]));
-      return query(...args);
-    }) as typeof query;
-    db.pool.connect = ((...args: Parameters<typeof connect>) => {
-      statements.push('connect');
-      return connect(...args);
-    }) as typeof connect;
-    try {
+    const statements = await statementsOf(async () => {
       for (let i = 0; i < 20; i++) {
         const info = await m.tokenInfo(token);
         expect(info).toMatchObject({ active: true, client_id: s.client.id, scope: 'read write' });
       }
-      expect(statements).toEqual([]);
-    } finally {
-      db.pool.query = query;
-      db.pool.connect = connect;
-    }
+    });
+    expect(statements).toEqual([]);
+    // (the count is real: an unknown opaque token is looked up in the store)
+    expect(await statementsOf(async () => void (await m.tokenInfo('x'.repeat(43))))).not.toEqual([]);
     await m
       .call('delete', `/api/v1/resources/${s.apiId}/clients`)
       .send({ clients: [s.client.id] })
@@ -164,6 +177,53 @@ describe('the token server cache follows changes made by the identity service', 
       timeoutMs: FEED_MS,
       what: 'the token of a revoked authorization inactive',
     });
+  });
+
+  it("a user's JWT: a grant revoked through the identity API, a blocked user, a grant revoked at the token server", async () => {
+    const a = await passwordClient(m);
+    const user = async () => {
+      const email = `${uniq('cache')}@example.test`;
+      const u = (
+        await m.call('post', '/api/v1/users').send({ user_email: email, password: PASSWORD }).expect(201)
+      ).body as { id: string };
+      const t = await a.login(email, PASSWORD);
+      expect(t.access_token.split('.')).toHaveLength(3);
+      // twice: the client, its access, the user and the grant are cached now
+      expect((await m.tokenInfo(t.access_token)).active).toBe(true);
+      // the second /tokeninfo of a user's JWT (its client, access, user and grant cached) runs no statement
+      expect(
+        await statementsOf(async () => expect((await m.tokenInfo(t.access_token)).active).toBe(true)),
+      ).toEqual([]);
+      return { id: u.id, token: t.access_token, refresh: t.refresh_token! };
+    };
+
+    const revoked = await user();
+    const grant = (await m.call('get', `/api/v1/users/${revoked.id}/grants`).expect(200)).body.items[0];
+    await m.call('delete', `/api/v1/users/${revoked.id}/grants/${grant.id}`).expect(204);
+    await eventually(async () => (await m.tokenInfo(revoked.token)).active === false, {
+      timeoutMs: FEED_MS,
+      what: 'the token of a grant revoked through the identity API inactive',
+    });
+
+    const blocked = await user();
+    await m.call('post', `/api/v1/users/${blocked.id}/block`).expect(200);
+    await eventually(async () => (await m.tokenInfo(blocked.token)).active === false, {
+      timeoutMs: FEED_MS,
+      what: "a blocked user's token inactive",
+    });
+
+    // Revoking the refresh token at the token server revokes its grant: this process knows at once.
+    const own = await user();
+    const res = await fetch(`${m.auth.url}/revoke`, {
+      method: 'POST',
+      headers: {
+        authorization: `Basic ${Buffer.from(`${a.id}:${a.secret}`).toString('base64')}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: new URLSearchParams({ token: own.refresh, token_type_hint: 'refresh_token' }).toString(),
+    });
+    expect(res.status).toBe(200);
+    expect((await m.tokenInfo(own.token)).active).toBe(false);
   });
 
   it('with the change feed down, the TTL bounds staleness', async () => {

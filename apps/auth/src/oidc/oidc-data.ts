@@ -199,6 +199,41 @@ export class OidcData {
     );
   }
 
+  /**
+   * Whether the grant `grantId` still exists (an access token of a revoked grant is inactive), `find` reading it
+   * from the store. A live grant is kept in `cache` until its expiry at most, dropped by the change feed when its
+   * user changes (a grant revoked through the identity API, a new password, a blocked or deleted user announce the
+   * user) or its client changes, and by `forgetGrant` when this process deletes it.
+   */
+  async liveGrant(
+    grantId: string,
+    find: (
+      id: string,
+    ) => Promise<{ accountId?: unknown; clientId?: unknown; exp?: unknown } | undefined | void>,
+  ): Promise<boolean> {
+    const key = `g:${grantId}`;
+    if (this.cache.get<boolean>(key)) return true;
+    const snapshot = this.cache.snapshot();
+    const grant = await find(grantId);
+    if (!grant) return false;
+    this.cache.store(
+      key,
+      true,
+      {
+        user: typeof grant.accountId === 'string' ? grant.accountId : undefined,
+        client: typeof grant.clientId === 'string' ? grant.clientId : undefined,
+      },
+      snapshot,
+      typeof grant.exp === 'number' ? grant.exp * 1000 : Infinity,
+    );
+    return true;
+  }
+
+  /** A grant this process deleted (revocation, logout, refresh token reuse): not live from now on. */
+  forgetGrant(grantId: string): void {
+    this.cache.delete(`g:${grantId}`);
+  }
+
   private async readClient(clientId: string): Promise<OidcClientRecord | undefined> {
     try {
       return (await findClientForOidc(this.sql, clientId, this.box)) ?? undefined;

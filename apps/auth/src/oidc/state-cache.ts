@@ -93,12 +93,12 @@ export class StateCache {
   }
 
   /** Keeps `value` under `key`, unless a change arrived since `snapshot` (then the value may be stale). */
-  store(key: string, value: unknown, tags: StateTags, snapshot: number): void {
+  store(key: string, value: unknown, tags: StateTags, snapshot: number, expiresAt = Infinity): void {
     if (!this.enabled || snapshot !== this.generation) return;
     this.entries.delete(key);
     this.entries.set(key, {
       value,
-      expires: this.now() + this.opts.ttlMs,
+      expires: Math.min(this.now() + this.opts.ttlMs, expiresAt),
       client: tags.client?.toLowerCase(),
       user: tags.user?.toLowerCase(),
     });
@@ -117,6 +117,12 @@ export class StateCache {
     }
     const field = change.kind;
     for (const [key, e] of this.entries) if (e[field] === change.id) this.entries.delete(key);
+  }
+
+  /** Drops one entry (a change this process made itself and knows exactly). */
+  delete(key: string): void {
+    this.generation++;
+    this.entries.delete(key);
   }
 
   clear(): void {
