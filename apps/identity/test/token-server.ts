@@ -17,8 +17,6 @@ export interface RealTokenServer {
   clientSecret: string;
   /** The variables identity must share with it (database, encryption key, bootstrap values). */
   shared: Record<string, string>;
-  /** The running token server application (its database pool, its TokenServer). */
-  built: BuiltService<Record<string, unknown>>;
   stop(): Promise<void>;
 }
 
@@ -58,7 +56,6 @@ export async function startTokenServer(
     clientId: shared.BOOTSTRAP_CLIENT_ID,
     clientSecret: shared.BOOTSTRAP_CLIENT_SECRET,
     shared,
-    built: built as unknown as BuiltService<Record<string, unknown>>,
     stop: async () => {
       if (stopped) return;
       stopped = true;

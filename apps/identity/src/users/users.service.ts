@@ -240,8 +240,6 @@ export class UsersService {
           ],
         ),
       );
-      // The token server caches the user for /tokeninfo (its username): it learns of the change at once.
-      await announce(m, { kind: 'user', id: cur.id });
       return this.load(m, access, cur.id, read);
     });
   }
@@ -286,7 +284,6 @@ export class UsersService {
         access.actor,
       ]);
       if (blocked) await this.revokeTokens(m, cur.id);
-      else await announce(m, { kind: 'user', id: cur.id });
       return this.load(m, access, cur.id, read);
     });
   }
