@@ -327,6 +327,20 @@ that confine their records to an instance (the tree manager).`,
     throw new Error(NOT_HERE);
   }
 
+  @Get('session/end')
+  @ApiOperation({
+    summary: 'RP-initiated logout (OpenID Connect)',
+    description:
+      'A confirmation page (no JavaScript) whose form posts to `/session/end/confirm`; `post_logout_redirect_uri` must ' +
+      "be one of the client's client_metadata.urls.logout_urls (with `id_token_hint` or `client_id`), else an error " +
+      'page; after the confirmation the session ends and the browser goes there (or to a signed-out page). GET only ' +
+      '(as /authorize: a POSTed logout would need SameSite=None cookies); another method is 405.',
+  })
+  @BrowserResponses(400)
+  endSession(): never {
+    throw new Error(NOT_HERE);
+  }
+
   @Get('device')
   @ApiOperation({ summary: 'Device verification page (field user_code)' })
   @BrowserResponses(400)

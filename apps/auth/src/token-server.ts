@@ -64,6 +64,14 @@ export const TOKEN_SERVER_ROUTES: Readonly<Record<string, readonly string[]>> = 
   [TICKET_EMAIL_PATH]: ['GET', 'POST'],
 };
 
+/** The RP-initiated logout paths oidc-provider serves, with their methods. */
+const LOGOUT_ROUTES: Readonly<Record<string, readonly string[]>> = {
+  // GET only, as /authorize: oidc-provider serves a POSTed logout request only with SameSite=None cookies.
+  [ROUTES.end_session]: ['GET'],
+  [`${ROUTES.end_session}/confirm`]: ['POST'],
+  [`${ROUTES.end_session}/success`]: ['GET'],
+};
+
 export interface TokenServerEnv {
   AUTH_PORT: number;
   ISSUER?: string;
@@ -315,6 +323,17 @@ export class TokenServer {
       const path = (req.url ?? '/').split('?')[0];
       if (path.startsWith(`${INTERACTION_PATH}/`)) {
         this.interactions.handle(req, res, path).catch((err: unknown) => this.fail(res, err));
+        return;
+      }
+      // RP-initiated logout answers GET (its confirm step POST, its success step GET); any other method is a 405
+      // like on every known path (oidc-provider itself answered 404; found by tools/reliability/fuzz.mjs).
+      const logoutMethods = LOGOUT_ROUTES[path];
+      const method = req.method ?? 'GET';
+      const allowed = logoutMethods?.includes(method === 'HEAD' ? 'GET' : method) || method === 'OPTIONS';
+      if (logoutMethods && !allowed) {
+        sendOAuthError(res, 405, 'method_not_allowed', `${req.method} is not allowed on ${path}`, {
+          Allow: logoutMethods.join(', '),
+        });
         return;
       }
       // The authorization endpoint resumes there after an interaction (`/authorize/<uid>`); RP-initiated logout

@@ -42,6 +42,19 @@ describe('auth: HTTP error shapes', () => {
     expect(res.headers.allow).toBe('GET');
   });
 
+  it('RP-initiated logout: another method is 405 with Allow (was 404; found by tools/reliability/fuzz.mjs)', async () => {
+    for (const [method, path, allow] of [
+      ['put', '/session/end', 'GET'],
+      ['post', '/session/end', 'GET'],
+      ['get', '/session/end/confirm', 'POST'],
+      ['delete', '/session/end/success', 'GET'],
+    ] as const) {
+      const res = await request(h.url)[method](path);
+      expect([path, method, res.status, res.headers.allow]).toEqual([path, method, 405, allow]);
+      expect(res.body).toMatchObject({ code: 'method_not_allowed' });
+    }
+  });
+
   it('a device form posted without the session its page started is a 400, as a page or an error object', async () => {
     const json = await request(h.url)
       .post('/device')
