@@ -15,7 +15,10 @@ import { fingerprinter } from './lib/db-state.mjs';
 import { listOperations, loadDocument, sampleValue } from './lib/openapi.mjs';
 import { buildServices, startStack } from './lib/stack.mjs';
 
-const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
+// Idle sockets are dropped after 2 s, before the services' 5 s keep-alive timeout: otherwise a request written on a
+// socket the server is closing at that moment fails with "socket hang up" (the keep-alive race every client has; it
+// hit the smoke on a loaded CI run when a service's sockets sat idle while another service was fuzzed).
+const agent = new http.Agent({ keepAlive: true, maxSockets: 4, timeout: 2000 });
 
 /**
  * One raw HTTP request (node:http: any method, any bytes, any or no content type).
