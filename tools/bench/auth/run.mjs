@@ -9,7 +9,8 @@
 // BENCH_CONNECTIONS (default 20), BENCH_ROUNDS (default 3: every scenario is measured that many times, interleaved
 // with the others, and the median is reported, so a burst of load elsewhere on the machine skews one run, not
 // the comparison), BENCH_SERVER_CPUS (taskset CPU list for the servers, default 0: one core;
-// empty: no pinning), BENCH_ONLY (comma-separated scenario names), BENCH_JSON (write the results there).
+// empty: no pinning), BENCH_ONLY (comma-separated scenario names), BENCH_JSON (write the results there),
+// BENCH_NODE_ARGS (node flags for apps/auth, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -100,7 +101,7 @@ try {
   const clientSecret = randomBytes(24).toString('base64url');
   await start(
     'apps/auth',
-    [mainJs],
+    [...(env.BENCH_NODE_ARGS ? env.BENCH_NODE_ARGS.split(' ') : []), mainJs],
     {
       DATABASE_URL: dbUrl,
       DATA_DIR: dataDir,
@@ -119,6 +120,7 @@ try {
 
   // Two more resources for the bootstrap client, in the same shape as the system ones: ES256 and opaque.
   const db = new pg.Client({ connectionString: dbUrl });
+  db.on('error', () => undefined); // the final DROP ... WITH (FORCE) ends it if a step above failed
   await db.connect();
   const [{ id: instanceId }] = (await db.query('SELECT id FROM instances WHERE is_default')).rows;
   for (const [identifier, alg] of [
@@ -156,7 +158,8 @@ try {
   const { SigningKeys } = await import(
     pathToFileURL(path.join(dist, 'apps/auth/src/keys/signing-keys.js')).href
   );
-  const sql = { query: async (t, p) => (await db.query(t, p)).rows };
+  // The @gatehouse/db Sql shape SigningKeys reads through (rows; load() needs no transaction).
+  const sql = { rows: async (t, p) => (await db.query(t, p)).rows };
   const keys = await new SigningKeys(sql, loadSecretBox({ DATA_DIR: dataDir }).box).load();
   await db.end();
 
