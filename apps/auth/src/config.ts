@@ -65,5 +65,19 @@ export const authEnv = {
     default: false,
     description: 'trust X-Forwarded-Proto/-Host/-For (set when a TLS-terminating proxy is in front)',
   }),
+  AUTH_STATE_CACHE_MAX: env.int({
+    default: 10000,
+    min: 0,
+    description:
+      'most client, client-resource and user rows the token server keeps in memory across requests (0: none)',
+  }),
+  AUTH_STATE_CACHE_TTL_MS: env.int({
+    default: 5000,
+    min: 0,
+    max: 60000,
+    description:
+      'how long a cached identity row is trusted without a change notification (the staleness bound while the ' +
+      'change feed is down), in milliseconds; 0 turns the cache off',
+  }),
   ...deliveryEnv,
 };

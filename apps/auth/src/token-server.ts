@@ -8,6 +8,8 @@ import { purgeExpiredPayloads } from './oidc/adapters/pg.adapter.js';
 import type { Db, Sql } from '@gatehouse/db';
 import { isStoreUnavailable, sendOAuthError } from './oidc/oauth-errors.js';
 import { OidcData } from './oidc/oidc-data.js';
+import { StateCache } from './oidc/state-cache.js';
+import { IdentityChangeListener } from '@gatehouse/bearer';
 import { PasswordLogin } from './oidc/password-login.js';
 import { createProvider, ROUTES, type TokenLifetimes } from './oidc/provider.js';
 import { BodyError, one, parseParams, readBody, replayAsForm, type Params } from './oidc/request-body.js';
@@ -87,6 +89,8 @@ export interface TokenServerEnv {
   AUTH_PURGE_INTERVAL_SEC: number;
   AUTH_KEY_REFRESH_SEC: number;
   AUTH_TRUST_PROXY: boolean;
+  AUTH_STATE_CACHE_MAX: number;
+  AUTH_STATE_CACHE_TTL_MS: number;
   DATA_DIR: string;
   SMTP_URL?: string;
   SMTP_FROM: string;
@@ -141,6 +145,8 @@ export class TokenServer {
   private keys!: KeySet;
   private publicJwks!: JSONWebKeySet;
   private readonly timers: NodeJS.Timeout[] = [];
+  /** The identity change feed that keeps `data.cache` in step (undefined when the cache is off). */
+  feed?: IdentityChangeListener;
   /** Last poll per device code (hashed), for slow_down. */
   private readonly lastPolls = new Map<string, number>();
   /** The clock device polls are timed by (tests move it instead of waiting). */
@@ -194,9 +200,27 @@ export class TokenServer {
   static async start(opts: TokenServerOptions): Promise<TokenServer> {
     const log = opts.log ?? pino({ level: opts.env.LOG_LEVEL ?? 'info', base: { service: 'auth' } });
     const sql = opts.db;
-    const data = new OidcData(sql, opts.box, (what, err) =>
-      log.error({ err: (err as Error).message }, `${what}: a stored secret cannot be decrypted`),
+    const cache = new StateCache({
+      max: opts.env.AUTH_STATE_CACHE_MAX,
+      ttlMs: opts.env.AUTH_STATE_CACHE_TTL_MS,
+    });
+    const data = new OidcData(
+      sql,
+      opts.box,
+      (what, err) =>
+        log.error({ err: (err as Error).message }, `${what}: a stored secret cannot be decrypted`),
+      cache,
     );
+    // The identity change feed drops cached rows at once (a lost feed drops everything; the TTL bounds the rest).
+    const feed = cache.enabled
+      ? new IdentityChangeListener({
+          url: sql.url,
+          applicationName: 'gatehouse-auth-changes',
+          onChange: (change) => cache.forget(change),
+          log: { warn: (message) => log.warn(message) },
+        })
+      : undefined;
+    await feed?.start();
     const signingKeys = new SigningKeys(sql, opts.box);
     const login = new PasswordLogin(sql, data, {
       threshold: opts.env.AUTH_LOCKOUT_THRESHOLD,
@@ -207,6 +231,7 @@ export class TokenServer {
       : undefined;
     redis?.on('error', (err) => log.warn({ err: err.message }, 'redis error'));
     const server = new TokenServer(opts, sql, data, signingKeys, login, log, redis);
+    server.feed = feed;
     server.install(await signingKeys.load());
 
     const every = (sec: number, fn: () => Promise<unknown>) => {
@@ -499,6 +524,7 @@ export class TokenServer {
     for (const t of this.timers) clearInterval(t);
     this.delivery.close();
     this.timers.length = 0;
+    await this.feed?.stop();
     await this.reloading?.catch(() => undefined);
     if (this.redis) await this.redis.quit().catch(() => this.redis?.disconnect());
   }

@@ -262,7 +262,7 @@ describe.each(VERSIONS)('Resources and Resource Scopes under /api/%s', (v: Versi
       expect(flat(v, res.body.resource_metadata)).toMatchObject({
         identifier_url: url,
         token_lifetime: 120,
-        signing_algorithm: 'RS256',
+        signing_algorithm: 'ES256',
       });
       const hs = await m
         .call('patch', `${base}/${r.id}`)

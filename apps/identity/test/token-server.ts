@@ -17,6 +17,8 @@ export interface RealTokenServer {
   clientSecret: string;
   /** The variables identity must share with it (database, encryption key, bootstrap values). */
   shared: Record<string, string>;
+  /** The running token server application (its database pool, its TokenServer). */
+  built: BuiltService<Record<string, unknown>>;
   stop(): Promise<void>;
 }
 
@@ -56,6 +58,7 @@ export async function startTokenServer(
     clientId: shared.BOOTSTRAP_CLIENT_ID,
     clientSecret: shared.BOOTSTRAP_CLIENT_SECRET,
     shared,
+    built: built as unknown as BuiltService<Record<string, unknown>>,
     stop: async () => {
       if (stopped) return;
       stopped = true;

@@ -1,6 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import {
-  clientResourceAccess,
   effectiveUserScopes,
   findClientForOidc,
   findUserById,
@@ -13,6 +12,7 @@ import {
   type User,
 } from '@gatehouse/identity-data';
 import { isUuid, type Sql } from '@gatehouse/db';
+import { StateCache } from './state-cache.js';
 
 export type { ClientResourceAccess, OidcClientRecord, User };
 
@@ -61,9 +61,14 @@ interface JoinedRow {
   scopes: string[];
 }
 
+type Joined = { client?: OidcClientRecord; access?: ClientResourceAccess };
+
 /**
- * What the token server reads from the identity tables (owned by @gatehouse/identity-data). Nothing is cached
- * across requests: a rotated secret, a deleted client or a revoked permission counts from the next request on.
+ * What the token server reads from the identity tables (owned by @gatehouse/identity-data). Clients (with their
+ * decrypted secret), a client's access to a resource (the resource row, the authorization, the granted scopes) and,
+ * for /tokeninfo, users are kept across requests in `cache` (bounded, short-lived, dropped at once by the identity
+ * change feed: see StateCache); a rotated secret, a deleted client or a revoked permission counts from the request
+ * after the change's notification arrives. Effective user scopes (RBAC) and grants are read per request.
  */
 export class OidcData {
   /** Whether an instance is the default one, by instance id (an instance's `is_default` never changes). */
@@ -73,6 +78,7 @@ export class OidcData {
     private readonly sql: Sql,
     private readonly box: SecretBox,
     private readonly onSecretError: (what: string, err: unknown) => void = () => undefined,
+    readonly cache: StateCache = new StateCache({ max: 0, ttlMs: 0 }),
   ) {}
 
   /** Run `fn` (one HTTP request) with its own memo of rows read. */
@@ -102,7 +108,12 @@ export class OidcData {
     const memo = requestMemo.getStore();
     const known = memo?.clients.get(clientId);
     if (known) return known;
-    const read = this.readClient(clientId);
+    const read = this.cache.through(
+      `c:${clientId}`,
+      () => ({ client: clientId }),
+      () => this.readClient(clientId),
+      (c) => c !== undefined,
+    );
     memo?.clients.set(clientId, read);
     return read;
   }
@@ -111,7 +122,8 @@ export class OidcData {
   async resourceAccess(clientId: string, identifier: string): Promise<ClientResourceAccess | undefined> {
     const known = requestMemo.getStore()?.access.get(accessKey(clientId, identifier));
     if (known) return known;
-    return (await clientResourceAccess(this.sql, clientId, identifier, this.box)) ?? undefined;
+    if (!isUuid(clientId) || typeof identifier !== 'string') return undefined;
+    return (await this.readClientAndAccess(clientId, identifier)).access;
   }
 
   /**
@@ -174,6 +186,54 @@ export class OidcData {
     return (await findUserByLogin(this.sql, instanceId, login)) ?? undefined;
   }
 
+  /**
+   * A user as /tokeninfo describes its tokens (exists, blocked, instance, username): kept in `cache`, dropped by
+   * the change feed when the user is changed, blocked or deleted.
+   */
+  cachedUser(userId: string): Promise<User | undefined> {
+    return this.cache.through(
+      `u:${userId}`,
+      () => ({ user: userId }),
+      () => this.findUserById(userId),
+      (u) => u !== undefined,
+    );
+  }
+
+  /**
+   * Whether the grant `grantId` still exists (an access token of a revoked grant is inactive), `find` reading it
+   * from the store. A live grant is kept in `cache` until its expiry at most, dropped by the change feed when its
+   * user changes (a grant revoked through the identity API, a new password, a blocked or deleted user announce the
+   * user) or its client changes, and by `forgetGrant` when this process deletes it.
+   */
+  async liveGrant(
+    grantId: string,
+    find: (
+      id: string,
+    ) => Promise<{ accountId?: unknown; clientId?: unknown; exp?: unknown } | undefined | void>,
+  ): Promise<boolean> {
+    const key = `g:${grantId}`;
+    if (this.cache.get<boolean>(key)) return true;
+    const snapshot = this.cache.snapshot();
+    const grant = await find(grantId);
+    if (!grant) return false;
+    this.cache.store(
+      key,
+      true,
+      {
+        user: typeof grant.accountId === 'string' ? grant.accountId : undefined,
+        client: typeof grant.clientId === 'string' ? grant.clientId : undefined,
+      },
+      snapshot,
+      typeof grant.exp === 'number' ? grant.exp * 1000 : Infinity,
+    );
+    return true;
+  }
+
+  /** A grant this process deleted (revocation, logout, refresh token reuse): not live from now on. */
+  forgetGrant(grantId: string): void {
+    this.cache.delete(`g:${grantId}`);
+  }
+
   private async readClient(clientId: string): Promise<OidcClientRecord | undefined> {
     try {
       return (await findClientForOidc(this.sql, clientId, this.box)) ?? undefined;
@@ -184,11 +244,25 @@ export class OidcData {
     }
   }
 
-  /** findClientForOidc and clientResourceAccess of @gatehouse/identity-data, as one statement. */
-  private async readClientAndAccess(
-    clientId: string,
-    identifier: string,
-  ): Promise<{ client?: OidcClientRecord; access?: ClientResourceAccess }> {
+  /**
+   * findClientForOidc and clientResourceAccess of @gatehouse/identity-data, as one statement; kept in `cache` when
+   * both exist (the client's record also under its own key).
+   */
+  private async readClientAndAccess(clientId: string, identifier: string): Promise<Joined> {
+    const key = `a:${accessKey(clientId, identifier)}`;
+    const cached = this.cache.get<Joined>(key);
+    if (cached) return cached;
+    const snapshot = this.cache.snapshot();
+    const joined = await this.readJoined(clientId, identifier);
+    if (joined.client) {
+      // The joined read also answers the next request's look-up of the client alone.
+      this.cache.store(`c:${clientId}`, joined.client, { client: clientId }, snapshot);
+      if (joined.access) this.cache.store(key, joined, { client: clientId }, snapshot);
+    }
+    return joined;
+  }
+
+  private async readJoined(clientId: string, identifier: string): Promise<Joined> {
     const [r] = await this.sql.rows<JoinedRow>(
       `SELECT c.id, c.instance_id, c.tenant_id, c.client_name, c.client_type, c.client_secret_enc,
               c.client_secret_expires_at, c.client_metadata, c.is_public, c.is_first_party, c.is_global,

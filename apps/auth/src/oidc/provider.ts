@@ -256,6 +256,7 @@ export function createProvider(deps: ProviderDeps): Provider {
       sql: deps.sql,
       redis: deps.redis,
       redisPrefix: deps.redisPrefix,
+      onGrantGone: (grantId) => data.forgetGrant(grantId),
       clients: {
         find: async (clientId: string) => {
           const record = await data.findClient(clientId);

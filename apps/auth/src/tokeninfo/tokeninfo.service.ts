@@ -187,11 +187,11 @@ export class TokenInfoService {
     if ((payload.exp as number) - (payload.iat as number) > maxLifetime + LIFETIME_SLACK_SEC) return INACTIVE;
 
     const grantId = typeof payload.grant_id === 'string' ? payload.grant_id : undefined;
-    if (grantId && !(await this.deps.provider().Grant.adapter.find(grantId))) return INACTIVE;
+    if (grantId && !(await this.liveGrant(grantId))) return INACTIVE;
     const sub = String(payload.sub ?? client.id);
     let user: User | undefined;
     if (sub !== client.id) {
-      user = await this.deps.data.findUserById(sub);
+      user = await this.deps.data.cachedUser(sub);
       // the user must still exist, be unblocked and belong to the client's instance
       if (!user || user.isBlocked || user.instanceId !== client.instanceId) return INACTIVE;
     }
@@ -217,6 +217,11 @@ export class TokenInfoService {
       ...(client.tenantId ? { tenant_id: client.tenantId } : {}),
       ...(await this.instanceOf(client)),
     };
+  }
+
+  /** Whether the token's grant was not revoked (through the cache of live grants). */
+  private liveGrant(grantId: string): Promise<boolean> {
+    return this.deps.data.liveGrant(grantId, (id) => this.deps.provider().Grant.adapter.find(id));
   }
 
   /** `instance_id` and `default_instance` of an active token: its client's instance. */
@@ -303,10 +308,10 @@ export class TokenInfoService {
       client = await this.client(t.clientId, caller);
     }
     if (!client) return INACTIVE;
-    if (t.grantId && !(await this.deps.provider().Grant.adapter.find(t.grantId))) return INACTIVE;
+    if (t.grantId && !(await this.liveGrant(t.grantId))) return INACTIVE;
     let user: User | undefined;
     if (t.accountId) {
-      user = await this.deps.data.findUserById(t.accountId);
+      user = await this.deps.data.cachedUser(t.accountId);
       if (!user || user.isBlocked || user.instanceId !== client.instanceId) return INACTIVE;
     }
     const sub = t.accountId ?? t.clientId;

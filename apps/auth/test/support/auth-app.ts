@@ -78,6 +78,10 @@ export async function startAuth(extra: Record<string, string> = {}): Promise<Aut
     BOOTSTRAP_CLIENT_SECRET: boot.clientSecret,
     BOOTSTRAP_ADMIN_EMAIL: boot.adminEmail,
     BOOTSTRAP_ADMIN_PASSWORD: boot.adminPassword,
+    // These tests change identity rows with raw SQL (fixtures.ts), which announces nothing on the change feed: the
+    // token server reads them afresh at every request. The cache itself is tested where changes go through the
+    // identity API (apps/identity/test/token-cache.e2e.spec.ts).
+    AUTH_STATE_CACHE_TTL_MS: '0',
     ...extra,
   };
 

@@ -120,6 +120,8 @@ export class ClientAccessService {
          ON CONFLICT (client_id, resource_id) DO NOTHING`,
         [access.instanceId, clients.map((c) => c.id), resources.map((r) => r.id), access.actor],
       );
+      // The token server caches each client's access to a resource (issue 16): it learns of it at once.
+      for (const c of clients) await announce(m, { kind: 'client', id: c.id });
     });
   }
 
@@ -172,6 +174,7 @@ export class ClientAccessService {
           access.actor,
         ],
       );
+      await announce(m, { kind: 'client', id: client.id });
     });
   }
 

@@ -239,6 +239,8 @@ export class ClientsService {
           WHERE id = $1`,
         [current.id, this.box.encrypt(newClientSecret()), access.actor],
       );
+      // Every token server replica drops the old secret from its cache at once.
+      await announce(m, { kind: 'client', id: current.id });
       return this.load(m, access, current.id, read, true);
     });
   }

@@ -115,7 +115,7 @@ export class ResourcesService {
   async create(access: Access, input: ResourceInput, read: ReadQuery): Promise<ResourceRecord> {
     const md = input.resource_metadata ?? {};
     if (md.is_system) throw forbidden('System resources are made by the server; is_system must be false');
-    const alg = md.signing_algorithm ?? 'RS256';
+    const alg = md.signing_algorithm ?? 'ES256';
     const secret = this.secretFor(alg, md.signing_secret, null);
     return this.db.transaction(async (m) => {
       const tenantId = await tenantForNewRecord(m, access, undefined);

@@ -58,6 +58,7 @@ export class ScopesService {
       await m.exec(`UPDATE resources SET scopes_added = true WHERE id = $1 AND NOT scopes_added`, [
         resource.id,
       ]);
+      await announce(m, { kind: 'all' }); // the resource's scopes_added, cached by the token server
       return this.find(m, resource.id, row.id);
     });
   }
@@ -79,6 +80,7 @@ export class ScopesService {
           ],
         ),
       );
+      await announce(m, { kind: 'all' }); // a renamed scope: the token server's cached grants name it
       return this.find(m, resource.id, cur.id);
     });
   }

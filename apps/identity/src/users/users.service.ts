@@ -240,6 +240,8 @@ export class UsersService {
           ],
         ),
       );
+      // The token server caches the user for /tokeninfo (its username): it learns of the change at once.
+      await announce(m, { kind: 'user', id: cur.id });
       return this.load(m, access, cur.id, read);
     });
   }
@@ -284,6 +286,7 @@ export class UsersService {
         access.actor,
       ]);
       if (blocked) await this.revokeTokens(m, cur.id);
+      else await announce(m, { kind: 'user', id: cur.id });
       return this.load(m, access, cur.id, read);
     });
   }

@@ -42,6 +42,7 @@ describe('identity migrations', () => {
       'IdentityProviders1790000510000',
       'Tickets1790000520000',
       'Instances1790000530000',
+      'TokenServerSpeed1790000600000',
     ]);
     expect(await pendingSchemaChanges(ds)).toEqual([]);
 
@@ -98,6 +99,39 @@ describe('identity migrations', () => {
       );
       expect(plan.map((r) => r['QUERY PLAN']).join('\n')).toContain('ix_oidc_payloads_account');
     });
+
+    // The sparse artifact columns have partial indexes, still used by the adapter's look-ups (issue 16).
+    const partial = await q<{ indexname: string; indexdef: string }>(
+      `SELECT indexname, indexdef FROM pg_indexes
+        WHERE tablename = 'oidc_payloads' AND indexname IN ('ix_oidc_payloads_uid', 'ix_oidc_payloads_user_code',
+                                                            'ix_oidc_payloads_grant_id')
+        ORDER BY 1`,
+    );
+    expect(partial.map((i) => [i.indexname, /WHERE \((\w+) IS NOT NULL\)$/.exec(i.indexdef)?.[1]])).toEqual([
+      ['ix_oidc_payloads_grant_id', 'grant_id'],
+      ['ix_oidc_payloads_uid', 'uid'],
+      ['ix_oidc_payloads_user_code', 'user_code'],
+    ]);
+    await ds.transaction(async (m) => {
+      await m.query('SET LOCAL enable_seqscan = off');
+      for (const [sql, index] of [
+        [`SELECT 1 FROM oidc_payloads WHERE model = 'Session' AND uid = $1`, 'ix_oidc_payloads_uid'],
+        [
+          `SELECT 1 FROM oidc_payloads WHERE model = 'DeviceCode' AND user_code = $1`,
+          'ix_oidc_payloads_user_code',
+        ],
+        [`DELETE FROM oidc_payloads WHERE grant_id = $1`, 'ix_oidc_payloads_grant_id'],
+      ]) {
+        const plan: { 'QUERY PLAN': string }[] = await m.query(`EXPLAIN ${sql}`, ['x']);
+        expect(plan.map((r) => r['QUERY PLAN']).join('\n')).toContain(index);
+      }
+    });
+    // New resources default to ES256.
+    const [alg] = await q<{ d: string }>(
+      `SELECT column_default AS d FROM information_schema.columns
+        WHERE table_name = 'resources' AND column_name = 'signing_algorithm'`,
+    );
+    expect(alg.d).toContain('ES256');
 
     for (let i = 0; i < identityMigrations.length; i++) await ds.undoLastMigration();
     const left = await q(`SELECT 1 FROM information_schema.tables WHERE table_name = 'clients'`);

@@ -55,6 +55,8 @@ export interface AdapterStores {
   redis?: Redis;
   redisPrefix?: string;
   clients: ClientSource;
+  /** Told of every grant this process deletes. */
+  onGrantGone?: (grantId: string) => void;
 }
 
 /** oidc-provider `adapter` option: one adapter instance per model name. */
@@ -63,6 +65,6 @@ export function createAdapterFactory(stores: AdapterStores): (model: string) => 
     if (model === 'Client') return new ClientAdapter(stores.clients);
     if (stores.redis && SHORT_LIVED_MODELS.has(model))
       return new RedisAdapter(stores.redis, model, stores.redisPrefix);
-    return new PgAdapter(stores.sql, model);
+    return new PgAdapter(stores.sql, model, stores.onGrantGone);
   };
 }

@@ -1,5 +1,13 @@
 import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
 import type { Sql } from '@gatehouse/db';
+import { IDENTITY_CHANGES_CHANNEL } from '@gatehouse/bearer';
+
+/**
+ * A statement's deleted rows announce, for each grant among them, `user:<accountId>` on the identity change feed
+ * (in the same statement, so at its commit): every token server replica drops the grant from its cache (issue 16).
+ */
+const ANNOUNCE_GONE_GRANTS = `SELECT pg_notify('${IDENTITY_CHANGES_CHANNEL}', 'user:' || lower(account))
+   FROM gone WHERE model = 'Grant' AND account IS NOT NULL`;
 
 interface Row {
   payload: AdapterPayload;
@@ -33,6 +41,8 @@ export class PgAdapter implements Adapter {
   constructor(
     private readonly sql: Sql,
     readonly model: string,
+    /** Told of every grant this process deletes (the token server's cache drops it at once). */
+    private readonly onGrantGone: (grantId: string) => void = () => undefined,
   ) {}
 
   async upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
@@ -97,15 +107,29 @@ export class PgAdapter implements Adapter {
       [this.model, id],
     );
     if (row?.grant_id) {
-      await this.sql.rows(`DELETE FROM oidc_payloads WHERE grant_id = $1 OR (model = 'Grant' AND id = $1)`, [
-        row.grant_id,
-      ]);
+      await this.sql.rows(
+        `WITH gone AS (DELETE FROM oidc_payloads WHERE grant_id = $1 OR (model = 'Grant' AND id = $1)
+                       RETURNING model, payload->>'accountId' AS account)
+         ${ANNOUNCE_GONE_GRANTS}`,
+        [row.grant_id],
+      );
+      this.onGrantGone(row.grant_id);
     }
     throw new errors.InvalidGrant('grant request is invalid');
   }
 
   async destroy(id: string): Promise<void> {
-    await this.sql.rows('DELETE FROM oidc_payloads WHERE model = $1 AND id = $2', [this.model, id]);
+    if (this.model !== 'Grant') {
+      await this.sql.rows('DELETE FROM oidc_payloads WHERE model = $1 AND id = $2', [this.model, id]);
+      return;
+    }
+    await this.sql.rows(
+      `WITH gone AS (DELETE FROM oidc_payloads WHERE model = $1 AND id = $2
+                     RETURNING model, payload->>'accountId' AS account)
+       ${ANNOUNCE_GONE_GRANTS}`,
+      [this.model, id],
+    );
+    this.onGrantGone(id);
   }
 
   async revokeByGrantId(grantId: string): Promise<void> {

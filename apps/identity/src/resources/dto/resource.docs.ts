@@ -14,7 +14,7 @@ export class ResourceMetadataV1Doc {
   })
   identifier_url: string | null;
 
-  @ApiProperty({ enum: ['RS256', 'ES256', 'HS256'], example: 'RS256' })
+  @ApiProperty({ enum: ['RS256', 'ES256', 'HS256'], example: 'ES256' })
   signing_algorithm: string;
 
   @ApiPropertyOptional({

@@ -62,7 +62,7 @@ export class ResourceMetadataV1Dto extends SigningSecret {
   @apply(identifierUrl())
   identifier_url?: string | null;
 
-  @ApiPropertyOptional({ enum: SIGNING_ALGORITHMS, default: 'RS256' })
+  @ApiPropertyOptional({ enum: SIGNING_ALGORITHMS, default: 'ES256' })
   @NotNullIfPresent()
   @IsIn(SIGNING_ALGORITHMS)
   signing_algorithm?: string;
@@ -124,7 +124,7 @@ export class ResourceTokenMetadataV2Dto extends SigningSecret {
   @Max(MAX_TOKEN_LIFETIME)
   expiration_lifetime?: number;
 
-  @ApiPropertyOptional({ enum: SIGNING_ALGORITHMS, default: 'RS256' })
+  @ApiPropertyOptional({ enum: SIGNING_ALGORITHMS, default: 'ES256' })
   @NotNullIfPresent()
   @IsIn(SIGNING_ALGORITHMS)
   signing_algorithm?: string;

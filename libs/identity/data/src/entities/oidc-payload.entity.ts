@@ -2,9 +2,10 @@ import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 
 /** oidc-provider artifacts (one table for every model; written by apps/auth's adapter). */
 @Entity({ name: 'oidc_payloads' })
-@Index('ix_oidc_payloads_uid', ['model', 'uid'])
-@Index('ix_oidc_payloads_user_code', ['model', 'userCode'])
-@Index('ix_oidc_payloads_grant_id', ['grantId'])
+// Partial: most artifacts (client_credentials tokens) carry none of these columns.
+@Index('ix_oidc_payloads_uid', ['model', 'uid'], { where: 'uid IS NOT NULL' })
+@Index('ix_oidc_payloads_user_code', ['model', 'userCode'], { where: 'user_code IS NOT NULL' })
+@Index('ix_oidc_payloads_grant_id', ['grantId'], { where: 'grant_id IS NOT NULL' })
 @Index('ix_oidc_payloads_expires_at', ['expiresAt'])
 @Index('ix_oidc_payloads_account', { synchronize: false }) // ((payload->>'accountId'))
 export class OidcPayload {

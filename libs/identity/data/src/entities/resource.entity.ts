@@ -51,7 +51,7 @@ export class Resource {
   @Column('boolean', { name: 'is_system', default: false })
   isSystem: boolean;
 
-  @Column('text', { name: 'signing_algorithm', default: 'RS256' })
+  @Column('text', { name: 'signing_algorithm', default: 'ES256' })
   signingAlgorithm: string;
 
   /** SecretBox ciphertext of the HS256 signing secret (null for asymmetric algorithms). */

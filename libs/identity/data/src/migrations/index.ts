@@ -7,6 +7,7 @@ import { Tenants1790000500000 } from './1790000500000-tenants.js';
 import { IdentityProviders1790000510000 } from './1790000510000-identity-providers.js';
 import { Tickets1790000520000 } from './1790000520000-tickets.js';
 import { Instances1790000530000 } from './1790000530000-instances.js';
+import { TokenServerSpeed1790000600000 } from './1790000600000-token-server-speed.js';
 
 export {
   IdentitySchema1790000000000,
@@ -18,6 +19,7 @@ export {
   IdentityProviders1790000510000,
   Tickets1790000520000,
   Instances1790000530000,
+  TokenServerSpeed1790000600000,
 };
 
 /** Every migration of the identity data model, in order (apps/auth and apps/identity run the same list). */
@@ -31,4 +33,5 @@ export const identityMigrations = [
   IdentityProviders1790000510000,
   Tickets1790000520000,
   Instances1790000530000,
+  TokenServerSpeed1790000600000,
 ];

@@ -1,0 +1,251 @@
+import { decodeJwt } from 'jose';
+import { eventually } from '@gatehouse/testing';
+// The token server's cache and its TokenServer, to stop its change feed and count its statements.
+// eslint-disable-next-line @nx/enforce-module-boundaries
+import { TokenServer } from '../../auth/src/token-server.js';
+import { Management, uniq } from './management-harness.js';
+import { passwordClient } from './ticket-pages.js';
+
+const PASSWORD = 'cache-password-1';
+
+/**
+ * Issue 16: the token server keeps client, client-resource and user rows in memory across requests. Every change
+ * below is made by ANOTHER process's pool (the identity app, through its API); the token server learns of it from
+ * the change feed (LISTEN/NOTIFY), so the change counts from the request after the notification arrives (waited
+ * for with `eventually`, bounded by 1 s, well under the cache's 3 s TTL). With the feed stopped, the TTL bounds
+ * staleness. A /tokeninfo of a cached JWT runs no statement at all.
+ */
+const TTL_MS = 3000;
+const FEED_MS = 1000;
+let m: Management;
+let tokenServer: TokenServer;
+
+beforeAll(async () => {
+  m = await Management.start({}, { AUTH_STATE_CACHE_TTL_MS: String(TTL_MS) });
+  tokenServer = m.auth.built.app.get(TokenServer);
+});
+afterAll(async () => {
+  await m?.close();
+});
+
+const scopesOf = (token: string) =>
+  String(decodeJwt(token).scope ?? '')
+    .split(' ')
+    .filter(Boolean)
+    .sort();
+
+/** A resource with scopes `read` and `write`, a client authorized and granted both. */
+async function setup() {
+  const identifier = `https://${uniq('cache')}.test`;
+  const api = (
+    await m
+      .call('post', '/api/v1/resources')
+      .send({
+        resource_type: 'api',
+        resource_name: uniq('Cache'),
+        resource_metadata: { identifier_url: identifier },
+      })
+      .expect(201)
+  ).body as { id: string };
+  const scopes: Record<string, string> = {};
+  for (const name of ['read', 'write']) {
+    scopes[name] = (
+      await m.call('post', `/api/v1/resources/${api.id}/scopes`).send({ scope_name: name }).expect(201)
+    ).body.id;
+  }
+  const c = (
+    await m
+      .call('post', '/api/v2/clients')
+      .send({ client_name: uniq('cache'), client_metadata: { grant_types: ['client_credentials'] } })
+      .expect(201)
+  ).body as { id: string; client_secret: string };
+  await m
+    .call('post', `/api/v1/clients/${c.id}/resources`)
+    .send({ resources: [api.id] })
+    .expect(204);
+  await m
+    .call('post', `/api/v1/clients/${c.id}/permissions`)
+    .send({ permissions: [{ resource_id: api.id, scopes: [scopes.read, scopes.write] }] })
+    .expect(204);
+  return { identifier, apiId: api.id, scopes, client: { id: c.id, secret: c.client_secret } };
+}
+
+/** A client_credentials token request with Basic credentials: the token, or the OAuth error code. */
+async function tokenRequest(clientId: string, secret: string, resource: string) {
+  const res = await fetch(`${m.auth.url}/token`, {
+    method: 'POST',
+    headers: {
+      authorization: `Basic ${Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(secret)}`).toString('base64')}`,
+      'content-type': 'application/x-www-form-urlencoded',
+    },
+    body: new URLSearchParams({ grant_type: 'client_credentials', resource }).toString(),
+  });
+  const body = (await res.json()) as { access_token?: string; error?: string };
+  return { status: res.status, token: body.access_token, error: body.error };
+}
+
+/** The statements the token server's pool runs (and the connections it checks out) while `fn` runs. */
+async function statementsOf(fn: () => Promise<void>): Promise<string[]> {
+  const db = m.auth.built.db;
+  const statements: string[] = [];
+  const query = db.pool.query.bind(db.pool);
+  const connect = db.pool.connect.bind(db.pool);
+  db.pool.query = ((...args: Parameters<typeof query>) => {
+    statements.push(String((args[0] as { text?: string })?.text ?? args[0]));
+    return query(...args);
+  }) as typeof query;
+  db.pool.connect = ((...args: Parameters<typeof connect>) => {
+    statements.push('connect');
+    return connect(...args);
+  }) as typeof connect;
+  try {
+    await fn();
+  } finally {
+    db.pool.query = query;
+    db.pool.connect = connect;
+  }
+  return statements;
+}
+
+describe('the token server cache follows changes made by the identity service', () => {
+  it('a rotated secret is refused from the request after the notification; the new one works', async () => {
+    const s = await setup();
+    // cached now
+    expect((await tokenRequest(s.client.id, s.client.secret, s.identifier)).token).toBeDefined();
+    expect((await tokenRequest(s.client.id, s.client.secret, s.identifier)).token).toBeDefined();
+    const rotated = await m.call('post', `/api/v1/clients/${s.client.id}/rotate-secret`).expect(200);
+    await eventually(
+      async () => (await tokenRequest(s.client.id, s.client.secret, s.identifier)).status === 401,
+      {
+        timeoutMs: FEED_MS,
+        what: 'the old secret refused',
+      },
+    );
+    // and it stays refused
+    expect((await tokenRequest(s.client.id, s.client.secret, s.identifier)).error).toBe('invalid_client');
+    const fresh = rotated.body.client_secret as string;
+    expect((await tokenRequest(s.client.id, fresh, s.identifier)).token).toBeDefined();
+  });
+
+  it('a revoked permission is gone from the next token and from /tokeninfo of a token issued before', async () => {
+    const s = await setup();
+    const before = (await tokenRequest(s.client.id, s.client.secret, s.identifier)).token!;
+    expect(scopesOf(before)).toEqual(['read', 'write']);
+    expect((await m.tokenInfo(before)).scope).toBe('read write');
+    await m
+      .call('delete', `/api/v2/clients/${s.client.id}/permissions`)
+      .send({ permissions: [{ scopes: [s.scopes.write] }] })
+      .expect(204);
+    await eventually(async () => (await m.tokenInfo(before)).scope === 'read', {
+      timeoutMs: FEED_MS,
+      what: 'the revoked scope gone from /tokeninfo',
+    });
+    const after = (await tokenRequest(s.client.id, s.client.secret, s.identifier)).token!;
+    expect(scopesOf(after)).toEqual(['read']);
+  });
+
+  it("a deleted client's tokens are inactive and it gets no more", async () => {
+    const s = await setup();
+    const token = (await tokenRequest(s.client.id, s.client.secret, s.identifier)).token!;
+    expect((await m.tokenInfo(token)).active).toBe(true);
+    await m.call('delete', `/api/v1/clients/${s.client.id}`).expect(204);
+    await eventually(async () => (await m.tokenInfo(token)).active === false, {
+      timeoutMs: FEED_MS,
+      what: "the deleted client's token inactive",
+    });
+    expect((await tokenRequest(s.client.id, s.client.secret, s.identifier)).status).toBe(401);
+  });
+
+  it('/tokeninfo of a cached JWT runs no statement; a change is still seen on the next call', async () => {
+    const s = await setup();
+    const token = (await tokenRequest(s.client.id, s.client.secret, s.identifier)).token!;
+    expect((await m.tokenInfo(token)).active).toBe(true);
+    const statements = await statementsOf(async () => {
+      for (let i = 0; i < 20; i++) {
+        const info = await m.tokenInfo(token);
+        expect(info).toMatchObject({ active: true, client_id: s.client.id, scope: 'read write' });
+      }
+    });
+    expect(statements).toEqual([]);
+    // (the count is real: an unknown opaque token is looked up in the store)
+    expect(await statementsOf(async () => void (await m.tokenInfo('x'.repeat(43))))).not.toEqual([]);
+    await m
+      .call('delete', `/api/v1/resources/${s.apiId}/clients`)
+      .send({ clients: [s.client.id] })
+      .expect(204);
+    await eventually(async () => (await m.tokenInfo(token)).active === false, {
+      timeoutMs: FEED_MS,
+      what: 'the token of a revoked authorization inactive',
+    });
+  });
+
+  it("a user's JWT: a grant revoked through the identity API, a blocked user, a grant revoked at the token server", async () => {
+    const a = await passwordClient(m);
+    const user = async () => {
+      const email = `${uniq('cache')}@example.test`;
+      const u = (
+        await m.call('post', '/api/v1/users').send({ user_email: email, password: PASSWORD }).expect(201)
+      ).body as { id: string };
+      const t = await a.login(email, PASSWORD);
+      expect(t.access_token.split('.')).toHaveLength(3);
+      // twice: the client, its access, the user and the grant are cached now
+      expect((await m.tokenInfo(t.access_token)).active).toBe(true);
+      // the second /tokeninfo of a user's JWT (its client, access, user and grant cached) runs no statement
+      expect(
+        await statementsOf(async () => expect((await m.tokenInfo(t.access_token)).active).toBe(true)),
+      ).toEqual([]);
+      return { id: u.id, token: t.access_token, refresh: t.refresh_token! };
+    };
+
+    const revoked = await user();
+    const grant = (await m.call('get', `/api/v1/users/${revoked.id}/grants`).expect(200)).body.items[0];
+    await m.call('delete', `/api/v1/users/${revoked.id}/grants/${grant.id}`).expect(204);
+    await eventually(async () => (await m.tokenInfo(revoked.token)).active === false, {
+      timeoutMs: FEED_MS,
+      what: 'the token of a grant revoked through the identity API inactive',
+    });
+
+    const blocked = await user();
+    await m.call('post', `/api/v1/users/${blocked.id}/block`).expect(200);
+    await eventually(async () => (await m.tokenInfo(blocked.token)).active === false, {
+      timeoutMs: FEED_MS,
+      what: "a blocked user's token inactive",
+    });
+
+    // Revoking the refresh token at the token server revokes its grant: this process knows at once.
+    const own = await user();
+    const res = await fetch(`${m.auth.url}/revoke`, {
+      method: 'POST',
+      headers: {
+        authorization: `Basic ${Buffer.from(`${a.id}:${a.secret}`).toString('base64')}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: new URLSearchParams({ token: own.refresh, token_type_hint: 'refresh_token' }).toString(),
+    });
+    expect(res.status).toBe(200);
+    expect((await m.tokenInfo(own.token)).active).toBe(false);
+  });
+
+  it('with the change feed down, the TTL bounds staleness', async () => {
+    const s = await setup();
+    const token = (await tokenRequest(s.client.id, s.client.secret, s.identifier)).token!;
+    expect((await m.tokenInfo(token)).scope).toBe('read write');
+    // Stopped for good (the last test of this file): no notification reaches this token server any more.
+    await tokenServer.feed!.stop();
+    {
+      const changed = Date.now();
+      await m
+        .call('delete', `/api/v2/clients/${s.client.id}/permissions`)
+        .send({ permissions: [{ scopes: [s.scopes.write] }] })
+        .expect(204);
+      // No notification arrives: the cached grant is still served...
+      expect((await m.tokenInfo(token)).scope).toBe('read write');
+      // ...until its TTL runs out.
+      await eventually(async () => (await m.tokenInfo(token)).scope === 'read', {
+        timeoutMs: TTL_MS + 1000,
+        what: 'the revoked scope gone after the TTL',
+      });
+      expect(Date.now() - changed).toBeLessThanOrEqual(TTL_MS + 1000);
+    }
+  });
+});
