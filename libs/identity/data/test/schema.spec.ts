@@ -43,6 +43,7 @@ describe('identity migrations', () => {
       'Tickets1790000520000',
       'Instances1790000530000',
       'TokenServerSpeed1790000600000',
+      'CacheSubscribers1790000700000',
     ]);
     expect(await pendingSchemaChanges(ds)).toEqual([]);
 
@@ -80,10 +81,12 @@ describe('identity migrations', () => {
         'tickets',
       ]),
     );
-    // Every identity record carries instance_id (artifact tables of the token server and instances excepted).
+    // Every identity record carries instance_id (artifact tables of the token server, its cache subscribers and
+    // instances excepted).
     const withoutInstance = await q<{ table_name: string }>(
       `SELECT t.table_name FROM information_schema.tables t
-        WHERE t.table_schema = 'public' AND t.table_name NOT IN ('instances', 'oidc_payloads', 'signing_keys', 'typeorm_migrations')
+        WHERE t.table_schema = 'public'
+          AND t.table_name NOT IN ('instances', 'oidc_payloads', 'signing_keys', 'cache_subscribers', 'typeorm_migrations')
           AND NOT EXISTS (SELECT 1 FROM information_schema.columns c
                            WHERE c.table_name = t.table_name AND c.column_name = 'instance_id' AND c.is_nullable = 'NO')`,
     );

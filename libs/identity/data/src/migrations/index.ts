@@ -8,6 +8,7 @@ import { IdentityProviders1790000510000 } from './1790000510000-identity-provide
 import { Tickets1790000520000 } from './1790000520000-tickets.js';
 import { Instances1790000530000 } from './1790000530000-instances.js';
 import { TokenServerSpeed1790000600000 } from './1790000600000-token-server-speed.js';
+import { CacheSubscribers1790000700000 } from './1790000700000-cache-subscribers.js';
 
 export {
   IdentitySchema1790000000000,
@@ -20,6 +21,7 @@ export {
   Tickets1790000520000,
   Instances1790000530000,
   TokenServerSpeed1790000600000,
+  CacheSubscribers1790000700000,
 };
 
 /** Every migration of the identity data model, in order (apps/auth and apps/identity run the same list). */
@@ -34,4 +36,5 @@ export const identityMigrations = [
   Tickets1790000520000,
   Instances1790000530000,
   TokenServerSpeed1790000600000,
+  CacheSubscribers1790000700000,
 ];
