@@ -9,7 +9,7 @@ import type { Db, Sql } from '@gatehouse/db';
 import { isStoreUnavailable, sendOAuthError } from './oidc/oauth-errors.js';
 import { OidcData } from './oidc/oidc-data.js';
 import { StateCache } from './oidc/state-cache.js';
-import { IdentityChangeListener } from '@gatehouse/bearer';
+import { CacheSubscriber, STALE_SUBSCRIBER_SEC } from '@gatehouse/bearer';
 import { PasswordLogin } from './oidc/password-login.js';
 import { createProvider, ROUTES, type TokenLifetimes } from './oidc/provider.js';
 import { BodyError, one, parseParams, readBody, replayAsForm, type Params } from './oidc/request-body.js';
@@ -145,8 +145,11 @@ export class TokenServer {
   private keys!: KeySet;
   private publicJwks!: JSONWebKeySet;
   private readonly timers: NodeJS.Timeout[] = [];
-  /** The identity change feed that keeps `data.cache` in step (undefined when the cache is off). */
-  feed?: IdentityChangeListener;
+  /**
+   * The identity change feed that keeps `data.cache` in step and acknowledges identity's settle markers
+   * (undefined when the cache is off).
+   */
+  feed?: CacheSubscriber;
   /** Last poll per device code (hashed), for slow_down. */
   private readonly lastPolls = new Map<string, number>();
   /** The clock device polls are timed by (tests move it instead of waiting). */
@@ -184,7 +187,11 @@ export class TokenServer {
       issuer: this.issuer,
     });
     this.signup = new Signup({ sql, codes: this.codes, delivery: this.delivery, issuer: this.issuer });
-    this.tickets = new TicketPages({ sql, keys: opts.box.derive(TICKET_KEY_PURPOSE) });
+    this.tickets = new TicketPages({
+      sql,
+      keys: opts.box.derive(TICKET_KEY_PURPOSE),
+      forgetUser: (id) => data.cache.forget({ kind: 'user', id }),
+    });
     this.interactions = new InteractionHandler({
       provider: () => this.provider,
       login,
@@ -200,9 +207,12 @@ export class TokenServer {
   static async start(opts: TokenServerOptions): Promise<TokenServer> {
     const log = opts.log ?? pino({ level: opts.env.LOG_LEVEL ?? 'info', base: { service: 'auth' } });
     const sql = opts.db;
+    let feed: CacheSubscriber | undefined;
     const cache = new StateCache({
       max: opts.env.AUTH_STATE_CACHE_MAX,
       ttlMs: opts.env.AUTH_STATE_CACHE_TTL_MS,
+      // used only while the feed's last heartbeat is recent (see CacheSubscriber)
+      trusted: () => feed?.trusted() ?? false,
     });
     const data = new OidcData(
       sql,
@@ -211,11 +221,13 @@ export class TokenServer {
         log.error({ err: (err as Error).message }, `${what}: a stored secret cannot be decrypted`),
       cache,
     );
-    // The identity change feed drops cached rows at once (a lost feed drops everything; the TTL bounds the rest).
-    const feed = cache.enabled
-      ? new IdentityChangeListener({
+    // The identity change feed drops cached rows (a lost feed or a late heartbeat drops everything); identity's
+    // settle waits for this subscriber's acknowledgement before it answers a change (exact invalidation).
+    feed = cache.enabled
+      ? new CacheSubscriber({
           url: sql.url,
           applicationName: 'gatehouse-auth-changes',
+          service: 'auth',
           onChange: (change) => cache.forget(change),
           log: { warn: (message) => log.warn(message) },
         })
@@ -250,6 +262,10 @@ export class TokenServer {
       await purgeTickets(sql);
       const f = await purgeLoginFailures(sql);
       if (f) log.debug({ removed: f }, 'stale login failure counts purged');
+      // cache subscribers that stopped without deleting their row (a killed process)
+      await sql.exec(`DELETE FROM cache_subscribers WHERE heartbeat_at < now() - make_interval(secs => $1)`, [
+        STALE_SUBSCRIBER_SEC,
+      ]);
     });
     every(opts.env.AUTH_KEY_REFRESH_SEC, () => server.reloadKeys(false));
     return server;

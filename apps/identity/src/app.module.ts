@@ -1,11 +1,12 @@
 import { type DynamicModule, Module } from '@nestjs/common';
+import { APP_INTERCEPTOR } from '@nestjs/core';
 import { ServiceCoreModule, type CommonEnv, type ServiceContext } from '@gatehouse/service';
 import type { EnvOf } from '@gatehouse/config';
 import { BearerModule, bearerOptionsFromEnv } from '@gatehouse/bearer';
 import { loadSecretBox, MANAGEMENT_AUDIENCE, SECRET_BOX } from '@gatehouse/identity-data';
 import type { identityEnv } from './config.js';
 import { AccessModule } from './common/access.js';
-import { ChangeFeed } from './common/changes.js';
+import { ChangeFeed, SettleInterceptor } from './common/changes.js';
 import { ClientsModule } from './clients/clients.module.js';
 import { ClientAccessModule } from './client-access/client-access.module.js';
 import { ResourcesModule } from './resources/resources.module.js';
@@ -52,8 +53,13 @@ export class IdentityAppModule {
         UserGrantsModule,
       ],
       // Client secrets are sealed with this box (SECRET_ENCRYPTION_KEY or DATA_DIR/secret.key, see bootstrap).
-      // The ChangeFeed keeps the caller and token caches of this replica in step with changes made by any replica.
-      providers: [{ provide: SECRET_BOX, useFactory: () => loadSecretBox(env).box }, ChangeFeed],
+      // The ChangeFeed keeps the caller and token caches of this replica in step with changes made by any replica;
+      // the SettleInterceptor holds the response of a change until every token server replica has applied it.
+      providers: [
+        { provide: SECRET_BOX, useFactory: () => loadSecretBox(env).box },
+        ChangeFeed,
+        { provide: APP_INTERCEPTOR, useClass: SettleInterceptor },
+      ],
       exports: [SECRET_BOX],
     };
   }

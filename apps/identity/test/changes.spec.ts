@@ -70,7 +70,6 @@ describe('changes reach every replica (LISTEN/NOTIFY)', () => {
 
   it('a rolled-back change announces nothing; the feed reconnects and forgets what it may have missed', async () => {
     const feed = b.app.get(ChangeFeed);
-    const applied = feed.applied;
     // a failing change: a duplicate client name in one tenant (409), rolled back before the announcement commits
     const tenant = await m.tenant();
     const name = uniq('dup');
@@ -82,6 +81,9 @@ describe('changes reach every replica (LISTEN/NOTIFY)', () => {
       .call('post', '/api/v1/clients')
       .send({ client_name: uniq('dup2'), tenant_id: tenant })
       .expect(201);
+    // (the creations announce themselves: wait for their notifications before counting)
+    await new Promise((r) => setTimeout(r, 200));
+    const applied = feed.applied;
     await m.call('patch', `/api/v1/clients/${second.body.id}`).send({ client_name: name }).expect(409);
     await new Promise((r) => setTimeout(r, 200));
     expect(feed.applied).toBe(applied);

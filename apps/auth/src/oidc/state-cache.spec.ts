@@ -75,4 +75,59 @@ describe('StateCache', () => {
     await keep(off, 'a', 1);
     expect(off.size).toBe(0);
   });
+
+  it('drops by tag through its index, without touching other entries; evicted entries leave the index', async () => {
+    const c = cache(3);
+    await keep(c, 'c1', 1, { client: 'A' });
+    await keep(c, 'a1', 2, { client: 'a' });
+    await keep(c, 'g1', 3, { client: 'a', user: 'u' });
+    expect(c.indexed('client:a')).toBe(3);
+    expect(c.indexed('user:u')).toBe(1);
+    c.forget({ kind: 'user', id: 'U' });
+    expect(c.indexed('client:a')).toBe(2);
+    expect(c.indexed('user:u')).toBe(0);
+    await keep(c, 'x', 4, { user: 'v' });
+    await keep(c, 'y', 5, { user: 'w' });
+    // c1 was the least recently used: evicted, and gone from the index
+    expect(c.get('c1')).toBeUndefined();
+    expect(c.indexed('client:a')).toBe(1);
+    c.delete('a1');
+    expect(c.indexed('client:a')).toBe(0);
+    expect(c.size).toBe(2);
+  });
+
+  it('a change between snapshot and store keeps the stale read out, whatever its tag', async () => {
+    const c = cache(10);
+    const before = c.snapshot();
+    c.forget({ kind: 'user', id: 'someone-else' });
+    c.store('k', 1, { client: 'x' }, before);
+    expect(c.get('k')).toBeUndefined();
+    c.store('k', 1, { client: 'x' }, c.snapshot());
+    expect(c.get('k')).toBe(1);
+  });
+
+  it('untrusted: answers nothing, stores nothing, drops what it held; trusted again it fills anew', async () => {
+    let trusted = true;
+    const c = new StateCache({ max: 10, ttlMs: 1000, now: () => now, trusted: () => trusted });
+    await keep(c, 'a', 1, { client: 'x' });
+    expect(c.get('a')).toBe(1);
+    trusted = false;
+    expect(c.get('a')).toBeUndefined();
+    expect(c.size).toBe(0);
+    expect(c.indexed('client:x')).toBe(0);
+    let reads = 0;
+    const read = () =>
+      c.through(
+        'a',
+        () => ({}),
+        () => Promise.resolve(++reads),
+        () => true,
+      );
+    expect(await read()).toBe(1);
+    expect(await read()).toBe(2);
+    expect(c.size).toBe(0);
+    trusted = true;
+    expect(await read()).toBe(3);
+    expect(await read()).toBe(3);
+  });
 });

@@ -9,37 +9,55 @@ export interface StateTags {
 interface Entry {
   value: unknown;
   expires: number;
-  client?: string;
-  user?: string;
+  /** Its index keys (`client:<id>`, `user:<id>`). */
+  tags: string[];
 }
 
 export interface StateCacheOptions {
   /** Most entries kept; past it the least recently used go. 0 turns the cache off. */
   max: number;
-  /** How long an entry is trusted without a change notification (the bound on staleness when the feed is down). */
+  /** How long an entry is kept at most (a bound on memory of rows nobody changes; invalidation is exact). */
   ttlMs: number;
   now?: () => number;
+  /**
+   * Whether the cache may be used now (the change feed's trust window, see CacheSubscriber). While it is not,
+   * nothing is answered from the cache or stored in it, and what it held is dropped.
+   */
+  trusted?: () => boolean;
 }
+
+const tagKeys = (tags: StateTags): string[] => {
+  const keys: string[] = [];
+  if (tags.client) keys.push(`client:${tags.client.toLowerCase()}`);
+  if (tags.user) keys.push(`user:${tags.user.toLowerCase()}`);
+  return keys;
+};
 
 /**
  * The identity rows the token server reads on every token request and /tokeninfo call (a client with its decrypted
- * secret, its access to a resource, a user), kept in memory across requests (issue 16):
+ * secret, its access to a resource, a user, a live grant), kept in memory across requests (issue 16):
  * - bounded: at most `max` entries, least recently used first out (a Map in use order);
- * - dropped at once by the identity change feed (LISTEN/NOTIFY): `client:<id>` drops what that client's entries,
- *   `user:<id>` that user's, `all` (and a lost feed) everything;
- * - trusted for `ttlMs` at most, so that with the feed down a change counts after that long.
+ * - dropped by the identity change feed (LISTEN/NOTIFY): `client:<id>` drops that client's entries, `user:<id>`
+ *   that user's (through a tag -> keys index, no scan), `all` (and a lost feed) everything; the feed's settle
+ *   protocol makes this exact (libs/shared/bearer cache-sync.ts);
+ * - used only while `trusted()` (the subscriber's heartbeat is recent);
+ * - kept `ttlMs` at most.
  * A read that started before a change is not stored after it (the generation check), so a change is never
  * overwritten by the stale row a concurrent request was reading.
  */
 export class StateCache {
   private readonly entries = new Map<string, Entry>();
+  /** `client:<id>` / `user:<id>` -> the keys of the entries tagged so. */
+  private readonly index = new Map<string, Set<string>>();
   private generation = 0;
   private readonly now: () => number;
+  private readonly trustedNow: () => boolean;
   hits = 0;
   misses = 0;
 
   constructor(private readonly opts: StateCacheOptions) {
     this.now = opts.now ?? Date.now;
+    this.trustedNow = opts.trusted ?? (() => true);
   }
 
   get enabled(): boolean {
@@ -50,15 +68,27 @@ export class StateCache {
     return this.entries.size;
   }
 
-  /** The value kept under `key`, or undefined (unknown or expired). */
+  /** Keys indexed under a tag (for tests). */
+  indexed(tag: string): number {
+    return this.index.get(tag)?.size ?? 0;
+  }
+
+  /** Whether the cache may be used now; when not, it is emptied (and a read in flight will not be stored). */
+  private trusted(): boolean {
+    if (this.trustedNow()) return true;
+    if (this.entries.size) this.clear();
+    return false;
+  }
+
+  /** The value kept under `key`, or undefined (unknown, expired, or the cache is not trusted now). */
   get<T>(key: string): T | undefined {
     const e = this.entries.get(key);
-    if (!e) {
+    if (!e || !this.trusted()) {
       this.misses++;
       return undefined;
     }
     if (e.expires <= this.now()) {
-      this.entries.delete(key);
+      this.remove(key);
       this.misses++;
       return undefined;
     }
@@ -92,20 +122,21 @@ export class StateCache {
     return this.generation;
   }
 
-  /** Keeps `value` under `key`, unless a change arrived since `snapshot` (then the value may be stale). */
+  /**
+   * Keeps `value` under `key`, unless a change arrived since `snapshot` (then the value may be stale) or the cache
+   * is not trusted now.
+   */
   store(key: string, value: unknown, tags: StateTags, snapshot: number, expiresAt = Infinity): void {
-    if (!this.enabled || snapshot !== this.generation) return;
-    this.entries.delete(key);
-    this.entries.set(key, {
-      value,
-      expires: Math.min(this.now() + this.opts.ttlMs, expiresAt),
-      client: tags.client?.toLowerCase(),
-      user: tags.user?.toLowerCase(),
-    });
-    while (this.entries.size > this.opts.max) {
-      const oldest = this.entries.keys().next().value as string;
-      this.entries.delete(oldest);
+    if (!this.enabled || snapshot !== this.generation || !this.trusted()) return;
+    this.remove(key);
+    const keys = tagKeys(tags);
+    this.entries.set(key, { value, expires: Math.min(this.now() + this.opts.ttlMs, expiresAt), tags: keys });
+    for (const t of keys) {
+      let set = this.index.get(t);
+      if (!set) this.index.set(t, (set = new Set()));
+      set.add(key);
     }
+    while (this.entries.size > this.opts.max) this.remove(this.entries.keys().next().value as string);
   }
 
   /** Drops what `change` makes stale. */
@@ -113,19 +144,32 @@ export class StateCache {
     this.generation++;
     if (change.kind === 'all') {
       this.entries.clear();
+      this.index.clear();
       return;
     }
-    const field = change.kind;
-    for (const [key, e] of this.entries) if (e[field] === change.id) this.entries.delete(key);
+    const keys = this.index.get(`${change.kind}:${change.id.toLowerCase()}`);
+    if (keys) for (const key of [...keys]) this.remove(key);
   }
 
   /** Drops one entry (a change this process made itself and knows exactly). */
   delete(key: string): void {
     this.generation++;
-    this.entries.delete(key);
+    this.remove(key);
   }
 
   clear(): void {
     this.forget({ kind: 'all' });
+  }
+
+  private remove(key: string): void {
+    const e = this.entries.get(key);
+    if (!e) return;
+    this.entries.delete(key);
+    for (const t of e.tags) {
+      const set = this.index.get(t);
+      if (!set) continue;
+      set.delete(key);
+      if (!set.size) this.index.delete(t);
+    }
   }
 }

@@ -48,6 +48,8 @@ export class TicketPages {
       sql: Sql;
       /** HMAC keys of ticket tokens (box.derive('tickets'), as apps/identity derives them). */
       keys: Buffer[];
+      /** A user this process changed (its cached rows and grants go at once; other replicas learn by the feed). */
+      forgetUser?: (userId: string) => void;
     },
   ) {}
 
@@ -84,6 +86,7 @@ export class TicketPages {
       if (!verified) throw new TicketVoid();
       return used;
     });
+    if (done) this.deps.forgetUser?.(done.user_id);
     return done ? this.finish(res, locale, done, 'emailVerified') : this.message(res, locale, 400, 'invalid');
   }
 
@@ -184,6 +187,7 @@ export class TicketPages {
       ]);
       return used;
     });
+    if (done) this.deps.forgetUser?.(done.user_id);
     return done ? this.finish(res, locale, done, 'passwordSet') : this.message(res, locale, 400, 'invalid');
   }
 

@@ -16,8 +16,15 @@ export function changePayload(change: IdentityChange): string {
   return change.kind === 'all' ? 'all' : `${change.kind}:${change.id.toLowerCase()}`;
 }
 
-/** A payload back into a change; anything unknown counts as `all`. */
-export function parseChange(payload: string | undefined): IdentityChange {
+/**
+ * The prefix of a settle marker on the change channel (`sync:<token>`, sent by the identity service after each
+ * change: see cache-sync.ts). It changes nothing: a listener that is not a cache subscriber ignores it.
+ */
+export const SYNC_PREFIX = 'sync:';
+
+/** A payload back into a change: undefined for a settle marker (nothing changed), anything unknown counts as `all`. */
+export function parseChange(payload: string | undefined): IdentityChange | undefined {
+  if (payload?.startsWith(SYNC_PREFIX)) return undefined;
   const [kind, id] = (payload ?? 'all').split(':', 2);
   if ((kind === 'client' || kind === 'user') && id) return { kind, id: id.toLowerCase() };
   return { kind: 'all' };
@@ -41,6 +48,18 @@ export interface ChangeListenerOptions {
   /** One change; `all` also after a reconnect (notifications sent in between were missed). */
   onChange(change: IdentityChange): void;
   log: { warn(message: string): void };
+  /** More channels to LISTEN on; their notifications go to `onNotification`. */
+  channels?: string[];
+  onNotification?(channel: string, payload: string): void;
+  /** A settle marker `sync:<token>` on the change channel, in order with the changes (the token passed). */
+  onSync?(token: string): void;
+  /**
+   * Run on each new connection after its LISTENs, before it counts as connected (a failure drops the connection
+   * and retries).
+   */
+  onConnect?(client: pg.Client): Promise<void>;
+  /** The connection was lost (or closed by `stop`). */
+  onDisconnect?(): void;
 }
 
 const RECONNECT_MIN_MS = 500;
@@ -70,13 +89,32 @@ export class IdentityChangeListener {
     if (this.timer) clearTimeout(this.timer);
     const c = this.client;
     this.client = undefined;
+    if (c) this.opts.onDisconnect?.();
     await c?.end().catch(() => undefined);
   }
 
-  /** Applies one notification payload. */
+  /** Whether the listening connection is up. */
+  get connected(): boolean {
+    return this.client !== undefined;
+  }
+
+  /** Applies one notification payload of the change channel (a settle marker goes to `onSync`). */
   apply(payload: string | undefined): void {
+    if (payload?.startsWith(SYNC_PREFIX)) {
+      this.opts.onSync?.(payload.slice(SYNC_PREFIX.length));
+      return;
+    }
+    const change = parseChange(payload);
+    if (!change) return;
     this.applied++;
-    this.opts.onChange(parseChange(payload));
+    this.opts.onChange(change);
+  }
+
+  /** A statement on the listening connection (in order with its notifications); rejects when it is down. */
+  async query(text: string, params: unknown[] = []): Promise<pg.QueryResult> {
+    const c = this.client;
+    if (!c) throw new Error('change feed not connected');
+    return c.query(text, params);
   }
 
   private async connect(): Promise<void> {
@@ -86,11 +124,22 @@ export class IdentityChangeListener {
     });
     client.on('notification', (n) => {
       if (n.channel === IDENTITY_CHANGES_CHANNEL) this.apply(n.payload);
+      else this.opts.onNotification?.(n.channel, n.payload ?? '');
     });
     client.on('error', (err) => this.lost(client, err));
     client.on('end', () => this.lost(client, new Error('connection ended')));
-    await client.connect();
-    await client.query(`LISTEN ${IDENTITY_CHANGES_CHANNEL}`);
+    try {
+      await client.connect();
+      for (const channel of [IDENTITY_CHANGES_CHANNEL, ...(this.opts.channels ?? [])]) {
+        await client.query(`LISTEN ${channel}`);
+      }
+      if (!this.stopped) await this.opts.onConnect?.(client);
+    } catch (err) {
+      client.removeAllListeners('end');
+      client.on('error', () => undefined);
+      await client.end().catch(() => undefined);
+      throw err;
+    }
     if (this.stopped) {
       await client.end().catch(() => undefined);
       return;
@@ -104,6 +153,7 @@ export class IdentityChangeListener {
   private lost(client: pg.Client, err: unknown): void {
     if (this.client !== client) return;
     this.client = undefined;
+    this.opts.onDisconnect?.();
     void client.end().catch(() => undefined);
     this.retry(err);
   }
@@ -143,6 +193,21 @@ export abstract class IdentityChangeFeed {
   /** Drops what `change` makes stale. */
   protected abstract forget(change: IdentityChange): void;
 
+  /** More channels to LISTEN on (their notifications go to `notified`). */
+  protected channels(): string[] {
+    return [];
+  }
+
+  /** A notification of one of `channels()`. */
+  protected notified(_channel: string, _payload: string): void {
+    // none by default
+  }
+
+  /** Whether the listening connection is up. */
+  get connected(): boolean {
+    return this.listener?.connected ?? false;
+  }
+
   /** Notifications applied (for tests and metrics). */
   get applied(): number {
     return this.listener?.applied ?? 0;
@@ -156,6 +221,8 @@ export abstract class IdentityChangeFeed {
       applicationName: this.applicationName,
       onChange: (change) => this.forget(change),
       log: this.log,
+      channels: this.channels(),
+      onNotification: (channel, payload) => this.notified(channel, payload),
     });
     await this.listener.start();
   }

@@ -1,13 +1,9 @@
 import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
 import type { Sql } from '@gatehouse/db';
-import { IDENTITY_CHANGES_CHANNEL } from '@gatehouse/bearer';
 
-/**
- * A statement's deleted rows announce, for each grant among them, `user:<accountId>` on the identity change feed
- * (in the same statement, so at its commit): every token server replica drops the grant from its cache (issue 16).
- */
-const ANNOUNCE_GONE_GRANTS = `SELECT pg_notify('${IDENTITY_CHANGES_CHANNEL}', 'user:' || lower(account))
-   FROM gone WHERE model = 'Grant' AND account IS NOT NULL`;
+// A grant deleted (or updated) before its expiry announces `user:<accountId>` on the identity change feed by a
+// trigger of oidc_payloads (identity migration 1790000700000): every other token server replica drops it from its
+// cache; this process drops it at once through `onGrantGone`.
 
 interface Row {
   payload: AdapterPayload;
@@ -107,29 +103,17 @@ export class PgAdapter implements Adapter {
       [this.model, id],
     );
     if (row?.grant_id) {
-      await this.sql.rows(
-        `WITH gone AS (DELETE FROM oidc_payloads WHERE grant_id = $1 OR (model = 'Grant' AND id = $1)
-                       RETURNING model, payload->>'accountId' AS account)
-         ${ANNOUNCE_GONE_GRANTS}`,
-        [row.grant_id],
-      );
+      await this.sql.rows(`DELETE FROM oidc_payloads WHERE grant_id = $1 OR (model = 'Grant' AND id = $1)`, [
+        row.grant_id,
+      ]);
       this.onGrantGone(row.grant_id);
     }
     throw new errors.InvalidGrant('grant request is invalid');
   }
 
   async destroy(id: string): Promise<void> {
-    if (this.model !== 'Grant') {
-      await this.sql.rows('DELETE FROM oidc_payloads WHERE model = $1 AND id = $2', [this.model, id]);
-      return;
-    }
-    await this.sql.rows(
-      `WITH gone AS (DELETE FROM oidc_payloads WHERE model = $1 AND id = $2
-                     RETURNING model, payload->>'accountId' AS account)
-       ${ANNOUNCE_GONE_GRANTS}`,
-      [this.model, id],
-    );
-    this.onGrantGone(id);
+    await this.sql.rows('DELETE FROM oidc_payloads WHERE model = $1 AND id = $2', [this.model, id]);
+    if (this.model === 'Grant') this.onGrantGone(id);
   }
 
   async revokeByGrantId(grantId: string): Promise<void> {

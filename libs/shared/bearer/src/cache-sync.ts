@@ -1,0 +1,234 @@
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import type pg from 'pg';
+import {
+  IDENTITY_CHANGES_CHANNEL,
+  IdentityChangeListener,
+  SYNC_PREFIX,
+  type IdentityChange,
+} from './change-feed.js';
+
+/**
+ * Exact invalidation of the caches of identity rows (issue 16): a change made through the identity service counts
+ * at every cache subscriber (each token server replica) from the very next request after its HTTP response.
+ *
+ * - Every write to a cached table notifies the change channel (triggers of identity migration 1790000700000), in
+ *   the writing transaction: PostgreSQL delivers notifications of different transactions in commit order.
+ * - A subscriber keeps a row in `cache_subscribers` and heartbeats it every 500 ms on its LISTEN connection. Its
+ *   cache is trusted only while the last heartbeat that started less than 1500 ms ago (local monotonic clock)
+ *   succeeded; untrusted, it is cleared and nothing is stored.
+ * - After every mutating request the identity service `settle()`s before it answers: one autocommit statement
+ *   sends `sync:<token>` on the change channel (after the change's commit, so after its notifications) and lists
+ *   the live subscribers (heartbeat less than 3 s old); each acknowledges on CACHE_ACKS_CHANNEL once it has applied
+ *   every notification before the marker, and settle waits for all of them (3 s at most). A subscriber no longer
+ *   counted as live has stopped trusting its cache 1.5 s before.
+ */
+export const CACHE_ACKS_CHANNEL = 'gatehouse_cache_acks';
+
+/** How often a subscriber heartbeats. */
+export const HEARTBEAT_MS = 500;
+/** How long after the start of its last successful heartbeat a subscriber trusts its cache. */
+export const TRUST_MS = 1500;
+/** A subscriber whose heartbeat is older than this is not waited for by `settle` (twice TRUST_MS). */
+export const LIVE_SEC = 3;
+/** The longest `settle` waits for acknowledgements. */
+export const SETTLE_TIMEOUT_MS = 3000;
+/** Subscriber rows whose heartbeat is older than this are purged. */
+export const STALE_SUBSCRIBER_SEC = 3600;
+
+export interface CacheSubscriberOptions {
+  /** Connection string of the identity database. */
+  url: string;
+  /** `application_name` of the LISTEN connection. */
+  applicationName: string;
+  /** `cache_subscribers.service`. */
+  service: string;
+  /** Drop what a change makes stale (`all` also when the feed was lost or the cache's trust lapsed). */
+  onChange(change: IdentityChange): void;
+  log: { warn(message: string): void };
+  heartbeatMs?: number;
+  trustMs?: number;
+  /** The monotonic clock (milliseconds). */
+  now?: () => number;
+}
+
+/** The cache side of the protocol: LISTEN, heartbeat, trust window, acknowledgements. */
+export class CacheSubscriber {
+  readonly id = randomUUID();
+  private readonly listener: IdentityChangeListener;
+  private readonly now: () => number;
+  private readonly trustMs: number;
+  /** Start (monotonic) of the latest successful heartbeat; undefined while disconnected. */
+  private lastOk: number | undefined;
+  private beating = false;
+  private timer: NodeJS.Timeout | undefined;
+  /** Settle markers acknowledged (for tests and metrics). */
+  acks = 0;
+
+  constructor(private readonly opts: CacheSubscriberOptions) {
+    this.now = opts.now ?? (() => performance.now());
+    this.trustMs = opts.trustMs ?? TRUST_MS;
+    this.listener = new IdentityChangeListener({
+      url: opts.url,
+      applicationName: opts.applicationName,
+      onChange: opts.onChange,
+      log: opts.log,
+      onSync: (token) => this.ack(token),
+      onConnect: (client) => this.register(client),
+      onDisconnect: () => {
+        this.lastOk = undefined;
+      },
+    });
+  }
+
+  /** Notifications applied (for tests and metrics). */
+  get applied(): number {
+    return this.listener.applied;
+  }
+
+  /** Whether the cache may be used now: the last heartbeat that started less than `trustMs` ago succeeded. */
+  trusted(): boolean {
+    return this.lastOk !== undefined && this.now() - this.lastOk < this.trustMs;
+  }
+
+  /** Connects (awaited: a replica that starts serving is in step from its first request) and starts heartbeating. */
+  async start(): Promise<void> {
+    await this.listener.start();
+    this.timer = setInterval(() => void this.beat(), this.opts.heartbeatMs ?? HEARTBEAT_MS);
+    this.timer.unref();
+  }
+
+  /** Stops heartbeating, deletes its row (identity stops waiting for it at once) and closes the connection. */
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.listener
+      .query(`DELETE FROM cache_subscribers WHERE id = $1`, [this.id])
+      .catch(() => undefined);
+    await this.listener.stop();
+    this.lastOk = undefined;
+  }
+
+  /** One heartbeat (exposed for tests); a missing row (purged, or deleted by hand) is inserted again. */
+  async beat(): Promise<void> {
+    if (this.beating || !this.listener.connected) return;
+    this.beating = true;
+    const started = this.now();
+    try {
+      const r = await this.listener.query(`UPDATE cache_subscribers SET heartbeat_at = now() WHERE id = $1`, [
+        this.id,
+      ]);
+      if (!r.rowCount) {
+        // Identity may have settled without waiting for this process meanwhile: forget everything.
+        this.opts.onChange({ kind: 'all' });
+        await this.listener.query(
+          `INSERT INTO cache_subscribers (id, service) VALUES ($1, $2)
+           ON CONFLICT (id) DO UPDATE SET heartbeat_at = now()`,
+          [this.id, this.opts.service],
+        );
+      }
+      this.succeeded(started);
+    } catch {
+      // the trust window runs out; a lost connection is reported and retried by the listener
+    } finally {
+      this.beating = false;
+    }
+  }
+
+  private async register(client: pg.Client): Promise<void> {
+    const started = this.now();
+    await client.query(
+      `INSERT INTO cache_subscribers (id, service) VALUES ($1, $2)
+       ON CONFLICT (id) DO UPDATE SET heartbeat_at = now()`,
+      [this.id, this.opts.service],
+    );
+    this.succeeded(started);
+  }
+
+  private succeeded(started: number): void {
+    // Trust lapsed (or never was): whatever was read meanwhile may predate a change identity did not wait for.
+    if (!this.trusted()) this.opts.onChange({ kind: 'all' });
+    this.lastOk = Math.max(this.lastOk ?? -Infinity, started);
+  }
+
+  /** Every notification before the marker has been applied (they are handled in order, synchronously). */
+  private ack(token: string): void {
+    if (!token || token.length > 100) return;
+    this.listener
+      .query(`SELECT pg_notify($1, $2)`, [CACHE_ACKS_CHANNEL, `${token}:${this.id}`])
+      .then(() => this.acks++)
+      .catch(() => undefined);
+  }
+}
+
+/** A statement runner: the pool of the identity database (autocommit). */
+interface Rows {
+  rows<T>(text: string, params?: readonly unknown[]): Promise<T[]>;
+}
+
+interface Waiting {
+  acked: Set<string>;
+  check?: () => void;
+}
+
+/** The writer side: `settle()` after a change, `ack()` fed with the notifications of CACHE_ACKS_CHANNEL. */
+export class CacheSettler {
+  private readonly waiting = new Map<string, Waiting>();
+  /** Settles that gave up waiting (for tests and metrics). */
+  timeouts = 0;
+
+  constructor(
+    private readonly sql: Rows,
+    private readonly log: { warn(message: string): void },
+    private readonly timeoutMs = SETTLE_TIMEOUT_MS,
+  ) {}
+
+  /** One acknowledgement `<token>:<subscriberId>`. */
+  ack(payload: string): void {
+    const i = payload.lastIndexOf(':');
+    if (i <= 0) return;
+    const w = this.waiting.get(payload.slice(0, i));
+    if (!w) return;
+    w.acked.add(payload.slice(i + 1).toLowerCase());
+    w.check?.();
+  }
+
+  /**
+   * Returns once every live cache subscriber has applied every change committed before this call (3 s at most).
+   * Must run outside any transaction (after the change's commit): it runs on the pool.
+   */
+  async settle(): Promise<void> {
+    const token = randomUUID();
+    const w: Waiting = { acked: new Set() };
+    this.waiting.set(token, w);
+    try {
+      const [row] = await this.sql.rows<{ ids: string[] }>(
+        `SELECT pg_notify($1, $2),
+                (SELECT coalesce(array_agg(id::text), '{}') FROM cache_subscribers
+                  WHERE heartbeat_at > clock_timestamp() - make_interval(secs => $3)) AS ids`,
+        [IDENTITY_CHANGES_CHANNEL, `${SYNC_PREFIX}${token}`, LIVE_SEC],
+      );
+      const ids = (row?.ids ?? []).map((id) => id.toLowerCase());
+      if (!ids.length) return;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          this.timeouts++;
+          const missing = ids.filter((id) => !w.acked.has(id));
+          this.log.warn(
+            `cache settle: no acknowledgement from ${missing.join(', ')} within ${this.timeoutMs} ms; answering anyway`,
+          );
+          resolve();
+        }, this.timeoutMs);
+        w.check = () => {
+          if (ids.every((id) => w.acked.has(id))) {
+            clearTimeout(timer);
+            resolve();
+          }
+        };
+        w.check();
+      });
+    } finally {
+      this.waiting.delete(token);
+    }
+  }
+}
