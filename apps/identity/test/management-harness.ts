@@ -10,7 +10,7 @@ import { buildService, type BuiltService } from '@gatehouse/service';
 import type { TestDatabase } from '@gatehouse/testing';
 import { identityService } from '../src/identity.service-definition.js';
 import { identityTestDatabase, loadIdentityEnv, type IdentityEnv } from './support.js';
-import { startTokenServer, type RealTokenServer } from './token-server.js';
+import { spawnTokenServer, startTokenServer, type RealTokenServer } from './token-server.js';
 
 export type Version = 'v1' | 'v2';
 export const VERSIONS: Version[] = ['v1', 'v2'];
@@ -44,14 +44,20 @@ export class Management {
     readonly env: IdentityEnv,
   ) {}
 
-  /** `vars` of the identity service; `authVars` of the token server only (e.g. REDIS_URL). */
+  /**
+   * `vars` of the identity service; `authVars` of the token server only (e.g. REDIS_URL); `process`: the token
+   * server in its own OS process (spawnTokenServer) instead of this one.
+   */
   static async start(
     vars: Record<string, string> = {},
     authVars: Record<string, string> = {},
+    opts: { process?: boolean } = {},
   ): Promise<Management> {
     const db = await identityTestDatabase();
     const dataDir = mkdtempSync(path.join(tmpdir(), 'gh-mgmt-'));
-    const auth = await startTokenServer(db.url, dataDir, authVars);
+    const auth = opts.process
+      ? await spawnTokenServer(db.url, dataDir, authVars)
+      : await startTokenServer(db.url, dataDir, authVars);
     const env = loadIdentityEnv({
       ...auth.shared,
       AUTH_URL: auth.url,

@@ -1,6 +1,10 @@
+import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
+import { rmSync } from 'node:fs';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { commonEnv, loadEnv } from '@gatehouse/config';
 import { listen } from '@gatehouse/http';
 import { buildService, type BuiltService } from '@gatehouse/service';
@@ -64,6 +68,105 @@ export async function startTokenServer(
       stopped = true;
       await built.close();
     },
+  };
+}
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+
+/**
+ * apps/auth in its own OS process, as deployed: compiled from the current sources with swc (as the `build` target
+ * does, into a directory of its own under tmp/, about a second) and started with node. `built` is not available
+ * (another process); `pid` and `log()` are.
+ */
+export async function spawnTokenServer(
+  databaseUrl: string,
+  dataDir: string,
+  extra: Record<string, string> = {},
+): Promise<RealTokenServer & { pid: number; log(): string }> {
+  const out = path.join(ROOT, 'tmp', `auth-e2e-${process.pid}-${randomBytes(4).toString('hex')}`);
+  execFileSync(
+    path.join(ROOT, 'node_modules/.bin/swc'),
+    [
+      'apps/auth/src',
+      'libs',
+      '-d',
+      out,
+      '--config-file',
+      '.swcrc',
+      '--ignore',
+      '**/*.spec.ts',
+      '--only',
+      '**/*.ts',
+      '-q',
+    ],
+    { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] },
+  );
+  const port = await getFreePort();
+  const url = `http://127.0.0.1:${port}`;
+  const shared = {
+    DATABASE_URL: databaseUrl,
+    DATA_DIR: dataDir,
+    SECRET_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    BOOTSTRAP_CLIENT_ID: randomUUID(),
+    BOOTSTRAP_CLIENT_SECRET: `bearer-test-${randomBytes(12).toString('hex')}`,
+    BOOTSTRAP_ADMIN_PASSWORD: `pw-${randomBytes(8).toString('hex')}`,
+  };
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '',
+    LOG_LEVEL: 'warn',
+    RATE_LIMIT_POINTS: '100000',
+    REDIS_URL: '',
+    AUTH_PORT: String(port),
+    ISSUER: url,
+    ...shared,
+    ...extra,
+  };
+  const child = spawn(process.execPath, [path.join(out, 'apps/auth/src/main.js')], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let log = '';
+  child.stdout.on('data', (d: Buffer) => (log += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (log += d.toString()));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      const killer = setTimeout(() => child.kill('SIGKILL'), 5000);
+      await exited;
+      clearTimeout(killer);
+    }
+    rmSync(out, { recursive: true, force: true });
+  };
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) {
+      await stop();
+      throw new Error(`the token server process exited (${child.exitCode}):\n${log}`);
+    }
+    const up = await fetch(`${url}/livez`, { signal: AbortSignal.timeout(1000) })
+      .then(async (r) => (await r.arrayBuffer(), r.status === 200))
+      .catch(() => false);
+    if (up) break;
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(`the token server process did not start within 60 s:\n${log}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    url,
+    clientId: shared.BOOTSTRAP_CLIENT_ID,
+    clientSecret: shared.BOOTSTRAP_CLIENT_SECRET,
+    shared,
+    get built(): BuiltService<Record<string, unknown>> {
+      throw new Error('the token server runs in another process');
+    },
+    pid: child.pid!,
+    log: () => log,
+    stop,
   };
 }
 
