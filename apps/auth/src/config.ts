@@ -76,8 +76,8 @@ export const authEnv = {
     min: 0,
     max: 60000,
     description:
-      'how long a cached identity row is trusted without a change notification (the staleness bound while the ' +
-      'change feed is down), in milliseconds; 0 turns the cache off',
+      'longest a cached identity row is kept, in milliseconds (invalidation is exact through the change feed and ' +
+      'its settle protocol; this only bounds memory of unchanged rows); 0 turns the cache off',
   }),
   ...deliveryEnv,
 };
