@@ -207,11 +207,11 @@ export class TokenServer {
   static async start(opts: TokenServerOptions): Promise<TokenServer> {
     const log = opts.log ?? pino({ level: opts.env.LOG_LEVEL ?? 'info', base: { service: 'auth' } });
     const sql = opts.db;
-    let feed: CacheSubscriber | undefined;
-    const cache = new StateCache({
+    const cache: StateCache = new StateCache({
       max: opts.env.AUTH_STATE_CACHE_MAX,
       ttlMs: opts.env.AUTH_STATE_CACHE_TTL_MS,
       // used only while the feed's last heartbeat is recent (see CacheSubscriber)
+      // (`feed` is set below, before any request)
       trusted: () => feed?.trusted() ?? false,
     });
     const data = new OidcData(
@@ -223,7 +223,7 @@ export class TokenServer {
     );
     // The identity change feed drops cached rows (a lost feed or a late heartbeat drops everything); identity's
     // settle waits for this subscriber's acknowledgement before it answers a change (exact invalidation).
-    feed = cache.enabled
+    const feed = cache.enabled
       ? new CacheSubscriber({
           url: sql.url,
           applicationName: 'gatehouse-auth-changes',
