@@ -20,6 +20,7 @@ import {
   type SecretBox,
 } from '@gatehouse/identity-data';
 import { SigningKeys, type KeySet } from './keys/signing-keys.js';
+import { FastClientCredentials } from './oidc/client-credentials.fast.js';
 import { TokenInfoService } from './tokeninfo/tokeninfo.service.js';
 import { InteractionHandler } from './interaction/interaction.handler.js';
 import { Delivery } from '@gatehouse/delivery';
@@ -136,6 +137,8 @@ export class TokenServer {
   private readonly signup: Signup;
   /** The pages of tickets (password change, invitation, e-mail verification) made by the management API. */
   private readonly tickets: TicketPages;
+  /** Plain client_credentials requests, answered without oidc-provider's pipeline (same answer). */
+  readonly fastClientCredentials: FastClientCredentials;
   private provider!: Provider;
   private callback!: Handler;
   private keys!: KeySet;
@@ -167,6 +170,11 @@ export class TokenServer {
       data,
       issuer: this.issuer,
       defaultAccessTokenTtlSec: opts.env.AUTH_ACCESS_TOKEN_TTL_SEC,
+    });
+    this.fastClientCredentials = new FastClientCredentials({
+      data,
+      issuer: this.issuer,
+      defaultTtlSec: opts.env.AUTH_ACCESS_TOKEN_TTL_SEC,
     });
     this.codes = new OneTimeCodes(sql, opts.box.derive('otp'));
     this.delivery = new Delivery(opts.env, log);
@@ -312,6 +320,7 @@ export class TokenServer {
       }
     });
     this.keys = keys;
+    this.fastClientCredentials.install(keys);
     this.publicJwks = { keys: keys.keys.map((k) => k.publicJwk) } as JSONWebKeySet;
     this.provider = provider;
     this.callback = provider.callback() as unknown as Handler;
@@ -397,6 +406,13 @@ export class TokenServer {
     if (path === SIGNUP_PATH) return handleSignup(this.signup, this.data, res, req, params);
     if (path === ROUTES.introspection) {
       return handleIntrospection(this.tokenInfo, req, res, params, this.issuer);
+    }
+    if (
+      path === ROUTES.token &&
+      !(req.url ?? '').includes('?') &&
+      (await this.fastClientCredentials.tryIssue(req, res, params))
+    ) {
+      return;
     }
     const query = new URLSearchParams((req.url ?? '').split('?')[1] ?? '');
     const replay = replayAsForm(req, params);

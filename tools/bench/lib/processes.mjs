@@ -91,6 +91,16 @@ export function cpuMs(pid) {
   }
 }
 
+/** Resident set size of a process in MiB (VmRSS of /proc/<pid>/status); undefined where /proc is missing. */
+export function rssMiB(pid) {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Math.round(Number(m[1]) / 1024) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The figures every benchmark reports of one autocannon run. */
 export function autocannonSummary(name, result) {
   return {

@@ -72,6 +72,9 @@ export interface TokenInfoDeps {
   clockToleranceSec?: number;
 }
 
+/** Verified asymmetric JWTs kept in memory (the signature check is the costly part of /tokeninfo). */
+const VERIFIED_MAX = 5_000;
+
 /** Seconds an access token's exp - iat may exceed its resource's lifetime (issuance rounds to whole seconds). */
 const LIFETIME_SLACK_SEC = 5;
 
@@ -110,6 +113,15 @@ const usernameOf = (u: User) => u.userEmail ?? u.userName ?? u.phoneNumber ?? un
 export class TokenInfoService {
   private jwks?: ReturnType<typeof createLocalJWKSet>;
   private jwksSource?: JSONWebKeySet;
+  /**
+   * RS256/ES256 tokens whose signature, issuer, audience and type were verified, by the exact token string (the
+   * signature covers every byte, so only that same token can hit): a resource server asks about one token many
+   * times. Bounded (least recently verified out), dropped when the key set changes; expiry and everything that can
+   * change (client, resource, grant, user, scopes) is checked again on every call.
+   */
+  private readonly verified = new Map<string, JWTPayload>();
+  /** The key set the memo's signatures were checked against: a reload (rotation, retirement) starts over. */
+  private verifiedKeys?: JSONWebKeySet;
 
   constructor(private readonly deps: TokenInfoDeps) {}
 
@@ -256,8 +268,39 @@ export class TokenInfoService {
     token: string,
     kid: string | undefined,
     alg: string,
+    opts: JWTVerifyOptions & { audience: string },
+  ): Promise<JWTPayload> {
+    const keys = this.deps.publicJwks();
+    if (keys !== this.verifiedKeys) {
+      this.verified.clear();
+      this.verifiedKeys = keys;
+    }
+    const known = this.verified.get(token);
+    if (known) {
+      // jwtVerify's time checks, again: the signature and the claims it covers cannot have changed.
+      const now = Math.floor(Date.now() / 1000);
+      const tolerance = Number(opts.clockTolerance ?? 0);
+      if ((known.exp as number) <= now - tolerance)
+        throw new joseErrors.JWTExpired('"exp" claim timestamp check failed', known);
+      if (typeof known.nbf === 'number' && known.nbf > now + tolerance)
+        throw new joseErrors.JWTClaimValidationFailed('"nbf" claim timestamp check failed', known);
+      return known;
+    }
+    const payload = await this.verifyWithKeys(token, kid, alg, opts);
+    if (this.deps.publicJwks() === keys) {
+      if (this.verified.size >= VERIFIED_MAX)
+        this.verified.delete(this.verified.keys().next().value as string);
+      this.verified.set(token, payload);
+    }
+    return payload;
+  }
+
+  private async verifyWithKeys(
+    token: string,
+    kid: string | undefined,
+    alg: string,
     opts: JWTVerifyOptions,
-  ) {
+  ): Promise<JWTPayload> {
     try {
       return (await jwtVerify(token, this.keySet(), { ...opts, algorithms: [alg] })).payload;
     } catch (err) {
