@@ -149,6 +149,12 @@ export class TokenServer {
   /** The clock device polls are timed by (tests move it instead of waiting). */
   pollClock: () => number = Date.now;
   private reloading?: Promise<boolean>;
+  /** oidc-provider's answer to GET /jwks for the current key set (see serveJwks). */
+  private jwksAnswer?: {
+    keys: KeySet;
+    body: Buffer;
+    headers: (readonly [string, number | string | string[]])[];
+  };
   /** Unknown kids recently looked up, so a flood of forged tokens cannot turn into a flood of key reloads. */
   private readonly unknownKids = new Map<string, number>();
 
@@ -382,6 +388,7 @@ export class TokenServer {
     if (path === PASSWORDLESS_VERIFY_PATH) return this.verifyLink(req, res);
     if (path === TICKET_PASSWORD_PATH || path === TICKET_EMAIL_PATH)
       return this.tickets.handle(req, res, path);
+    if (path === ROUTES.jwks && method === 'GET' && this.serveJwks(req, res)) return;
     if (method !== 'POST') {
       const fieldsError = rememberFields(
         req,
@@ -439,6 +446,47 @@ export class TokenServer {
       if (clientId && typeof resource === 'string') this.data.prefetchTokenRequest(clientId, resource);
     }
     this.callback(replay, res);
+  }
+
+  /**
+   * GET /jwks: oidc-provider's own answer, kept from the first time it gave it (its headers and bytes) until the key
+   * set changes, and replayed for a plain request (no query, no CORS, no conditional GET: those go to
+   * oidc-provider, as the first request after a key change does).
+   */
+  private serveJwks(req: IncomingMessage, res: ServerResponse): boolean {
+    const h = req.headers;
+    const plain =
+      !(req.url ?? '').includes('?') &&
+      h.origin === undefined &&
+      h['if-none-match'] === undefined &&
+      h['if-modified-since'] === undefined;
+    const known = this.jwksAnswer;
+    if (plain && known && known.keys === this.keys) {
+      res.statusCode = 200;
+      for (const [name, value] of known.headers) res.setHeader(name, value);
+      res.end(known.body);
+      return true;
+    }
+    if (!plain) return false;
+    const keys = this.keys;
+    const before = new Set(res.getHeaderNames());
+    const end = res.end.bind(res) as (...args: unknown[]) => ServerResponse;
+    (res as { end: unknown }).end = (...args: unknown[]) => {
+      const chunk = args[0];
+      if (res.statusCode === 200 && (typeof chunk === 'string' || Buffer.isBuffer(chunk))) {
+        this.jwksAnswer = {
+          keys,
+          body: Buffer.from(chunk),
+          headers: res
+            .getHeaderNames()
+            .filter((n) => !before.has(n))
+            .map((n) => [n, res.getHeader(n)!] as const),
+        };
+      }
+      return end(...args);
+    };
+    this.callback(req, res);
+    return true;
   }
 
   /**

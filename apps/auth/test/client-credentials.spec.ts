@@ -399,3 +399,25 @@ describe('the plain client_credentials path (issue 16) answers as oidc-provider 
     }
   });
 });
+
+describe('GET /jwks (issue 16)', () => {
+  it("replays oidc-provider's own answer: the same headers and bytes, after a key change too", async () => {
+    const get = async (query = '') => {
+      const r = await fetch(`${h.url}/jwks${query}`);
+      const skip = new Set(['date', 'x-request-id', 'keep-alive', 'connection']);
+      const headers = [...r.headers].filter(([n]) => !skip.has(n) && !n.startsWith('x-ratelimit-'));
+      return { status: r.status, headers, body: await r.text() };
+    };
+    const first = await get();
+    const again = await get();
+    const throughProvider = await get('?x=1');
+    expect(again).toEqual(first);
+    expect(throughProvider).toEqual(first);
+    expect(first.status).toBe(200);
+    expect(first.headers.map(([n]) => n)).toContain('content-type');
+    // a new key: the next answer is oidc-provider's again, with it
+    await h.tokenServer.reloadKeys(true);
+    const afterReload = await get();
+    expect(afterReload).toEqual(await get('?x=1'));
+  });
+});
