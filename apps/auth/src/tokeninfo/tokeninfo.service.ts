@@ -119,7 +119,10 @@ export class TokenInfoService {
    * times. Bounded (least recently verified out), dropped when the key set changes; expiry and everything that can
    * change (client, resource, grant, user, scopes) is checked again on every call.
    */
-  private readonly verified = new Map<string, JWTPayload>();
+  private readonly verified = new Map<
+    string,
+    { header: ReturnType<typeof decodeProtectedHeader>; payload: JWTPayload }
+  >();
   /** The key set the memo's signatures were checked against: a reload (rotation, retirement) starts over. */
   private verifiedKeys?: JSONWebKeySet;
 
@@ -151,11 +154,17 @@ export class TokenInfoService {
   private async introspectJwt(token: string, caller?: OidcClientRecord): Promise<TokenInfo> {
     let header: ReturnType<typeof decodeProtectedHeader>;
     let unverified: JWTPayload;
-    try {
-      header = decodeProtectedHeader(token);
-      unverified = decodeJwt(token);
-    } catch {
-      return INACTIVE;
+    const known = this.verifiedFor(token);
+    if (known) {
+      // verified before: its header and claims are known (what can change is checked below all the same)
+      ({ header, payload: unverified } = known);
+    } else {
+      try {
+        header = decodeProtectedHeader(token);
+        unverified = decodeJwt(token);
+      } catch {
+        return INACTIVE;
+      }
     }
     // Only what this server issues: our iss, one audience, a client, an expiry. A token naming several audiences
     // (e.g. a resource whose secret the caller knows, plus the management API) is never ours.
@@ -264,6 +273,17 @@ export class TokenInfoService {
     return kept.join(' ');
   }
 
+  /** A token whose signature was verified against the current key set (see `verified`), or undefined. */
+  private verifiedFor(token: string) {
+    const keys = this.deps.publicJwks();
+    if (keys !== this.verifiedKeys) {
+      this.verified.clear();
+      this.verifiedKeys = keys;
+      return undefined;
+    }
+    return this.verified.get(token);
+  }
+
   private async verifyAsymmetric(
     token: string,
     kid: string | undefined,
@@ -271,26 +291,23 @@ export class TokenInfoService {
     opts: JWTVerifyOptions & { audience: string },
   ): Promise<JWTPayload> {
     const keys = this.deps.publicJwks();
-    if (keys !== this.verifiedKeys) {
-      this.verified.clear();
-      this.verifiedKeys = keys;
-    }
-    const known = this.verified.get(token);
+    const known = this.verifiedFor(token);
     if (known) {
       // jwtVerify's time checks, again: the signature and the claims it covers cannot have changed.
       const now = Math.floor(Date.now() / 1000);
       const tolerance = Number(opts.clockTolerance ?? 0);
-      if ((known.exp as number) <= now - tolerance)
-        throw new joseErrors.JWTExpired('"exp" claim timestamp check failed', known);
-      if (typeof known.nbf === 'number' && known.nbf > now + tolerance)
-        throw new joseErrors.JWTClaimValidationFailed('"nbf" claim timestamp check failed', known);
-      return known;
+      const p = known.payload;
+      if ((p.exp as number) <= now - tolerance)
+        throw new joseErrors.JWTExpired('"exp" claim timestamp check failed', p);
+      if (typeof p.nbf === 'number' && p.nbf > now + tolerance)
+        throw new joseErrors.JWTClaimValidationFailed('"nbf" claim timestamp check failed', p);
+      return p;
     }
     const payload = await this.verifyWithKeys(token, kid, alg, opts);
     if (this.deps.publicJwks() === keys) {
       if (this.verified.size >= VERIFIED_MAX)
         this.verified.delete(this.verified.keys().next().value as string);
-      this.verified.set(token, payload);
+      this.verified.set(token, { header: decodeProtectedHeader(token), payload });
     }
     return payload;
   }
