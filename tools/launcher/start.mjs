@@ -23,6 +23,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { isPortFree, randomPassword, startEmbeddedPostgres } from './embedded-pg.mjs';
+import { SERVICE_NODE_FLAGS } from './node-flags.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const SERVICES = [
@@ -182,7 +183,7 @@ async function startDatabase(dataDir, state) {
 
 function spawnService(svc, state, env) {
   const main = path.join(env.LAUNCHER_DIST_DIR, svc.name, 'apps', svc.name, 'src', 'main.js');
-  const child = spawn(process.execPath, [main], {
+  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, main], {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

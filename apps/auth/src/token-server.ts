@@ -22,6 +22,7 @@ import {
   type SecretBox,
 } from '@gatehouse/identity-data';
 import { SigningKeys, type KeySet } from './keys/signing-keys.js';
+import { FastClientCredentials } from './oidc/client-credentials.fast.js';
 import { TokenInfoService } from './tokeninfo/tokeninfo.service.js';
 import { InteractionHandler } from './interaction/interaction.handler.js';
 import { Delivery } from '@gatehouse/delivery';
@@ -140,6 +141,8 @@ export class TokenServer {
   private readonly signup: Signup;
   /** The pages of tickets (password change, invitation, e-mail verification) made by the management API. */
   private readonly tickets: TicketPages;
+  /** Plain client_credentials requests, answered without oidc-provider's pipeline (same answer). */
+  readonly fastClientCredentials: FastClientCredentials;
   private provider!: Provider;
   private callback!: Handler;
   private keys!: KeySet;
@@ -155,6 +158,12 @@ export class TokenServer {
   /** The clock device polls are timed by (tests move it instead of waiting). */
   pollClock: () => number = Date.now;
   private reloading?: Promise<boolean>;
+  /** oidc-provider's answer to GET /jwks for the current key set (see serveJwks). */
+  private jwksAnswer?: {
+    keys: KeySet;
+    body: Buffer;
+    headers: (readonly [string, number | string | string[]])[];
+  };
   /** Unknown kids recently looked up, so a flood of forged tokens cannot turn into a flood of key reloads. */
   private readonly unknownKids = new Map<string, number>();
 
@@ -176,6 +185,11 @@ export class TokenServer {
       data,
       issuer: this.issuer,
       defaultAccessTokenTtlSec: opts.env.AUTH_ACCESS_TOKEN_TTL_SEC,
+    });
+    this.fastClientCredentials = new FastClientCredentials({
+      data,
+      issuer: this.issuer,
+      defaultTtlSec: opts.env.AUTH_ACCESS_TOKEN_TTL_SEC,
     });
     this.codes = new OneTimeCodes(sql, opts.box.derive('otp'));
     this.delivery = new Delivery(opts.env, log);
@@ -353,6 +367,7 @@ export class TokenServer {
       }
     });
     this.keys = keys;
+    this.fastClientCredentials.install(keys);
     this.publicJwks = { keys: keys.keys.map((k) => k.publicJwk) } as JSONWebKeySet;
     this.provider = provider;
     this.callback = provider.callback() as unknown as Handler;
@@ -414,6 +429,7 @@ export class TokenServer {
     if (path === PASSWORDLESS_VERIFY_PATH) return this.verifyLink(req, res);
     if (path === TICKET_PASSWORD_PATH || path === TICKET_EMAIL_PATH)
       return this.tickets.handle(req, res, path);
+    if (path === ROUTES.jwks && method === 'GET' && this.serveJwks(req, res)) return;
     if (method !== 'POST') {
       const fieldsError = rememberFields(
         req,
@@ -438,6 +454,13 @@ export class TokenServer {
     if (path === SIGNUP_PATH) return handleSignup(this.signup, this.data, res, req, params);
     if (path === ROUTES.introspection) {
       return handleIntrospection(this.tokenInfo, req, res, params, this.issuer);
+    }
+    if (
+      path === ROUTES.token &&
+      !(req.url ?? '').includes('?') &&
+      (await this.fastClientCredentials.tryIssue(req, res, params))
+    ) {
+      return;
     }
     const query = new URLSearchParams((req.url ?? '').split('?')[1] ?? '');
     const replay = replayAsForm(req, params);
@@ -464,6 +487,47 @@ export class TokenServer {
       if (clientId && typeof resource === 'string') this.data.prefetchTokenRequest(clientId, resource);
     }
     this.callback(replay, res);
+  }
+
+  /**
+   * GET /jwks: oidc-provider's own answer, kept from the first time it gave it (its headers and bytes) until the key
+   * set changes, and replayed for a plain request (no query, no CORS, no conditional GET: those go to
+   * oidc-provider, as the first request after a key change does).
+   */
+  private serveJwks(req: IncomingMessage, res: ServerResponse): boolean {
+    const h = req.headers;
+    const plain =
+      !(req.url ?? '').includes('?') &&
+      h.origin === undefined &&
+      h['if-none-match'] === undefined &&
+      h['if-modified-since'] === undefined;
+    const known = this.jwksAnswer;
+    if (plain && known && known.keys === this.keys) {
+      res.statusCode = 200;
+      for (const [name, value] of known.headers) res.setHeader(name, value);
+      res.end(known.body);
+      return true;
+    }
+    if (!plain) return false;
+    const keys = this.keys;
+    const before = new Set(res.getHeaderNames());
+    const end = res.end.bind(res) as (...args: unknown[]) => ServerResponse;
+    (res as { end: unknown }).end = (...args: unknown[]) => {
+      const chunk = args[0];
+      if (res.statusCode === 200 && (typeof chunk === 'string' || Buffer.isBuffer(chunk))) {
+        this.jwksAnswer = {
+          keys,
+          body: Buffer.from(chunk),
+          headers: res
+            .getHeaderNames()
+            .filter((n) => !before.has(n))
+            .map((n) => [n, res.getHeader(n)!] as const),
+        };
+      }
+      return end(...args);
+    };
+    this.callback(req, res);
+    return true;
   }
 
   /**

@@ -319,3 +319,105 @@ describe('discovery', () => {
     for (const k of jwks.keys) expect(k.d).toBeUndefined();
   });
 });
+
+describe('the plain client_credentials path (issue 16) answers as oidc-provider does', () => {
+  // An extra parameter oidc-provider ignores sends the same request through oidc-provider's own pipeline.
+  const throughProvider = { x_through_provider: '1' };
+
+  it.each(['RS256', 'ES256'])('%s: the same JWT header, claims, body and headers', async (alg) => {
+    const client = await fx.client();
+    const api = await fx.resource({ alg, scopes: ['a', 'b', 'c'], lifetime: 120 });
+    await fx.grant(client, api, ['a', 'c']);
+    const cases: [Record<string, string>, { basic?: { id: string; secret: string } }][] = [
+      [{ audience: api.identifier }, { basic: { id: client.id, secret: client.secret! } }],
+      [
+        { audience: api.identifier, scope: 'c x c a', client_id: client.id, client_secret: client.secret! },
+        {},
+      ],
+      [{ resource: api.identifier, scope: 'x' }, { basic: { id: client.id, secret: client.secret! } }],
+    ];
+    for (const [params, auth] of cases) {
+      const body = { grant_type: 'client_credentials', ...params };
+      const before = h.tokenServer.fastClientCredentials.issued;
+      const fast = await tokenRequest(h.url, body, auth);
+      expect(h.tokenServer.fastClientCredentials.issued).toBe(before + 1);
+      const slow = await tokenRequest(h.url, { ...body, ...throughProvider }, auth);
+      expect(h.tokenServer.fastClientCredentials.issued).toBe(before + 1);
+      expect(fast.status).toBe(200);
+      expect(slow.status).toBe(200);
+      const shape = (r: Awaited<ReturnType<typeof tokenRequest>>) => {
+        const token = String(r.body.access_token);
+        const { jti, iat, exp, ...claims } = decodeJwt(token);
+        return {
+          header: JSON.stringify(decodeProtectedHeader(token)),
+          claims: JSON.stringify(claims),
+          claimOrder: Object.keys(decodeJwt(token)).join(','),
+          jti: typeof jti === 'string' && /^[\w-]{43}$/.test(jti),
+          ttl: Number(exp) - Number(iat),
+          body: JSON.stringify({ ...r.body, access_token: 'x' }),
+          headers: ['content-type', 'cache-control', 'pragma', 'content-length']
+            .map((n) => (n === 'content-length' ? typeof r.headers.get(n) : r.headers.get(n)))
+            .join(' | '),
+        };
+      };
+      expect(shape(fast)).toEqual(shape(slow));
+      expect(shape(fast).ttl).toBe(120);
+      // and it verifies against /jwks
+      const jwks = createRemoteJWKSet(new URL(`${h.url}/jwks`));
+      await jwtVerify(String(fast.body.access_token), jwks, {
+        issuer: h.url,
+        audience: api.identifier,
+        typ: 'at+jwt',
+      });
+    }
+  });
+
+  it('what it does not serve plainly is oidc-provider answer (errors included)', async () => {
+    const client = await fx.client();
+    const api = await fx.resource({ alg: 'ES256', scopes: ['a'] });
+    await fx.grant(client, api, ['a']);
+    const basic = { id: client.id, secret: client.secret! };
+    const requests: [Record<string, string>, { basic?: { id: string; secret: string } }][] = [
+      [{ audience: api.identifier }, { basic: { id: client.id, secret: 'wrong' } }],
+      [{ audience: 'https://unknown.example/' }, { basic }],
+      [{ audience: api.identifier, scope: 'a  a' }, { basic }],
+      [{ audience: api.identifier, client_id: client.id, client_secret: client.secret! }, { basic }],
+      [{ audience: api.identifier, client_id: 'someone-else' }, { basic }],
+    ];
+    for (const [params, auth] of requests) {
+      const body = { grant_type: 'client_credentials', ...params };
+      const before = h.tokenServer.fastClientCredentials.issued;
+      const fast = await tokenRequest(h.url, body, auth);
+      const slow = await tokenRequest(h.url, { ...body, ...throughProvider }, auth);
+      expect(h.tokenServer.fastClientCredentials.issued).toBe(before);
+      expect({ params, status: fast.status, body: fast.body }).toEqual({
+        params,
+        status: slow.status,
+        body: slow.body,
+      });
+      expect(fast.status).toBeGreaterThanOrEqual(400);
+    }
+  });
+});
+
+describe('GET /jwks (issue 16)', () => {
+  it("replays oidc-provider's own answer: the same headers and bytes, after a key change too", async () => {
+    const get = async (query = '') => {
+      const r = await fetch(`${h.url}/jwks${query}`);
+      const skip = new Set(['date', 'x-request-id', 'keep-alive', 'connection']);
+      const headers = [...r.headers].filter(([n]) => !skip.has(n) && !n.startsWith('x-ratelimit-'));
+      return { status: r.status, headers, body: await r.text() };
+    };
+    const first = await get();
+    const again = await get();
+    const throughProvider = await get('?x=1');
+    expect(again).toEqual(first);
+    expect(throughProvider).toEqual(first);
+    expect(first.status).toBe(200);
+    expect(first.headers.map(([n]) => n)).toContain('content-type');
+    // a new key: the next answer is oidc-provider's again, with it
+    await h.tokenServer.reloadKeys(true);
+    const afterReload = await get();
+    expect(afterReload).toEqual(await get('?x=1'));
+  });
+});

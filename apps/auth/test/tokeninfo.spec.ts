@@ -219,6 +219,10 @@ describe('/tokeninfo: inactive tokens', () => {
     const real = await ccToken(MANAGEMENT_AUDIENCE, { id: h.boot.clientId, secret: h.boot.clientSecret });
     const [hd, pl, sig] = real.split('.');
     const tampered = `${hd}.${Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(pl, 'base64url').toString()), scope: 'all' })).toString('base64url')}.${sig}`;
+    // the real token first, so its verified signature is in memory: a tampered copy must not ride on it
+    const boot = { id: h.boot.clientId, secret: h.boot.clientSecret };
+    expect((await tokenInfo(h.url, real, { basic: boot })).body.active).toBe(true);
+    expect((await tokenInfo(h.url, tampered, { basic: boot })).body).toEqual({ active: false });
     for (const token of ['garbage', 'a.b.c', forged, tampered, 'x'.repeat(9000), '%00%00']) {
       const r = await tokenInfo(h.url, token, { basic });
       expect({ token: token.slice(0, 20), status: r.status, body: r.body }).toEqual({

@@ -6,7 +6,7 @@
 //
 // Variables: BENCH_PG_URL (admin URL of a PostgreSQL where a throw-away database may be created; default
 // TEST_PG_URL, DATABASE_URL, postgres://postgres@127.0.0.1:5432/postgres), BENCH_DURATION (s, default 10),
-// BENCH_CONNECTIONS (default 20), BENCH_ROUNDS (default 3: every scenario is measured that many times, interleaved
+// BENCH_CONNECTIONS (default 10, as issue 16's p99 target), BENCH_ROUNDS (default 3: every scenario is measured that many times, interleaved
 // with the others, and the median is reported, so a burst of load elsewhere on the machine skews one run, not
 // the comparison), BENCH_SERVER_CPUS (taskset CPU list for the servers, default 0: one core;
 // empty: no pinning), BENCH_ONLY (comma-separated scenario names), BENCH_JSON (write the results there),
@@ -18,7 +18,14 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { autocannonSummary, freePort, processGroup, tasksetAvailable, withDb } from '../lib/processes.mjs';
+import {
+  autocannonSummary,
+  freePort,
+  processGroup,
+  rssMiB,
+  tasksetAvailable,
+  withDb,
+} from '../lib/processes.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const dist = path.join(root, 'dist/apps/auth');
@@ -33,7 +40,7 @@ const adminUrl =
   env.BENCH_PG_URL || env.TEST_PG_URL || env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 const duration = Number(env.BENCH_DURATION || 10);
 const rounds = Number(env.BENCH_ROUNDS || 3);
-const connections = Number(env.BENCH_CONNECTIONS || 20);
+const connections = Number(env.BENCH_CONNECTIONS || 10);
 const cpus = env.BENCH_SERVER_CPUS ?? '0';
 const only = env.BENCH_ONLY ? new Set(env.BENCH_ONLY.split(',')) : undefined;
 const hasTaskset = cpus !== '' && tasksetAvailable();
@@ -93,13 +100,15 @@ const dbUrl = withDb(adminUrl, dbName);
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'gh-bench-auth-'));
 
 const results = [];
+/** RSS of apps/auth: after start (idle), after the benchmark. */
+const memory = {};
 try {
   // ---- Gatehouse apps/auth (the built service, as in production) ----
   const ghPort = await freePort();
   const gh = `http://127.0.0.1:${ghPort}`;
   const clientId = randomUUID();
   const clientSecret = randomBytes(24).toString('base64url');
-  await start(
+  const ghProcess = await start(
     'apps/auth',
     [...(env.BENCH_NODE_ARGS ? env.BENCH_NODE_ARGS.split(' ') : []), mainJs],
     {
@@ -110,13 +119,19 @@ try {
       BOOTSTRAP_CLIENT_ID: clientId,
       BOOTSTRAP_CLIENT_SECRET: clientSecret,
       BOOTSTRAP_ADMIN_PASSWORD: randomBytes(12).toString('hex'),
-      LOG_LEVEL: 'warn',
+      // As shipped: the request log at its default level (one line per request) unless BENCH_LOG_LEVEL says
+      // otherwise, and the rate limiter counting every request (a limit too high to answer 429 here).
+      ...(env.BENCH_LOG_LEVEL ? { LOG_LEVEL: env.BENCH_LOG_LEVEL } : {}),
       RATE_LIMIT_POINTS: '1000000000',
       DB_POOL_MAX: '10',
       REDIS_URL: '',
     },
     async () => (await fetch(`${gh}/readyz`)).status === 200,
   );
+
+  // Idle RSS: 5 s after it answers /readyz, before any load.
+  await new Promise((r) => setTimeout(r, 5000));
+  memory.idleMiB = rssMiB(ghProcess.pid);
 
   // Two more resources for the bootstrap client, in the same shape as the system ones: ES256 and opaque.
   const db = new pg.Client({ connectionString: dbUrl });
@@ -271,6 +286,9 @@ try {
       process.stderr.write(` ${Math.round(r.rps)}/s p99 ${r.p99} ms\n`);
     }
   }
+  memory.afterMiB = rssMiB(ghProcess.pid);
+  await new Promise((r) => setTimeout(r, 10_000));
+  memory.after10sMiB = rssMiB(ghProcess.pid);
   const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   for (const [key, rs] of runs) {
     const [server, name] = key.split('\t');
@@ -315,10 +333,38 @@ const lines = [
       `| ${r.name} | ${r.server === 'bare' ? 'bare oidc-provider' : 'Gatehouse apps/auth'} | ${Math.round(r.rps)} | ${r.runs.join(', ')} | ${r.p50} | ${r.p99} | ${r.max} | ${r.non2xx} | ${r.errors} |`,
   ),
 ];
+// Issue 16's comparisons: Gatehouse / bare, each from the medians of the same run.
+const rpsOf = (server, name) => results.find((r) => r.server === server && r.name === name)?.rps;
+/** @type {{ label: string; ours: string; theirs: string; target?: number }[]} */
+const comparisons = [
+  { label: 'client_credentials ES256 JWT', ours: 'token ES256 JWT', theirs: 'token ES256 JWT', target: 1.0 },
+  { label: 'client_credentials RS256 JWT', ours: 'token RS256 JWT', theirs: 'token RS256 JWT' },
+  {
+    label: '/tokeninfo JWT (Basic) vs bare introspection',
+    ours: 'tokeninfo JWT (Basic)',
+    theirs: 'introspection opaque (Basic)',
+    target: 3.0,
+  },
+  { label: 'GET /jwks', ours: 'GET /jwks', theirs: 'GET /jwks', target: 0.8 },
+];
+const ratios = comparisons.flatMap(({ label, ours, theirs, target }) => {
+  const a = rpsOf('gatehouse', ours);
+  const b = rpsOf('bare', theirs);
+  return a && b ? [{ label, ratio: a / b, target }] : [];
+});
+const p99Max = Math.max(...results.filter((r) => r.server === 'gatehouse').map((r) => r.p99));
 console.log(`\nMachine: ${machine}\n`);
 console.log(lines.join('\n'));
+console.log('\n| comparison | Gatehouse / bare | target |\n|---|---:|---:|');
+for (const r of ratios)
+  console.log(`| ${r.label} | ${r.ratio.toFixed(2)}x | ${r.target ? `>= ${r.target.toFixed(1)}x` : ''} |`);
+console.log(
+  `\nGatehouse p99 at ${connections} connections: at most ${p99Max} ms over its scenarios (target < 25 ms).` +
+    `\nRSS of apps/auth: ${memory.idleMiB} MiB idle after start (target < 150), ${memory.afterMiB} MiB right after` +
+    ` the benchmark, ${memory.after10sMiB} MiB 10 s later (target < 250).`,
+);
 if (env.BENCH_JSON)
   writeFileSync(
     env.BENCH_JSON,
-    JSON.stringify({ machine, date: new Date().toISOString(), results }, null, 2),
+    JSON.stringify({ machine, date: new Date().toISOString(), results, ratios, memory }, null, 2),
   );

@@ -1,8 +1,10 @@
-// Server processes for the benchmarks: start a Node program (optionally pinned to CPUs with taskset), wait until
+// Server processes for the benchmarks: start a Node program with the services' shipped Node flags (optionally
+// pinned to CPUs with taskset), wait until
 // `ready()` answers, and stop every started process at the end; and the small helpers every benchmark needs.
 import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
+import { SERVICE_NODE_FLAGS } from '../../launcher/node-flags.mjs';
 
 export function processGroup({ cwd, env, killAfterMs = 5000 }) {
   const children = [];
@@ -14,8 +16,10 @@ export function processGroup({ cwd, env, killAfterMs = 5000 }) {
    * @param {{ childEnv?: Record<string, string | undefined>; ready: () => Promise<boolean>; cpus?: string; timeoutMs?: number }} opts
    */
   function start(name, argv, { childEnv = {}, ready, cpus, timeoutMs = 60_000 }) {
+    // Every Node program runs with the services' shipped flags (the bare baselines too: like for like).
+    const node = [...SERVICE_NODE_FLAGS, ...argv];
     const cmd = cpus ? 'taskset' : process.execPath;
-    const args = cpus ? ['-c', cpus, process.execPath, ...argv] : argv;
+    const args = cpus ? ['-c', cpus, process.execPath, ...node] : node;
     const child = spawn(cmd, args, { cwd, env: { ...env, ...childEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
     children.push(child);
     let log = '';
@@ -86,6 +90,16 @@ export function cpuMs(pid) {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
     // utime and stime are fields 14 and 15 of stat(5), in clock ticks (USER_HZ, 100 on Linux).
     return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Resident set size of a process in MiB (VmRSS of /proc/<pid>/status); undefined where /proc is missing. */
+export function rssMiB(pid) {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Math.round(Number(m[1]) / 1024) : undefined;
   } catch {
     return undefined;
   }

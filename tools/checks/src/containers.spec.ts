@@ -57,10 +57,31 @@ describe('docker/Dockerfile', () => {
         targets: { build: { command: string }; serve: { command: string } };
       };
       expect(project.targets.build.command).toContain(`-d dist/apps/${app}`);
-      const entry = dockerfile.match(/node (dist\/apps\/\$\{SERVICE\}\/\S+)"/)?.[1];
-      expect(entry?.replaceAll('${SERVICE}', app)).toBe(project.targets.serve.command.replace(/^node /, ''));
+      const entry = dockerfile.match(/node (?:--\S+ )*(dist\/apps\/\$\{SERVICE\}\/\S+)"/)?.[1];
+      expect(entry?.replaceAll('${SERVICE}', app)).toBe(
+        project.targets.serve.command.replace(/^node (--\S+ )*/, ''),
+      );
       expect(existsSync(path.join(root, `apps/${app}/src/main.ts`))).toBe(true);
     }
+  });
+
+  it('starts every service with the Node flags of tools/launcher/node-flags.mjs, as npm start and nx serve do', () => {
+    const flags = JSON.parse(
+      /SERVICE_NODE_FLAGS = Object\.freeze\((\[[^\]]*\])\)/
+        .exec(read('tools/launcher/node-flags.mjs'))![1]
+        .replaceAll("'", '"'),
+    ) as string[];
+    expect(flags.length).toBeGreaterThan(0);
+    const spelled = `node ${flags.join(' ')} dist/`;
+    expect(dockerfile).toContain(`exec ${spelled}apps/\${SERVICE}/`);
+    for (const app of apps) {
+      const project = JSON.parse(read(`apps/${app}/project.json`)) as {
+        targets: { serve: { command: string } };
+      };
+      expect(project.targets.serve.command.startsWith(spelled)).toBe(true);
+    }
+    expect(read('tools/launcher/start.mjs')).toContain('[...SERVICE_NODE_FLAGS, main]');
+    expect(read('tools/bench/lib/processes.mjs')).toContain('...SERVICE_NODE_FLAGS');
   });
 
   it('runs as a non-root user on a node 22 or 24 slim base with a readiness HEALTHCHECK', () => {

@@ -72,6 +72,9 @@ export interface TokenInfoDeps {
   clockToleranceSec?: number;
 }
 
+/** Verified asymmetric JWTs kept in memory (the signature check is the costly part of /tokeninfo). */
+const VERIFIED_MAX = 5_000;
+
 /** Seconds an access token's exp - iat may exceed its resource's lifetime (issuance rounds to whole seconds). */
 const LIFETIME_SLACK_SEC = 5;
 
@@ -110,6 +113,18 @@ const usernameOf = (u: User) => u.userEmail ?? u.userName ?? u.phoneNumber ?? un
 export class TokenInfoService {
   private jwks?: ReturnType<typeof createLocalJWKSet>;
   private jwksSource?: JSONWebKeySet;
+  /**
+   * RS256/ES256 tokens whose signature, issuer, audience and type were verified, by the exact token string (the
+   * signature covers every byte, so only that same token can hit): a resource server asks about one token many
+   * times. Bounded (least recently verified out), dropped when the key set changes; expiry and everything that can
+   * change (client, resource, grant, user, scopes) is checked again on every call.
+   */
+  private readonly verified = new Map<
+    string,
+    { header: ReturnType<typeof decodeProtectedHeader>; payload: JWTPayload }
+  >();
+  /** The key set the memo's signatures were checked against: a reload (rotation, retirement) starts over. */
+  private verifiedKeys?: JSONWebKeySet;
 
   constructor(private readonly deps: TokenInfoDeps) {}
 
@@ -139,11 +154,17 @@ export class TokenInfoService {
   private async introspectJwt(token: string, caller?: OidcClientRecord): Promise<TokenInfo> {
     let header: ReturnType<typeof decodeProtectedHeader>;
     let unverified: JWTPayload;
-    try {
-      header = decodeProtectedHeader(token);
-      unverified = decodeJwt(token);
-    } catch {
-      return INACTIVE;
+    const known = this.verifiedFor(token);
+    if (known) {
+      // verified before: its header and claims are known (what can change is checked below all the same)
+      ({ header, payload: unverified } = known);
+    } else {
+      try {
+        header = decodeProtectedHeader(token);
+        unverified = decodeJwt(token);
+      } catch {
+        return INACTIVE;
+      }
     }
     // Only what this server issues: our iss, one audience, a client, an expiry. A token naming several audiences
     // (e.g. a resource whose secret the caller knows, plus the management API) is never ours.
@@ -257,12 +278,51 @@ export class TokenInfoService {
     return kept.join(' ');
   }
 
+  /** A token whose signature was verified against the current key set (see `verified`), or undefined. */
+  private verifiedFor(token: string) {
+    const keys = this.deps.publicJwks();
+    if (keys !== this.verifiedKeys) {
+      this.verified.clear();
+      this.verifiedKeys = keys;
+      return undefined;
+    }
+    return this.verified.get(token);
+  }
+
   private async verifyAsymmetric(
     token: string,
     kid: string | undefined,
     alg: string,
+    opts: JWTVerifyOptions & { audience: string },
+  ): Promise<JWTPayload> {
+    const keys = this.deps.publicJwks();
+    const known = this.verifiedFor(token);
+    if (known) {
+      // jwtVerify's time checks, again: the signature and the claims it covers cannot have changed.
+      const now = Math.floor(Date.now() / 1000);
+      const tolerance = Number(opts.clockTolerance ?? 0);
+      const p = known.payload;
+      if ((p.exp as number) <= now - tolerance)
+        throw new joseErrors.JWTExpired('"exp" claim timestamp check failed', p);
+      if (typeof p.nbf === 'number' && p.nbf > now + tolerance)
+        throw new joseErrors.JWTClaimValidationFailed('"nbf" claim timestamp check failed', p);
+      return p;
+    }
+    const payload = await this.verifyWithKeys(token, kid, alg, opts);
+    if (this.deps.publicJwks() === keys) {
+      if (this.verified.size >= VERIFIED_MAX)
+        this.verified.delete(this.verified.keys().next().value as string);
+      this.verified.set(token, { header: decodeProtectedHeader(token), payload });
+    }
+    return payload;
+  }
+
+  private async verifyWithKeys(
+    token: string,
+    kid: string | undefined,
+    alg: string,
     opts: JWTVerifyOptions,
-  ) {
+  ): Promise<JWTPayload> {
     try {
       return (await jwtVerify(token, this.keySet(), { ...opts, algorithms: [alg] })).payload;
     } catch (err) {

@@ -1,0 +1,165 @@
+import { createPrivateKey, randomBytes, sign, timingSafeEqual, type KeyObject } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { KeySet } from '../keys/signing-keys.js';
+import { GRANT_TYPE_ALIASES } from './client-metadata.js';
+import type { OidcData } from './oidc-data.js';
+import type { Params } from './request-body.js';
+
+/** The parameters a plain client_credentials request may carry (anything else: oidc-provider answers it). */
+const PLAIN_PARAMS = new Set(['grant_type', 'scope', 'resource', 'client_id', 'client_secret']);
+/** oidc-provider's scope syntax (lib/helpers/is_valid_scope.js). */
+const SCOPE_SYNTAX = /^[\x21\x23-\x5B\x5D-\x7E]+(?: [\x21\x23-\x5B\x5D-\x7E]+)*$/u;
+/** oidc-provider's check of a Basic header's base64 (lib/shared/client_auth.js). */
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+/** Headers that ask for more than a plain bearer token (DPoP, attestations) or for CORS: oidc-provider's. */
+const NOT_PLAIN_HEADERS = ['dpop', 'oauth-client-attestation', 'oauth-client-attestation-pop', 'origin'];
+
+/** nanoid's alphabet, as oidc-provider's token ids (43 characters, 256 bits). */
+const ALPHABET = 'useandom-26T198340PX75pxJACKVERYMINDBUSHWOLF_GQZbfghjklqvwyzrict';
+
+function tokenId(): string {
+  const bytes = randomBytes(43);
+  let id = '';
+  for (let i = 0; i < 43; i++) id += ALPHABET[bytes[i] & 63];
+  return id;
+}
+
+const b64url = (s: string) => Buffer.from(s, 'utf8').toString('base64url');
+
+function decodeAuthToken(token: string): string {
+  return decodeURIComponent(token.replace(/\+/g, '%20'));
+}
+
+interface Signer {
+  kid: string;
+  alg: 'RS256' | 'ES256';
+  key: KeyObject;
+}
+
+export interface FastClientCredentialsDeps {
+  data: OidcData;
+  issuer: string;
+  /** Access token lifetime of a resource without its own (AUTH_ACCESS_TOKEN_TTL_SEC). */
+  defaultTtlSec: number;
+}
+
+/**
+ * client_credentials, answered without oidc-provider's Koa pipeline for the plain request that makes up nearly all
+ * machine-to-machine traffic: client_secret_basic or client_secret_post, one audience signed with a server key
+ * (RS256 or ES256), no DPoP, no attestation, no CORS, no `fields`. The answer is the one oidc-provider gives (the
+ * same JWT header and claims, the same JSON body and headers; tests compare them); the signature is node:crypto's,
+ * on this thread. Anything else -- a wrong secret, an unknown audience, an HS256 or opaque resource, a scope
+ * outside the grant, any parameter or header more -- is left to oidc-provider (`tryIssue` answers false), which
+ * then gives its own answer or error.
+ */
+export class FastClientCredentials {
+  private signers = new Map<string, Signer>();
+  /** Tokens issued here (the rest went to oidc-provider); tests check the path is taken. */
+  issued = 0;
+
+  constructor(private readonly deps: FastClientCredentialsDeps) {}
+
+  /** The active signing keys (called whenever the key set is installed). */
+  install(keys: KeySet): void {
+    const signers = new Map<string, Signer>();
+    for (const alg of ['RS256', 'ES256'] as const) {
+      const kid = keys.active[alg];
+      const k = keys.keys.find((x) => x.kid === kid);
+      if (!k) continue;
+      signers.set(alg, { kid, alg, key: createPrivateKey({ key: k.privateJwk as never, format: 'jwk' }) });
+    }
+    this.signers = signers;
+  }
+
+  /** Answers a plain client_credentials request and returns true; false: oidc-provider must answer it. */
+  async tryIssue(req: IncomingMessage, res: ServerResponse, params: Params): Promise<boolean> {
+    if (params.grant_type !== 'client_credentials') return false;
+    for (const key in params) {
+      if (!PLAIN_PARAMS.has(key) || typeof params[key] !== 'string') return false;
+    }
+    const headers = req.headers;
+    for (const h of NOT_PLAIN_HEADERS) if (headers[h] !== undefined) return false;
+    const resource = params.resource as string;
+    const scopeParam = params.scope as string | undefined;
+    if (scopeParam !== undefined && !SCOPE_SYNTAX.test(scopeParam)) return false;
+
+    // client_secret_basic or client_secret_post, one of them (oidc-provider: "only one mechanism")
+    let clientId = params.client_id as string | undefined;
+    let secret = params.client_secret as string | undefined;
+    const authorization = headers.authorization;
+    if (authorization !== undefined) {
+      if (secret !== undefined) return false;
+      const parts = authorization.split(' ');
+      if (parts.length !== 2 || parts[0].toLowerCase() !== 'basic' || !BASE64.test(parts[1])) return false;
+      const basic = Buffer.from(parts[1], 'base64').toString('utf8');
+      const i = basic.indexOf(':');
+      if (i === -1) return false;
+      let basicId: string;
+      try {
+        basicId = decodeAuthToken(basic.slice(0, i));
+        secret = decodeAuthToken(basic.slice(i + 1));
+      } catch {
+        return false;
+      }
+      if (clientId !== undefined && clientId !== basicId) return false;
+      clientId = basicId;
+    }
+    if (!clientId || !secret) return false;
+
+    const { client, access } = await this.deps.data.clientAndAccess(clientId, resource);
+    if (!client || client.isPublic || !client.clientSecret || !access?.authorized) return false;
+    if (client.clientSecretExpiresAt && new Date(client.clientSecretExpiresAt).getTime() <= Date.now()) {
+      return false;
+    }
+    const expected = Buffer.from(client.clientSecret);
+    const given = Buffer.from(secret);
+    if (expected.length !== given.length || !timingSafeEqual(expected, given)) return false;
+    if (!client.grantTypes.some((g) => (GRANT_TYPE_ALIASES[g] ?? g) === 'client_credentials')) return false;
+
+    const { resource: server } = access;
+    const signer = this.signers.get((server.signingAlgorithm ?? '').toUpperCase());
+    if (!signer) return false;
+
+    // The scope as oidc-provider computes it: the requested scopes (each once, in order) that the resource grants
+    // the client; without `scope`, every granted scope (provider.ts getResourceServerInfo).
+    const granted = access.scopes;
+    if (scopeParam === undefined && granted.length === 0) return false;
+    const grantedSet = new Set(granted);
+    const scope =
+      scopeParam === undefined
+        ? granted.join(' ')
+        : [...new Set(scopeParam.split(' '))].filter((s) => grantedSet.has(s)).join(' ');
+
+    const ttl = server.tokenLifetime > 0 ? server.tokenLifetime : this.deps.defaultTtlSec;
+    const iat = Math.floor(Date.now() / 1000);
+    const payload = {
+      ...(client.tenantId ? { tenant_id: client.tenantId } : {}),
+      jti: tokenId(),
+      sub: client.id,
+      iat,
+      exp: iat + ttl,
+      ...(scope ? { scope } : {}),
+      client_id: client.id,
+      iss: this.deps.issuer,
+      aud: resource,
+    };
+    const input = `${b64url(JSON.stringify({ alg: signer.alg, typ: 'at+jwt', kid: signer.kid }))}.${b64url(JSON.stringify(payload))}`;
+    const signature =
+      signer.alg === 'ES256'
+        ? sign('sha256', Buffer.from(input), { key: signer.key, dsaEncoding: 'ieee-p1363' })
+        : sign('sha256', Buffer.from(input), signer.key);
+    const body = JSON.stringify({
+      access_token: `${input}.${signature.toString('base64url')}`,
+      expires_in: ttl,
+      ...(scope ? { scope } : {}),
+      token_type: 'Bearer',
+    });
+    res.statusCode = 200;
+    res.setHeader('Cache-Control', 'no-store');
+    res.setHeader('Content-Type', 'application/json; charset=utf-8');
+    res.setHeader('Content-Length', Buffer.byteLength(body));
+    res.end(body);
+    this.issued++;
+    return true;
+  }
+}
