@@ -43,7 +43,8 @@ export const authService: ServiceDefinition<typeof authEnv> = {
     methods.map((m) => `${m} ${path}`),
   ),
   oauthErrorPaths: Object.keys(TOKEN_SERVER_ROUTES),
-  mount: (app) => {
-    app.use(app.get(TokenServer).middleware());
-  },
+  // Everything the token server serves (TOKEN_SERVER_ROUTES, the interaction pages, /authorize/<uid>, logout,
+  // /device/...) runs on the foundation's fast lane, straight on node's request event behind the same request id,
+  // log line, metrics and rate limits; health, metrics, docs and anything else stay on Express and Nest.
+  fastLane: (app) => app.get(TokenServer).lane(),
 };

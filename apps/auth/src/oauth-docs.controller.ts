@@ -2,7 +2,7 @@ import { applyDecorators, Controller, Get, HttpCode, Post } from '@nestjs/common
 import { ApiBody, ApiConsumes, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { Public } from '@gatehouse/http';
 
-const NOT_HERE = 'served by the token server middleware mounted before Nest routes';
+const NOT_HERE = 'served by the token server on the fast lane in front of Express and Nest';
 const BOTH = ['application/x-www-form-urlencoded', 'application/json'];
 
 const oauthError = {
@@ -53,7 +53,7 @@ const tokenRequest = (description: string, properties: Record<string, object>, r
 
 /**
  * OpenAPI description of the token server's endpoints. The requests never reach these methods: the raw handlers
- * (oidc-provider and /tokeninfo) mounted in front of Nest answer them; this controller only documents them and
+ * (oidc-provider and /tokeninfo) on the foundation's fast lane, in front of Express and Nest, answer them; this controller only documents them and
  * lets the route table know their methods.
  */
 @ApiTags('OAuth 2.0 / OpenID Connect')

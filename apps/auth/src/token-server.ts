@@ -4,6 +4,7 @@ import { Redis } from 'ioredis';
 import type { JSONWebKeySet } from 'jose';
 import type Provider from 'oidc-provider';
 import { pino, type Logger } from 'pino';
+import type { FastLane } from '@gatehouse/http';
 import { purgeExpiredPayloads } from './oidc/adapters/pg.adapter.js';
 import type { Db, Sql } from '@gatehouse/db';
 import { isStoreUnavailable, sendOAuthError } from './oidc/oauth-errors.js';
@@ -373,42 +374,70 @@ export class TokenServer {
     this.callback = provider.callback() as unknown as Handler;
   }
 
+  /**
+   * Whether the token server serves `method path` (path without the query): exactly the requests
+   * {@link serve} answers itself rather than passing on to `next`.
+   */
+  claims(method: string, path: string): boolean {
+    return (
+      path.startsWith(`${INTERACTION_PATH}/`) ||
+      LOGOUT_ROUTES[path] !== undefined ||
+      (path.startsWith(`${ROUTES.authorization}/`) && method === 'GET') ||
+      path === ROUTES.end_session ||
+      path.startsWith(`${ROUTES.end_session}/`) ||
+      (path.startsWith(`${ROUTES.code_verification}/`) && path !== ROUTES.device_authorization) ||
+      TOKEN_SERVER_ROUTES[path] !== undefined
+    );
+  }
+
+  /** The foundation's fast lane: the token server on node's request, without Express (see createHttpApp). */
+  lane(): FastLane {
+    return {
+      matches: (method, path) => this.claims(method, path),
+      handle: (req, res, next) => this.serve(req, res, next),
+    };
+  }
+
   /** Express-style middleware serving TOKEN_SERVER_ROUTES; other paths go to `next`. */
   middleware() {
-    return (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void): void => {
-      const path = (req.url ?? '/').split('?')[0];
-      if (path.startsWith(`${INTERACTION_PATH}/`)) {
-        this.interactions.handle(req, res, path).catch((err: unknown) => this.fail(res, err));
-        return;
-      }
-      // RP-initiated logout answers GET (its confirm step POST, its success step GET); any other method is a 405
-      // like on every known path (oidc-provider itself answered 404; found by tools/reliability/fuzz.mjs).
-      const logoutMethods = LOGOUT_ROUTES[path];
-      const method = req.method ?? 'GET';
-      const allowed = logoutMethods?.includes(method === 'HEAD' ? 'GET' : method) || method === 'OPTIONS';
-      if (logoutMethods && !allowed) {
-        sendOAuthError(res, 405, 'method_not_allowed', `${req.method} is not allowed on ${path}`, {
-          Allow: logoutMethods.join(', '),
-        });
-        return;
-      }
-      // The authorization endpoint resumes there after an interaction (`/authorize/<uid>`); RP-initiated logout
-      // (`/session/end`, its confirm and success steps) reads its own form bodies.
-      if (
-        (path.startsWith(`${ROUTES.authorization}/`) && req.method === 'GET') ||
-        path === ROUTES.end_session ||
-        path.startsWith(`${ROUTES.end_session}/`) ||
-        (path.startsWith(`${ROUTES.code_verification}/`) && path !== ROUTES.device_authorization)
-      ) {
-        this.data.withRequestMemo(() => this.callback(req, res));
-        return;
-      }
-      const methods = TOKEN_SERVER_ROUTES[path];
-      if (!methods) return next();
-      this.data
-        .withRequestMemo(() => this.dispatch(req, res, path, methods))
-        .catch((err: unknown) => this.fail(res, err));
-    };
+    return (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void): void =>
+      this.serve(req, res, next);
+  }
+
+  /** Serves what {@link claims}; passes anything else on to `next`. */
+  serve(req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void): void {
+    const path = (req.url ?? '/').split('?')[0];
+    if (path.startsWith(`${INTERACTION_PATH}/`)) {
+      this.interactions.handle(req, res, path).catch((err: unknown) => this.fail(res, err));
+      return;
+    }
+    // RP-initiated logout answers GET (its confirm step POST, its success step GET); any other method is a 405
+    // like on every known path (oidc-provider itself answered 404; found by tools/reliability/fuzz.mjs).
+    const logoutMethods = LOGOUT_ROUTES[path];
+    const method = req.method ?? 'GET';
+    const allowed = logoutMethods?.includes(method === 'HEAD' ? 'GET' : method) || method === 'OPTIONS';
+    if (logoutMethods && !allowed) {
+      sendOAuthError(res, 405, 'method_not_allowed', `${req.method} is not allowed on ${path}`, {
+        Allow: logoutMethods.join(', '),
+      });
+      return;
+    }
+    // The authorization endpoint resumes there after an interaction (`/authorize/<uid>`); RP-initiated logout
+    // (`/session/end`, its confirm and success steps) reads its own form bodies.
+    if (
+      (path.startsWith(`${ROUTES.authorization}/`) && req.method === 'GET') ||
+      path === ROUTES.end_session ||
+      path.startsWith(`${ROUTES.end_session}/`) ||
+      (path.startsWith(`${ROUTES.code_verification}/`) && path !== ROUTES.device_authorization)
+    ) {
+      this.data.withRequestMemo(() => this.callback(req, res));
+      return;
+    }
+    const methods = TOKEN_SERVER_ROUTES[path];
+    if (!methods) return next();
+    this.data
+      .withRequestMemo(() => this.dispatch(req, res, path, methods))
+      .catch((err: unknown) => this.fail(res, err));
   }
 
   private async dispatch(

@@ -3,9 +3,11 @@
 // alone, one server process pinned to one core, autocannon in this process.
 //
 //   npx swc libs -d /tmp/gh-after --config-file .swcrc --ignore '**/*.spec.ts' --only '**/*.ts' -q
-//   node libs/shared/http/bench/foundation.mjs express /tmp/gh-before /tmp/gh-after
+//   node libs/shared/http/bench/foundation.mjs express node /tmp/gh-before /tmp/gh-after lane:/tmp/gh-after
 //
-// Each argument is a variant: `express`, or the swc output root of libs (so a before/after compares two builds).
+// Each argument is a variant: `express` (Express alone), `node` (node:http alone, the floor of the fast lane), the
+// swc output root of libs (so a before/after compares two builds), or `lane:<root>` (the same build serving /ping
+// on its fast lane: a raw node handler behind request id, log, metrics and rate limits, without Express).
 // Variables: BENCH_DURATION (s, default 5), BENCH_CONNECTIONS (default 20), BENCH_ROUNDS (default 3, interleaved,
 // median reported), BENCH_LEVELS (log levels, default 'warn,info'), BENCH_SERVER_CPUS (taskset list, default 0).
 import { fork, execFileSync } from 'node:child_process';
@@ -30,7 +32,13 @@ if (variants.length === 0) {
 function start(variant, level) {
   return new Promise((resolve, reject) => {
     const child = fork(path.join(here, 'server.mjs'), [], {
-      env: { ...env, FOUNDATION_DIST: variant, LOG_LEVEL: level, PORT: '0' },
+      env: {
+        ...env,
+        FOUNDATION_DIST: variant.replace(/^lane:/, ''),
+        FOUNDATION_LANE: variant.startsWith('lane:') ? '1' : '0',
+        LOG_LEVEL: level,
+        PORT: '0',
+      },
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     });
     if (cpus !== '') {
@@ -53,7 +61,8 @@ async function measure(port) {
 }
 
 const cases = [];
-for (const v of variants) for (const level of v === 'express' ? ['-'] : levels) cases.push({ v, level });
+const floor = (v) => v === 'express' || v === 'node';
+for (const v of variants) for (const level of floor(v) ? ['-'] : levels) cases.push({ v, level });
 const results = new Map(cases.map((c) => [c, []]));
 for (let i = 0; i < rounds; i++) {
   for (const c of cases) {

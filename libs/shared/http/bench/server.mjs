@@ -1,11 +1,28 @@
 // One process serving `GET /ping` (a raw Express handler, like the token server's) through createHttpApp:
 // the cost of the foundation middlewares per request. Run by ./foundation.mjs, not by hand.
-//   FOUNDATION_DIST: the swc output of libs (dist root); LOG_LEVEL; PORT.
+//   FOUNDATION_DIST: the swc output of libs (dist root), or `express` / `node` (the floors); LOG_LEVEL; PORT;
+//   FOUNDATION_LANE=1: `/ping` served by a raw node handler on the foundation's fast lane instead.
+import http from 'node:http';
 import { pathToFileURL } from 'node:url';
 import path from 'node:path';
 import { Module } from '@nestjs/common';
 
-if (process.env.FOUNDATION_DIST === 'express') {
+/** The raw node handler of the lane and of the node floor: the same body and headers as Express's res.json. */
+const PING = Buffer.from('{"ok":true}');
+function rawPing(_req, res) {
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', String(PING.length));
+  res.end(PING);
+}
+
+if (process.env.FOUNDATION_DIST === 'node') {
+  // The floor of the lane: node's http server alone with the raw handler.
+  const server = http.createServer(rawPing);
+  server.listen(Number(process.env.PORT), '127.0.0.1', () =>
+    process.send?.({ port: /** @type {import('node:net').AddressInfo} */ (server.address()).port }),
+  );
+  process.on('message', (m) => m === 'stop' && process.exit(0));
+} else if (process.env.FOUNDATION_DIST === 'express') {
   // The floor: Express alone with the same handler.
   const express = (await import('express')).default;
   const a = express();
@@ -37,6 +54,10 @@ async function foundation() {
     readiness: async () => undefined,
     routes: ['GET /ping'],
     shutdownHooks: false,
+    fastLane:
+      process.env.FOUNDATION_LANE === '1'
+        ? () => ({ matches: (_method, path) => path === '/ping', handle: rawPing })
+        : undefined,
     mount: (a) => {
       a.getHttpAdapter()
         .getInstance()

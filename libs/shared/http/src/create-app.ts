@@ -12,7 +12,8 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Request } from 'express';
 import type { Logger } from 'pino';
 import { bodyParsers } from './body-parser.js';
-import { HttpErrorFilter } from './error.filter.js';
+import { ErrorResponder, HttpErrorFilter } from './error.filter.js';
+import { installFastLane, type FastLane } from './fast-lane.js';
 import { HTTP_FOUNDATION, HealthController, type HttpFoundation } from './health.controller.js';
 import { PinoNestLogger, createLogger, requestLogging } from './logging.js';
 import { HttpMetrics } from './metrics.js';
@@ -58,6 +59,12 @@ export interface HttpAppOptions {
   routes?: string[];
   /** Mounts raw Express handlers (e.g. oidc-provider) after logging, rate limits and body parsing, before Nest routes. */
   mount?: (app: NestExpressApplication) => void | Promise<void>;
+  /**
+   * Requests served without Express (e.g. the token server's oidc-provider routes): built after `init()`, put
+   * in front of Express on the app's node server. Claimed requests still get the request id and completion log,
+   * metrics, rate limits and the foundation's error answers, with the same semantics; nothing else changes.
+   */
+  fastLane?: (app: NestExpressApplication) => FastLane | Promise<FastLane>;
   /** Last adjustments before `init()` (global guards, interceptors...). */
   configure?: (app: NestExpressApplication) => void | Promise<void>;
   /** Close gracefully on SIGTERM/SIGINT (default true). */
@@ -89,7 +96,8 @@ class HttpFoundationModule {
 /**
  * Creates and initialises a Nest app with the shared HTTP foundation, in this order:
  * request id + JSON request log → metrics → rate limit (+ headers) → body parsers → `mount` → Nest routes
- * (health, metrics, docs, the app's controllers) → 404/405 → the one error filter.
+ * (health, metrics, docs, the app's controllers) → 404/405 → the one error filter. With `fastLane`, the
+ * requests it claims skip Express: request id + log, metrics, rate limit → the lane's handler → the same errors.
  */
 export async function createHttpApp(
   rootModule: Type<unknown> | DynamicModule,
@@ -141,7 +149,8 @@ export async function createHttpApp(
     );
     await options.mount?.(app);
 
-    app.useGlobalFilters(new HttpErrorFilter(routes, logger, options.oauthErrorPaths ?? []));
+    const errors = new ErrorResponder(routes, logger, options.oauthErrorPaths ?? []);
+    app.useGlobalFilters(new HttpErrorFilter(errors));
     app.useGlobalPipes(createValidationPipe());
     setupOpenApi(app, options.openapi);
     await options.configure?.(app);
@@ -151,6 +160,18 @@ export async function createHttpApp(
 
     routes.loadFromExpress(app.getHttpAdapter().getInstance());
     for (const spec of options.routes ?? []) routes.addSpec(spec);
+    if (options.fastLane) {
+      const expressApp = app.getHttpAdapter().getInstance();
+      installFastLane(app.getHttpServer() as Server, {
+        lane: await options.fastLane(app),
+        logger,
+        routes,
+        metrics,
+        limiter,
+        errors,
+        trust: expressApp.get('trust proxy fn') as (addr: string, i: number) => boolean,
+      });
+    }
     logger.info({ version: options.version, routes: routes.size }, `${options.serviceName} initialised`);
     return app;
   } catch (err) {

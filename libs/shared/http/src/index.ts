@@ -4,7 +4,14 @@
  * await listen(app, port);`.
  */
 export { createHttpApp, listen, type HttpAppOptions } from './create-app.js';
-export { HttpErrorFilter } from './error.filter.js';
+export { HttpErrorFilter, ErrorResponder } from './error.filter.js';
+export {
+  FastLanePipeline,
+  installFastLane,
+  requestPath,
+  type FastLane,
+  type FastLaneDeps,
+} from './fast-lane.js';
 export {
   mapError,
   statusOf,
@@ -25,6 +32,8 @@ export {
 } from './route-table.js';
 export {
   HttpRateLimiter,
+  applyRateLimitHeaders,
+  isRateLimitExempt,
   callerKey,
   endpointKey,
   RATE_LIMIT_EXEMPT_PATHS,
@@ -35,6 +44,8 @@ export {
 export {
   createLogger,
   requestLogging,
+  identify,
+  logCompletion,
   requestLog,
   type IdentifiedRequest,
   sanitizeRequestId,

@@ -74,32 +74,45 @@ export type IdentifiedRequest = IncomingMessage & { id?: string };
  */
 export function requestLogging(logger: Logger) {
   return (req: IdentifiedRequest, res: ServerResponse, next: () => void) => {
-    const id = sanitizeRequestId(req.headers['x-request-id']) ?? randomUUID();
-    req.id = id;
-    res.setHeader('X-Request-Id', id);
+    const id = identify(req, res);
     const start = performance.now();
-    res.once('finish', () => {
-      const status = res.statusCode;
-      const level: LevelWithSilent =
-        status >= 500
-          ? 'error'
-          : status >= 400
-            ? 'warn'
-            : QUIET_PATHS.has(pathOf(req.url))
-              ? 'debug'
-              : 'info';
-      if (!logger.isLevelEnabled(level)) return;
-      logger[level](
-        {
-          req: { id, method: req.method, url: redactUrl(req.url) },
-          res: { statusCode: status },
-          responseTime: Math.round((performance.now() - start) * 1000) / 1000,
-        },
-        'request completed',
-      );
-    });
+    res.once('finish', () => logCompletion(logger, req, res.statusCode, id, start));
     next();
   };
+}
+
+/** Gives `req` its request id (a sane incoming `X-Request-Id` or a new uuid), echoed in `X-Request-Id`. */
+export function identify(req: IdentifiedRequest, res: ServerResponse): string {
+  const id = sanitizeRequestId(req.headers['x-request-id']) ?? randomUUID();
+  req.id = id;
+  res.setHeader('X-Request-Id', id);
+  return id;
+}
+
+/**
+ * The one completion line of a finished request (see {@link requestLogging}), written only when the level its
+ * status calls for is enabled; `start` is the `performance.now()` of its arrival.
+ */
+export function logCompletion(
+  logger: Logger,
+  req: IncomingMessage,
+  status: number,
+  id: string,
+  start: number,
+): void {
+  // Info off (LOG_LEVEL=warn): a success costs one level check (debug is off too), no path lookup.
+  if (status < 400 && !logger.isLevelEnabled('info')) return;
+  const level: LevelWithSilent =
+    status >= 500 ? 'error' : status >= 400 ? 'warn' : QUIET_PATHS.has(pathOf(req.url)) ? 'debug' : 'info';
+  if (!logger.isLevelEnabled(level)) return;
+  logger[level](
+    {
+      req: { id, method: req.method, url: redactUrl(req.url) },
+      res: { statusCode: status },
+      responseTime: Math.round((performance.now() - start) * 1000) / 1000,
+    },
+    'request completed',
+  );
 }
 
 /** Query parameters whose values are credentials: never written to a log line, whatever the route. */

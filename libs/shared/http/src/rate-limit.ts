@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import { Redis } from 'ioredis';
 import {
@@ -70,7 +71,7 @@ export function addressKey(req: KeyedRequest): string {
  * The caller a request's credentials claim to be: a hash of the bearer token or the client id of Basic
  * credentials (a token is hashed so the store never holds a credential); undefined without credentials.
  */
-export function claimedCallerKey(req: KeyedRequest): string | undefined {
+export function claimedCallerKey(req: Pick<KeyedRequest, 'headers'>): string | undefined {
   const auth = req.headers.authorization;
   if (typeof auth === 'string') {
     const [scheme, value] = auth.trim().split(SPACES, 2);
@@ -107,8 +108,63 @@ export interface RateLimitDecision {
   retryAfterSec: number;
 }
 
+/**
+ * Fixed windows counted in process memory, synchronously: the semantics of rate-limiter-flexible's
+ * RateLimiterMemory (a key's window starts at its first request and lasts `durationSec`; a refused request is
+ * counted too), without a Promise per check nor a timer per key: expired windows are swept once per window.
+ */
+class MemoryWindows {
+  private readonly windows = new Map<string, { consumed: number; expiresAt: number }>();
+  private readonly sweeper: NodeJS.Timeout;
+
+  constructor(private readonly durationMs: number) {
+    this.sweeper = setInterval(() => this.sweep(), durationMs);
+    this.sweeper.unref();
+  }
+
+  /** Counts one request of `key`: points consumed in its window so far (this one included), ms left. */
+  incr(key: string, now = Date.now()): { consumed: number; msBeforeNext: number } {
+    const w = this.windows.get(key);
+    if (w !== undefined && w.expiresAt > now) {
+      w.consumed++;
+      return { consumed: w.consumed, msBeforeNext: w.expiresAt - now };
+    }
+    this.windows.set(key, { consumed: 1, expiresAt: now + this.durationMs });
+    return { consumed: 1, msBeforeNext: this.durationMs };
+  }
+
+  /** Where `key` stands, without counting; undefined when it has no open window. */
+  get(key: string, now = Date.now()): { consumed: number; msBeforeNext: number } | undefined {
+    const w = this.windows.get(key);
+    return w !== undefined && w.expiresAt > now
+      ? { consumed: w.consumed, msBeforeNext: w.expiresAt - now }
+      : undefined;
+  }
+
+  private sweep(): void {
+    const now = Date.now();
+    for (const [key, w] of this.windows) if (w.expiresAt <= now) this.windows.delete(key);
+  }
+
+  close(): void {
+    clearInterval(this.sweeper);
+  }
+}
+
+/** Sets the X-RateLimit-* headers of a decision (and Retry-After when refused); true when allowed. */
+export function applyRateLimitHeaders(res: ServerResponse, d: RateLimitDecision): boolean {
+  res.setHeader('X-RateLimit-Limit', String(d.limit));
+  res.setHeader('X-RateLimit-Remaining', String(d.remaining));
+  res.setHeader('X-RateLimit-Reset', String(d.reset));
+  if (d.allowed) return true;
+  res.setHeader('Retry-After', String(d.retryAfterSec));
+  return false;
+}
+
 export class HttpRateLimiter {
   private readonly limiters = new Map<number, RateLimiterAbstract>();
+  /** Without Redis: the counts, one set of windows per limit (as one RateLimiterMemory per limit was). */
+  private readonly memory = new Map<number, MemoryWindows>();
   private readonly overrides = new Map<string, number>();
   private readonly redis?: Redis;
   private readonly keyPrefix: string;
@@ -167,6 +223,7 @@ export class HttpRateLimiter {
 
   /** Idempotent: Nest's shutdown hook and the service's own signal handler may both close the app. */
   async close(): Promise<void> {
+    for (const m of this.memory.values()) m.close();
     if (!this.redis || this.closed) return;
     this.closed = true;
     if (this.redis.status !== 'ready') {
@@ -204,6 +261,7 @@ export class HttpRateLimiter {
 
   /** Where `caller` stands on `endpoint`, without counting (a request about to be counted: one more). */
   async peek(endpoint: string, caller: string, limit = this.limitFor(endpoint)): Promise<RateLimitDecision> {
+    if (!this.redis) return this.peekInMemory(endpoint, caller, limit);
     try {
       const r = await this.limiter(limit).get(`${endpoint}|${caller}`);
       const consumed = r?.consumedPoints ?? 0;
@@ -237,6 +295,7 @@ export class HttpRateLimiter {
     caller: string,
     limit = this.limitFor(endpoint),
   ): Promise<RateLimitDecision> {
+    if (!this.redis) return this.consumeInMemory(endpoint, caller, limit);
     try {
       return decision(limit, await this.limiter(limit).consume(`${endpoint}|${caller}`), true);
     } catch (err) {
@@ -244,6 +303,43 @@ export class HttpRateLimiter {
       this.warn('Rate limiter failed; request let through', err);
       return this.open(limit);
     }
+  }
+
+  private windows(limit: number): MemoryWindows {
+    let m = this.memory.get(limit);
+    if (m === undefined) {
+      m = new MemoryWindows(this.opts.durationSec * 1000);
+      this.memory.set(limit, m);
+    }
+    return m;
+  }
+
+  /** {@link peek} without Redis: synchronous. */
+  private peekInMemory(endpoint: string, caller: string, limit: number): RateLimitDecision {
+    const now = Date.now();
+    const r = this.windows(limit).get(`${endpoint}|${caller}`, now);
+    const consumed = r?.consumed ?? 0;
+    const msBeforeNext = r?.msBeforeNext ?? this.opts.durationSec * 1000;
+    return {
+      limit,
+      remaining: Math.max(0, limit - consumed - 1),
+      reset: Math.ceil((now + msBeforeNext) / 1000),
+      allowed: consumed < limit,
+      retryAfterSec: Math.max(1, Math.ceil(msBeforeNext / 1000)),
+    };
+  }
+
+  /** {@link consume} without Redis: synchronous. */
+  private consumeInMemory(endpoint: string, caller: string, limit: number): RateLimitDecision {
+    const now = Date.now();
+    const r = this.windows(limit).incr(`${endpoint}|${caller}`, now);
+    return {
+      limit,
+      remaining: Math.max(0, limit - r.consumed),
+      reset: Math.ceil((now + r.msBeforeNext) / 1000),
+      allowed: r.consumed <= limit,
+      retryAfterSec: Math.max(1, Math.ceil(r.msBeforeNext / 1000)),
+    };
   }
 
   private get authFailureLimit(): number {
@@ -258,49 +354,79 @@ export class HttpRateLimiter {
   }
 
   /**
-   * Express middleware: sets the X-RateLimit-* headers on every response, 429 over the limit.
-   * - Without credentials a request counts against its source address, at once.
+   * Decides on one request and calls `done` with the decision: at once (synchronously) when the counts are in
+   * memory, once Redis answered otherwise; `fail` on an unexpected error.
+   * - Without credentials (`claimed` undefined) a request counts against its source address, at once.
    * - With credentials (Bearer, Basic) it counts against the caller they name, but only once the answer shows
    *   they were good: a 401 counts instead against the source address's failed authentications (over every
-   *   endpoint), and past RATE_LIMIT_AUTH_FAILURES that address's credentialed requests are 429 before any is
-   *   checked. So nobody spends another caller's budget by naming it, and random tokens cost their sender.
+   *   endpoint), and past RATE_LIMIT_AUTH_FAILURES that address's credentialed requests are 429 before any of
+   *   them is checked. So nobody spends another caller's budget by naming it, and random tokens cost their sender.
    */
+  admit(
+    endpoint: string,
+    claimed: string | undefined,
+    address: string,
+    res: ServerResponse,
+    done: (d: RateLimitDecision) => void,
+    fail: (err: unknown) => void,
+  ): void {
+    if (!this.redis) {
+      if (!claimed) return done(this.consumeInMemory(endpoint, address, this.limitFor(endpoint)));
+      const failures = this.peekInMemory(AUTH_FAILURES, address, this.authFailureLimit);
+      if (!failures.allowed) return done(failures);
+      const own = this.peekInMemory(endpoint, claimed, this.limitFor(endpoint));
+      if (own.allowed) {
+        res.once('finish', () => {
+          if (res.statusCode === 401) this.consumeInMemory(AUTH_FAILURES, address, this.authFailureLimit);
+          else this.consumeInMemory(endpoint, claimed, this.limitFor(endpoint));
+        });
+      }
+      return done(own);
+    }
+    if (!claimed) {
+      this.consume(endpoint, address).then(done, fail);
+      return;
+    }
+    Promise.all([
+      this.peek(AUTH_FAILURES, address, this.authFailureLimit),
+      this.peek(endpoint, claimed),
+    ]).then(([failures, own]) => {
+      if (!failures.allowed) return done(failures);
+      if (own.allowed) {
+        res.once('finish', () => {
+          const counted =
+            res.statusCode === 401
+              ? this.consume(AUTH_FAILURES, address, this.authFailureLimit)
+              : this.consume(endpoint, claimed);
+          counted.catch(() => undefined);
+        });
+      }
+      done(own);
+    }, fail);
+  }
+
+  /** Express middleware: {@link admit}, the X-RateLimit-* headers on every response, 429 over the limit. */
   middleware(routes: RouteTable) {
     return (req: Request, res: Response, next: NextFunction) => {
       if (EXEMPT.has(req.path)) return next();
-      const endpoint = routeMatch(routes, req).endpoint;
-      const claimed = claimedCallerKey(req);
-      const address = addressKey(req);
-      const answer = (d: RateLimitDecision) => {
-        res.setHeader('X-RateLimit-Limit', String(d.limit));
-        res.setHeader('X-RateLimit-Remaining', String(d.remaining));
-        res.setHeader('X-RateLimit-Reset', String(d.reset));
-        if (d.allowed) return next();
-        res.setHeader('Retry-After', String(d.retryAfterSec));
-        next(new DomainError(ErrorCode.TooManyRequests, TOO_MANY_REQUESTS_MESSAGE));
-      };
-      if (!claimed) {
-        this.consume(endpoint, address).then(answer, next);
-        return;
-      }
-      Promise.all([
-        this.peek(AUTH_FAILURES, address, this.authFailureLimit),
-        this.peek(endpoint, claimed),
-      ]).then(([failures, own]) => {
-        if (!failures.allowed) return answer(failures);
-        if (own.allowed) {
-          res.once('finish', () => {
-            const counted =
-              res.statusCode === 401
-                ? this.consume(AUTH_FAILURES, address, this.authFailureLimit)
-                : this.consume(endpoint, claimed);
-            counted.catch(() => undefined);
-          });
-        }
-        answer(own);
-      }, next);
+      this.admit(
+        routeMatch(routes, req).endpoint,
+        claimedCallerKey(req),
+        addressKey(req),
+        res,
+        (d) => {
+          if (applyRateLimitHeaders(res, d)) return next();
+          next(new DomainError(ErrorCode.TooManyRequests, TOO_MANY_REQUESTS_MESSAGE));
+        },
+        next,
+      );
     };
   }
+}
+
+/** Probes and the scrape: never counted, no rate-limit headers. */
+export function isRateLimitExempt(path: string): boolean {
+  return EXEMPT.has(path);
 }
 
 function decision(limit: number, r: RateLimiterRes, allowed: boolean): RateLimitDecision {

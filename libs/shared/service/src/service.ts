@@ -14,7 +14,7 @@ import {
   commonEnv,
 } from '@gatehouse/config';
 import { createDataSource, Db, runMigrations } from '@gatehouse/db';
-import { createHttpApp, listen } from '@gatehouse/http';
+import { createHttpApp, listen, type FastLane } from '@gatehouse/http';
 
 export type CommonEnv = EnvOf<typeof commonEnv>;
 
@@ -42,6 +42,11 @@ export interface ServiceDefinition<S extends EnvSchema> {
   rootModule(ctx: ServiceContext<EnvOf<S>>): DynamicModule;
   /** Raw handlers mounted before Nest's routes (oidc-provider), with no body parser in front of them. */
   mount?(app: NestExpressApplication, ctx: ServiceContext<EnvOf<S>>): void | Promise<void>;
+  /**
+   * Requests served without Express (the token server's routes), behind the same request id and log, metrics,
+   * rate limits and error answers (see HttpAppOptions.fastLane).
+   */
+  fastLane?(app: NestExpressApplication, ctx: ServiceContext<EnvOf<S>>): FastLane | Promise<FastLane>;
   excludeBodyParserPaths?: string[];
   /** Requests whose body the route reads itself as a stream (a CSV upload), left unparsed by the JSON parser. */
   streamedBodies?: (req: Request) => boolean;
@@ -77,6 +82,7 @@ export async function buildService<S extends EnvSchema>(
   try {
     const ctx = { env, db };
     await def.afterMigrate?.(ctx);
+    const lane = def.fastLane?.bind(def);
     const app = await createHttpApp(def.rootModule(ctx), {
       serviceName: def.name,
       version: def.version,
@@ -96,6 +102,7 @@ export async function buildService<S extends EnvSchema>(
       streamedBodies: def.streamedBodies,
       mount: def.mount ? (a: NestExpressApplication) => def.mount?.(a, ctx) : undefined,
       configure: def.configure ? (a: NestExpressApplication) => def.configure?.(a, ctx) : undefined,
+      fastLane: lane ? (a: NestExpressApplication) => lane(a, ctx) : undefined,
       routes: def.routes,
       oauthErrorPaths: def.oauthErrorPaths,
       urlencoded: def.urlencoded,
