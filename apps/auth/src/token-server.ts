@@ -24,7 +24,7 @@ import {
 } from '@gatehouse/identity-data';
 import { SigningKeys, type KeySet } from './keys/signing-keys.js';
 import { FastClientCredentials } from './oidc/client-credentials.fast.js';
-import { TokenInfoService } from './tokeninfo/tokeninfo.service.js';
+import { looksLikeJwt, TokenInfoService } from './tokeninfo/tokeninfo.service.js';
 import { InteractionHandler } from './interaction/interaction.handler.js';
 import { Delivery } from '@gatehouse/delivery';
 import { OneTimeCodes } from './passwordless/one-time-codes.js';
@@ -36,7 +36,12 @@ import {
 import { EMAIL_VERIFICATION_PATH, handleSignup, Signup, SIGNUP_PATH } from './signup/signup.js';
 import { messagePage, pageHeaders, pickLocale } from './interaction/pages.js';
 import { INTERACTION_PATH } from './interaction/pages.js';
-import { handleIntrospection, handleTokenInfo } from './tokeninfo/tokeninfo.handler.js';
+import {
+  handleIntrospection,
+  handleTokenInfo,
+  sendJsonText,
+  TokenInfoAnswers,
+} from './tokeninfo/tokeninfo.handler.js';
 import { TICKET_EMAIL_PATH, TICKET_PASSWORD_PATH, TicketPages } from './tickets/tickets.js';
 
 export const TOKENINFO_PATH = '/tokeninfo';
@@ -159,6 +164,8 @@ export class TokenServer {
   /** The clock device polls are timed by (tests move it instead of waiting). */
   pollClock: () => number = Date.now;
   private reloading?: Promise<boolean>;
+  /** /tokeninfo answers about active tokens, reused while nothing they depend on changed. */
+  private readonly tokenInfoAnswers = new TokenInfoAnswers();
   /** oidc-provider's answer to GET /jwks for the current key set (see serveJwks). */
   private jwksAnswer?: {
     keys: KeySet;
@@ -435,9 +442,14 @@ export class TokenServer {
     }
     const methods = TOKEN_SERVER_ROUTES[path];
     if (!methods) return next();
-    this.data
-      .withRequestMemo(() => this.dispatch(req, res, path, methods))
-      .catch((err: unknown) => this.fail(res, err));
+    // The hot paths read through the state cache and need no per-request memo (an AsyncLocalStorage context):
+    // GET /jwks, /tokeninfo, and /token up to the point where oidc-provider takes the request (`toProvider`).
+    if (path === ROUTES.jwks && method === 'GET' && this.serveJwks(req, res)) return;
+    const hot = path === TOKENINFO_PATH || path === ROUTES.token;
+    (hot
+      ? this.dispatch(req, res, path, methods)
+      : this.data.withRequestMemo(() => this.dispatch(req, res, path, methods))
+    ).catch((err: unknown) => this.fail(res, err));
   }
 
   private async dispatch(
@@ -458,7 +470,6 @@ export class TokenServer {
     if (path === PASSWORDLESS_VERIFY_PATH) return this.verifyLink(req, res);
     if (path === TICKET_PASSWORD_PATH || path === TICKET_EMAIL_PATH)
       return this.tickets.handle(req, res, path);
-    if (path === ROUTES.jwks && method === 'GET' && this.serveJwks(req, res)) return;
     if (method !== 'POST') {
       const fieldsError = rememberFields(
         req,
@@ -471,14 +482,15 @@ export class TokenServer {
 
     let params: Params;
     try {
-      params = parseParams(req, await readBody(req));
+      const raw = await readBody(req);
+      if (path === TOKENINFO_PATH) return await this.tokenInfoRequest(req, res, raw);
+      params = parseParams(req, raw);
       if (path === ROUTES.token || path === ROUTES.device_authorization)
         params = normalizeTokenParams(params);
     } catch (err) {
       if (err instanceof BodyError) return sendOAuthError(res, err.status, err.error, err.message);
       throw err;
     }
-    if (path === TOKENINFO_PATH) return handleTokenInfo(this.tokenInfo, req, res, params, this.issuer);
     if (path === PASSWORDLESS_START_PATH) return this.passwordless.handle(req, res, params);
     if (path === SIGNUP_PATH) return handleSignup(this.signup, this.data, res, req, params);
     if (path === ROUTES.introspection) {
@@ -511,11 +523,40 @@ export class TokenServer {
       }
     }
     if (path === ROUTES.token) {
+      // oidc-provider's token endpoint reads the same rows several times: within one request memo.
       const clientId = basicClientId(req.headers.authorization) ?? one(params, 'client_id');
       const resource = params.resource;
-      if (clientId && typeof resource === 'string') this.data.prefetchTokenRequest(clientId, resource);
+      this.data.withRequestMemo(() => {
+        if (clientId && typeof resource === 'string') this.data.prefetchTokenRequest(clientId, resource);
+        this.callback(replay, res);
+      });
+      return;
     }
     this.callback(replay, res);
+  }
+
+  /**
+   * POST /tokeninfo: an answer given before for the very same request while nothing it was computed from changed
+   * (TokenInfoAnswers), else computed.
+   */
+  private async tokenInfoRequest(req: IncomingMessage, res: ServerResponse, raw: Buffer): Promise<void> {
+    const key = this.tokenInfoAnswers.key(req, raw);
+    // (what is stored is only ever the answer about JWTs: see below)
+    const version = this.data.stateVersion();
+    const keys = this.keys;
+    const known = this.tokenInfoAnswers.get(key, version, keys);
+    if (known !== undefined) return sendJsonText(res, known);
+    const params = parseParams(req, raw);
+    const answer = await handleTokenInfo(this.tokenInfo, req, res, params, this.issuer);
+    // Only JWTs (the token asked about, and a Bearer caller's own token): everything that decides their answer is in
+    // the state cache or the key set. An opaque token's row may be revoked or consumed without a change of either.
+    const bearer = /^bearer /i.test(req.headers.authorization ?? '')
+      ? (req.headers.authorization ?? '').slice(7).trim()
+      : undefined;
+    const token = one(params, 'token') ?? '';
+    if (answer && looksLikeJwt(token) && (bearer === undefined || looksLikeJwt(bearer))) {
+      this.tokenInfoAnswers.set(key, answer.json, answer.until, version, keys);
+    }
   }
 
   /**

@@ -146,6 +146,36 @@ describe('the token server cache follows changes made by the identity service', 
     expect((await tokenRequest(s.client.id, s.client.secret, s.identifier)).status).toBe(401);
   });
 
+  it('/tokeninfo answers: an opaque token revoked at the token server, a JWT at its expiry', async () => {
+    const s = await setup();
+    const basic = { id: s.client.id, secret: s.client.secret };
+    // opaque: its row decides, so its answer is computed every time (never reused)
+    // (opaque is no choice of the API: set in SQL, then a change through the API, which settles after it)
+    await m.identity.db.rows(
+      `UPDATE resources SET signing_algorithm = 'opaque', token_lifetime = 3 WHERE id = $1`,
+      [s.apiId],
+    );
+    await m.call('post', `/api/v1/resources/${s.apiId}/scopes`).send({ scope_name: 'settle' }).expect(201);
+    const opaque = (await tokenRequest(s.client.id, s.client.secret, s.identifier)).token!;
+    expect(opaque.split('.')).toHaveLength(1);
+    expect((await m.tokenInfo(opaque, basic)).active).toBe(true);
+    expect((await m.tokenInfo(opaque, basic)).active).toBe(true);
+    const revoke = await fetch(`${m.auth.url}/revoke`, {
+      method: 'POST',
+      body: new URLSearchParams({ client_id: s.client.id, client_secret: s.client.secret, token: opaque }),
+    });
+    expect(revoke.status).toBe(200);
+    expect((await m.tokenInfo(opaque, basic)).active).toBe(false);
+    // a JWT's answer, given again from memory, ends with the token
+    await m.identity.db.rows(`UPDATE resources SET signing_algorithm = 'ES256' WHERE id = $1`, [s.apiId]);
+    await m.call('post', `/api/v1/resources/${s.apiId}/scopes`).send({ scope_name: 'settle2' }).expect(201);
+    const jwt = (await tokenRequest(s.client.id, s.client.secret, s.identifier)).token!;
+    expect((await m.tokenInfo(jwt, basic)).active).toBe(true);
+    expect((await m.tokenInfo(jwt, basic)).active).toBe(true);
+    await new Promise((r) => setTimeout(r, 4200));
+    expect((await m.tokenInfo(jwt, basic)).active).toBe(false);
+  });
+
   it('/tokeninfo of a cached JWT runs no statement; a change is still seen on the next call', async () => {
     const s = await setup();
     const token = (await tokenRequest(s.client.id, s.client.secret, s.identifier)).token!;

@@ -81,6 +81,11 @@ export class OidcData {
     readonly cache: StateCache = new StateCache({ max: 0, ttlMs: 0 }),
   ) {}
 
+  /** The state cache's version (see StateCache.version): unchanged means no cached row changed. */
+  stateVersion(): number | undefined {
+    return this.cache.version();
+  }
+
   /** Run `fn` (one HTTP request) with its own memo of rows read. */
   withRequestMemo<T>(fn: () => T): T {
     return requestMemo.run({ clients: new Map(), access: new Map(), effective: new Map() }, fn);

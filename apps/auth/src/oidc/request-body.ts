@@ -16,21 +16,49 @@ export class BodyError extends Error {
   }
 }
 
-/** Read the whole request body (at most `limit` bytes). */
-export async function readBody(req: IncomingMessage, limit = OAUTH_BODY_LIMIT): Promise<Buffer> {
+/**
+ * Read the whole request body (at most `limit` bytes). Plain 'data'/'end' events rather than the stream's async
+ * iterator, which costs a promise and a microtask per chunk on the token endpoints' hot path.
+ */
+export function readBody(req: IncomingMessage, limit = OAUTH_BODY_LIMIT): Promise<Buffer> {
   const declared = req.headers['content-length'] ? Number(req.headers['content-length']) : undefined;
   if (declared !== undefined && declared > limit) {
-    throw new BodyError(413, 'payload_too_large', `request body is larger than ${limit} bytes`);
+    return Promise.reject(
+      new BodyError(413, 'payload_too_large', `request body is larger than ${limit} bytes`),
+    );
   }
-  const chunks: Buffer[] = [];
-  let received = 0;
-  for await (const chunk of req) {
-    received += (chunk as Buffer).length;
-    if (received > limit)
-      throw new BodyError(413, 'payload_too_large', `request body is larger than ${limit} bytes`);
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks, received);
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let received = 0;
+    const done = (err?: Error) => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('close', onClose);
+      if (err) reject(err);
+    };
+    const onData = (chunk: Buffer) => {
+      received += chunk.length;
+      if (received > limit) {
+        // what is left of the body node drops once the answer is written
+        done(new BodyError(413, 'payload_too_large', `request body is larger than ${limit} bytes`));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      done();
+      resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, received));
+    };
+    const onError = (err: Error) => done(err);
+    const onClose = () => {
+      if (!req.complete) done(new Error('request aborted'));
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('close', onClose);
+  });
 }
 
 const mediaType = (req: IncomingMessage) =>

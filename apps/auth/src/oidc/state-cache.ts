@@ -117,6 +117,14 @@ export class StateCache {
     return value;
   }
 
+  /**
+   * A number that changes with every change the cache hears of (and whenever it stops being trusted); undefined
+   * while the cache is off or not trusted. An answer computed from cached rows stays right while it is unchanged.
+   */
+  version(): number | undefined {
+    return this.enabled && this.trusted() ? this.generation : undefined;
+  }
+
   /** Taken before a read: `store` keeps its result only when no change arrived since. */
   snapshot(): number {
     return this.generation;

@@ -67,7 +67,7 @@ export async function handleTokenInfo(
   res: ServerResponse,
   body: Params,
   realm: string,
-): Promise<void> {
+): Promise<{ json: string; until: number } | void> {
   const inUrl = queryTokenError(req);
   if (inUrl) return sendOAuthError(res, 400, 'invalid_request', inUrl);
   const query = new URLSearchParams((req.url ?? '').split('?')[1] ?? '');
@@ -91,6 +91,8 @@ export async function handleTokenInfo(
   const authz = req.headers.authorization ?? '';
   let caller: OidcClientRecord | undefined;
   let callerClientId: string;
+  /** When the caller's credential stops counting (its bearer token's or its secret's expiry), if it does. */
+  let callerUntil: number | undefined;
   if (/^bearer /i.test(authz)) {
     const bearer = authz.slice(7).trim();
     const described = await service.introspect(bearer);
@@ -98,13 +100,17 @@ export async function handleTokenInfo(
     const isAccessToken = described.active && described.token_type === 'Bearer';
     // A token asking about itself authenticates by possession: one that is not an active access token is simply
     // reported inactive (what a resource server checking its caller's token needs to know).
-    if (bearer === token) return sendJson(res, isAccessToken ? pick(described, fields) : INACTIVE);
+    if (bearer === token) {
+      if (!isAccessToken) return void sendJson(res, INACTIVE);
+      return { json: sendJson(res, pick(described, fields)), until: untilOf(described.exp) };
+    }
     if (!isAccessToken) {
       return sendOAuthError(res, 401, 'invalid_token', 'the bearer token is not an active access token', {
         'WWW-Authenticate': `Bearer realm="${realm}", error="invalid_token"`,
       });
     }
     callerClientId = described.client_id;
+    callerUntil = described.exp ? Date.parse(described.exp) : undefined;
   } else {
     const creds = clientCredentials(authz, body);
     if (!creds) {
@@ -126,10 +132,12 @@ export async function handleTokenInfo(
       });
     }
     callerClientId = caller.id;
+    callerUntil = caller.clientSecretExpiresAt ? new Date(caller.clientSecretExpiresAt).getTime() : undefined;
   }
 
   const result = await visibleTo(service, await service.introspect(token, hint, caller), callerClientId);
-  sendJson(res, pick(result, fields));
+  const json = sendJson(res, pick(result, fields));
+  return result.active ? { json, until: Math.min(untilOf(result.exp), callerUntil ?? Infinity) } : undefined;
 }
 
 /** Only the `fields` asked for, of an active token's description. */
@@ -139,13 +147,61 @@ function pick(info: TokenInfo, fields: string[] | undefined): unknown {
   return Object.fromEntries(fields.filter((f) => f in all).map((f) => [f, all[f]]));
 }
 
-function sendJson(res: ServerResponse, out: unknown): void {
+/** Epoch ms of an ISO time (NaN when there is none: such an answer is not kept). */
+const untilOf = (iso: string | undefined) => (iso ? Date.parse(iso) : NaN);
+
+/** Answers 200 with `out` as JSON (the JSON is returned). */
+function sendJson(res: ServerResponse, out: unknown): string {
   const json = JSON.stringify(out);
+  sendJsonText(res, json);
+  return json;
+}
+
+/** Answers 200 with this JSON text, as /tokeninfo and the introspection endpoint answer. */
+export function sendJsonText(res: ServerResponse, json: string): void {
   res.statusCode = 200;
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   res.setHeader('Cache-Control', 'no-store');
   res.setHeader('Pragma', 'no-cache');
   res.end(json);
+}
+
+/**
+ * The answers /tokeninfo gave about active tokens, by the exact request (credentials, body, query, content type),
+ * reused while nothing they were computed from can have changed: the state cache's version (every change the
+ * identity feed announces, and any lapse of its trust, moves it), the key set, and the token's expiry. Bounded.
+ */
+export class TokenInfoAnswers {
+  private readonly answers = new Map<
+    string,
+    { json: string; expMs: number; version: number; keys: unknown }
+  >();
+
+  constructor(private readonly max = 5_000) {}
+
+  /** The key of a request: everything the answer was computed from that the request carries. */
+  key(req: IncomingMessage, body: Buffer): string {
+    const h = req.headers;
+    return `${req.url}\n${h.authorization ?? ''}\n${h['content-type'] ?? ''}\n${body.toString('latin1')}`;
+  }
+
+  get(key: string, version: number | undefined, keys: unknown): string | undefined {
+    const a = this.answers.get(key);
+    if (!a) return undefined;
+    if (a.version !== version || a.keys !== keys || Date.now() >= a.expMs) {
+      this.answers.delete(key);
+      return undefined;
+    }
+    return a.json;
+  }
+
+  /** Keeps an answer until `until` (epoch ms: the token's expiry, or sooner the caller's credential's). */
+  set(key: string, json: string, until: number, version: number | undefined, keys: unknown): void {
+    const expMs = until;
+    if (version === undefined || !Number.isFinite(expMs)) return;
+    if (this.answers.size >= this.max) this.answers.delete(this.answers.keys().next().value as string);
+    this.answers.set(key, { json, expMs, version, keys });
+  }
 }
 
 const epoch = (iso: unknown) => (typeof iso === 'string' ? Math.floor(Date.parse(iso) / 1000) : undefined);
@@ -190,7 +246,7 @@ export async function handleIntrospection(
     : info.active && info.client_id === callerId
       ? info
       : INACTIVE;
-  if (!seen.active) return sendJson(res, { active: false });
+  if (!seen.active) return void sendJson(res, { active: false });
   sendJson(res, {
     active: true,
     scope: seen.scope || undefined,

@@ -101,7 +101,8 @@ interface OpaqueToken {
 
 const iso = (epoch: unknown) =>
   typeof epoch === 'number' ? new Date(epoch * 1000).toISOString() : undefined;
-const looksLikeJwt = (t: string) => /^[\w-]+\.[\w-]+\.[\w-]+$/.test(t);
+/** Three base64url segments: a JWS in compact form (what this server issues as JWT access tokens). */
+export const looksLikeJwt = (t: string) => /^[\w-]+\.[\w-]+\.[\w-]+$/.test(t);
 const usernameOf = (u: User) => u.userEmail ?? u.userName ?? u.phoneNumber ?? undefined;
 
 /**
