@@ -198,6 +198,13 @@ export class TokenServer {
       data,
       issuer: this.issuer,
       defaultTtlSec: opts.env.AUTH_ACCESS_TOKEN_TTL_SEC,
+      providerAccepts: async (clientId) => {
+        try {
+          return (await this.provider.Client.find(clientId)) !== undefined;
+        } catch {
+          return false;
+        }
+      },
     });
     this.codes = new OneTimeCodes(sql, opts.box.derive('otp'));
     this.delivery = new Delivery(opts.env, log);

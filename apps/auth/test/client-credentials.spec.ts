@@ -372,6 +372,22 @@ describe('the plain client_credentials path (issue 16) answers as oidc-provider 
     }
   });
 
+  it("a client whose metadata oidc-provider refuses is oidc-provider's to answer", async () => {
+    const client = await fx.client({
+      grantTypes: ['client_credentials', 'authorization_code'],
+      metadata: { urls: { callbacks: ['javascript:alert(1)'] } },
+    });
+    const api = await fx.resource({ alg: 'ES256', scopes: ['a'] });
+    await fx.grant(client, api, ['a']);
+    const body = { grant_type: 'client_credentials', audience: api.identifier };
+    const auth = { basic: { id: client.id, secret: client.secret! } };
+    const before = h.tokenServer.fastClientCredentials.issued;
+    const fast = await tokenRequest(h.url, body, auth);
+    const slow = await tokenRequest(h.url, { ...body, x_through_provider: '1' }, auth);
+    expect(h.tokenServer.fastClientCredentials.issued).toBe(before);
+    expect({ status: fast.status, body: fast.body }).toEqual({ status: slow.status, body: slow.body });
+  });
+
   it('what it does not serve plainly is oidc-provider answer (errors included)', async () => {
     const client = await fx.client();
     const api = await fx.resource({ alg: 'ES256', scopes: ['a'] });

@@ -9,8 +9,17 @@ import type { Params } from './request-body.js';
 const PLAIN_PARAMS = new Set(['grant_type', 'scope', 'resource', 'client_id', 'client_secret']);
 /** oidc-provider's scope syntax (lib/helpers/is_valid_scope.js). */
 const SCOPE_SYNTAX = /^[\x21\x23-\x5B\x5D-\x7E]+(?: [\x21\x23-\x5B\x5D-\x7E]+)*$/u;
-/** oidc-provider's check of a Basic header's base64 (lib/shared/client_auth.js). */
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+/** oidc-provider's check of a Basic header's base64 (isValidBase64 of lib/shared/client_auth.js). */
+function isValidBase64(input: string): boolean {
+  const match = /^([A-Za-z0-9+/]*)(={0,2})$/u.exec(input);
+  if (!match?.[1]) return false;
+  const remainder = match[1].length % 4;
+  if (!match[2]) return remainder !== 1;
+  return (match[1].length + match[2].length) % 4 === 0 && match[2].length === 4 - remainder;
+}
+
+/** Characters outside VSCHAR (RFC 6749 A.1), which oidc-provider refuses in Basic credentials. */
+const NO_VSCHAR = /[^\x20-\x7E]/;
 /** Headers that ask for more than a plain bearer token (DPoP, attestations) or for CORS: oidc-provider's. */
 const NOT_PLAIN_HEADERS = ['dpop', 'oauth-client-attestation', 'oauth-client-attestation-pop', 'origin'];
 
@@ -34,8 +43,11 @@ function tokenId(): string {
 
 const b64url = (s: string) => Buffer.from(s, 'utf8').toString('base64url');
 
+/** oidc-provider's decodeAuthToken: URL-decoded, VSCHAR only (else it throws: oidc-provider answers). */
 function decodeAuthToken(token: string): string {
-  return decodeURIComponent(token.replace(/\+/g, '%20'));
+  const decoded = decodeURIComponent(token.replace(/\+/g, '%20'));
+  if (NO_VSCHAR.test(decoded)) throw new Error('invalid character found');
+  return decoded;
 }
 
 interface Signer {
@@ -49,6 +61,8 @@ export interface FastClientCredentialsDeps {
   issuer: string;
   /** Access token lifetime of a resource without its own (AUTH_ACCESS_TOKEN_TTL_SEC). */
   defaultTtlSec: number;
+  /** Whether oidc-provider accepts the client (its metadata passes oidc-provider's own validation). */
+  providerAccepts(clientId: string): Promise<boolean>;
 }
 
 /**
@@ -64,6 +78,8 @@ export class FastClientCredentials {
   private signers = new Map<string, Signer>();
   /** Tokens issued here (the rest went to oidc-provider); tests check the path is taken. */
   issued = 0;
+  /** oidc-provider's verdict on a client record (the state cache hands out the same object until it changes). */
+  private readonly accepted = new WeakMap<object, boolean>();
 
   constructor(private readonly deps: FastClientCredentialsDeps) {}
 
@@ -98,7 +114,7 @@ export class FastClientCredentials {
     if (authorization !== undefined) {
       if (secret !== undefined) return false;
       const parts = authorization.split(' ');
-      if (parts.length !== 2 || parts[0].toLowerCase() !== 'basic' || !BASE64.test(parts[1])) return false;
+      if (parts.length !== 2 || parts[0].toLowerCase() !== 'basic' || !isValidBase64(parts[1])) return false;
       const basic = Buffer.from(parts[1], 'base64').toString('utf8');
       const i = basic.indexOf(':');
       if (i === -1) return false;
@@ -123,6 +139,12 @@ export class FastClientCredentials {
     const given = Buffer.from(secret);
     if (expected.length !== given.length || !timingSafeEqual(expected, given)) return false;
     if (!client.grantTypes.some((g) => (GRANT_TYPE_ALIASES[g] ?? g) === 'client_credentials')) return false;
+    let accepted = this.accepted.get(client);
+    if (accepted === undefined) {
+      accepted = await this.deps.providerAccepts(client.id);
+      this.accepted.set(client, accepted);
+    }
+    if (!accepted) return false;
 
     const { resource: server } = access;
     const signer = this.signers.get((server.signingAlgorithm ?? '').toUpperCase());
