@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Redis } from 'ioredis';
-import type { JSONWebKeySet } from 'jose';
+import { decodeJwt, type JSONWebKeySet } from 'jose';
 import type Provider from 'oidc-provider';
 import { pino, type Logger } from 'pino';
 import type { FastLane } from '@gatehouse/http';
@@ -45,6 +45,16 @@ import {
 import { TICKET_EMAIL_PATH, TICKET_PASSWORD_PATH, TicketPages } from './tickets/tickets.js';
 
 export const TOKENINFO_PATH = '/tokeninfo';
+
+/** A JWT whose claims name no grant (a client's own token): its /tokeninfo answer may be reused (tokenInfoRequest). */
+function isGrantlessJwt(token: string): boolean {
+  if (!looksLikeJwt(token)) return false;
+  try {
+    return decodeJwt(token).grant_id === undefined;
+  } catch {
+    return false;
+  }
+}
 
 /** RFC 8628 polling interval of device codes, in seconds. */
 export const DEVICE_POLL_INTERVAL_SEC = 5;
@@ -555,13 +565,14 @@ export class TokenServer {
     if (known !== undefined) return sendJsonText(res, known);
     const params = parseParams(req, raw);
     const answer = await handleTokenInfo(this.tokenInfo, req, res, params, this.issuer);
-    // Only JWTs (the token asked about, and a Bearer caller's own token): everything that decides their answer is in
-    // the state cache or the key set. An opaque token's row may be revoked or consumed without a change of either.
+    // Only JWTs without a grant (the token asked about, and a Bearer caller's own token): everything that decides
+    // their answer is in the state cache or the key set. An opaque token's row may be revoked or consumed, and a
+    // grant may run out before the token, without a change of either.
     const bearer = /^bearer /i.test(req.headers.authorization ?? '')
       ? (req.headers.authorization ?? '').slice(7).trim()
       : undefined;
     const token = one(params, 'token') ?? '';
-    if (answer && looksLikeJwt(token) && (bearer === undefined || looksLikeJwt(bearer))) {
+    if (answer && isGrantlessJwt(token) && (bearer === undefined || isGrantlessJwt(bearer))) {
       this.tokenInfoAnswers.set(key, answer.json, answer.until, version, keys);
     }
   }
