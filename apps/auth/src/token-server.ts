@@ -422,12 +422,6 @@ export class TokenServer {
     };
   }
 
-  /** Express-style middleware serving TOKEN_SERVER_ROUTES; other paths go to `next`. */
-  middleware() {
-    return (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void): void =>
-      this.serve(req, res, next);
-  }
-
   /** Serves what {@link claims}; passes anything else on to `next`. */
   serve(req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void): void {
     const path = (req.url ?? '/').split('?')[0];

@@ -1,8 +1,8 @@
-import { decodeJwt } from 'jose';
 // The token server's cache and its TokenServer, to stop its change feed and count its statements.
 // eslint-disable-next-line @nx/enforce-module-boundaries
 import { TokenServer } from '../../auth/src/token-server.js';
 import { Management, uniq } from './management-harness.js';
+import { cacheClient, cacheResource, scopesOf, tokenRequest } from './token-cache-fixtures.js';
 import { passwordClient } from './ticket-pages.js';
 
 const PASSWORD = 'cache-password-1';
@@ -27,60 +27,11 @@ afterAll(async () => {
   await m?.close();
 });
 
-const scopesOf = (token: string) =>
-  String(decodeJwt(token).scope ?? '')
-    .split(' ')
-    .filter(Boolean)
-    .sort();
-
 /** A resource with scopes `read` and `write`, a client authorized and granted both. */
 async function setup() {
-  const identifier = `https://${uniq('cache')}.test`;
-  const api = (
-    await m
-      .call('post', '/api/v1/resources')
-      .send({
-        resource_type: 'api',
-        resource_name: uniq('Cache'),
-        resource_metadata: { identifier_url: identifier },
-      })
-      .expect(201)
-  ).body as { id: string };
-  const scopes: Record<string, string> = {};
-  for (const name of ['read', 'write']) {
-    scopes[name] = (
-      await m.call('post', `/api/v1/resources/${api.id}/scopes`).send({ scope_name: name }).expect(201)
-    ).body.id;
-  }
-  const c = (
-    await m
-      .call('post', '/api/v2/clients')
-      .send({ client_name: uniq('cache'), client_metadata: { grant_types: ['client_credentials'] } })
-      .expect(201)
-  ).body as { id: string; client_secret: string };
-  await m
-    .call('post', `/api/v1/clients/${c.id}/resources`)
-    .send({ resources: [api.id] })
-    .expect(204);
-  await m
-    .call('post', `/api/v1/clients/${c.id}/permissions`)
-    .send({ permissions: [{ resource_id: api.id, scopes: [scopes.read, scopes.write] }] })
-    .expect(204);
-  return { identifier, apiId: api.id, scopes, client: { id: c.id, secret: c.client_secret } };
-}
-
-/** A client_credentials token request with Basic credentials: the token, or the OAuth error code. */
-async function tokenRequest(clientId: string, secret: string, resource: string) {
-  const res = await fetch(`${m.auth.url}/token`, {
-    method: 'POST',
-    headers: {
-      authorization: `Basic ${Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(secret)}`).toString('base64')}`,
-      'content-type': 'application/x-www-form-urlencoded',
-    },
-    body: new URLSearchParams({ grant_type: 'client_credentials', resource }).toString(),
-  });
-  const body = (await res.json()) as { access_token?: string; error?: string };
-  return { status: res.status, token: body.access_token, error: body.error };
+  const api = await cacheResource(m, 'cache');
+  const client = await cacheClient(m, 'cache', api.id, [api.scopes.read, api.scopes.write]);
+  return { identifier: api.identifier, apiId: api.id, scopes: api.scopes, client };
 }
 
 /** The statements the token server's pool runs (and the connections it checks out) while `fn` runs. */
@@ -110,20 +61,20 @@ describe('the token server cache follows changes made by the identity service', 
   it('a rotated secret is refused from the request after the notification; the new one works', async () => {
     const s = await setup();
     // cached now
-    expect((await tokenRequest(s.client.id, s.client.secret, s.identifier)).token).toBeDefined();
-    expect((await tokenRequest(s.client.id, s.client.secret, s.identifier)).token).toBeDefined();
+    expect((await tokenRequest(m, s.client.id, s.client.secret, s.identifier)).token).toBeDefined();
+    expect((await tokenRequest(m, s.client.id, s.client.secret, s.identifier)).token).toBeDefined();
     const rotated = await m.call('post', `/api/v1/clients/${s.client.id}/rotate-secret`).expect(200);
     // the very next request: identity answered only once the token server had applied the change
-    expect((await tokenRequest(s.client.id, s.client.secret, s.identifier)).status === 401).toBe(true); // the old secret refused
+    expect((await tokenRequest(m, s.client.id, s.client.secret, s.identifier)).status === 401).toBe(true); // the old secret refused
     // and it stays refused
-    expect((await tokenRequest(s.client.id, s.client.secret, s.identifier)).error).toBe('invalid_client');
+    expect((await tokenRequest(m, s.client.id, s.client.secret, s.identifier)).error).toBe('invalid_client');
     const fresh = rotated.body.client_secret as string;
-    expect((await tokenRequest(s.client.id, fresh, s.identifier)).token).toBeDefined();
+    expect((await tokenRequest(m, s.client.id, fresh, s.identifier)).token).toBeDefined();
   });
 
   it('a revoked permission is gone from the next token and from /tokeninfo of a token issued before', async () => {
     const s = await setup();
-    const before = (await tokenRequest(s.client.id, s.client.secret, s.identifier)).token!;
+    const before = (await tokenRequest(m, s.client.id, s.client.secret, s.identifier)).token!;
     expect(scopesOf(before)).toEqual(['read', 'write']);
     expect((await m.tokenInfo(before)).scope).toBe('read write');
     await m
@@ -132,18 +83,18 @@ describe('the token server cache follows changes made by the identity service', 
       .expect(204);
     // the very next request: identity answered only once the token server had applied the change
     expect((await m.tokenInfo(before)).scope === 'read').toBe(true); // the revoked scope gone from /tokeninfo
-    const after = (await tokenRequest(s.client.id, s.client.secret, s.identifier)).token!;
+    const after = (await tokenRequest(m, s.client.id, s.client.secret, s.identifier)).token!;
     expect(scopesOf(after)).toEqual(['read']);
   });
 
   it("a deleted client's tokens are inactive and it gets no more", async () => {
     const s = await setup();
-    const token = (await tokenRequest(s.client.id, s.client.secret, s.identifier)).token!;
+    const token = (await tokenRequest(m, s.client.id, s.client.secret, s.identifier)).token!;
     expect((await m.tokenInfo(token)).active).toBe(true);
     await m.call('delete', `/api/v1/clients/${s.client.id}`).expect(204);
     // the very next request: identity answered only once the token server had applied the change
     expect((await m.tokenInfo(token)).active === false).toBe(true); // the deleted client's token inactive
-    expect((await tokenRequest(s.client.id, s.client.secret, s.identifier)).status).toBe(401);
+    expect((await tokenRequest(m, s.client.id, s.client.secret, s.identifier)).status).toBe(401);
   });
 
   it('/tokeninfo answers: an opaque token revoked at the token server, a JWT at its expiry', async () => {
@@ -156,7 +107,7 @@ describe('the token server cache follows changes made by the identity service', 
       [s.apiId],
     );
     await m.call('post', `/api/v1/resources/${s.apiId}/scopes`).send({ scope_name: 'settle' }).expect(201);
-    const opaque = (await tokenRequest(s.client.id, s.client.secret, s.identifier)).token!;
+    const opaque = (await tokenRequest(m, s.client.id, s.client.secret, s.identifier)).token!;
     expect(opaque.split('.')).toHaveLength(1);
     expect((await m.tokenInfo(opaque, basic)).active).toBe(true);
     expect((await m.tokenInfo(opaque, basic)).active).toBe(true);
@@ -169,7 +120,7 @@ describe('the token server cache follows changes made by the identity service', 
     // a JWT's answer, given again from memory, ends with the token
     await m.identity.db.rows(`UPDATE resources SET signing_algorithm = 'ES256' WHERE id = $1`, [s.apiId]);
     await m.call('post', `/api/v1/resources/${s.apiId}/scopes`).send({ scope_name: 'settle2' }).expect(201);
-    const jwt = (await tokenRequest(s.client.id, s.client.secret, s.identifier)).token!;
+    const jwt = (await tokenRequest(m, s.client.id, s.client.secret, s.identifier)).token!;
     expect((await m.tokenInfo(jwt, basic)).active).toBe(true);
     expect((await m.tokenInfo(jwt, basic)).active).toBe(true);
     await new Promise((r) => setTimeout(r, 4200));
@@ -178,7 +129,7 @@ describe('the token server cache follows changes made by the identity service', 
 
   it('/tokeninfo of a cached JWT runs no statement; a change is still seen on the next call', async () => {
     const s = await setup();
-    const token = (await tokenRequest(s.client.id, s.client.secret, s.identifier)).token!;
+    const token = (await tokenRequest(m, s.client.id, s.client.secret, s.identifier)).token!;
     expect((await m.tokenInfo(token)).active).toBe(true);
     const statements = await statementsOf(async () => {
       for (let i = 0; i < 20; i++) {
@@ -242,7 +193,7 @@ describe('the token server cache follows changes made by the identity service', 
 
   it('with the change feed down the cache is not used: a change counts at once', async () => {
     const s = await setup();
-    const token = (await tokenRequest(s.client.id, s.client.secret, s.identifier)).token!;
+    const token = (await tokenRequest(m, s.client.id, s.client.secret, s.identifier)).token!;
     expect((await m.tokenInfo(token)).scope).toBe('read write');
     // Stopped for good (the last test of this file): no notification reaches this token server any more.
     await tokenServer.feed!.stop();
@@ -253,7 +204,7 @@ describe('the token server cache follows changes made by the identity service', 
       .expect(204);
     expect((await m.tokenInfo(token)).scope).toBe('read');
     expect((await m.tokenInfo(token)).scope).toBe('read');
-    expect(scopesOf((await tokenRequest(s.client.id, s.client.secret, s.identifier)).token!)).toEqual([
+    expect(scopesOf((await tokenRequest(m, s.client.id, s.client.secret, s.identifier)).token!)).toEqual([
       'read',
     ]);
   });

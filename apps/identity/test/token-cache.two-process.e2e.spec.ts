@@ -1,5 +1,6 @@
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { Management, uniq } from './management-harness.js';
+import { basic, cacheClient, cacheResource, scopesOf, tokenRequest } from './token-cache-fixtures.js';
 import { passwordClient } from './ticket-pages.js';
 
 /**
@@ -20,20 +21,6 @@ afterAll(async () => {
   await m?.close();
 });
 
-const basic = (id: string, secret: string) =>
-  `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
-
-/** A client_credentials token request: the token, or the status and OAuth error. */
-async function tokenRequest(clientId: string, secret: string, resource: string) {
-  const res = await fetch(`${m.auth.url}/token`, {
-    method: 'POST',
-    headers: { authorization: basic(clientId, secret), 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ grant_type: 'client_credentials', resource }).toString(),
-  });
-  const body = (await res.json()) as { access_token?: string; error?: string };
-  return { status: res.status, token: body.access_token, error: body.error };
-}
-
 /** /tokeninfo with the client's Basic credentials (a resource server authenticating itself). */
 async function tokenInfoAs(token: string, id: string, secret: string) {
   const res = await fetch(`${m.auth.url}/tokeninfo`, {
@@ -44,71 +31,24 @@ async function tokenInfoAs(token: string, id: string, secret: string) {
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
 
-const scopesOf = (token: string) =>
-  String(decodeJwt(token).scope ?? '')
-    .split(' ')
-    .filter(Boolean)
-    .sort();
-
-/** A resource with scopes `read` and `write`. */
-async function resource() {
-  const identifier = `https://${uniq('two')}.test`;
-  const api = (
-    await m
-      .call('post', '/api/v1/resources')
-      .send({
-        resource_type: 'api',
-        resource_name: uniq('Two'),
-        resource_metadata: { identifier_url: identifier },
-      })
-      .expect(201)
-  ).body as { id: string };
-  const scopes: Record<string, string> = {};
-  for (const name of ['read', 'write']) {
-    scopes[name] = (
-      await m.call('post', `/api/v1/resources/${api.id}/scopes`).send({ scope_name: name }).expect(201)
-    ).body.id;
-  }
-  return { id: api.id, identifier, scopes };
-}
-
-/** A client authorized for `api` and granted `scopes`. */
-async function client(api: { id: string }, scopes: string[]) {
-  const c = (
-    await m
-      .call('post', '/api/v2/clients')
-      .send({ client_name: uniq('two'), client_metadata: { grant_types: ['client_credentials'] } })
-      .expect(201)
-  ).body as { id: string; client_secret: string };
-  await m
-    .call('post', `/api/v1/clients/${c.id}/resources`)
-    .send({ resources: [api.id] })
-    .expect(204);
-  await m
-    .call('post', `/api/v1/clients/${c.id}/permissions`)
-    .send({ permissions: [{ resource_id: api.id, scopes }] })
-    .expect(204);
-  return { id: c.id, secret: c.client_secret };
-}
-
 describe('the token server in another process sees every change on the very next request', () => {
-  let api: Awaited<ReturnType<typeof resource>>;
+  let api: Awaited<ReturnType<typeof cacheResource>>;
   beforeAll(async () => {
-    api = await resource();
+    api = await cacheResource(m, 'two');
   });
 
   it('a rotated secret: the old one refused by /token and by /tokeninfo Basic auth', async () => {
-    const c = await client(api, [api.scopes.read]);
+    const c = await cacheClient(m, 'two', api.id, [api.scopes.read]);
     let secret = c.secret;
     for (let i = 0; i < ROUNDS; i++) {
       // cached: the client with this secret
-      const token = (await tokenRequest(c.id, secret, api.identifier)).token!;
+      const token = (await tokenRequest(m, c.id, secret, api.identifier)).token!;
       expect(token).toBeDefined();
       expect((await tokenInfoAs(token, c.id, secret)).body.active).toBe(true);
       const rotated = await m.call('post', `/api/v1/clients/${c.id}/rotate-secret`).expect(200);
       const old = secret;
       secret = rotated.body.client_secret as string;
-      expect(await tokenRequest(c.id, old, api.identifier)).toMatchObject({
+      expect(await tokenRequest(m, c.id, old, api.identifier)).toMatchObject({
         status: 401,
         error: 'invalid_client',
       });
@@ -118,9 +58,9 @@ describe('the token server in another process sees every change on the very next
   });
 
   it('a revoked permission: not issued any more, and gone from /tokeninfo of an earlier token', async () => {
-    const c = await client(api, [api.scopes.read, api.scopes.write]);
+    const c = await cacheClient(m, 'two', api.id, [api.scopes.read, api.scopes.write]);
     for (let i = 0; i < ROUNDS; i++) {
-      const before = (await tokenRequest(c.id, c.secret, api.identifier)).token!;
+      const before = (await tokenRequest(m, c.id, c.secret, api.identifier)).token!;
       expect(scopesOf(before)).toEqual(['read', 'write']);
       expect((await m.tokenInfo(before)).scope).toBe('read write');
       await m
@@ -128,7 +68,7 @@ describe('the token server in another process sees every change on the very next
         .send({ permissions: [{ scopes: [api.scopes.write] }] })
         .expect(204);
       expect((await m.tokenInfo(before)).scope).toBe('read');
-      expect(scopesOf((await tokenRequest(c.id, c.secret, api.identifier)).token!)).toEqual(['read']);
+      expect(scopesOf((await tokenRequest(m, c.id, c.secret, api.identifier)).token!)).toEqual(['read']);
       // granted again: issued again at once
       await m
         .call('post', `/api/v1/clients/${c.id}/permissions`)
@@ -139,13 +79,13 @@ describe('the token server in another process sees every change on the very next
 
   it('a deleted client: its token inactive at /tokeninfo, no new token', async () => {
     for (let i = 0; i < ROUNDS; i++) {
-      const c = await client(api, [api.scopes.read]);
-      const token = (await tokenRequest(c.id, c.secret, api.identifier)).token!;
+      const c = await cacheClient(m, 'two', api.id, [api.scopes.read]);
+      const token = (await tokenRequest(m, c.id, c.secret, api.identifier)).token!;
       expect((await m.tokenInfo(token)).active).toBe(true);
       expect((await m.tokenInfo(token)).active).toBe(true);
       await m.call('delete', `/api/v1/clients/${c.id}`).expect(204);
       expect(await m.tokenInfo(token)).toEqual({ active: false });
-      expect((await tokenRequest(c.id, c.secret, api.identifier)).status).toBe(401);
+      expect((await tokenRequest(m, c.id, c.secret, api.identifier)).status).toBe(401);
     }
   });
 
@@ -167,17 +107,17 @@ describe('the token server in another process sees every change on the very next
   });
 
   it("a resource's signing_algorithm and token_lifetime: the next token has them", async () => {
-    const c = await client(api, [api.scopes.read]);
+    const c = await cacheClient(m, 'two', api.id, [api.scopes.read]);
     for (let i = 0; i < ROUNDS; i++) {
       const alg = i % 2 ? 'RS256' : 'ES256';
       const lifetime = 120 + i;
       // cached: the resource as it was
-      expect((await tokenRequest(c.id, c.secret, api.identifier)).token).toBeDefined();
+      expect((await tokenRequest(m, c.id, c.secret, api.identifier)).token).toBeDefined();
       await m
         .call('patch', `/api/v1/resources/${api.id}`)
         .send({ resource_metadata: { signing_algorithm: alg, token_lifetime: lifetime } })
         .expect(200);
-      const token = (await tokenRequest(c.id, c.secret, api.identifier)).token!;
+      const token = (await tokenRequest(m, c.id, c.secret, api.identifier)).token!;
       expect(decodeProtectedHeader(token).alg).toBe(alg);
       const { exp, iat } = decodeJwt(token);
       expect(exp! - iat!).toBe(lifetime);
@@ -185,8 +125,8 @@ describe('the token server in another process sees every change on the very next
   });
 
   it('the feed cut: answers stay right while the LISTEN connection is gone, and it recovers', async () => {
-    const c = await client(api, [api.scopes.read, api.scopes.write]);
-    const token = (await tokenRequest(c.id, c.secret, api.identifier)).token!;
+    const c = await cacheClient(m, 'two', api.id, [api.scopes.read, api.scopes.write]);
+    const token = (await tokenRequest(m, c.id, c.secret, api.identifier)).token!;
     expect((await m.tokenInfo(token)).scope).toBe('read write');
     const killed = await m.ds.rows<{ ok: boolean }>(
       `SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity
@@ -201,7 +141,7 @@ describe('the token server in another process sees every change on the very next
       .send({ permissions: [{ scopes: [api.scopes.write] }] })
       .expect(204);
     expect((await m.tokenInfo(token)).scope).toBe('read');
-    expect(scopesOf((await tokenRequest(c.id, c.secret, api.identifier)).token!)).toEqual(['read']);
+    expect(scopesOf((await tokenRequest(m, c.id, c.secret, api.identifier)).token!)).toEqual(['read']);
 
     // It reconnects by itself (a new LISTEN backend, a fresh heartbeat), and a change settles quickly again.
     const deadline = Date.now() + 10_000;

@@ -26,6 +26,18 @@ export interface RealTokenServer {
   stop(): Promise<void>;
 }
 
+/** What the token server and identity share: the database, DATA_DIR, the secret box key, the bootstrap client. */
+function sharedVars(databaseUrl: string, dataDir: string) {
+  return {
+    DATABASE_URL: databaseUrl,
+    DATA_DIR: dataDir,
+    SECRET_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    BOOTSTRAP_CLIENT_ID: randomUUID(),
+    BOOTSTRAP_CLIENT_SECRET: `bearer-test-${randomBytes(12).toString('hex')}`,
+    BOOTSTRAP_ADMIN_PASSWORD: `pw-${randomBytes(8).toString('hex')}`,
+  };
+}
+
 /** apps/auth on `databaseUrl`, listening on a free port (issuer = its URL). */
 export async function startTokenServer(
   databaseUrl: string,
@@ -35,14 +47,7 @@ export async function startTokenServer(
 ): Promise<RealTokenServer> {
   const port = await getFreePort();
   const url = `http://127.0.0.1:${port}`;
-  const shared = {
-    DATABASE_URL: databaseUrl,
-    DATA_DIR: dataDir,
-    SECRET_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-    BOOTSTRAP_CLIENT_ID: randomUUID(),
-    BOOTSTRAP_CLIENT_SECRET: `bearer-test-${randomBytes(12).toString('hex')}`,
-    BOOTSTRAP_ADMIN_PASSWORD: `pw-${randomBytes(8).toString('hex')}`,
-  };
+  const shared = sharedVars(databaseUrl, dataDir);
   const env = loadEnv(
     { ...commonEnv, ...authEnv },
     {
@@ -103,14 +108,7 @@ export async function spawnTokenServer(
   );
   const port = await getFreePort();
   const url = `http://127.0.0.1:${port}`;
-  const shared = {
-    DATABASE_URL: databaseUrl,
-    DATA_DIR: dataDir,
-    SECRET_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-    BOOTSTRAP_CLIENT_ID: randomUUID(),
-    BOOTSTRAP_CLIENT_SECRET: `bearer-test-${randomBytes(12).toString('hex')}`,
-    BOOTSTRAP_ADMIN_PASSWORD: `pw-${randomBytes(8).toString('hex')}`,
-  };
+  const shared = sharedVars(databaseUrl, dataDir);
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '',
     HOME: process.env.HOME ?? '',
