@@ -313,7 +313,9 @@ that confine their records to an instance (the tree manager).`,
     summary: 'Device authorization (RFC 8628)',
     description:
       '`client_id`, `scope`, `audience` -> device_code, user_code, verification_uri, verification_uri_complete, ' +
-      'expires_in (AUTH_DEVICE_CODE_TTL_SEC), interval. The user approves at GET /device.',
+      "expires_in (AUTH_DEVICE_CODE_TTL_SEC), interval. The user approves at GET /device. The device's tokens are " +
+      "not bound to the approving browser's session: signing out there leaves the device signed in (end them at " +
+      "/revoke, or revoke the user's grant in the identity API).",
   })
   @ApiConsumes(...BOTH)
   @tokenRequest(

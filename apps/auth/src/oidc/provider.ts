@@ -410,6 +410,12 @@ export function createProvider(deps: ProviderDeps): Provider {
       if (tenant) extra.tenant_id = tenant;
       return Object.keys(extra).length ? extra : undefined;
     },
+    // What a browser sign-in issues ends with that browser's session unless offline_access was granted
+    // (oidc-provider's rule), except a device code's tokens: the browser that approved them is another device
+    // (RFC 8628), and signing out there does not sign out the device (as with Auth0). Bound to that session, a device
+    // code was also "not found" to a poll arriving after the code was approved but before the session was saved.
+    expiresWithSession: async (_ctx, code) =>
+      (code as unknown as { kind?: string }).kind !== 'DeviceCode' && !code.scopes.has('offline_access'),
     issueRefreshToken: async (_ctx, client, code) =>
       client.grantTypeAllowed('refresh_token') && code.scopes.has('offline_access'),
     rotateRefreshToken: true,
