@@ -209,7 +209,9 @@ describe('device flow', () => {
       logout: 'yes',
     });
     expect(out.html).toContain('You are signed out.');
-    const info = await tokenInfo(h.url, answer!.body.access_token, { basic: client });
+    const info = await tokenInfo(h.url, answer!.body.access_token, {
+      basic: { id: client.id, secret: client.secret! },
+    });
     expect(info.body).toMatchObject({ active: true, sub: user.id });
   });
 
