@@ -61,6 +61,23 @@ const start = () =>
 
 const poll = (deviceCode: string) => post('/token', { grant_type: 'device_code', device_code: deviceCode });
 
+/** A browser opens the verification link of `started`, confirms the code and signs in: the consent page. */
+async function untilConsent(started: { verification_uri_complete: string; user_code: string }) {
+  const go = agent();
+  const confirm = await go(started.verification_uri_complete);
+  const login = await go(new URL(action(confirm.html), h.url).toString(), {
+    xsrf: field(confirm.html, 'xsrf'),
+    user_code: started.user_code,
+    confirm: 'yes',
+  });
+  const consent = await go(new URL(action(login.html), h.url).toString(), {
+    csrf: field(login.html, 'csrf'),
+    username: user.email,
+    password: user.password,
+  });
+  return { go, consent };
+}
+
 describe('device flow', () => {
   it('device code, pending, slow_down, confirm the code, sign in, consent, then tokens for the API', async () => {
     const started = await start();
@@ -134,18 +151,7 @@ describe('device flow', () => {
 
   it('a denied request answers access_denied to the device; an unknown device code invalid_grant', async () => {
     const started = await start();
-    const go = agent();
-    const confirm = await go(started.body.verification_uri_complete);
-    const login = await go(new URL(action(confirm.html), h.url).toString(), {
-      xsrf: field(confirm.html, 'xsrf'),
-      user_code: started.body.user_code,
-      confirm: 'yes',
-    });
-    const consent = await go(new URL(action(login.html), h.url).toString(), {
-      csrf: field(login.html, 'csrf'),
-      username: user.email,
-      password: user.password,
-    });
+    const { go, consent } = await untilConsent(started.body);
     await go(new URL(action(consent.html), h.url).toString(), {
       csrf: field(consent.html, 'csrf'),
       decision: 'deny',
@@ -161,18 +167,7 @@ describe('device flow', () => {
     // same request. A device code bound to that session ("expires with session") was "not found" to a poll in
     // between (invalid_grant, for good). Held here on purpose: the session rows are locked while the page answers.
     const started = await post('/device/code', { client_id: client.id, scope: 'openid' });
-    const go = agent();
-    const confirm = await go(started.body.verification_uri_complete);
-    const login = await go(new URL(action(confirm.html), h.url).toString(), {
-      xsrf: field(confirm.html, 'xsrf'),
-      user_code: started.body.user_code,
-      confirm: 'yes',
-    });
-    const consent = await go(new URL(action(login.html), h.url).toString(), {
-      csrf: field(login.html, 'csrf'),
-      username: user.email,
-      password: user.password,
-    });
+    const { go, consent } = await untilConsent(started.body);
     const lock = new pg.Client({ connectionString: h.db.url });
     await lock.connect();
     let answer: { status: number; body: any } | undefined;
