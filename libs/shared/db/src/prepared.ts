@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { checkout } from './checkout.js';
 import { isConnectionError } from './connection-errors.js';
 
 /**
@@ -41,7 +42,8 @@ export class PreparedStatements {
 
   /** Rows of a read statement on the pool, prepared as described above. */
   async rows<T>(pool: pg.Pool, text: string, values: readonly unknown[] = []): Promise<T[]> {
-    const client = (await pool.connect()) as PgClient;
+    const { client: checkedOut, release } = await checkout(pool);
+    const client = checkedOut as PgClient;
     let failed: Error | undefined;
     try {
       const name = await this.nameFor(client, text);
@@ -54,7 +56,7 @@ export class PreparedStatements {
       failed = isConnectionError(err) ? (err as Error) : undefined;
       throw err;
     } finally {
-      client.release(failed);
+      release(failed);
     }
   }
 

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { isConnectionError } from './connection-errors.js';
+import { broken, checkout } from './checkout.js';
 import { PreparedStatements, type PreparedOptions } from './prepared.js';
 
 /**
@@ -50,28 +51,6 @@ export interface DbOptions {
 }
 
 type Client = pg.PoolClient;
-
-/** Connections a statement failed on without a server error (socket gone): destroyed, not pooled again. */
-const broken = new WeakSet<Client>();
-
-/**
- * A connection from the pool, with an 'error' listener while it is checked out: a connection that dies between two
- * statements (a server restart while a transaction awaits other work) emits 'error' on its client, which would crash
- * the process without a listener (the pool listens only while a client is idle). It is then marked broken, and
- * its next statement fails (a 503), and `release` destroys it.
- */
-async function checkout(pool: pg.Pool): Promise<{ client: Client; release: (err?: Error) => void }> {
-  const client = await pool.connect();
-  const onError = () => broken.add(client);
-  client.on('error', onError);
-  return {
-    client,
-    release: (err?: Error) => {
-      client.removeListener('error', onError);
-      client.release(err ?? (broken.has(client) ? new Error('connection broken') : undefined));
-    },
-  };
-}
 
 async function query(client: Client, text: string, params: readonly unknown[] = []) {
   try {

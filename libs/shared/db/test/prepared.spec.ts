@@ -77,3 +77,42 @@ describe('PreparedStatements', () => {
     expect(await prepared.rows(ds.pool, bad, [7])).toEqual([{ id: 7 }]);
   });
 });
+
+describe('Db when PostgreSQL drops its connections', () => {
+  // Found by the reliability smoke (PostgreSQL restart): a new connection's "terminating connection" message arrived
+  // in the same network read as the end of its startup, after the pool had handed the client over but before
+  // `await pool.connect()` resumed to attach a listener; emitted as 'error' with none, it ended the identity service.
+  it('backends terminated around reads and transactions never crash the process; the pool keeps serving', async () => {
+    const db = await createEmptyTestDatabase();
+    const ds = new Db({ url: db.url, poolMax: 4 });
+    const killer = new Db({ url: db.url, poolMax: 1 });
+    const uncaught: unknown[] = [];
+    const onUncaught = (err: unknown) => uncaught.push(err);
+    process.on('uncaughtException', onUncaught);
+    try {
+      const until = Date.now() + 2_000;
+      const readers = Array.from({ length: 4 }, async () => {
+        while (Date.now() < until) {
+          await ds
+            .read(`SELECT pg_backend_pid() AS pid, g FROM generate_series(1, 50) g`)
+            .catch(() => undefined);
+          await ds.transaction((tx) => tx.rows(`SELECT pg_backend_pid() AS pid`)).catch(() => undefined);
+        }
+      });
+      while (Date.now() < until) {
+        await killer.exec(
+          `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`,
+        );
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      await Promise.all(readers);
+      expect(uncaught).toEqual([]);
+      for (let i = 0; i < 5; i++) expect(await ds.read(`SELECT 1 AS ok`)).toEqual([{ ok: 1 }]);
+    } finally {
+      process.off('uncaughtException', onUncaught);
+      await killer.close();
+      await ds.close();
+      await db.drop();
+    }
+  });
+});
