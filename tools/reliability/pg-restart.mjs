@@ -145,6 +145,16 @@ export async function pgRestart(stack, o) {
     problems.push(`${lost.length} acknowledged writes missing: ${lost.slice(0, 5).join(', ')}`);
   if (twice.length) problems.push(`${twice.length} writes found twice: ${twice.slice(0, 5).join(', ')}`);
   if (restarted.length) problems.push(`services restarted: ${restarted.map(([k]) => k).join(', ')}`);
+  for (const [k, p] of restarted) {
+    // why it stopped: its exit and the end of its log
+    const tail = stack
+      .logOf(/** @type {'auth' | 'identity' | 'tree'} */ (k))
+      .trimEnd()
+      .split('\n')
+      .slice(-40)
+      .join('\n');
+    problems.push(`${k} exited (code ${p.exitCode}, signal ${p.signalCode}); its log ends:\n${tail}`);
+  }
   if (!(slowest <= 5000))
     problems.push(
       `recovery took ${slowest} ms (first success per kind: ${JSON.stringify(firstSuccessAfterUp)})`,
