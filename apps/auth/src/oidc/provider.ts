@@ -24,7 +24,12 @@ import {
 import type { OneTimeCodes } from '../passwordless/one-time-codes.js';
 import type { PasswordLogin } from './password-login.js';
 import { signInClientOf, userMaySignInThrough } from './sign-in-policy.js';
-import { TOKEN_EXCHANGE_GRANT, TOKEN_EXCHANGE_PARAMS, tokenExchangeHandler } from './token-exchange.grant.js';
+import {
+  exchangedTenantOf,
+  TOKEN_EXCHANGE_GRANT,
+  TOKEN_EXCHANGE_PARAMS,
+  tokenExchangeHandler,
+} from './token-exchange.grant.js';
 import { upstreamKeys } from './upstream-keys.js';
 import {
   deviceCodePage,
@@ -406,7 +411,9 @@ export function createProvider(deps: ProviderDeps): Provider {
       // JWT access tokens are not stored: the grant id lets /tokeninfo see a revoked grant.
       const t = token as unknown as { format?: string; grantId?: string };
       if (t.format === 'jwt' && t.grantId) extra.grant_id = t.grantId;
-      const tenant = (ctx?.oidc?.client as unknown as GatehouseClient | undefined)?.tenant_id;
+      // The client's tenant; through a global client, a token exchange names its identity provider's tenant.
+      const tenant =
+        (ctx?.oidc?.client as unknown as GatehouseClient | undefined)?.tenant_id ?? exchangedTenantOf(ctx);
       if (tenant) extra.tenant_id = tenant;
       return Object.keys(extra).length ? extra : undefined;
     },
