@@ -247,12 +247,27 @@ describe("hole 1: account takeover through a tenant's identity provider", () => 
     const r = await exchange(
       await attackerIdp.idToken(attackerAud, `new-${tag()}`, { email, email_verified: true }),
       global,
-      { audience: api.identifier },
+      { audience: api.identifier, scope: 'openid offline_access' },
     );
     expect(r.status).toBe(200);
     const at = decodeJwt(r.body.access_token as string);
     expect(at.tenant_id).toBe(tenantA);
     expect(await userRow(at.sub!)).toMatchObject({ tenant_id: tenantA, email_verified: true });
+    // and so do the tokens refreshed from it
+    const refreshed = await tokenRequest(
+      h.url,
+      {
+        grant_type: 'refresh_token',
+        refresh_token: r.body.refresh_token as string,
+        resource: api.identifier,
+      },
+      { basic: { id: global.id, secret: global.secret! } },
+    );
+    expect(refreshed.status).toBe(200);
+    expect(decodeJwt(refreshed.body.access_token as string)).toMatchObject({
+      sub: at.sub,
+      tenant_id: tenantA,
+    });
   });
 });
 
