@@ -75,9 +75,12 @@ may use those of every tenant of its instance), \`subject_token_type\` \`urn:iet
 400 \`invalid_request\`); its \`iss\` picks the enabled provider, its signature is checked against the provider's JWKS
 (its jwks_uri or discovery; cached, fetched again for an unknown \`kid\`), \`aud\` must name the provider's client_id (an
 access token may name it in \`azp\`/\`client_id\`), \`exp\` must be in the future; a kind of provider the instance turned
-off (\`instance_metadata.identity_providers\` with \`enabled: false\`) is refused. The user is the one of the User
-Identity (issuer + \`sub\`), else the user of the instance with the token's e-mail when \`email_verified\` is true
-(linked now), else a new user of the provider's tenant; a blocked user or one of another tenant than the client's gets
+off (\`instance_metadata.identity_providers\` with \`enabled: false\`) is refused. The provider's tenant confines the
+exchange (the access token's \`tenant_id\` names it): the user is the one of the User Identity (issuer + \`sub\`) when it
+is of that tenant, else, when \`email_verified\` is true, the user of that tenant holding the e-mail (linked now; one
+whose own e-mail was never verified is taken over: password cleared, grants, refresh tokens and sessions revoked),
+else a new user of that tenant; an identity or e-mail held outside the tenant, or an unverified e-mail already held, is
+refused with one generic \`invalid_grant\`; a blocked user or one of another tenant than the client's gets
 \`invalid_grant\`, as does any token that fails a check. \`requested_token_type\` may only be the access token type;
 \`actor_token\` (delegation) is 400. The answer adds \`issued_token_type\`. Other grant types (\`implicit\` is a response
 type of /authorize) answer 400 \`unsupported_grant_type\`. \`audience\` is an alias of RFC 8707

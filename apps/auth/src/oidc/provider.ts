@@ -24,7 +24,12 @@ import {
 import type { OneTimeCodes } from '../passwordless/one-time-codes.js';
 import type { PasswordLogin } from './password-login.js';
 import { signInClientOf, userMaySignInThrough } from './sign-in-policy.js';
-import { TOKEN_EXCHANGE_GRANT, TOKEN_EXCHANGE_PARAMS, tokenExchangeHandler } from './token-exchange.grant.js';
+import {
+  exchangedTenantOf,
+  TOKEN_EXCHANGE_GRANT,
+  TOKEN_EXCHANGE_PARAMS,
+  tokenExchangeHandler,
+} from './token-exchange.grant.js';
 import { upstreamKeys } from './upstream-keys.js';
 import {
   deviceCodePage,
@@ -404,9 +409,17 @@ export function createProvider(deps: ProviderDeps): Provider {
     extraTokenClaims: async (ctx, token) => {
       const extra: Record<string, unknown> = {};
       // JWT access tokens are not stored: the grant id lets /tokeninfo see a revoked grant.
-      const t = token as unknown as { format?: string; grantId?: string };
+      const t = token as unknown as { format?: string; grantId?: string; gty?: string; accountId?: string };
       if (t.format === 'jwt' && t.grantId) extra.grant_id = t.grantId;
-      const tenant = (ctx?.oidc?.client as unknown as GatehouseClient | undefined)?.tenant_id;
+      // The client's tenant. Through a global client, the tokens of a token exchange (and those refreshed from
+      // them: gty keeps the chain) name the tenant of its identity provider, which is always its user's.
+      let tenant: string | null | undefined = (ctx?.oidc?.client as unknown as GatehouseClient | undefined)
+        ?.tenant_id;
+      if (!tenant && t.gty?.startsWith(TOKEN_EXCHANGE_GRANT)) {
+        tenant =
+          exchangedTenantOf(ctx) ??
+          (t.accountId ? (await data.cachedUser(t.accountId))?.tenantId : undefined);
+      }
       if (tenant) extra.tenant_id = tenant;
       return Object.keys(extra).length ? extra : undefined;
     },

@@ -5,6 +5,7 @@ import { findPgError } from '@gatehouse/http';
 import {
   findIdentityByAccount,
   findUserById,
+  takeOverUnverifiedAccount,
   trustedIdentityProviders,
   type IdentityData,
   type InstanceSettings,
@@ -62,6 +63,17 @@ export interface TokenExchangeDeps extends Omit<PasswordGrantDeps, 'login'> {
 
 const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
 const invalidGrant = (description: string) => oauthError(errors.InvalidGrant, description);
+/**
+ * Every refusal to sign in, link or create an account answers the same (as Auth0 and Keycloak do): whether the
+ * account is linked elsewhere, of another tenant, or holds the address unverified is not told to the caller.
+ */
+const REFUSED = 'the identity provider cannot sign this account in here';
+const refused = () => invalidGrant(REFUSED);
+
+/** The tenant a token exchange signed its user in for (its identity provider's), for the token's tenant_id. */
+const exchangedTenants = new WeakMap<object, string>();
+export const exchangedTenantOf = (ctx: { oidc?: object } | undefined): string | undefined =>
+  ctx?.oidc ? exchangedTenants.get(ctx.oidc) : undefined;
 const clip = (v: unknown, max = 2000) => (typeof v === 'string' && v.length ? v.slice(0, max) : null);
 const bool = (v: unknown) =>
   v === true || v === 'true' ? true : v === false || v === 'false' ? false : null;
@@ -133,14 +145,58 @@ async function exchange(deps: TokenExchangeDeps, ctx: TokenEndpointGrantContext)
   if (!allowed.length) {
     throw invalidGrant(`identity provider ${providers[0].identity_provider} is disabled in this instance`);
   }
-  const provider = allowed.find((p) => audienceMatches(unverified, p.client_id, type)) ?? allowed[0];
+  const issuer = iss.replace(/\/+$/, '');
+  // Providers that name our client in the token's aud first; none: the first one, whose check explains the aud.
+  let candidates = allowed.filter((p) => audienceMatches(unverified, p.client_id, type));
+  if (!candidates.length) candidates = [allowed[0]];
+  if (candidates.length > 1) {
+    // Several tenants trust this issuer (a global client): an account already linked is tried first with the
+    // providers of its user's tenant, so another tenant's provider copying the issuer cannot shadow them.
+    const owner = await linkedTenant(deps.sql, client.instance_id, issuer, str(unverified.sub));
+    if (owner !== undefined) {
+      candidates = [
+        ...candidates.filter((p) => p.tenant_id === owner),
+        ...candidates.filter((p) => p.tenant_id !== owner),
+      ];
+    }
+  }
 
-  const claims = await verify(deps, provider, token, iss, type);
+  // The first provider whose keys verify the token speaks for it; none: the first provider's reason.
+  let provider: TrustedIdentityProvider | undefined;
+  let claims: JWTPayload | undefined;
+  let firstError: unknown;
+  for (const candidate of candidates) {
+    try {
+      claims = await verify(deps, candidate, token, iss, type);
+      provider = candidate;
+      break;
+    } catch (err) {
+      firstError ??= err;
+    }
+  }
+  if (!provider || !claims) throw firstError;
   const sub = str(claims.sub);
   if (!sub || sub.length > 255) throw invalidGrant('the subject token has no valid subject (sub)');
 
-  const user = await matchUser(deps.sql, provider, iss.replace(/\/+$/, ''), sub, claims, client);
+  const user = await matchUser(deps.sql, provider, issuer, sub, claims, client);
+  exchangedTenants.set(ctx.oidc, provider.tenant_id);
   return user;
+}
+
+/** The tenant of the user the account `sub` at `issuer` is linked to (null: a user without one), or undefined. */
+async function linkedTenant(
+  sql: Sql,
+  instanceId: string,
+  issuer: string,
+  sub: string | undefined,
+): Promise<string | null | undefined> {
+  if (!sub) return undefined;
+  const row = await sql.one<{ tenant_id: string | null }>(
+    `SELECT u.tenant_id FROM user_identities ui JOIN users u ON u.id = ui.user_id
+      WHERE ui.instance_id = $1 AND ui.issuer = $2 AND ui.provider_user_id = $3`,
+    [instanceId, issuer, sub],
+  );
+  return row ? row.tenant_id : undefined;
 }
 
 /** Kinds of identity provider the instance turned off (`instance_metadata.identity_providers`, enabled: false). */
@@ -221,10 +277,13 @@ function identityData(claims: JWTPayload): IdentityData {
 }
 
 /**
- * The user of account `sub` at `issuer`: the one its User Identity names; else, when the provider verified the
- * e-mail, the user of the instance with that e-mail (linked now); else a new user of the provider's tenant. A
- * blocked user, or one the client may not sign in, gets an invalid_grant and nothing is written. Two first
- * sign-ins at once: the loser of the unique key tries again and finds the winner's identity.
+ * The user of account `sub` at `issuer`, always a user of the provider's tenant: the one its User Identity names;
+ * else, when the provider verified the e-mail, the user of that tenant holding the address (linked now; one that
+ * never verified it is taken over first, see takeOverUnverifiedAccount); else a new user of the provider's tenant.
+ * An identity linked to a user of another tenant (or of none), an address held outside the tenant, or an
+ * unverified address already held: the same invalid_grant, and nothing is written. A blocked user, or one the
+ * client may not sign in, gets an invalid_grant too. Two first sign-ins at once: the loser of the unique key tries
+ * again and finds the winner's identity.
  */
 async function matchUser(
   sql: Sql,
@@ -241,11 +300,7 @@ async function matchUser(
       const pg = findPgError(err);
       // Another exchange of the same account (or e-mail) committed first: the second attempt finds what it wrote.
       if (attempt === 0 && pg?.code === '23505') continue;
-      if (pg?.code === '23505') {
-        throw invalidGrant(
-          'a user with this e-mail address or user name exists; it is linked only when the identity provider verified the e-mail',
-        );
-      }
+      if (pg?.code === '23505') throw refused();
       throw err;
     }
   }
@@ -260,8 +315,11 @@ async function matchUserOnce(
   client: GatehouseClient,
 ): Promise<User> {
   const data = identityData(claims);
+  // A tenant's provider speaks for the users of its tenant only (Keycloak's realms, Auth0's organizations).
+  const tenantId = provider.tenant_id;
   const admit = (user: User | null | undefined): User => {
     if (!user) throw invalidGrant('the user of this identity no longer exists');
+    if (user.tenantId !== tenantId) throw refused();
     if (user.isBlocked) throw invalidGrant('the user is blocked');
     if (!userMaySignInThrough(user, signInClientOf(client))) {
       throw invalidGrant("the subject token's user cannot sign in through this client (another tenant)");
@@ -281,12 +339,21 @@ async function matchUserOnce(
     );
   } else {
     let found: User | null = null;
-    if (data.email && data.email_verified) {
-      const row = await tx.one<{ id: string }>(
-        `SELECT u.id FROM users u WHERE u.instance_id = $1 AND lower(u.user_email) = lower($2)`,
+    if (data.email) {
+      const holder = await tx.one<{ id: string; tenant_id: string | null; email_verified: boolean }>(
+        `SELECT u.id, u.tenant_id, u.email_verified FROM users u
+          WHERE u.instance_id = $1 AND lower(u.user_email) = lower($2)
+          FOR UPDATE`,
         [client.instance_id, data.email],
       );
-      if (row) found = await findUserById(tx, row.id);
+      if (holder) {
+        // Linked by e-mail only when the provider verified it, and only to a user of the provider's tenant.
+        if (data.email_verified !== true || holder.tenant_id !== tenantId) throw refused();
+        // The local account never proved the address, its owner just did: nothing set up before survives.
+        if (!holder.email_verified) await takeOverUnverifiedAccount(tx, holder.id);
+        found = await findUserById(tx, holder.id);
+        if (!found) throw refused();
+      }
     }
     if (found) {
       user = admit(found);
@@ -297,7 +364,7 @@ async function matchUserOnce(
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`,
         [
           client.instance_id,
-          provider.tenant_id,
+          tenantId,
           data.email,
           data.email !== null && data.email_verified === true,
           data.user_fullname,

@@ -18,6 +18,7 @@ import {
   isTenantAdmin,
   normalizePhone,
   resetFailedLogins,
+  revokeUserTokens,
   USER_AGGREGATION_COLUMNS,
   USER_TENANT_COLUMNS,
   usersTable,
@@ -298,12 +299,8 @@ export class UsersService {
    */
   private async revokeTokens(db: Sql, userId: string): Promise<void> {
     await announce(db, { kind: 'user', id: userId });
-    await db.exec(
-      `DELETE FROM oidc_payloads
-        WHERE payload->>'accountId' = $1
-           OR grant_id IN (SELECT id FROM oidc_payloads WHERE model = 'Grant' AND payload->>'accountId' = $1)`,
-      [userId],
-    );
+    // The same revocation the token server applies when a verified owner takes over an account.
+    await revokeUserTokens(db, userId);
   }
 
   private async checkedHash(db: Sql, instanceId: string, password: string): Promise<string> {

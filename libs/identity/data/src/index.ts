@@ -3,6 +3,7 @@ export { identityMigrations, IdentitySchema1790000000000 } from './migrations/in
 export * from './secret-box.js';
 export * from './passwords.js';
 export * from './lockout.js';
+export * from './account-takeover.js';
 export * from './token-data.js';
 export * from './bootstrap.js';
 export * from './system.js';
