@@ -25,7 +25,7 @@ import type { OneTimeCodes } from '../passwordless/one-time-codes.js';
 import type { PasswordLogin } from './password-login.js';
 import { signInClientOf, userMaySignInThrough } from './sign-in-policy.js';
 import { TOKEN_EXCHANGE_GRANT, TOKEN_EXCHANGE_PARAMS, tokenExchangeHandler } from './token-exchange.grant.js';
-import { upstreamKeys } from './upstream-keys.js';
+import type { UpstreamKeys } from './upstream-keys.js';
 import {
   deviceCodePage,
   deviceConfirmPage,
@@ -103,6 +103,8 @@ export interface ProviderDeps {
   cookieKeys: Buffer[];
   /** Passwordless one-time codes (the otp grant checks them). */
   codes: OneTimeCodes;
+  /** The identity providers' key sets token exchange verifies with (they outlive a rebuilt provider). */
+  upstreamKeys: UpstreamKeys;
   log: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
 }
 
@@ -504,7 +506,7 @@ export function createProvider(deps: ProviderDeps): Provider {
     TOKEN_EXCHANGE_GRANT,
     tokenExchangeHandler({
       sql: deps.sql,
-      keys: upstreamKeys,
+      keys: deps.upstreamKeys,
       resourceServerInfo: (ctx, resource) => getResourceServerInfo(ctx, resource, ctx.oidc.client),
       account: toAccount,
       oidcScopes: new Set(OIDC_SCOPES),
