@@ -61,7 +61,8 @@ export class CreateIdentityProviderDto {
 
   @ApiProperty({
     example: 'https://accounts.google.com',
-    description: 'The `iss` of its tokens; unique in the tenant',
+    description:
+      'The `iss` of its tokens; unique in the tenant. https, not a literal internal address or localhost (unless OUTBOUND_ALLOWLIST names it)',
   })
   @IsString()
   @IsProviderUrl()
@@ -94,7 +95,8 @@ export class CreateIdentityProviderDto {
     type: String,
     nullable: true,
     example: 'https://www.googleapis.com/oauth2/v3/certs',
-    description: 'Its signing keys; null: the jwks_uri of `<issuer>/.well-known/openid-configuration`',
+    description:
+      'Its signing keys; null: the jwks_uri of `<issuer>/.well-known/openid-configuration`. https, not a literal internal address or localhost (unless OUTBOUND_ALLOWLIST names it)',
   })
   @NullableIfPresent()
   @IsString()
