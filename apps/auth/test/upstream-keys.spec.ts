@@ -78,4 +78,22 @@ describe('UpstreamKeys', () => {
       UpstreamKeysError,
     );
   });
+
+  it('logs the detail of a failure (the caller answers a generic error) and does not refetch it at once', async () => {
+    const logged: { obj: object; msg: string }[] = [];
+    const keys = new UpstreamKeys(
+      { fetcher: fetcher(), log: { warn: (obj, msg) => logged.push({ obj, msg }) } },
+      { failureTtlMs: 60_000 },
+    );
+    const token = await issuer.idToken('aud', 's');
+    const uri = `${issuer.url}/missing-${Date.now()}`;
+    await expect(verify(keys, token, uri)).rejects.toBeInstanceOf(UpstreamKeysError);
+    await expect(verify(keys, token, uri)).rejects.toBeInstanceOf(UpstreamKeysError);
+    expect(issuer.hits.get(new URL(uri).pathname)).toBe(1);
+    expect(logged).toEqual([
+      { obj: { err: `${uri}: answered 404` }, msg: 'identity provider keys could not be fetched' },
+    ]);
+    const strict = new UpstreamKeys({ fetcher: new OutboundFetcher() });
+    await expect(verify(strict, token)).rejects.toThrow(/refused: not an https URL/);
+  });
 });

@@ -103,7 +103,7 @@ export class OutboundFetcher {
     try {
       url = this.policy.check(raw);
     } catch (err) {
-      throw new OutboundError((err as Error).message, raw);
+      throw new OutboundError(`refused: ${(err as Error).message}`, raw);
     }
     const host = bareHost(url).toLowerCase();
     await this.acquire(host, deadline, raw);
