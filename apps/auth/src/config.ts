@@ -1,6 +1,7 @@
 import { authPort, databaseUrl, env } from '@gatehouse/config';
 import { identityDataEnv } from '@gatehouse/identity-data';
 import { deliveryEnv } from '@gatehouse/delivery';
+import { outboundEnv } from '@gatehouse/outbound';
 
 export const authEnv = {
   AUTH_PORT: authPort,
@@ -80,4 +81,6 @@ export const authEnv = {
       'its settle protocol; this only bounds memory of unchanged rows); 0 turns the cache off',
   }),
   ...deliveryEnv,
+  // identity providers' discovery documents and key sets (token exchange) are fetched under this policy
+  ...outboundEnv,
 };

@@ -43,6 +43,8 @@ import {
   TokenInfoAnswers,
 } from './tokeninfo/tokeninfo.handler.js';
 import { TICKET_EMAIL_PATH, TICKET_PASSWORD_PATH, TicketPages } from './tickets/tickets.js';
+import { outboundFetcherFromEnv, type OutboundEnv } from '@gatehouse/outbound';
+import { UpstreamKeys } from './oidc/upstream-keys.js';
 
 export const TOKENINFO_PATH = '/tokeninfo';
 
@@ -91,7 +93,7 @@ const LOGOUT_ROUTES: Readonly<Record<string, readonly string[]>> = {
   [`${ROUTES.end_session}/success`]: ['GET'],
 };
 
-export interface TokenServerEnv {
+export interface TokenServerEnv extends OutboundEnv {
   AUTH_PORT: number;
   ISSUER?: string;
   REDIS_URL?: string;
@@ -152,6 +154,8 @@ export class TokenServer {
   private readonly interactions: InteractionHandler;
   /** Passwordless one-time codes, their delivery and POST /passwordless/start. */
   readonly codes: OneTimeCodes;
+  /** Identity providers' key sets (token exchange), fetched under the outbound policy of OUTBOUND_*. */
+  readonly upstreamKeys: UpstreamKeys;
   private readonly delivery: Delivery;
   private readonly passwordless: PasswordlessStart;
   private readonly signup: Signup;
@@ -217,6 +221,7 @@ export class TokenServer {
       },
     });
     this.codes = new OneTimeCodes(sql, opts.box.derive('otp'));
+    this.upstreamKeys = new UpstreamKeys({ fetcher: outboundFetcherFromEnv(opts.env), log });
     this.delivery = new Delivery(opts.env, log);
     this.passwordless = new PasswordlessStart({
       data,
@@ -368,6 +373,7 @@ export class TokenServer {
       log: this.log,
       cookieKeys: this.opts.box.derive('cookies'),
       codes: this.codes,
+      upstreamKeys: this.upstreamKeys,
     });
     // Discovery also names our /tokeninfo.
     provider.use(async (ctx, next) => {

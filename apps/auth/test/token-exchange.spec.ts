@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
 import { eventually } from '@gatehouse/testing';
-import { upstreamKeys } from '../src/oidc/upstream-keys.js';
 import { startAuth, type AuthHarness } from './support/auth-app.js';
 import { Fixtures, tokenRequest, type TestClient, type TestResource } from './support/fixtures.js';
 import { LocalIssuer } from './support/local-issuer.js';
@@ -311,7 +310,7 @@ describe('token exchange (RFC 8693) with a local issuer', () => {
     const t = await tenant();
     await identityProvider(t, { jwksUri: null });
     const c = await tenantClient(t);
-    upstreamKeys.clear();
+    h.tokenServer.upstreamKeys.clear();
     const before = issuer.hits.get('/.well-known/openid-configuration') ?? 0;
     expect((await exchange(await issuer.idToken(upstreamClientId, `disc-${tag()}`), {}, c)).status).toBe(200);
     expect(issuer.hits.get('/.well-known/openid-configuration')).toBe(before + 1);

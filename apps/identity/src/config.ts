@@ -2,6 +2,7 @@ import { authPort, authUrl, databaseUrl, env, identityPort } from '@gatehouse/co
 import { bearerEnv } from '@gatehouse/bearer';
 import { identityDataEnv } from '@gatehouse/identity-data';
 import { deliveryEnv } from '@gatehouse/delivery';
+import { outboundAllowlistEnv } from '@gatehouse/outbound';
 
 export const identityEnv = {
   IDENTITY_PORT: identityPort,
@@ -27,4 +28,6 @@ export const identityEnv = {
   }),
   AUTH_PORT: authPort,
   ...deliveryEnv,
+  // identity provider URLs are judged by the token server's outbound policy when they are configured
+  ...outboundAllowlistEnv,
 };

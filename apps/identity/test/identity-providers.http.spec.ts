@@ -7,7 +7,8 @@ import { ENVELOPE, Management, missingId, uniq, VERSIONS, type Version } from '.
 let m: Management;
 
 beforeAll(async () => {
-  m = await Management.start();
+  // The operator's allow-list of outbound fetches (development and tests): one host name and one private range.
+  m = await Management.start({ OUTBOUND_ALLOWLIST: 'idp.dev.test, 10.1.0.0/16' });
 });
 afterAll(async () => {
   await m?.close();
@@ -116,7 +117,7 @@ describe.each(VERSIONS)('/tenants/:tenant_id/identity-providers under /api/%s', 
     const bad: Record<string, unknown>[] = [
       {},
       body({ issuer: 'not a url' }),
-      body({ issuer: 'http://idp.example.test' }), // http only on loopback
+      body({ issuer: 'http://idp.example.test' }), // https only (outside the allow-list)
       body({ issuer: 'https://user:pw@idp.example.test' }),
       body({ jwks_uri: 'ftp://keys.example.test' }),
       body({ identity_provider: 'Google Inc' }),
@@ -132,11 +133,6 @@ describe.each(VERSIONS)('/tenants/:tenant_id/identity-providers under /api/%s', 
       expect(r.body.code).toBe('invalid_request');
     }
     expect(await count('tenant_id = $1', [tenant])).toBe(0);
-    // loopback http is accepted (a provider on this machine)
-    await m
-      .call('post', path(tenant))
-      .send(body({ issuer: 'http://127.0.0.1:9999' }))
-      .expect(201);
 
     const created = (await m.call('post', path(tenant)).send(body()).expect(201)).body;
     for (const b of [
@@ -222,5 +218,76 @@ describe.each(VERSIONS)('/tenants/:tenant_id/identity-providers under /api/%s', 
     const created = (await m.call('post', path(tenant)).send(body()).expect(201)).body;
     await m.ds.exec(`DELETE FROM tenants WHERE id = $1`, [tenant]);
     expect(await count('id = $1', [created.id])).toBe(0);
+  });
+});
+
+describe('hole 3: SSRF through identity providers', () => {
+  const path = (tenant: string) => `/api/v2/tenants/${tenant}/identity-providers`;
+
+  it('400 naming the field for a non-https URL or a literal internal address outside the allow-list', async () => {
+    const tenant = await m.tenant();
+    const refused: [string, string][] = [
+      ['issuer', 'http://127.0.0.1:9999'], // a loopback port
+      ['issuer', 'https://127.0.0.1:8443'],
+      ['issuer', 'https://localhost'],
+      ['issuer', 'https://api.localhost'],
+      ['issuer', 'https://[::1]'],
+      ['issuer', 'https://[::ffff:127.0.0.1]'],
+      ['issuer', 'https://0.0.0.0'],
+      ['issuer', 'https://2130706433'], // 127.0.0.1 written as a number
+      ['issuer', 'https://10.0.0.1'],
+      ['issuer', 'https://172.16.5.4'],
+      ['issuer', 'https://192.168.0.10'],
+      ['issuer', 'https://100.64.1.1'],
+      ['jwks_uri', 'http://169.254.169.254/latest/meta-data/'],
+      ['jwks_uri', 'https://169.254.169.254/keys'],
+      ['jwks_uri', 'https://[fd12:3456::1]/keys'],
+      ['jwks_uri', 'https://[fe80::1]/keys'],
+      ['jwks_uri', 'https://224.0.0.1/keys'],
+      ['jwks_uri', 'http://keys.example.test/jwks'],
+    ];
+    for (const [field, url] of refused) {
+      const r = await m.call('post', path(tenant)).send(body({ [field]: url }));
+      expect([url, r.status, r.body.code]).toEqual([url, 400, 'invalid_request']);
+      expect(r.body.message).toContain(field);
+      expect(r.body.details).toEqual([{ field, message: expect.stringContaining(field) }]);
+    }
+    expect(await count('tenant_id = $1', [tenant])).toBe(0);
+
+    const created = (await m.call('post', path(tenant)).send(body()).expect(201)).body;
+    for (const [field, url] of refused.slice(0, 4)) {
+      const r = await m.call('patch', `${path(tenant)}/${created.id}`).send({ [field]: url });
+      expect([url, r.status]).toEqual([url, 400]);
+      expect(r.body.message).toContain(field);
+    }
+    await m
+      .call('patch', `${path(tenant)}/${created.id}`)
+      .send({ jwks_uri: 'http://10.9.9.9/k' })
+      .expect(400);
+    const [row] = await m.ds.rows(`SELECT issuer, jwks_uri FROM tenant_identity_providers WHERE id = $1`, [
+      created.id,
+    ]);
+    expect(row).toEqual({ issuer: created.issuer, jwks_uri: null });
+  });
+
+  it('the operator allow-list (OUTBOUND_ALLOWLIST) admits http and private addresses for what it names', async () => {
+    const tenant = await m.tenant();
+    await m
+      .call('post', path(tenant))
+      .send(body({ issuer: 'http://idp.dev.test:8080/realms/dev', jwks_uri: 'http://10.1.2.3:8080/certs' }))
+      .expect(201);
+    await m
+      .call('post', path(tenant))
+      .send(body({ jwks_uri: 'https://10.1.200.1/certs' }))
+      .expect(201);
+    // names that merely end like an allowed one are not allowed
+    await m
+      .call('post', path(tenant))
+      .send(body({ issuer: 'http://evil-idp.dev.test' }))
+      .expect(400);
+    await m
+      .call('post', path(tenant))
+      .send(body({ jwks_uri: 'https://10.2.0.1/certs' }))
+      .expect(400);
   });
 });

@@ -67,6 +67,8 @@ export class Management {
       // Tests check that a revoked or deleted client's token stops working: no validation cache.
       BEARER_CACHE_TTL_SEC: '0',
       BEARER_NEGATIVE_TTL_SEC: '0',
+      // identity providers of the tests run on this machine over http (the token server's harness admits them too)
+      OUTBOUND_ALLOWLIST: '127.0.0.1',
       ...vars,
     });
     const identity = (await buildService(identityService, env)) as BuiltService<IdentityEnv>;

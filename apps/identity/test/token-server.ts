@@ -55,6 +55,8 @@ export async function startTokenServer(
       RATE_LIMIT_POINTS: '100000',
       AUTH_PORT: String(port),
       ISSUER: url,
+      // local identity providers of the tests (http on this machine): the allow-list of outbound fetches admits them
+      OUTBOUND_ALLOWLIST: '127.0.0.1',
       ...shared,
       ...extra,
     },
@@ -117,6 +119,7 @@ export async function spawnTokenServer(
     REDIS_URL: '',
     AUTH_PORT: String(port),
     ISSUER: url,
+    OUTBOUND_ALLOWLIST: '127.0.0.1',
     ...shared,
     ...extra,
   };

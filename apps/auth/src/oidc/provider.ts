@@ -30,7 +30,7 @@ import {
   TOKEN_EXCHANGE_PARAMS,
   tokenExchangeHandler,
 } from './token-exchange.grant.js';
-import { upstreamKeys } from './upstream-keys.js';
+import type { UpstreamKeys } from './upstream-keys.js';
 import {
   deviceCodePage,
   deviceConfirmPage,
@@ -108,6 +108,8 @@ export interface ProviderDeps {
   cookieKeys: Buffer[];
   /** Passwordless one-time codes (the otp grant checks them). */
   codes: OneTimeCodes;
+  /** The identity providers' key sets token exchange verifies with (they outlive a rebuilt provider). */
+  upstreamKeys: UpstreamKeys;
   log: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
 }
 
@@ -517,7 +519,7 @@ export function createProvider(deps: ProviderDeps): Provider {
     TOKEN_EXCHANGE_GRANT,
     tokenExchangeHandler({
       sql: deps.sql,
-      keys: upstreamKeys,
+      keys: deps.upstreamKeys,
       resourceServerInfo: (ctx, resource) => getResourceServerInfo(ctx, resource, ctx.oidc.client),
       account: toAccount,
       oidcScopes: new Set(OIDC_SCOPES),

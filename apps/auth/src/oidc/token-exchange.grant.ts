@@ -245,11 +245,8 @@ async function verify(
     return payload;
   } catch (err) {
     if (err instanceof errors.OIDCProviderError) throw err;
-    if (err instanceof UpstreamKeysError) {
-      throw invalidGrant(
-        `the keys of identity provider ${provider.name} could not be fetched: ${err.message}`,
-      );
-    }
+    // One answer whatever went wrong upstream (the detail is in the log): no oracle of what is behind a URL.
+    if (err instanceof UpstreamKeysError) throw invalidGrant('the identity provider could not be reached');
     if (err instanceof jose.JWTExpired) throw invalidGrant('the subject token has expired');
     if (err instanceof jose.JWTClaimValidationFailed) {
       throw invalidGrant(`the subject token's ${err.claim} claim is not valid: ${err.reason}`);

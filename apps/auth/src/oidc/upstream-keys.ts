@@ -1,11 +1,21 @@
 import { createLocalJWKSet, errors, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose';
+import { OutboundError, type OutboundFetcher } from '@gatehouse/outbound';
 
-/** The keys of an identity provider could not be had (unreachable, not JSON, no `jwks_uri`, ...). */
+/**
+ * The keys of an identity provider could not be had (refused by the outbound policy, unreachable, too large, not
+ * JSON, no `jwks_uri`, ...). The message is the detail for the log: callers answer one generic error, so that the
+ * answer tells nothing about what is behind a URL (no port-scanning oracle).
+ */
 export class UpstreamKeysError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'UpstreamKeysError';
   }
+}
+
+/** Where the detail of a failed fetch goes (pino's signature). */
+export interface UpstreamKeysLog {
+  warn(obj: object, msg: string): void;
 }
 
 export interface UpstreamKeysOptions {
@@ -17,10 +27,8 @@ export interface UpstreamKeysOptions {
   minRefreshMs: number;
   /** The same unknown `kid` is not looked up again within this period. */
   kidRetryMs: number;
-  /** Timeout of one fetch. */
-  timeoutMs: number;
-  /** Largest document accepted. */
-  maxBytes: number;
+  /** A document that could not be fetched is not asked for again within this period (the same error is answered). */
+  failureTtlMs: number;
 }
 
 const DEFAULTS: UpstreamKeysOptions = {
@@ -28,8 +36,7 @@ const DEFAULTS: UpstreamKeysOptions = {
   maxAgeMs: 10 * 60_000,
   minRefreshMs: 1_000,
   kidRetryMs: 30_000,
-  timeoutMs: 5_000,
-  maxBytes: 512 * 1024,
+  failureTtlMs: 5_000,
 };
 
 interface KeySetEntry {
@@ -43,15 +50,25 @@ interface KeySetEntry {
  * The signing keys of the identity providers token exchange trusts, per JWKS URI: fetched on first use, kept for
  * `maxAgeMs`, fetched again at once when a token names a `kid` the cached set lacks (the provider rotated its
  * keys), at most every `minRefreshMs` and once per unknown kid per `kidRetryMs`. Bounded (LRU), one fetch in
- * flight per URI. A provider without a configured JWKS URI is asked through its discovery document.
+ * flight per URI. A provider without a configured JWKS URI is asked through its discovery document. Every fetch
+ * goes through the outbound fetcher (its URL policy, pinned address, byte cap, timeouts and concurrency limits);
+ * a failed one is remembered for `failureTtlMs`.
  */
 export class UpstreamKeys {
   private readonly opts: UpstreamKeysOptions;
+  private readonly fetcher: OutboundFetcher;
+  private readonly log?: UpstreamKeysLog;
   private readonly sets = new Map<string, KeySetEntry>();
   private readonly discovered = new Map<string, { uri: string; at: number }>();
   private readonly inflight = new Map<string, Promise<unknown>>();
+  private readonly failures = new Map<string, { error: UpstreamKeysError; at: number }>();
 
-  constructor(opts: Partial<UpstreamKeysOptions> = {}) {
+  constructor(
+    deps: { fetcher: OutboundFetcher; log?: UpstreamKeysLog },
+    opts: Partial<UpstreamKeysOptions> = {},
+  ) {
+    this.fetcher = deps.fetcher;
+    this.log = deps.log;
     this.opts = { ...DEFAULTS, ...opts };
   }
 
@@ -67,7 +84,7 @@ export class UpstreamKeys {
     );
     const uri = (doc as { jwks_uri?: unknown }).jwks_uri;
     if (typeof uri !== 'string' || !/^https?:\/\//.test(uri)) {
-      throw new UpstreamKeysError(`the discovery document of ${issuer} names no jwks_uri`);
+      throw this.logged(new UpstreamKeysError(`the discovery document of ${issuer} names no jwks_uri`));
     }
     this.remember(this.discovered, issuer, { uri, at: Date.now() });
     return uri;
@@ -91,6 +108,7 @@ export class UpstreamKeys {
   clear(): void {
     this.sets.clear();
     this.discovered.clear();
+    this.failures.clear();
   }
 
   private mayRefresh(entry: KeySetEntry, kid: string | undefined): boolean {
@@ -110,8 +128,10 @@ export class UpstreamKeys {
       return this.touch(this.sets, uri, known);
     }
     return this.once(`jwks ${uri}`, async () => {
-      const jwks = (await this.fetchJson(uri)) as JSONWebKeySet;
-      if (!Array.isArray(jwks.keys)) throw new UpstreamKeysError(`${uri} is not a JSON Web Key Set`);
+      const jwks = (await this.fetchJson(uri)) as unknown as JSONWebKeySet;
+      if (!Array.isArray(jwks.keys)) {
+        throw this.logged(new UpstreamKeysError(`${uri} is not a JSON Web Key Set`));
+      }
       const fresh: KeySetEntry = {
         verify: createLocalJWKSet(jwks),
         fetchedAt: Date.now(),
@@ -131,27 +151,25 @@ export class UpstreamKeys {
     return p;
   }
 
-  private async fetchJson(url: string): Promise<unknown> {
-    let res: Response;
+  /** The JSON object at `url`; a failure is logged with its detail and remembered for `failureTtlMs`. */
+  private async fetchJson(url: string): Promise<Record<string, unknown>> {
+    const failed = this.failures.get(url);
+    if (failed && Date.now() - failed.at < this.opts.failureTtlMs) throw failed.error;
     try {
-      res = await fetch(url, {
-        headers: { accept: 'application/json' },
-        redirect: 'error',
-        signal: AbortSignal.timeout(this.opts.timeoutMs),
-      });
-    } catch (err) {
-      throw new UpstreamKeysError(`${url} could not be fetched (${(err as Error).message})`);
-    }
-    if (res.status !== 200) throw new UpstreamKeysError(`${url} answered ${res.status}`);
-    const text = await res.text();
-    if (text.length > this.opts.maxBytes) throw new UpstreamKeysError(`${url} is too large`);
-    try {
-      const body = JSON.parse(text) as unknown;
-      if (!body || typeof body !== 'object' || Array.isArray(body)) throw new Error('not an object');
+      const body = await this.fetcher.getJson(url);
+      this.failures.delete(url);
       return body;
-    } catch {
-      throw new UpstreamKeysError(`${url} did not answer a JSON object`);
+    } catch (err) {
+      if (!(err instanceof OutboundError)) throw err;
+      const error = this.logged(new UpstreamKeysError(`${url}: ${err.message}`));
+      this.remember(this.failures, url, { error, at: Date.now() });
+      throw error;
     }
+  }
+
+  private logged(err: UpstreamKeysError): UpstreamKeysError {
+    this.log?.warn({ err: err.message }, 'identity provider keys could not be fetched');
+    return err;
   }
 
   private touch<V>(map: Map<string, V>, key: string, value: V): V {
@@ -166,6 +184,3 @@ export class UpstreamKeys {
     while (map.size > this.opts.maxEntries) map.delete(map.keys().next().value as string);
   }
 }
-
-/** The key sets of this process (they outlive the provider, which is rebuilt when our own keys change). */
-export const upstreamKeys = new UpstreamKeys();

@@ -82,6 +82,9 @@ export async function startAuth(extra: Record<string, string> = {}): Promise<Aut
     // token server reads them afresh at every request. The cache itself is tested where changes go through the
     // identity API (apps/identity/test/token-cache.e2e.spec.ts).
     AUTH_STATE_CACHE_TTL_MS: '0',
+    // The local identity providers of the tests listen on this machine over http: the operator allow-list of
+    // outbound fetches admits it (a test of the outbound policy sets its own).
+    OUTBOUND_ALLOWLIST: '127.0.0.1',
     ...extra,
   };
 

@@ -1,6 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Db, listPage, Params, withConflicts, type ListPage, type Sql } from '@gatehouse/db';
-import { notFound } from '@gatehouse/errors';
+import { invalidRequest, notFound } from '@gatehouse/errors';
+import { OutboundPolicy, OutboundRefused } from '@gatehouse/outbound';
+import { SERVICE_ENV } from '@gatehouse/service';
 import {
   findIdentityProvider,
   IDENTITY_PROVIDER_COLUMNS,
@@ -45,10 +47,35 @@ function withSecret(row: IdentityProviderRow, secret: string | null): IdentityPr
  */
 @Injectable()
 export class IdentityProvidersService {
+  /** The token server's outbound policy (same OUTBOUND_ALLOWLIST), applied to URLs as they are configured. */
+  private readonly outbound: OutboundPolicy;
+
   constructor(
     @Inject(Db) private readonly db: Db,
     @Inject(SECRET_BOX) private readonly box: SecretBox,
-  ) {}
+    @Inject(SERVICE_ENV) env: { OUTBOUND_ALLOWLIST?: string },
+  ) {
+    this.outbound = new OutboundPolicy({ allowlist: env.OUTBOUND_ALLOWLIST ?? '' });
+  }
+
+  /**
+   * 400 naming the field for a URL the token server would refuse to fetch: not https, or a literal loopback,
+   * private, link-local ... address or `localhost`, outside the allow-list. No DNS here: a name is resolved and its
+   * addresses checked at every fetch (the answer may change, and only the one at fetch time matters).
+   */
+  private checkUrls(input: IdentityProviderInput): void {
+    for (const field of ['issuer', 'jwks_uri'] as const) {
+      const value = input[field];
+      if (typeof value !== 'string') continue;
+      try {
+        this.outbound.check(value);
+      } catch (err) {
+        if (!(err instanceof OutboundRefused)) throw err;
+        const message = `${field} must be an https URL of a public host (http and internal addresses only for what OUTBOUND_ALLOWLIST names): ${err.message}`;
+        throw invalidRequest(message, [{ field, message }]);
+      }
+    }
+  }
 
   async list(access: Access, tenantId: string, req: ListRequest): Promise<ListPage<IdentityProviderRecord>> {
     await this.assertTenant(this.db, access, tenantId);
@@ -75,6 +102,7 @@ export class IdentityProvidersService {
     tenantId: string,
     input: IdentityProviderInput & { issuer: string },
   ): Promise<IdentityProviderRecord> {
+    this.checkUrls(input);
     return this.db.transaction(async (tx) => {
       await this.assertTenant(tx, access, tenantId);
       const [row] = await withConflicts(IDENTITY_PROVIDER_CONFLICTS, () =>
@@ -107,6 +135,7 @@ export class IdentityProvidersService {
     id: string,
     input: IdentityProviderInput,
   ): Promise<IdentityProviderRecord> {
+    this.checkUrls(input);
     return this.db.transaction(async (tx) => {
       await this.assertTenant(tx, access, tenantId);
       const cur = await findIdentityProvider(tx, access, tenantId, id, { lock: true });

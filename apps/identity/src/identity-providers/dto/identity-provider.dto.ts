@@ -16,9 +16,10 @@ export const PROVIDER_KIND = /^[a-z][a-z0-9_.-]{0,63}$/;
 const KIND_MESSAGE =
   '$property must be lower-case letters, digits, ".", "_" or "-", starting with a letter (at most 64)';
 
-const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
-
-/** An https URL, or http on a loopback host (a provider on the same machine, tests); no credentials or fragment. */
+/**
+ * An http(s) URL without credentials or fragment (its form only). Whether it may be fetched (https, not an internal
+ * address, unless OUTBOUND_ALLOWLIST names it) is the outbound policy's decision, applied by the service.
+ */
 export function isProviderUrl(value: unknown): boolean {
   if (typeof value !== 'string' || value.length > 2000) return false;
   let url: URL;
@@ -28,7 +29,7 @@ export function isProviderUrl(value: unknown): boolean {
     return false;
   }
   if (url.username || url.password || url.hash) return false;
-  return url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK.has(url.hostname));
+  return url.protocol === 'https:' || url.protocol === 'http:';
 }
 
 export function IsProviderUrl(options?: ValidationOptions) {
@@ -41,7 +42,7 @@ export function IsProviderUrl(options?: ValidationOptions) {
       validator: {
         validate: isProviderUrl,
         defaultMessage: (args) =>
-          `${args?.property ?? 'value'} must be an https URL (http only on 127.0.0.1 or localhost), without credentials or fragment`,
+          `${args?.property ?? 'value'} must be an https URL without credentials or fragment`,
       },
     });
 }
@@ -60,7 +61,8 @@ export class CreateIdentityProviderDto {
 
   @ApiProperty({
     example: 'https://accounts.google.com',
-    description: 'The `iss` of its tokens; unique in the tenant',
+    description:
+      'The `iss` of its tokens; unique in the tenant. https, not a literal internal address or localhost (unless OUTBOUND_ALLOWLIST names it)',
   })
   @IsString()
   @IsProviderUrl()
@@ -93,7 +95,8 @@ export class CreateIdentityProviderDto {
     type: String,
     nullable: true,
     example: 'https://www.googleapis.com/oauth2/v3/certs',
-    description: 'Its signing keys; null: the jwks_uri of `<issuer>/.well-known/openid-configuration`',
+    description:
+      'Its signing keys; null: the jwks_uri of `<issuer>/.well-known/openid-configuration`. https, not a literal internal address or localhost (unless OUTBOUND_ALLOWLIST names it)',
   })
   @NullableIfPresent()
   @IsString()
