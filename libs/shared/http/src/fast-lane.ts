@@ -9,7 +9,7 @@ import type { HttpMetrics } from './metrics.js';
 import {
   TOO_MANY_REQUESTS_MESSAGE,
   applyRateLimitHeaders,
-  claimedCallerKey,
+  presentedCredential,
   isRateLimitExempt,
   type HttpRateLimiter,
   type RateLimitDecision,
@@ -116,7 +116,7 @@ export class FastLanePipeline {
     if (isRateLimitExempt(path)) return this.run(req, res, path);
     limiter.admit(
       match.endpoint,
-      claimedCallerKey(req),
+      presentedCredential(req),
       `ip:${this.clientIp(req) ?? 'unknown'}`,
       res,
       (d: RateLimitDecision) => {
