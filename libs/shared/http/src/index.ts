@@ -7,6 +7,8 @@ export { createHttpApp, listen, type HttpAppOptions } from './create-app.js';
 export { HttpErrorFilter, ErrorResponder } from './error.filter.js';
 export {
   FastLanePipeline,
+  clientAddress,
+  inheritClientAddress,
   installFastLane,
   requestPath,
   type FastLane,
