@@ -459,8 +459,12 @@ export class HttpRateLimiter {
   }
 
   private markGood(credential: string, now: number): void {
+    const windowMs = this.opts.durationSec * 1000;
+    const until = this.good.get(credential);
+    // A busy good client renews its mark once per half window, not at every request.
+    if (until !== undefined && until - now > windowMs / 2) return;
     if (this.good.size >= GOOD_CACHE_SIZE) this.good.clear();
-    this.good.set(credential, now + this.opts.durationSec * 1000);
+    this.good.set(credential, now + windowMs);
   }
 
   private refused(limit: number, msBeforeNext: number, now = Date.now()): RateLimitDecision {
