@@ -1,6 +1,6 @@
 import { packageVersion, type CommonEnv, type ServiceDefinition } from '@gatehouse/service';
 import { bootstrapIdentity, loadSecretBox } from '@gatehouse/identity-data';
-import { authEnv } from './config.js';
+import { authEnv, effectiveTrustProxy } from './config.js';
 import { AuthAppModule } from './app.module.js';
 import { authEntities } from './entities.js';
 import { authMigrations } from './migrations/index.js';
@@ -26,8 +26,9 @@ export const authService: ServiceDefinition<typeof authEnv> = {
       'JSON bodies alike and answers errors as `{"error", "error_description", "code", "message"}`. See README.md.',
   },
   rootModule: (ctx) => AuthAppModule.register(ctx),
-  // Behind a TLS-terminating proxy, rate limits (and failed client authentications) count the forwarded address.
-  trustProxy: (env) => env.AUTH_TRUST_PROXY,
+  // Behind a TLS-terminating proxy, rate limits (and failed client authentications) count the forwarded address:
+  // TRUST_PROXY, or the deprecated AUTH_TRUST_PROXY=true as one hop.
+  trustProxy: (env) => effectiveTrustProxy(env),
   // Seed the identity tables once, then make sure signing keys exist (first start creates RS256 and ES256 keys).
   afterMigrate: async ({ env: serviceEnv, db }) => {
     // buildService hands every service its own variables and the common ones (DATA_DIR, LOG_LEVEL, REDIS_URL...).

@@ -1,4 +1,4 @@
-import { authPort, databaseUrl, env } from '@gatehouse/config';
+import { authPort, databaseUrl, env, type TrustProxySetting } from '@gatehouse/config';
 import { identityDataEnv } from '@gatehouse/identity-data';
 import { deliveryEnv } from '@gatehouse/delivery';
 import { outboundEnv } from '@gatehouse/outbound';
@@ -64,7 +64,8 @@ export const authEnv = {
   }),
   AUTH_TRUST_PROXY: env.bool({
     default: false,
-    description: 'trust X-Forwarded-Proto/-Host/-For (set when a TLS-terminating proxy is in front)',
+    description:
+      'deprecated, use TRUST_PROXY: `true` stands for TRUST_PROXY=1 (one proxy in front) when TRUST_PROXY is unset or false',
   }),
   AUTH_STATE_CACHE_MAX: env.int({
     default: 10000,
@@ -84,3 +85,16 @@ export const authEnv = {
   // identity providers' discovery documents and key sets (token exchange) are fetched under this policy
   ...outboundEnv,
 };
+
+/**
+ * The token server's trusted proxies: TRUST_PROXY; unset (false) with the deprecated AUTH_TRUST_PROXY=true, one
+ * hop (the TLS-terminating proxy it was documented for), never "every hop", which would let any client name its
+ * own address in X-Forwarded-For.
+ */
+export function effectiveTrustProxy(env: {
+  TRUST_PROXY?: TrustProxySetting;
+  AUTH_TRUST_PROXY?: boolean;
+}): TrustProxySetting {
+  const setting = env.TRUST_PROXY ?? false;
+  return setting === false && env.AUTH_TRUST_PROXY ? 1 : setting;
+}

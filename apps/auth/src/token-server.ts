@@ -4,7 +4,9 @@ import { Redis } from 'ioredis';
 import { decodeJwt, type JSONWebKeySet } from 'jose';
 import type Provider from 'oidc-provider';
 import { pino, type Logger } from 'pino';
+import type { TrustProxySetting } from '@gatehouse/config';
 import type { FastLane } from '@gatehouse/http';
+import { effectiveTrustProxy } from './config.js';
 import { purgeExpiredPayloads } from './oidc/adapters/pg.adapter.js';
 import type { Db, Sql } from '@gatehouse/db';
 import { isStoreUnavailable, sendOAuthError } from './oidc/oauth-errors.js';
@@ -108,6 +110,8 @@ export interface TokenServerEnv extends OutboundEnv {
   AUTH_PURGE_INTERVAL_SEC: number;
   AUTH_KEY_REFRESH_SEC: number;
   AUTH_TRUST_PROXY: boolean;
+  /** Common to every service (libs/shared/config); absent in some tests: no proxy trusted. */
+  TRUST_PROXY?: TrustProxySetting;
   AUTH_STATE_CACHE_MAX: number;
   AUTH_STATE_CACHE_TTL_MS: number;
   DATA_DIR: string;
@@ -369,7 +373,9 @@ export class TokenServer {
       lifetimes,
       redis: this.redis,
       redisPrefix: this.opts.redisPrefix,
-      proxy: env.AUTH_TRUST_PROXY,
+      // X-Forwarded-Proto/-Host are believed behind a trusted proxy; the client's address is the fast lane's
+      // (clientAddress), computed with the trusted proxies as the rate limits do.
+      proxy: effectiveTrustProxy(env) !== false,
       log: this.log,
       cookieKeys: this.opts.box.derive('cookies'),
       codes: this.codes,

@@ -223,6 +223,7 @@ describe('issue 11 hole 6: rate limits keyed by unauthenticated strings', () => 
     rl = await startAuth({
       RATE_LIMIT_POINTS: '10',
       RATE_LIMIT_AUTH_FAILURES: '5',
+      RATE_LIMIT_AUTH_FAILURES_PER_ADDRESS: '5',
       AUTH_TRUST_PROXY: 'true',
     });
     rfx = new Fixtures(rl);
@@ -321,5 +322,102 @@ describe('issue 11 hole 7: lockout as a weapon, and an account oracle', () => {
     expect(locked.body).toEqual(unknown.body);
     expect(wrong.body).toEqual(unknown.body);
     expect(JSON.stringify(locked.body)).not.toMatch(/lock/i);
+  });
+});
+
+describe('hole 6: one noisy address blocks everyone behind it', () => {
+  let nh: AuthHarness;
+  let nfx: Fixtures;
+  let c: TestClient;
+  let audience: string;
+  beforeAll(async () => {
+    // RATE_LIMIT_AUTH_FAILURES and _PER_ADDRESS at their defaults (100, 1000); the test connects from loopback.
+    nh = await startAuth({ TRUST_PROXY: 'loopback', RATE_LIMIT_OVERRIDES: 'POST /token=5' });
+    nfx = new Fixtures(nh);
+    c = await nfx.client({ grantTypes: ['client_credentials'] });
+    const api = await nfx.resource({ alg: 'RS256' });
+    await nfx.grant(c, api);
+    audience = api.identifier;
+  });
+  afterAll(async () => {
+    await nh?.close();
+  });
+
+  const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
+  const token = (ip: string, authorization: string, params: Record<string, string> = {}) =>
+    fetch(`${nh.url}/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': ip, authorization },
+      body: new URLSearchParams({ grant_type: 'client_credentials', audience, ...params }),
+    });
+  const introspect = (ip: string, authorization: string, about: string) =>
+    fetch(`${nh.url}/tokeninfo`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': ip, authorization },
+      body: new URLSearchParams({ token: about }),
+    });
+
+  it('a valid client secret and a valid bearer token are served after 100+ bad ones from the same address', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 110; i++)
+      statuses.push((await token('203.0.113.10', basic(c.id, `wrong-${i}`))).status);
+    expect(statuses.every((st) => st === 401)).toBe(true);
+    const good = await token('203.0.113.10', basic(c.id, c.secret!));
+    expect(good.status).toBe(200);
+    const access = ((await good.json()) as { access_token: string }).access_token;
+
+    const bearers: number[] = [];
+    for (let i = 0; i < 110; i++)
+      bearers.push((await introspect('203.0.113.10', `Bearer random-${i}`, 'another')).status);
+    expect(bearers.filter((st) => st !== 401)).toEqual([]);
+    const info = await introspect('203.0.113.10', `Bearer ${access}`, access);
+    expect(info.status).toBe(200);
+    expect(((await info.json()) as { active: boolean }).active).toBe(true);
+  });
+
+  it('300 concurrent bad credentials: at most the budget are checked, the rest 429 unchecked', async () => {
+    const answers = await Promise.all(
+      Array.from({ length: 300 }, () => token('203.0.113.20', basic(c.id, 'always-the-same-wrong-secret'))),
+    );
+    const statuses = answers.map((r) => r.status);
+    expect(statuses.filter((st) => st === 401).length).toBeLessThanOrEqual(100);
+    expect(statuses.filter((st) => st === 429).length).toBeGreaterThanOrEqual(200);
+    const bearers = await Promise.all(
+      Array.from({ length: 300 }, () => introspect('203.0.113.21', 'Bearer the-same-bad-token', 'x')),
+    );
+    expect(bearers.filter((r) => r.status === 401).length).toBeLessThanOrEqual(100);
+    // the good secret from the same address is still served
+    expect((await token('203.0.113.20', basic(c.id, c.secret!))).status).toBe(200);
+  });
+
+  it('a client is one client however its id is written: an upper-case id is no client, and shares the quota', async () => {
+    const d = await nfx.client({ grantTypes: ['client_credentials'] });
+    const api = await nfx.resource({ alg: 'RS256' });
+    await nfx.grant(d, api);
+    const upper = d.id.toUpperCase();
+    const asked = { audience: api.identifier };
+    const viaBasic = await token('198.51.100.30', basic(upper, d.secret!), asked);
+    expect(viaBasic.status).toBe(401);
+    expect(((await viaBasic.json()) as { error: string }).error).toBe('invalid_client');
+    const viaForm = await fetch(`${nh.url}/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'client_credentials',
+        audience: api.identifier,
+        client_id: upper,
+        client_secret: d.secret!,
+      }),
+    });
+    expect(viaForm.status).toBe(401);
+    const lower = await token('198.51.100.30', basic(d.id, d.secret!), asked);
+    expect(lower.status).toBe(200);
+    const access = ((await lower.json()) as { access_token: string }).access_token;
+    expect((await introspect('198.51.100.30', basic(upper, d.secret!), access)).status).toBe(401);
+    // its quota (5 tokens a window) is one, however the id is written
+    for (let i = 0; i < 4; i++)
+      expect((await token('198.51.100.30', basic(d.id, d.secret!), asked)).status).toBe(200);
+    expect((await token('198.51.100.30', basic(d.id, d.secret!), asked)).status).toBe(429);
+    expect((await token('198.51.100.31', basic(upper, d.secret!), asked)).status).toBe(429);
   });
 });

@@ -543,7 +543,10 @@ describe('issue 11 hole 8: hostile bodies at the management API', () => {
 describe('issue 11 hole 6: random bearer tokens at the management API', () => {
   let limited: Management;
   beforeAll(async () => {
-    limited = await Management.start({ RATE_LIMIT_AUTH_FAILURES: '5' });
+    limited = await Management.start({
+      RATE_LIMIT_AUTH_FAILURES: '5',
+      RATE_LIMIT_AUTH_FAILURES_PER_ADDRESS: '5',
+    });
   });
   afterAll(async () => {
     await limited?.close();
@@ -559,5 +562,47 @@ describe('issue 11 hole 6: random bearer tokens at the management API', () => {
     expect(statuses.slice(0, 5)).toEqual([401, 401, 401, 401, 401]);
     expect(statuses.slice(5).every((s) => s === 429)).toBe(true);
     expect(validator.stats.remoteCalls - before).toBeLessThanOrEqual(5);
+  });
+});
+
+describe('hole 6: one noisy address blocks everyone behind it', () => {
+  let m: Management;
+  beforeAll(async () => {
+    // The test connects from loopback, as a load balancer on the same host would: it is the trusted proxy.
+    // RATE_LIMIT_AUTH_FAILURES at its default (100 per address and credential).
+    m = await Management.start({ TRUST_PROXY: 'loopback', RATE_LIMIT_AUTH_FAILURES_PER_ADDRESS: '150' });
+  });
+  afterAll(async () => {
+    await m?.close();
+  });
+  const from = (ip: string, token: string) =>
+    m.call('get', '/api/v1/clients', token).set('X-Forwarded-For', ip);
+
+  it('a valid token is served after 100+ bad ones from the same address', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 110; i++)
+      statuses.push((await from('203.0.113.40', `random${i}x${Date.now()}`)).status);
+    expect(statuses.filter((s) => s !== 401)).toEqual([]);
+    await from('203.0.113.40', m.adminToken).expect(200);
+  });
+
+  it('X-Forwarded-For from the trusted proxy separates the callers behind it', async () => {
+    const bad = `the-same-bad-token-${Date.now()}`;
+    for (let i = 0; i < 100; i++) await from('203.0.113.41', bad).expect(401);
+    await from('203.0.113.41', bad).expect(429);
+    // another caller behind the same proxy: its own budget, checked (and refused) as usual
+    await from('198.51.100.41', bad).expect(401);
+    await from('203.0.113.41', m.adminToken).expect(200);
+  });
+
+  it('300 concurrent bad tokens: at most the budget reach /tokeninfo', async () => {
+    const validator = m.identity.app.get(TokenValidator);
+    const before = validator.stats.remoteCalls;
+    const answers = await Promise.all(
+      Array.from({ length: 300 }, (_, i) => from('203.0.113.42', `concurrent${i}x${Date.now()}`)),
+    );
+    expect(validator.stats.remoteCalls - before).toBeLessThanOrEqual(150);
+    expect(answers.filter((r) => r.status === 429).length).toBeGreaterThanOrEqual(150);
+    await from('203.0.113.42', m.adminToken).expect(200); // proven good: still served past the address budget
   });
 });

@@ -11,7 +11,17 @@ import {
   type SecretBox,
   type User,
 } from '@gatehouse/identity-data';
-import { isUuid, type Sql } from '@gatehouse/db';
+import type { Sql } from '@gatehouse/db';
+
+/**
+ * A client id as the token server accepts it: a UUID in canonical (lower-case) form, exactly as the identity API
+ * issues it. Client ids are compared exactly, as Auth0 and Keycloak do: `3F0C...` is no client, rather than a second
+ * spelling of one with its own rate-limit budget and cache entries.
+ */
+const CLIENT_ID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+export function isClientId(value: unknown): value is string {
+  return typeof value === 'string' && CLIENT_ID_RE.test(value);
+}
 import { StateCache } from './state-cache.js';
 
 export type { ClientResourceAccess, OidcClientRecord, User };
@@ -97,7 +107,7 @@ export class OidcData {
    */
   prefetchTokenRequest(clientId: string, identifier: string): void {
     const memo = requestMemo.getStore();
-    if (!memo || !isUuid(clientId) || memo.clients.has(clientId)) return;
+    if (!memo || !isClientId(clientId) || memo.clients.has(clientId)) return;
     const joined = this.readClientAndAccess(clientId, identifier);
     const client = joined.then((r) => r.client);
     const access = joined.then((r) => r.access);
@@ -110,6 +120,7 @@ export class OidcData {
 
   /** The client and its decrypted secret; a secret that cannot be opened (wrong key, tampered) makes it unusable. */
   findClient(clientId: string): Promise<OidcClientRecord | undefined> {
+    if (!isClientId(clientId)) return Promise.resolve(undefined);
     const memo = requestMemo.getStore();
     const known = memo?.clients.get(clientId);
     if (known) return known;
@@ -127,7 +138,7 @@ export class OidcData {
   async resourceAccess(clientId: string, identifier: string): Promise<ClientResourceAccess | undefined> {
     const known = requestMemo.getStore()?.access.get(accessKey(clientId, identifier));
     if (known) return known;
-    if (!isUuid(clientId) || typeof identifier !== 'string') return undefined;
+    if (!isClientId(clientId) || typeof identifier !== 'string') return undefined;
     return (await this.readClientAndAccess(clientId, identifier)).access;
   }
 
@@ -139,7 +150,7 @@ export class OidcData {
     clientId: string,
     identifier: string,
   ): Promise<{ client?: OidcClientRecord; access?: ClientResourceAccess }> {
-    if (!isUuid(clientId)) return {};
+    if (!isClientId(clientId)) return {};
     const memo = requestMemo.getStore();
     const key = accessKey(clientId, identifier);
     const knownClient = memo?.clients.get(clientId);

@@ -1,3 +1,4 @@
+import { clientAddress } from '@gatehouse/http';
 import { errors, type Account, type ResourceServer, type TokenEndpointGrantContext } from 'oidc-provider';
 import { signInClientOf } from './sign-in-policy.js';
 import { oauthError } from './oauth-errors.js';
@@ -43,13 +44,14 @@ export function passwordGrantHandler(deps: PasswordGrantDeps) {
     if (!password) throw new errors.InvalidRequest("missing required parameter 'password'");
     try {
       const c = client as unknown as { instance_id: string; tenant_id?: string; is_global?: boolean };
-      // ctx.ip honours AUTH_TRUST_PROXY (provider.proxy): the forwarded address behind a trusted proxy.
+      // The address the rate limits counted (TRUST_PROXY's trusted proxies), not Koa's ctx.ip, which would
+      // believe the left-most X-Forwarded-For entry, written by the client itself.
       return await deps.login.authenticate(
         String(c.instance_id),
         username,
         password,
         signInClientOf(c),
-        ctx.ip,
+        clientAddress(ctx.req) ?? ctx.ip,
       );
     } catch (err) {
       if (err instanceof LoginError) throw oauthError(errors.InvalidGrant, FAILURES[err.reason]);

@@ -1,5 +1,6 @@
 import { IncomingMessage } from 'node:http';
 import * as querystring from 'node:querystring';
+import { inheritClientAddress } from '@gatehouse/http';
 
 export type Params = Record<string, string | string[]>;
 
@@ -164,6 +165,7 @@ export function replayAsForm(req: IncomingMessage, params: Params): IncomingMess
   // A complete message: when it auto-destroys after being read, Node must not treat it as aborted (which would
   // destroy the shared socket).
   copy.complete = true;
+  inheritClientAddress(copy, req);
   copy.push(body);
   copy.push(null);
   return copy;

@@ -1,4 +1,54 @@
-import { env } from './env.js';
+import { isIP } from 'node:net';
+import { ConfigError, env, type EnvVar } from './env.js';
+
+/**
+ * Which proxies in front of a service are trusted to tell the client's address (X-Forwarded-For): `false` (none,
+ * the socket's peer is the client), a hop count (that many proxies, the nearest first), or a list of addresses and
+ * CIDR ranges (or Express's names `loopback`, `linklocal`, `uniquelocal`). Handed to Express as `trust proxy`.
+ */
+export type TrustProxySetting = false | number | string[];
+
+const PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/** Parses a TRUST_PROXY value; throws on a boolean `true` (every hop trusted: the address is the client's word). */
+export function parseTrustProxy(raw: string, name = 'TRUST_PROXY'): TrustProxySetting {
+  const v = raw.trim();
+  const bad = (what: string): never => {
+    throw new ConfigError(`Invalid environment variable ${name}: ${what}, got '${raw}'`);
+  };
+  if (v === '' || /^(false|no|off|0)$/i.test(v)) return false;
+  if (/^(true|yes|on)$/i.test(v))
+    bad(
+      'must be false, a hop count or a list of proxy addresses/CIDR ranges (true would trust any client-supplied X-Forwarded-For)',
+    );
+  if (/^\d+$/.test(v)) {
+    const hops = Number(v);
+    if (hops > 32) bad('a hop count must be at most 32');
+    return hops;
+  }
+  const list = v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const entry of list) {
+    if (PROXY_NAMES.has(entry)) continue;
+    const [addr, bits, more] = entry.split('/');
+    const family = isIP(addr);
+    const max = family === 4 ? 32 : 128;
+    if (!family || more !== undefined) bad(`'${entry}' is not an IP address or CIDR range`);
+    if (bits !== undefined && (!/^\d+$/.test(bits) || Number(bits) > max))
+      bad(`'${entry}' has a bad prefix length`);
+  }
+  return list;
+}
+
+const trustProxyVar: EnvVar<TrustProxySetting> & { default: TrustProxySetting } = {
+  kind: 'false|hops|CIDR list',
+  default: false,
+  description:
+    "proxies trusted to tell the client's address in X-Forwarded-For (rate limits, failure budgets, lockouts): `false` (none), a hop count, or a comma-separated list of proxy addresses/CIDR ranges (`loopback`, `10.0.0.0/8`...); never `true`",
+  parse: parseTrustProxy,
+};
 
 /** Variables every service reads. Apps spread these into their own schema. */
 export const commonEnv = {
@@ -26,8 +76,15 @@ export const commonEnv = {
     default: 100,
     min: 1,
     description:
-      'failed authentications (401 to a request with credentials) allowed per source address and window; past it that address gets 429 for every credentialed request until the window ends',
+      'failed authentications (401 to a request with credentials) allowed per source address and credential (bearer token, or client id and secret) and window; past it that credential gets 429 from that address, unchecked, until the window ends',
   }),
+  RATE_LIMIT_AUTH_FAILURES_PER_ADDRESS: env.int({
+    optional: true,
+    min: 1,
+    description:
+      'failed authentications allowed per source address and window over all credentials (unset: 10 x RATE_LIMIT_AUTH_FAILURES); past it only credentials that proved good in the window are checked from that address, the rest get 429',
+  }),
+  TRUST_PROXY: trustProxyVar,
   RATE_LIMIT_OVERRIDES: env.str({
     default: '',
     description: "per-endpoint limits, e.g. 'POST /token=300,GET /api/v1/clients=600'",

@@ -1,5 +1,5 @@
 import { ConfigError, describeConfig, env, loadEnv } from './env.js';
-import { parseRateLimitOverrides } from './common.js';
+import { commonEnv, parseRateLimitOverrides } from './common.js';
 
 const schema = {
   PORT: env.int({ default: 3000, min: 1, max: 65535, description: 'port' }),
@@ -56,5 +56,24 @@ describe('loadEnv', () => {
       'GET /api/v1/clients': 5,
     });
     expect(() => parseRateLimitOverrides('nonsense')).toThrow(/RATE_LIMIT_OVERRIDES/);
+  });
+
+  it('hole 6: one noisy address blocks everyone behind it: TRUST_PROXY is false, a hop count or proxy addresses', () => {
+    const trust = (raw?: string) =>
+      loadEnv(commonEnv, raw === undefined ? {} : { TRUST_PROXY: raw }).TRUST_PROXY;
+    expect(trust()).toBe(false);
+    expect(trust('false')).toBe(false);
+    expect(trust('0')).toBe(false);
+    expect(trust('2')).toBe(2);
+    expect(trust('10.0.0.0/8, 192.0.2.7,loopback, fd00::/8')).toEqual([
+      '10.0.0.0/8',
+      '192.0.2.7',
+      'loopback',
+      'fd00::/8',
+    ]);
+    // trusting every hop would take the client's own X-Forwarded-For entry as its address
+    expect(() => trust('true')).toThrow(/TRUST_PROXY: must be false, a hop count or a list/);
+    expect(() => trust('10.0.0.0/33')).toThrow(/bad prefix length/);
+    expect(() => trust('proxy.internal')).toThrow(/not an IP address or CIDR range/);
   });
 });

@@ -35,8 +35,11 @@ export interface HttpAppOptions {
   bodyLimit?: string;
   /** Also parse `application/x-www-form-urlencoded` bodies (default false: JSON only). */
   urlencoded?: boolean;
-  /** Express `trust proxy` setting, for the caller IP behind a load balancer (default: off). */
-  trustProxy?: boolean | number | string;
+  /**
+   * Express `trust proxy` setting, for the caller IP behind a load balancer (default: off): false, a hop count,
+   * or proxy addresses/CIDR ranges (an array or a comma-separated string).
+   */
+  trustProxy?: boolean | number | string | string[];
   rateLimit: RateLimitOptions;
   openapi: OpenApiOptions;
   /** Resolves when the service can serve (the database answers); throws otherwise. Backs `GET /readyz`. */

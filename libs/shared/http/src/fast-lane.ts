@@ -9,7 +9,7 @@ import type { HttpMetrics } from './metrics.js';
 import {
   TOO_MANY_REQUESTS_MESSAGE,
   applyRateLimitHeaders,
-  claimedCallerKey,
+  presentedCredential,
   isRateLimitExempt,
   type HttpRateLimiter,
   type RateLimitDecision,
@@ -26,6 +26,25 @@ const load = createRequire(import.meta.url);
 const proxyaddr = load('proxy-addr') as ProxyAddr;
 /** What Express compiles `trust proxy` off (false, [], unset) to: the socket's address is the client's. */
 const TRUST_NONE = proxyaddr.compile([]);
+
+/** Where the lane leaves the client address it computed on a request (for the handler's own use). */
+const CLIENT_ADDRESS = Symbol('gatehouse.clientAddress');
+
+/**
+ * The client's address as the rate limits saw it: on the fast lane, the one it computed with the trusted proxies
+ * (TRUST_PROXY); on Express, `req.ip`; else the socket's peer.
+ */
+export function clientAddress(req: IncomingMessage): string | undefined {
+  const r = req as IncomingMessage & { [CLIENT_ADDRESS]?: string; ip?: string };
+  return r[CLIENT_ADDRESS] ?? r.ip ?? req.socket?.remoteAddress;
+}
+
+/** A request built from another (a body replayed in another form) keeps the client address the lane computed. */
+export function inheritClientAddress(copy: IncomingMessage, from: IncomingMessage): void {
+  const address = (from as IncomingMessage & { [CLIENT_ADDRESS]?: string })[CLIENT_ADDRESS];
+  if (address !== undefined)
+    (copy as IncomingMessage & { [CLIENT_ADDRESS]?: string })[CLIENT_ADDRESS] = address;
+}
 
 /**
  * Requests served beside Express: the lane's handler runs straight on node's `request` event, behind the
@@ -114,10 +133,12 @@ export class FastLanePipeline {
       metrics.record(method, match.label, status, (performance.now() - start) / 1000);
     });
     if (isRateLimitExempt(path)) return this.run(req, res, path);
+    const ip = this.clientIp(req);
+    (req as IncomingMessage & { [CLIENT_ADDRESS]?: string })[CLIENT_ADDRESS] = ip;
     limiter.admit(
       match.endpoint,
-      claimedCallerKey(req),
-      `ip:${this.clientIp(req) ?? 'unknown'}`,
+      presentedCredential(req),
+      `ip:${ip ?? 'unknown'}`,
       res,
       (d: RateLimitDecision) => {
         if (applyRateLimitHeaders(res, d)) return this.run(req, res, path);

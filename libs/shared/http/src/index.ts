@@ -7,6 +7,8 @@ export { createHttpApp, listen, type HttpAppOptions } from './create-app.js';
 export { HttpErrorFilter, ErrorResponder } from './error.filter.js';
 export {
   FastLanePipeline,
+  clientAddress,
+  inheritClientAddress,
   installFastLane,
   requestPath,
   type FastLane,
@@ -35,6 +37,9 @@ export {
   applyRateLimitHeaders,
   isRateLimitExempt,
   callerKey,
+  canonicalClientId,
+  presentedCredential,
+  type PresentedCredential,
   endpointKey,
   RATE_LIMIT_EXEMPT_PATHS,
   TOO_MANY_REQUESTS_MESSAGE,

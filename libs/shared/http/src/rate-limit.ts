@@ -25,11 +25,17 @@ export interface RateLimitOptions {
   /** Per-endpoint limits, keyed `'<METHOD> <pattern>'`, e.g. `{ 'POST /token': 30 }`. */
   overrides?: Record<string, number>;
   /**
-   * Failed authentications (a 401 to a request that presented credentials) allowed per source address and window,
-   * over all endpoints; past it every request of that address that presents credentials is 429 before any of
-   * them is checked (default: `points`).
+   * Failed authentications (a 401 to a request that presented credentials) allowed per source address and
+   * credential (the bearer token, or the client id and secret of Basic credentials) and window, over all
+   * endpoints; past it that credential is 429 from that address before it is checked (default: `points`).
    */
   authFailures?: number;
+  /**
+   * Failed authentications allowed per source address and window over every credential (a second, larger line
+   * against guessing with ever new credentials); past it only credentials that proved good in the window are
+   * still checked from that address, anything else is 429 (default: 10 x `authFailures`).
+   */
+  authFailuresPerAddress?: number;
 }
 
 /**
@@ -68,22 +74,62 @@ export function addressKey(req: KeyedRequest): string {
 }
 
 /**
- * The caller a request's credentials claim to be: a hash of the bearer token or the client id of Basic
- * credentials (a token is hashed so the store never holds a credential); undefined without credentials.
+ * A client id as one client: client ids are UUIDs, compared in their canonical lower-case form (a percent-encoded
+ * Basic id decoded first, as the token server decodes it). Allocates nothing for an id already canonical.
  */
-export function claimedCallerKey(req: Pick<KeyedRequest, 'headers'>): string | undefined {
+export function canonicalClientId(id: string): string {
+  let out = id;
+  if (out.indexOf('%') !== -1) {
+    try {
+      out = decodeURIComponent(out.replace(/\+/g, '%20'));
+    } catch {
+      // left as sent: the token server answers the malformed header itself
+    }
+  }
+  return out.toLowerCase();
+}
+
+/** The credentials a request presents: who they name (its quota) and the credential itself (its failures). */
+export interface PresentedCredential {
+  /** The caller they name: `bearer:<hash of the token>` or `client:<hash of the canonical client id>`. */
+  caller: string;
+  /** The credential: the bearer token's hash, or `basic:<hash of canonical id and secret>`. */
+  credential: string;
+}
+
+/**
+ * The credentials of a request's Authorization header (Bearer, Basic), hashed so that the store never holds one;
+ * undefined without credentials.
+ */
+export function presentedCredential(req: Pick<KeyedRequest, 'headers'>): PresentedCredential | undefined {
   const auth = req.headers.authorization;
   if (typeof auth === 'string') {
     const [scheme, value] = auth.trim().split(SPACES, 2);
-    if (value && scheme.toLowerCase() === 'bearer') return hashedKey('bearer:', value);
+    if (value && scheme.toLowerCase() === 'bearer') {
+      const key = hashedKey('bearer:', value);
+      return { caller: key, credential: key };
+    }
     if (value && scheme.toLowerCase() === 'basic') {
       const decoded = Buffer.from(value, 'base64').toString('utf8');
       const sep = decoded.indexOf(':');
-      const id = sep >= 0 ? decoded.slice(0, sep) : decoded;
-      if (id) return hashedKey('client:', id);
+      const id = canonicalClientId(sep >= 0 ? decoded.slice(0, sep) : decoded);
+      if (id) {
+        return {
+          caller: hashedKey('client:', id),
+          credential: hashedKey('basic:', sep >= 0 ? id + decoded.slice(sep) : id),
+        };
+      }
     }
   }
   return undefined;
+}
+
+/**
+ * The caller a request's credentials claim to be: a hash of the bearer token or of the (canonical) client id of
+ * Basic credentials; undefined without credentials.
+ */
+export function claimedCallerKey(req: Pick<KeyedRequest, 'headers'>): string | undefined {
+  return presentedCredential(req)?.caller;
 }
 
 /** Who is calling: the claimed caller of the credentials, else the source address. */
@@ -91,8 +137,47 @@ export function callerKey(req: KeyedRequest): string {
   return claimedCallerKey(req) ?? addressKey(req);
 }
 
-/** The key of the failed-authentication counter: one per source address, over every endpoint. */
+/** The keys of the failed-authentication counters, over every endpoint: per address and credential, per address. */
 const AUTH_FAILURES = 'auth-failures';
+const ADDRESS_FAILURES = 'address-failures';
+/** Credentials remembered as proven good (per process without Redis) before the set starts over. */
+const GOOD_CACHE_SIZE = 100_000;
+
+/**
+ * Admission of a credentialed request in Redis, atomically: count one failure of (address, credential) ahead of
+ * the check (refused past its limit); then, unless the credential proved good in the window, one of the address
+ * (refused past its limit, the first reservation given back). Answers {0 admitted | 1 credential | 2 address,
+ * ms left in the refusing window, whether the address was counted}.
+ */
+const ADMIT_LUA = `
+local c = redis.call('INCR', KEYS[1])
+if c == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
+if c > tonumber(ARGV[1]) then return {1, redis.call('PTTL', KEYS[1]), 0} end
+if redis.call('EXISTS', KEYS[3]) == 1 then return {0, 0, 0} end
+local a = redis.call('INCR', KEYS[2])
+if a == 1 then redis.call('PEXPIRE', KEYS[2], ARGV[3]) end
+if a > tonumber(ARGV[2]) then
+  redis.call('DECR', KEYS[1])
+  return {2, redis.call('PTTL', KEYS[2]), 0}
+end
+return {0, 0, 1}`;
+
+/**
+ * The credential was not refused (or was not checked): the failures counted ahead are given back; with
+ * ARGV[2] = '1' it proved good and is remembered so for the window (KEYS[3]).
+ */
+const RELEASE_LUA = `
+if redis.call('EXISTS', KEYS[1]) == 1 and tonumber(redis.call('GET', KEYS[1])) > 0 then redis.call('DECR', KEYS[1]) end
+if ARGV[1] == '1' and redis.call('EXISTS', KEYS[2]) == 1 and tonumber(redis.call('GET', KEYS[2])) > 0 then
+  redis.call('DECR', KEYS[2])
+end
+if ARGV[2] == '1' then redis.call('SET', KEYS[3], '1', 'PX', ARGV[3]) end
+return 0`;
+
+interface GatehouseRedis extends Redis {
+  gatehouseAdmit(k1: string, k2: string, k3: string, ...argv: (string | number)[]): Promise<number[]>;
+  gatehouseRelease(k1: string, k2: string, k3: string, ...argv: (string | number)[]): Promise<number>;
+}
 
 /** The endpoint key: `'<METHOD> <pattern>'`, or one shared key for every unknown route. */
 export function endpointKey(routes: RouteTable, method: string, path: string): string {
@@ -133,6 +218,12 @@ class MemoryWindows {
     return { consumed: 1, msBeforeNext: this.durationMs };
   }
 
+  /** Gives back one point of `key` counted in its current window (a reservation that was not needed). */
+  release(key: string, now = Date.now()): void {
+    const w = this.windows.get(key);
+    if (w !== undefined && w.expiresAt > now && w.consumed > 0) w.consumed--;
+  }
+
   /** Where `key` stands, without counting; undefined when it has no open window. */
   get(key: string, now = Date.now()): { consumed: number; msBeforeNext: number } | undefined {
     const w = this.windows.get(key);
@@ -168,6 +259,8 @@ export class HttpRateLimiter {
   private readonly overrides = new Map<string, number>();
   private readonly redis?: Redis;
   private readonly keyPrefix: string;
+  /** Without Redis (or while it is down): credentials that proved good, until the end of their window. */
+  private readonly good = new Map<string, number>();
   private lastWarn = 0;
 
   constructor(
@@ -195,6 +288,8 @@ export class HttpRateLimiter {
         disconnectTimeout: 200,
         lazyConnect: true,
       });
+      this.redis.defineCommand('gatehouseAdmit', { numberOfKeys: 3, lua: ADMIT_LUA });
+      this.redis.defineCommand('gatehouseRelease', { numberOfKeys: 3, lua: RELEASE_LUA });
       this.redis.on('error', (err: Error) =>
         this.warn('Redis for rate limits unavailable; counting in memory', err),
       );
@@ -346,6 +441,10 @@ export class HttpRateLimiter {
     return this.opts.authFailures ?? this.opts.points;
   }
 
+  private get addressFailureLimit(): number {
+    return this.opts.authFailuresPerAddress ?? 10 * this.authFailureLimit;
+  }
+
   private warn(msg: string, err: unknown) {
     const now = Date.now();
     if (now - this.lastWarn < 10_000) return;
@@ -353,56 +452,154 @@ export class HttpRateLimiter {
     this.logger.warn({ err }, msg);
   }
 
+  /** Whether the credential proved good in the current window (in process memory). */
+  private provenGood(credential: string, now: number): boolean {
+    const until = this.good.get(credential);
+    return until !== undefined && until > now;
+  }
+
+  private markGood(credential: string, now: number): void {
+    const windowMs = this.opts.durationSec * 1000;
+    const until = this.good.get(credential);
+    // A busy good client renews its mark once per half window, not at every request.
+    if (until !== undefined && until - now > windowMs / 2) return;
+    if (this.good.size >= GOOD_CACHE_SIZE) this.good.clear();
+    this.good.set(credential, now + windowMs);
+  }
+
+  private refused(limit: number, msBeforeNext: number, now = Date.now()): RateLimitDecision {
+    return {
+      limit,
+      remaining: 0,
+      reset: Math.ceil((now + msBeforeNext) / 1000),
+      allowed: false,
+      retryAfterSec: Math.max(1, Math.ceil(msBeforeNext / 1000)),
+    };
+  }
+
   /**
    * Decides on one request and calls `done` with the decision: at once (synchronously) when the counts are in
    * memory, once Redis answered otherwise; `fail` on an unexpected error.
-   * - Without credentials (`claimed` undefined) a request counts against its source address, at once.
-   * - With credentials (Bearer, Basic) it counts against the caller they name, but only once the answer shows
-   *   they were good: a 401 counts instead against the source address's failed authentications (over every
-   *   endpoint), and past RATE_LIMIT_AUTH_FAILURES that address's credentialed requests are 429 before any of
-   *   them is checked. So nobody spends another caller's budget by naming it, and random tokens cost their sender.
+   * - Without credentials (`presented` undefined) a request counts against its source address, at once.
+   * - With credentials (Bearer, Basic), before they are checked, one failure is reserved (counted atomically) for
+   *   the pair (source address, credential): past RATE_LIMIT_AUTH_FAILURES that credential is 429 from that
+   *   address without being checked, and concurrent requests cannot all slip under the limit. Unless the
+   *   credential proved good in the window, one failure is reserved for the address too (a second, larger budget
+   *   against ever new credentials); past it only credentials already proven good are checked from there.
+   * - The answer settles it: a 401 keeps the failures; anything else gives them back, marks the credential as
+   *   proven good and counts the request against the caller the credentials name (its own quota, peeked before).
+   *   So nobody spends another caller's budget by naming it, random tokens cost their sender, and a good
+   *   credential is served even from an address that many bad ones came from.
    */
   admit(
     endpoint: string,
-    claimed: string | undefined,
+    presented: PresentedCredential | undefined,
     address: string,
     res: ServerResponse,
     done: (d: RateLimitDecision) => void,
     fail: (err: unknown) => void,
   ): void {
-    if (!this.redis) {
-      if (!claimed) return done(this.consumeInMemory(endpoint, address, this.limitFor(endpoint)));
-      const failures = this.peekInMemory(AUTH_FAILURES, address, this.authFailureLimit);
-      if (!failures.allowed) return done(failures);
-      const own = this.peekInMemory(endpoint, claimed, this.limitFor(endpoint));
-      if (own.allowed) {
-        res.once('finish', () => {
-          if (res.statusCode === 401) this.consumeInMemory(AUTH_FAILURES, address, this.authFailureLimit);
-          else this.consumeInMemory(endpoint, claimed, this.limitFor(endpoint));
-        });
-      }
-      return done(own);
-    }
-    if (!claimed) {
+    if (!presented) {
+      if (!this.redis) return done(this.consumeInMemory(endpoint, address, this.limitFor(endpoint)));
       this.consume(endpoint, address).then(done, fail);
       return;
     }
-    Promise.all([
-      this.peek(AUTH_FAILURES, address, this.authFailureLimit),
-      this.peek(endpoint, claimed),
-    ]).then(([failures, own]) => {
-      if (!failures.allowed) return done(failures);
-      if (own.allowed) {
-        res.once('finish', () => {
-          const counted =
-            res.statusCode === 401
-              ? this.consume(AUTH_FAILURES, address, this.authFailureLimit)
-              : this.consume(endpoint, claimed);
-          counted.catch(() => undefined);
-        });
+    if (this.redis?.status === 'ready')
+      return this.admitInRedis(endpoint, presented, address, res, done, fail);
+    this.admitInMemory(endpoint, presented, address, res, done);
+  }
+
+  private admitInMemory(
+    endpoint: string,
+    presented: PresentedCredential,
+    address: string,
+    res: ServerResponse,
+    done: (d: RateLimitDecision) => void,
+  ): void {
+    const now = Date.now();
+    const credLimit = this.authFailureLimit;
+    const credKey = `${AUTH_FAILURES}|${address}|${presented.credential}`;
+    const credWindows = this.windows(credLimit);
+    const cred = credWindows.incr(credKey, now);
+    if (cred.consumed > credLimit) return done(this.refused(credLimit, cred.msBeforeNext, now));
+    let addrKey: string | undefined;
+    const addrLimit = this.addressFailureLimit;
+    const addrWindows = this.windows(addrLimit);
+    if (!this.provenGood(presented.credential, now)) {
+      addrKey = `${ADDRESS_FAILURES}|${address}`;
+      const addr = addrWindows.incr(addrKey, now);
+      if (addr.consumed > addrLimit) {
+        credWindows.release(credKey, now);
+        return done(this.refused(addrLimit, addr.msBeforeNext, now));
       }
-      done(own);
-    }, fail);
+    }
+    const limit = this.limitFor(endpoint);
+    const own = this.peekInMemory(endpoint, presented.caller, limit);
+    const release = () => {
+      credWindows.release(credKey);
+      if (addrKey !== undefined) addrWindows.release(addrKey);
+    };
+    if (!own.allowed) {
+      release();
+      return done(own);
+    }
+    res.once('finish', () => {
+      if (res.statusCode === 401) return;
+      release();
+      this.markGood(presented.credential, Date.now());
+      this.consumeInMemory(endpoint, presented.caller, limit);
+    });
+    done(own);
+  }
+
+  private admitInRedis(
+    endpoint: string,
+    presented: PresentedCredential,
+    address: string,
+    res: ServerResponse,
+    done: (d: RateLimitDecision) => void,
+    fail: (err: unknown) => void,
+  ): void {
+    const redis = this.redis as GatehouseRedis;
+    const credLimit = this.authFailureLimit;
+    const addrLimit = this.addressFailureLimit;
+    const windowMs = this.opts.durationSec * 1000;
+    const credKey = `${this.keyPrefix}:${AUTH_FAILURES}:${address}|${presented.credential}`;
+    const addrKey = `${this.keyPrefix}:${ADDRESS_FAILURES}:${address}`;
+    const goodKey = `${this.keyPrefix}:good:${presented.credential}`;
+    const limit = this.limitFor(endpoint);
+    Promise.all([
+      redis.gatehouseAdmit(credKey, addrKey, goodKey, credLimit, addrLimit, windowMs),
+      this.peek(endpoint, presented.caller, limit),
+    ]).then(
+      ([[verdict, ms, addressCounted], own]) => {
+        if (verdict === 1) return done(this.refused(credLimit, ms));
+        if (verdict === 2) return done(this.refused(addrLimit, ms));
+        const release = (good: boolean) =>
+          redis
+            .gatehouseRelease(credKey, addrKey, goodKey, addressCounted, good ? 1 : 0, windowMs)
+            .catch((err: unknown) => this.warn('Rate limiter failed to settle a request', err));
+        if (!own.allowed) {
+          void release(false);
+          return done(own);
+        }
+        res.once('finish', () => {
+          if (res.statusCode === 401) return;
+          void release(true);
+          this.consume(endpoint, presented.caller, limit).catch(() => undefined);
+        });
+        done(own);
+      },
+      (err: unknown) => {
+        // Redis failed under this request: count it in this process, as the quota's insurance limiter does.
+        this.warn('Rate limiter failed; counting in memory', err);
+        try {
+          this.admitInMemory(endpoint, presented, address, res, done);
+        } catch (e) {
+          fail(e);
+        }
+      },
+    );
   }
 
   /** Express middleware: {@link admit}, the X-RateLimit-* headers on every response, 429 over the limit. */
@@ -411,7 +608,7 @@ export class HttpRateLimiter {
       if (EXEMPT.has(req.path)) return next();
       this.admit(
         routeMatch(routes, req).endpoint,
-        claimedCallerKey(req),
+        presentedCredential(req),
         addressKey(req),
         res,
         (d) => {

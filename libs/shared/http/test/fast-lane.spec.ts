@@ -160,12 +160,19 @@ describe('fast lane rate limits by caller', () => {
     return a.getHttpServer();
   };
 
-  it('counts failed authentications per address and refuses credentials past the limit', async () => {
-    const s = await make({ rateLimit: { points: 100, durationSec: 60, authFailures: 2 } });
+  it('counts failed authentications per address and credential, and per address; a good credential still passes', async () => {
+    const s = await make({
+      rateLimit: { points: 100, durationSec: 60, authFailures: 2, authFailuresPerAddress: 3 },
+    });
     await request(s).get('/lane/auth').set('Authorization', 'Bearer bad-1').expect(401);
-    await request(s).get('/lane/auth').set('Authorization', 'Bearer bad-2').expect(401);
-    const res = await request(s).get('/lane/auth').set('Authorization', 'Bearer good').expect(429);
+    await request(s).get('/lane/auth').set('Authorization', 'Bearer bad-1').expect(401);
+    const res = await request(s).get('/lane/auth').set('Authorization', 'Bearer bad-1').expect(429);
     expect(res.body.code).toBe('too_many_requests');
+    await request(s).get('/lane/auth').set('Authorization', 'Bearer good').expect(200);
+    await request(s).get('/lane/auth').set('Authorization', 'Bearer bad-2').expect(401);
+    // the address's budget is spent: new credentials are refused unchecked, the one proven good still passes
+    await request(s).get('/lane/auth').set('Authorization', 'Bearer bad-3').expect(429);
+    await request(s).get('/lane/auth').set('Authorization', 'Bearer good').expect(200);
     // without credentials the address still has its own budget
     await request(s).get('/lane/ok').expect(200);
   });

@@ -12,6 +12,7 @@ import {
   loadEnvOrExit,
   parseRateLimitOverrides,
   commonEnv,
+  type TrustProxySetting,
 } from '@gatehouse/config';
 import { createDataSource, Db, runMigrations } from '@gatehouse/db';
 import { createHttpApp, listen, type FastLane } from '@gatehouse/http';
@@ -27,8 +28,11 @@ export interface ServiceContext<E> {
 /** Everything that differs between the three services; the rest of start-up is the same code. */
 export interface ServiceDefinition<S extends EnvSchema> {
   name: 'auth' | 'identity' | 'tree';
-  /** Express `trust proxy`: the source address of rate limits is then the forwarded one (default off). */
-  trustProxy?: (env: EnvOf<S>) => boolean;
+  /**
+   * Express `trust proxy` when the service has its own way to set it (a deprecated alias); default: TRUST_PROXY,
+   * which every service reads. The source address of rate limits is then the forwarded one.
+   */
+  trustProxy?: (env: EnvOf<S> & CommonEnv) => TrustProxySetting;
   version: string;
   envSchema: S;
   port(env: EnvOf<S>): number;
@@ -94,8 +98,9 @@ export async function buildService<S extends EnvSchema>(
         redisUrl: env.REDIS_URL,
         overrides: parseRateLimitOverrides(env.RATE_LIMIT_OVERRIDES),
         authFailures: env.RATE_LIMIT_AUTH_FAILURES,
+        authFailuresPerAddress: env.RATE_LIMIT_AUTH_FAILURES_PER_ADDRESS,
       },
-      trustProxy: def.trustProxy?.(env),
+      trustProxy: def.trustProxy ? def.trustProxy(env) : env.TRUST_PROXY,
       openapi: { ...def.openapi, version: def.version },
       readiness: () => db.check(),
       excludeBodyParserPaths: def.excludeBodyParserPaths,
