@@ -1,7 +1,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { pino, type Logger } from 'pino';
 import { SMTPServer } from 'smtp-server';
+import { HTTP_FOUNDATION, type HttpFoundation } from '@gatehouse/http';
 import { seedInstance } from '@gatehouse/identity-data';
 import { eventually } from '@gatehouse/testing';
 import { startAuth, type AuthHarness } from './support/auth-app.js';
@@ -236,7 +238,67 @@ describe('hole 5: one-time codes re-issued without limit', () => {
     expect(page.res.status).toBe(401);
     expect(page.html).not.toContain('name="decision"');
   }, 30_000);
+
+  it('no one-time code or link is written to the log, whatever the outcome', async () => {
+    const u = await fx.user();
+    const log = captureLogs();
+    try {
+      const code = await sendCode(u);
+      expect((await otpGrant(u.email, wrongFor(code, 0))).status).toBe(400);
+      expect((await otpGrant(u.email, code)).status).toBe(200);
+      at(61);
+      const link = await linkFor(u);
+      const token = new URL(link).searchParams.get('token')!;
+      const browser = new BrowserAgent(h.url);
+      const page = await browser.follow(link);
+      const action = actionOf(page.html, h.url);
+      expect((await browser.request(action, { token, csrf: 'forged' })).status).toBe(403);
+      expect((await browser.follow(action, { token, csrf: fieldOf(page.html, 'csrf') })).html).toContain(
+        'name="decision"',
+      );
+      expect((await browser.request(link)).status).toBe(400);
+      // a body the server cannot parse, carrying a code
+      await fetch(`${h.url}/passwordless/start`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: `{"username": "${u.email}", "otp": "${code}"`,
+      });
+      expect(log.lines.length).toBeGreaterThan(5);
+      const all = log.lines.join('');
+      expect(all).toContain('/passwordless/verify');
+      expect(all).not.toContain(code);
+      expect(all).not.toContain(token);
+    } finally {
+      log.restore();
+    }
+  }, 30_000);
 });
+
+/**
+ * Every line the token server's loggers write from now on (its own, the delivery's and the request lines), at the
+ * most detailed level, kept here instead of written; `restore` puts the loggers back.
+ */
+function captureLogs(): { lines: string[]; restore: () => void } {
+  const lines: string[] = [];
+  const loggers = [
+    (h.tokenServer as unknown as { log: Logger }).log,
+    h.built.app.get<HttpFoundation>(HTTP_FOUNDATION).logger,
+  ];
+  const undo = loggers.map((log) => {
+    const stream = (log as unknown as Record<symbol, { write: (s: string) => boolean }>)[
+      pino.symbols.streamSym
+    ];
+    const write = stream.write;
+    const level = log.level;
+    stream.write = (line: string) => (lines.push(line), true);
+    log.level = 'trace';
+    return () => {
+      stream.write = write;
+      log.level = level;
+    };
+  });
+  return { lines, restore: () => undo.forEach((u) => u()) };
+}
 
 /** A sign-in link for `u`, as delivered by e-mail. */
 async function linkFor(u: TestUser): Promise<string> {
