@@ -62,12 +62,20 @@ export class OneTimeCodes {
   ) {}
 
   /**
-   * Whether a message (a code or a link) may go to the user at `destination` now; when it may, it is counted.
-   * Runs in the caller's transaction (a failed delivery counts nothing) and holds the rows of the account and of
-   * the destination until it ends, so concurrent requests are counted one after the other on every replica. Not
+   * Whether a message (a code or a link) may go to the user at `destination` now; when it may, it is counted
+   * (before delivery: a message that then fails still counts, as an attempt). A short transaction of its own holds
+   * the rows of the account and of the destination, so concurrent requests are counted one after the other on every
+   * replica, and none waits on another's delivery (a burst for one account cannot tie up the connection pool). Not
    * while the account is locked. Keys are locked in one order (destination, then account): no deadlock.
    */
-  async mayBeSent(tx: Sql, o: { userId: string; channel: string; destination: string }): Promise<boolean> {
+  mayBeSent(o: { userId: string; channel: string; destination: string }): Promise<boolean> {
+    return this.sql.transaction((tx) => this.countSend(tx, o));
+  }
+
+  private async countSend(
+    tx: Sql,
+    o: { userId: string; channel: string; destination: string },
+  ): Promise<boolean> {
     const now = this.clock();
     const locked = await tx.one<{ locked: boolean }>(
       `SELECT locked_until > $2 AS locked FROM otp_failures WHERE user_id = $1`,

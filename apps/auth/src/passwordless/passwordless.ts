@@ -119,8 +119,8 @@ export class PasswordlessStart {
       (channel === 'email' ? !!user.userEmail : !!user.phoneNumber);
     if (!user || !reachable) return;
     const destination = channel === 'email' ? user.userEmail! : user.phoneNumber!;
+    if (!(await this.deps.codes.mayBeSent({ userId: user.id, channel, destination }))) return;
     await this.deps.sql.transaction(async (tx) => {
-      if (!(await this.deps.codes.mayBeSent(tx, { userId: user.id, channel, destination }))) return;
       const code = await this.deps.codes.issue(tx, {
         instanceId: client.instanceId,
         userId: user.id,
@@ -189,11 +189,15 @@ export class PasswordlessStart {
       if (v) request[k === 'audience' ? 'resource' : k] = v;
     }
     const user = await this.deps.data.findUserByLogin(client.instanceId, username);
-    if (user && !user.isBlocked && userMaySignInThrough(user, client) && user.userEmail) {
+    if (
+      user &&
+      !user.isBlocked &&
+      userMaySignInThrough(user, client) &&
+      user.userEmail &&
+      (await this.deps.codes.mayBeSent({ userId: user.id, channel: 'email', destination: user.userEmail }))
+    ) {
       try {
         await this.deps.sql.transaction(async (tx) => {
-          const destination = { userId: user.id, channel: 'email', destination: user.userEmail! };
-          if (!(await this.deps.codes.mayBeSent(tx, destination))) return;
           const token = await this.deps.codes.issueLink(tx, {
             instanceId: client.instanceId,
             userId: user.id,
