@@ -364,6 +364,25 @@ async function relyingParty(issuer: string, client: TestClient) {
     await ctx.close();
   }, 60_000);
 
+  it('passwordless e-mail link of a first-party client: the click lands at the RP (no consent page)', async () => {
+    const other = await fx.user();
+    await fx.ds.exec(`UPDATE clients SET is_first_party = true WHERE id = $1`, [rpClientId]);
+    try {
+      const ctx = await browser.newContext({ locale: 'en-US' });
+      const p = await ctx.newPage();
+      const link = await linkFor(p, other.email);
+      await p.goto(link);
+      await p.waitForSelector('#continue-as');
+      // the form's answer redirects on to the RP's callback: the page's form-action allows that origin
+      await p.getByRole('button', { name: 'Continue' }).click();
+      await p.waitForSelector('#who');
+      expect(await p.textContent('#who')).toBe(`Signed in as ${other.email}`);
+      await ctx.close();
+    } finally {
+      await fx.ds.exec(`UPDATE clients SET is_first_party = false WHERE id = $1`, [rpClientId]);
+    }
+  }, 60_000);
+
   it('passwordless e-mail link in Mongolian: the confirmation page, then signed in', async () => {
     const other = await fx.user();
     const ctx = await browser.newContext({ locale: 'mn-MN' });

@@ -284,11 +284,11 @@ export class OneTimeCodes {
   async findLink(
     token: string,
     purpose: string,
-  ): Promise<{ user_id: string; client_id: string } | undefined> {
+  ): Promise<{ user_id: string; client_id: string; params: Record<string, string> | null } | undefined> {
     if (!/^[\w-]{20,100}$/.test(token)) return undefined;
     const hashes = this.keys.map((k) => this.linkHash(token, k));
-    return this.sql.one<{ user_id: string; client_id: string }>(
-      `SELECT user_id, client_id FROM one_time_codes
+    return this.sql.one<{ user_id: string; client_id: string; params: Record<string, string> | null }>(
+      `SELECT user_id, client_id, params FROM one_time_codes
         WHERE code_hash = ANY($1::text[]) AND channel = $2 AND consumed_at IS NULL AND expires_at > $3`,
       [hashes, purpose, this.clock()],
     );

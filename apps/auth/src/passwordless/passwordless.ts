@@ -8,7 +8,7 @@ import { BodyError, one, parseParams, readBody, type Params } from '../oidc/requ
 import { userMaySignInThrough } from '../oidc/sign-in-policy.js';
 import { DeliveryError, type Delivery } from '@gatehouse/delivery';
 import { cookieValue, sameSecret } from '../interaction/cookies.js';
-import { pageHeaders, pickLocale, type Locale } from '../interaction/pages.js';
+import { originOf, pageHeaders, pickLocale, type Locale } from '../interaction/pages.js';
 import { CODE_TTL_SEC, type OneTimeCodes } from './one-time-codes.js';
 import { linkConfirmPage, linkMessagePage, maskEmail } from './link-pages.js';
 
@@ -259,7 +259,8 @@ export class PasswordlessStart {
       const csrf = cookieValue(req, LINK_CSRF_COOKIE) ?? randomBytes(24).toString('base64url');
       res.setHeader('Set-Cookie', this.csrfCookie(csrf));
       const nonce = randomBytes(16).toString('base64');
-      pageHeaders(res, nonce);
+      // the form's answer redirects on to the client's callback when no consent is asked: form-action allows it
+      pageHeaders(res, nonce, originOf(link.params?.redirect_uri ?? ''));
       res.statusCode = 200;
       res.end(
         linkConfirmPage({
