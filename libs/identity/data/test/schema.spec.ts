@@ -84,8 +84,8 @@ describe('identity migrations', () => {
         'otp_sends',
       ]),
     );
-    // Every identity record carries instance_id (artifact tables of the token server, its cache subscribers and
-    // instances excepted).
+    // Every identity record carries instance_id (artifact tables of the token server, its cache subscribers, the
+    // passwordless send counts (keyed by address across instances) and instances excepted).
     const withoutInstance = await q<{ table_name: string }>(
       `SELECT t.table_name FROM information_schema.tables t
         WHERE t.table_schema = 'public'
