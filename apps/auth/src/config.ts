@@ -81,6 +81,42 @@ export const authEnv = {
       'longest a cached identity row is kept, in milliseconds (invalidation is exact through the change feed and ' +
       'its settle protocol; this only bounds memory of unchanged rows); 0 turns the cache off',
   }),
+  AUTH_OTP_MAX_FAILURES: env.int({
+    default: 10,
+    min: 1,
+    max: 1000,
+    description:
+      'wrong one-time codes one account may be tried with, across all its codes, within AUTH_OTP_FAILURE_WINDOW_SEC ' +
+      'before its passwordless sign-in is locked',
+  }),
+  AUTH_OTP_FAILURE_WINDOW_SEC: env.int({
+    default: 900,
+    min: 1,
+    description:
+      'the window, in seconds, in which AUTH_OTP_MAX_FAILURES wrong one-time codes lock an account',
+  }),
+  AUTH_OTP_LOCK_SECONDS: env.int({
+    default: 900,
+    min: 1,
+    max: 86400,
+    description:
+      "first lock of an account's passwordless sign-in after too many wrong codes, in seconds; each following " +
+      'lock lasts twice as long as the one before, at most a day',
+  }),
+  AUTH_OTP_SEND_INTERVAL_SEC: env.int({
+    default: 60,
+    min: 0,
+    max: 3600,
+    description:
+      'least time, in seconds, between two one-time codes or sign-in links sent to one account or one address ' +
+      '(requests in between get the same answer and send nothing)',
+  }),
+  AUTH_OTP_SENDS_PER_HOUR: env.int({
+    default: 5,
+    min: 1,
+    max: 1000,
+    description: 'most one-time codes or sign-in links sent to one account or one address in an hour',
+  }),
   ...deliveryEnv,
   // identity providers' discovery documents and key sets (token exchange) are fetched under this policy
   ...outboundEnv,

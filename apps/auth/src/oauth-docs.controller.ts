@@ -368,7 +368,12 @@ that confine their records to an instance (the tree manager).`,
     description:
       '`client_id`, `client_secret`, `username` (e-mail or E.164 phone), `options.send_type` `code` or `link` (e-mail ' +
       'only), `redirect_url`, `response_type`, `scope` -> `{"channel", "expires_in"}`, whether or not the account ' +
-      'exists (no account oracle); then `grant_type=otp`. A failed delivery is 503.',
+      'exists (no account oracle); then `grant_type=otp`. A failed delivery is 503. At most one message a minute and ' +
+      '5 an hour go to one account and to one address (AUTH_OTP_SEND_INTERVAL_SEC, AUTH_OTP_SENDS_PER_HOUR): a ' +
+      'request over the limit, or for an account locked after too many wrong codes, gets the same 200 and sends ' +
+      'nothing. AUTH_OTP_MAX_FAILURES (10) wrong codes of one account within AUTH_OTP_FAILURE_WINDOW_SEC (15 min), ' +
+      'across its codes, lock its one-time codes for AUTH_OTP_LOCK_SECONDS (15 min), each further lock twice as ' +
+      'long (at most a day); while locked even the right code is invalid_grant.',
   })
   @ApiConsumes(...BOTH)
   @ApiResponse({ status: 200, description: '{"channel": "email" | "sms", "expires_in"}' })
@@ -380,10 +385,28 @@ that confine their records to an instance (the tree manager).`,
 
   @Get('passwordless/verify')
   @ApiOperation({
-    summary: 'A passwordless e-mail link: signs in and continues the kept authorization request',
+    summary: 'A passwordless e-mail link: a page asking "Continue as j***@example.com?"',
+    description:
+      "`token` (the link's), `ui_locales`. Shows the masked account and a button posting `token` and `csrf` (its " +
+      'SameSite=Strict cookie set here); uses nothing up and signs nobody in (login CSRF, mail scanners). An ' +
+      'unknown, used or expired link: 400 page.',
   })
   @BrowserResponses(400)
   passwordlessVerify(): never {
+    throw new Error(NOT_HERE);
+  }
+
+  @Post('passwordless/verify')
+  @ApiOperation({
+    summary: 'A passwordless e-mail link confirmed: signs in and continues the kept authorization request',
+    description:
+      'Form fields `token` and `csrf` (matching the cookie the page set). Uses the link up and answers 303 to ' +
+      '`/authorize` with a two-minute single-use login ticket (cookie). A missing or wrong CSRF token: 403 page; an ' +
+      'unknown, used or expired link: 400 page.',
+  })
+  @ApiConsumes('application/x-www-form-urlencoded')
+  @BrowserResponses(400, 403, 413, 415)
+  passwordlessVerifyPost(): never {
     throw new Error(NOT_HERE);
   }
 

@@ -29,7 +29,7 @@ import { FastClientCredentials } from './oidc/client-credentials.fast.js';
 import { looksLikeJwt, TokenInfoService } from './tokeninfo/tokeninfo.service.js';
 import { InteractionHandler } from './interaction/interaction.handler.js';
 import { Delivery } from '@gatehouse/delivery';
-import { OneTimeCodes } from './passwordless/one-time-codes.js';
+import { OneTimeCodes, otpPolicyOf } from './passwordless/one-time-codes.js';
 import {
   PASSWORDLESS_START_PATH,
   PASSWORDLESS_VERIFY_PATH,
@@ -73,7 +73,7 @@ export const TOKEN_SERVER_ROUTES: Readonly<Record<string, readonly string[]>> = 
   [PASSWORDLESS_START_PATH]: ['POST'],
   [SIGNUP_PATH]: ['POST'],
   [EMAIL_VERIFICATION_PATH]: ['GET'],
-  [PASSWORDLESS_VERIFY_PATH]: ['GET'],
+  [PASSWORDLESS_VERIFY_PATH]: ['GET', 'POST'],
   [ROUTES.code_verification]: ['GET', 'POST'],
   [ROUTES.token]: ['POST'],
   [ROUTES.revocation]: ['POST'],
@@ -102,6 +102,11 @@ export interface TokenServerEnv extends OutboundEnv {
   LOG_LEVEL?: string;
   AUTH_LOCKOUT_THRESHOLD: number;
   AUTH_LOCKOUT_SECONDS: number;
+  AUTH_OTP_MAX_FAILURES?: number;
+  AUTH_OTP_FAILURE_WINDOW_SEC?: number;
+  AUTH_OTP_LOCK_SECONDS?: number;
+  AUTH_OTP_SEND_INTERVAL_SEC?: number;
+  AUTH_OTP_SENDS_PER_HOUR?: number;
   AUTH_ACCESS_TOKEN_TTL_SEC: number;
   AUTH_ID_TOKEN_TTL_SEC: number;
   AUTH_REFRESH_TOKEN_TTL_SEC: number;
@@ -224,7 +229,7 @@ export class TokenServer {
         }
       },
     });
-    this.codes = new OneTimeCodes(sql, opts.box.derive('otp'));
+    this.codes = new OneTimeCodes(sql, opts.box.derive('otp'), otpPolicyOf(opts.env));
     this.upstreamKeys = new UpstreamKeys({ fetcher: outboundFetcherFromEnv(opts.env), log });
     this.delivery = new Delivery(opts.env, log);
     this.passwordless = new PasswordlessStart({
@@ -490,7 +495,7 @@ export class TokenServer {
       return;
     }
     if (path === EMAIL_VERIFICATION_PATH) return this.verifyEmail(req, res);
-    if (path === PASSWORDLESS_VERIFY_PATH) return this.verifyLink(req, res);
+    if (path === PASSWORDLESS_VERIFY_PATH) return this.passwordless.linkPage(req, res);
     if (path === TICKET_PASSWORD_PATH || path === TICKET_EMAIL_PATH)
       return this.tickets.handle(req, res, path);
     if (method !== 'POST') {
@@ -636,30 +641,6 @@ export class TokenServer {
     this.lastPolls.set(key, now);
     if (this.lastPolls.size > 10_000) this.lastPolls.delete(this.lastPolls.keys().next().value as string);
     return last !== undefined && now - last < DEVICE_POLL_INTERVAL_SEC * 1000;
-  }
-
-  /** GET /passwordless/verify?token=...: the link of a passwordless e-mail, continued at /authorize. */
-  private async verifyLink(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const token = new URLSearchParams((req.url ?? '').split('?')[1] ?? '').get('token') ?? '';
-    const next = await this.passwordless.verifyLink(token);
-    if (!next) {
-      const nonce = randomBytes(16).toString('base64');
-      pageHeaders(res, nonce);
-      res.statusCode = 400;
-      res.end(
-        messagePage({
-          locale: pickLocale(undefined, req.headers['accept-language']),
-          nonce,
-          message: 'verifyFailed',
-        }),
-      );
-      return;
-    }
-    res.statusCode = 303;
-    res.setHeader('Set-Cookie', next.cookie);
-    res.setHeader('Location', next.location);
-    res.setHeader('Cache-Control', 'no-store');
-    res.end();
   }
 
   /** GET /email-verification?token=...: the link of the sign-up e-mail, answered with a page. */

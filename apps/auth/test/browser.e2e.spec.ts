@@ -336,22 +336,70 @@ async function relyingParty(issuer: string, client: TestClient) {
     await ctx.close();
   }, 60_000);
 
-  it('passwordless e-mail link: the link opened in the browser ends signed in at the RP', async () => {
-    const ctx = await browser.newContext();
-    const p = await ctx.newPage();
-    await p.goto(`${rp.base}/link?email=${encodeURIComponent(user.email)}`);
+  /** A sign-in link for `email`, asked for by the RP and read from DATA_DIR/outbox/ (no delivery configured). */
+  const linkFor = async (p: Page, email: string) => {
+    await p.goto(`${rp.base}/link?email=${encodeURIComponent(email)}`);
     expect(await p.textContent('#sent')).toBe('200');
-    // no delivery configured in this harness: the message is in DATA_DIR/outbox/
     const outbox = path.join(h.dataDir, 'outbox');
     const files = readdirSync(outbox).sort();
     const message = JSON.parse(readFileSync(path.join(outbox, files.at(-1)!), 'utf8')) as { text: string };
-    const link = /(http:\/\/\S+\/passwordless\/verify\?token=[\w-]+)/.exec(message.text)![1];
+    return /(http:\/\/\S+\/passwordless\/verify\?token=[\w-]+)/.exec(message.text)![1];
+  };
+
+  it('passwordless e-mail link: the link asks "Continue as ...?"; the click ends signed in at the RP', async () => {
+    const ctx = await browser.newContext({ locale: 'en-US' });
+    const p = await ctx.newPage();
+    const link = await linkFor(p, user.email);
     await p.goto(link);
+    // opening the link signs nobody in: a page asks first (login CSRF), the address masked
+    await p.waitForSelector('#continue-as');
+    expect(await p.textContent('#continue-as')).toBe(`Continue as ${user.email[0]}***@auth.test?`);
+    await p.screenshot({ path: path.join(shots, '11-link-confirm-en.png'), fullPage: true });
+    await p.getByRole('button', { name: 'Continue' }).click();
     await p.waitForSelector('button[value="allow"]');
     await p.screenshot({ path: path.join(shots, '12-link-consent.png'), fullPage: true });
     await p.click('button[value="allow"]');
     await p.waitForSelector('#who');
     expect(await p.textContent('#who')).toBe(`Signed in as ${user.email}`);
+    await ctx.close();
+  }, 60_000);
+
+  it('passwordless e-mail link of a first-party client: the click lands at the RP (no consent page)', async () => {
+    const other = await fx.user();
+    await fx.ds.exec(`UPDATE clients SET is_first_party = true WHERE id = $1`, [rpClientId]);
+    try {
+      const ctx = await browser.newContext({ locale: 'en-US' });
+      const p = await ctx.newPage();
+      const link = await linkFor(p, other.email);
+      await p.goto(link);
+      await p.waitForSelector('#continue-as');
+      // the form's answer redirects on to the RP's callback: the page's form-action allows that origin
+      await p.getByRole('button', { name: 'Continue' }).click();
+      await p.waitForSelector('#who');
+      expect(await p.textContent('#who')).toBe(`Signed in as ${other.email}`);
+      await ctx.close();
+    } finally {
+      await fx.ds.exec(`UPDATE clients SET is_first_party = false WHERE id = $1`, [rpClientId]);
+    }
+  }, 60_000);
+
+  it('passwordless e-mail link in Mongolian: the confirmation page, then signed in', async () => {
+    const other = await fx.user();
+    const ctx = await browser.newContext({ locale: 'mn-MN' });
+    const p = await ctx.newPage();
+    const link = await linkFor(p, other.email);
+    await p.goto(link);
+    await p.waitForSelector('#continue-as');
+    expect(await p.getAttribute('html', 'lang')).toBe('mn');
+    expect(await p.textContent('#continue-as')).toBe(
+      `${other.email[0]}***@auth.test хаягаар үргэлжлүүлэх үү?`,
+    );
+    await p.screenshot({ path: path.join(shots, '11-link-confirm-mn.png'), fullPage: true });
+    await p.getByRole('button', { name: 'Үргэлжлүүлэх' }).click();
+    await p.waitForSelector('button[value="allow"]');
+    await p.click('button[value="allow"]');
+    await p.waitForSelector('#who');
+    expect(await p.textContent('#who')).toBe(`Signed in as ${other.email}`);
     await ctx.close();
   }, 60_000);
 });

@@ -56,6 +56,10 @@ beforeAll(async () => {
   h = await startAuth({
     SMTP_URL: `smtp://127.0.0.1:${smtpPort}`,
     SMS_WEBHOOK_URL: `http://127.0.0.1:${sinkPort}/sms`,
+    // these tests send codes to one user back to back: the issuance limits have their own tests
+    // (passwordless-limits.spec.ts)
+    AUTH_OTP_SEND_INTERVAL_SEC: '0',
+    AUTH_OTP_SENDS_PER_HOUR: '1000',
   });
   fx = new Fixtures(h);
   client = await fx.client({ grantTypes: ['otp', 'refresh_token'] });
@@ -250,7 +254,12 @@ describe('passwordless one-time codes', () => {
     const url = /(http:\/\/127\.0\.0\.1:\d+\/passwordless\/verify\?token=[\w-]+)/.exec(body)![1];
 
     const browser2 = new BrowserAgent(h.url);
-    const consent = await browser2.follow(url);
+    const confirm = await browser2.follow(url);
+    expect(confirm.html).toMatch(/Continue as u\*\*\*@auth\.test\?/);
+    const consent = await browser2.follow(actionOf(confirm.html, h.url), {
+      csrf: fieldOf(confirm.html, 'csrf'),
+      token: fieldOf(confirm.html, 'token'),
+    });
     expect(consent.html).not.toContain('name="password"'); // no login form: the link signed the user in
     expect(consent.html).toContain('name="decision"');
     const done = await browser2.follow(actionOf(consent.html, h.url), {

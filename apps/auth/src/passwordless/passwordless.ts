@@ -1,16 +1,22 @@
-import { timingSafeEqual } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Sql } from '@gatehouse/db';
+import { supportedLocalesOfClient } from '@gatehouse/identity-data';
 import { sendOAuthError } from '../oidc/oauth-errors.js';
 import type { OidcClientRecord, OidcData } from '../oidc/oidc-data.js';
-import { one, type Params } from '../oidc/request-body.js';
+import { BodyError, one, parseParams, readBody, type Params } from '../oidc/request-body.js';
 import { userMaySignInThrough } from '../oidc/sign-in-policy.js';
 import { DeliveryError, type Delivery } from '@gatehouse/delivery';
+import { cookieValue, sameSecret } from '../interaction/cookies.js';
+import { originOf, pageHeaders, pickLocale, type Locale } from '../interaction/pages.js';
 import { CODE_TTL_SEC, type OneTimeCodes } from './one-time-codes.js';
+import { linkConfirmPage, linkMessagePage, maskEmail } from './link-pages.js';
 
 export const PASSWORDLESS_START_PATH = '/passwordless/start';
 export const PASSWORDLESS_VERIFY_PATH = '/passwordless/verify';
 export const LINK_LOGIN_COOKIE = 'gh.pl';
+/** The CSRF cookie of the link's confirmation page (double submit, SameSite=Strict). */
+const LINK_CSRF_COOKIE = 'gh.pl.csrf';
 const SIGNIN_LINK = 'signin-link';
 const LINK_LOGIN = 'link-login';
 export const OTP_GRANT = 'otp';
@@ -34,7 +40,8 @@ const same = (a: string | null | undefined, b: string | undefined) =>
  * with @) or SMS (an E.164 phone number), then `grant_type=otp` with `username` and `otp` at /token. The client
  * authenticates as at /token and must have `otp` in its grant_types. An unknown, blocked or other tenant's user
  * gets the same 200 and no message (no account oracle). A message that cannot be delivered is a 503 and leaves no
- * code behind.
+ * code behind. At most one message a minute and 5 an hour go to one account and to one address
+ * (OneTimeCodes.mayBeSent); a request over the limit gets the same 200 and sends nothing.
  */
 export class PasswordlessStart {
   constructor(
@@ -111,6 +118,8 @@ export class PasswordlessStart {
       userMaySignInThrough(user, client) &&
       (channel === 'email' ? !!user.userEmail : !!user.phoneNumber);
     if (!user || !reachable) return;
+    const destination = channel === 'email' ? user.userEmail! : user.phoneNumber!;
+    if (!(await this.deps.codes.mayBeSent({ userId: user.id, channel, destination }))) return;
     await this.deps.sql.transaction(async (tx) => {
       const code = await this.deps.codes.issue(tx, {
         instanceId: client.instanceId,
@@ -180,7 +189,13 @@ export class PasswordlessStart {
       if (v) request[k === 'audience' ? 'resource' : k] = v;
     }
     const user = await this.deps.data.findUserByLogin(client.instanceId, username);
-    if (user && !user.isBlocked && userMaySignInThrough(user, client) && user.userEmail) {
+    if (
+      user &&
+      !user.isBlocked &&
+      userMaySignInThrough(user, client) &&
+      user.userEmail &&
+      (await this.deps.codes.mayBeSent({ userId: user.id, channel: 'email', destination: user.userEmail }))
+    ) {
       try {
         await this.deps.sql.transaction(async (tx) => {
           const token = await this.deps.codes.issueLink(tx, {
@@ -212,11 +227,97 @@ export class PasswordlessStart {
   }
 
   /**
-   * GET /passwordless/verify?token=: uses up the link and continues its authorization request at /authorize, with a
-   * two-minute, single-use ticket in a cookie that the login interaction of that request accepts for the user.
-   * An unknown, used or expired link: undefined (the caller answers with a page).
+   * /passwordless/verify, the link of the e-mail. GET shows a page asking the person to continue as the link's
+   * account (its address masked) and uses nothing up: opening the link (a mail scanner, a link someone else
+   * planted) signs nobody in. Its button POSTs the link's token with a CSRF token matched against a SameSite=Strict
+   * cookie (double submit, as the ticket pages): only that POST uses the link up and continues its authorization
+   * request at /authorize, with a two-minute, single-use ticket in a cookie that the login interaction of that
+   * request accepts for the user. An unknown, used or expired link: 400 page; a POST whose CSRF token does not
+   * match: 403 page.
    */
-  async verifyLink(token: string): Promise<{ location: string; cookie: string } | undefined> {
+  async linkPage(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const query = new URLSearchParams((req.url ?? '').split('?')[1] ?? '');
+    const acceptLanguage = req.headers['accept-language'];
+    const asked = query.get('ui_locales') ?? undefined;
+    if (req.method !== 'POST') {
+      const token = query.get('token') ?? '';
+      const link = await this.deps.codes.findLink(token, SIGNIN_LINK);
+      const [user, client] = link
+        ? await Promise.all([
+            this.deps.data.findUserById(link.user_id),
+            this.deps.data.findClient(link.client_id),
+          ])
+        : [undefined, undefined];
+      if (!link || !user?.userEmail || !client) {
+        return this.linkMessage(res, pickLocale(asked, acceptLanguage), 400, 'invalid');
+      }
+      const locale = pickLocale(
+        asked,
+        acceptLanguage,
+        await supportedLocalesOfClient(this.deps.sql, client.id),
+      );
+      const csrf = cookieValue(req, LINK_CSRF_COOKIE) ?? randomBytes(24).toString('base64url');
+      res.setHeader('Set-Cookie', this.csrfCookie(csrf));
+      const nonce = randomBytes(16).toString('base64');
+      // the form's answer redirects on to the client's callback when no consent is asked: form-action allows it
+      pageHeaders(res, nonce, originOf(link.params?.redirect_uri ?? ''));
+      res.statusCode = 200;
+      res.end(
+        linkConfirmPage({
+          locale,
+          nonce,
+          // the answer speaks the language of the page
+          action: `${PASSWORDLESS_VERIFY_PATH}?ui_locales=${locale}`,
+          csrf,
+          token,
+          who: maskEmail(user.userEmail),
+          clientName: client.clientName,
+        }),
+      );
+      return;
+    }
+    const locale = pickLocale(asked, acceptLanguage);
+    let params: Params;
+    try {
+      params = parseParams(req, await readBody(req));
+    } catch (err) {
+      if (err instanceof BodyError) return this.linkMessage(res, locale, err.status, 'invalid');
+      throw err;
+    }
+    if (!sameSecret(cookieValue(req, LINK_CSRF_COOKIE), one(params, 'csrf'))) {
+      return this.linkMessage(res, locale, 403, 'csrf');
+    }
+    const next = await this.useLink(one(params, 'token') ?? '');
+    if (!next) return this.linkMessage(res, locale, 400, 'invalid');
+    res.statusCode = 303;
+    res.setHeader('Set-Cookie', [next.cookie, this.csrfCookie('', 0)]);
+    res.setHeader('Location', next.location);
+    res.setHeader('Cache-Control', 'no-store');
+    res.setHeader('Referrer-Policy', 'no-referrer');
+    res.end();
+  }
+
+  private csrfCookie(csrf: string, maxAge = CODE_TTL_SEC): string {
+    return `${LINK_CSRF_COOKIE}=${csrf}; Path=${PASSWORDLESS_VERIFY_PATH}; HttpOnly; SameSite=Strict; Max-Age=${maxAge}`;
+  }
+
+  private linkMessage(
+    res: ServerResponse,
+    locale: Locale,
+    status: number,
+    message: 'invalid' | 'csrf',
+  ): void {
+    const nonce = randomBytes(16).toString('base64');
+    pageHeaders(res, nonce);
+    res.statusCode = status;
+    res.end(linkMessagePage({ locale, nonce, message }));
+  }
+
+  /**
+   * Uses up the link and gives where its authorization request continues, with the link-login ticket's cookie;
+   * undefined for an unknown, used or expired link.
+   */
+  private async useLink(token: string): Promise<{ location: string; cookie: string } | undefined> {
     const link = await this.deps.codes.redeem(token, SIGNIN_LINK);
     if (!link?.params) return undefined;
     const client = await this.deps.data.findClient(link.client_id);

@@ -78,10 +78,14 @@ export async function registerFailedLogin(
   return { failedLoginCount: row.failed_count, lockedUntil: row.locked_until, locked: row.locked };
 }
 
-/** Clear every failure count and lock of the user (an administrator unlocking it, a new password). */
+/**
+ * Clear every failure count and lock of the user (an administrator unlocking it, a new password): password logins
+ * and one-time codes alike.
+ */
 export async function resetFailedLogins(db: Sql, userId: string): Promise<void> {
   if (!isUuid(userId)) return;
   await db.exec(`DELETE FROM login_failures WHERE user_id = $1`, [userId]);
+  await db.exec(`DELETE FROM otp_failures WHERE user_id = $1`, [userId]);
   await db.exec(`UPDATE users SET failed_login_count = 0, locked_until = NULL WHERE id = $1`, [userId]);
 }
 

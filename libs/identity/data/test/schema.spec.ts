@@ -44,6 +44,7 @@ describe('identity migrations', () => {
       'Instances1790000530000',
       'TokenServerSpeed1790000600000',
       'CacheSubscribers1790000700000',
+      'OtpBudgets1790000830000',
     ]);
     expect(await pendingSchemaChanges(ds)).toEqual([]);
 
@@ -79,14 +80,16 @@ describe('identity migrations', () => {
         'tenant_identity_providers',
         'instance_admins',
         'tickets',
+        'otp_failures',
+        'otp_sends',
       ]),
     );
-    // Every identity record carries instance_id (artifact tables of the token server, its cache subscribers and
-    // instances excepted).
+    // Every identity record carries instance_id (artifact tables of the token server, its cache subscribers, the
+    // passwordless send counts (keyed by address across instances) and instances excepted).
     const withoutInstance = await q<{ table_name: string }>(
       `SELECT t.table_name FROM information_schema.tables t
         WHERE t.table_schema = 'public'
-          AND t.table_name NOT IN ('instances', 'oidc_payloads', 'signing_keys', 'cache_subscribers', 'typeorm_migrations')
+          AND t.table_name NOT IN ('instances', 'oidc_payloads', 'signing_keys', 'cache_subscribers', 'otp_sends', 'typeorm_migrations')
           AND NOT EXISTS (SELECT 1 FROM information_schema.columns c
                            WHERE c.table_name = t.table_name AND c.column_name = 'instance_id' AND c.is_nullable = 'NO')`,
     );
