@@ -1,5 +1,5 @@
 import * as oidc from 'openid-client';
-import { MANAGEMENT_AUDIENCE, TREE_AUDIENCE } from '@gatehouse/identity-data';
+import { bootstrapIdentity, MANAGEMENT_AUDIENCE, TREE_AUDIENCE } from '@gatehouse/identity-data';
 import { Management, uniq } from './management-harness.js';
 
 /**
@@ -10,7 +10,7 @@ import { Management, uniq } from './management-harness.js';
 let m: Management;
 
 beforeAll(async () => {
-  m = await Management.start();
+  m = await Management.start({ MULTI_INSTANCE: 'true' });
 });
 afterAll(async () => {
   await m?.close();
@@ -190,5 +190,57 @@ describe("hole 2: user tokens carry the client's management and tree scopes", ()
     // given back, the same token holds them again
     await m.call('post', `/api/v1/users/${admin.id}/roles`).send({ roles: roleIds }).expect(204);
     await m.call('get', '/api/v1/users', t.access_token).expect(200);
+  });
+
+  it('an instance admin holds every system scope while it is an admin; a new instance has its admin role', async () => {
+    const client = await powerfulClient();
+    const user = await newUser();
+    const [instance] = await m.ds.rows<{ id: string }>(`SELECT id FROM instances WHERE is_default`);
+    await m
+      .call('post', `/api/v1/instances/${instance.id}/admins`)
+      .send({ users: [user.id] })
+      .expect(204);
+    const t = await signIn(client, user.email, user.password, MANAGEMENT_AUDIENCE);
+    expect(scopeSet(t.scope)).toEqual(expect.arrayContaining(['instances:write', 'users:write']));
+    expect((await m.tokenInfo(t.access_token)).acting_tenant_id).toBeUndefined();
+    await m.call('get', '/api/v1/clients', t.access_token).expect(200);
+    await m
+      .call('delete', `/api/v1/instances/${instance.id}/admins`)
+      .send({ users: [user.id] })
+      .expect(204);
+    expect((await m.tokenInfo(t.access_token)).scope).toBe('');
+    await m.call('get', '/api/v1/clients', t.access_token).expect(403);
+
+    const created = await m
+      .call('post', '/api/v1/instances')
+      .send({ instance_name: uniq('inst') })
+      .expect(201);
+    const [role] = await m.ds.rows<{ n: number; all: number }>(
+      `SELECT (SELECT count(*) FROM role_permissions p WHERE p.role_id = r.id)::int AS n,
+              (SELECT count(*) FROM scopes s JOIN resources x ON x.id = s.resource_id
+                WHERE x.instance_id = $1 AND x.is_system)::int AS all
+         FROM roles r WHERE r.instance_id = $1 AND r.system_role = 'instance_admin'`,
+      [created.body.id],
+    );
+    expect(role.n).toBe(role.all);
+    expect(role.n).toBeGreaterThan(20);
+  });
+
+  it('a database from before admin roles: the next start gives the instance admins their role', async () => {
+    const [admin] = await m.ds.rows<{ id: string }>(`SELECT id FROM users WHERE user_email = $1`, [
+      adminEmail,
+    ]);
+    await m.ds.exec(
+      `DELETE FROM roles r USING instances i WHERE i.id = r.instance_id AND i.is_default
+          AND r.system_role = 'instance_admin'`,
+    );
+    const client = await powerfulClient();
+    const before = await signIn(client, adminEmail, adminPassword(), MANAGEMENT_AUDIENCE);
+    expect(scopeSet(before.scope)).toEqual([]);
+    await bootstrapIdentity(m.ds, m.env, { info: () => undefined, warn: () => undefined });
+    const after = await signIn(client, adminEmail, adminPassword(), MANAGEMENT_AUDIENCE);
+    expect(scopeSet(after.scope)).toEqual(expect.arrayContaining(['users:read', 'clients:write']));
+    const roles = await m.call('get', `/api/v1/users/${admin.id}/roles`).expect(200);
+    expect(roles.body.items).toHaveLength(1);
   });
 });
