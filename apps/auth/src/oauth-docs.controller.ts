@@ -153,10 +153,11 @@ Basic client credentials. \`token\` is read from the body only (in the query str
 client's tokens and the tokens for a resource it is authorized on; any other token is \`{"active": false}\`. Dates are
 ISO 8601 strings. A JWT is active only with our \`iss\`, one audience, \`exp\`, a lifetime within its resource's, its
 resource's algorithm and its client still authorized there; \`scope\` is what the client (and, for a user token of an
-RBAC resource, the user) still holds. Inactive once expired, revoked (its grant), its client deleted or its user
+RBAC resource or of a system resource, the user) still holds. Inactive once expired, revoked (its grant), its client deleted or its user
 blocked or given a new password: \`{"active": false}\`. \`fields\` picks attributes. Extensions: \`instance_id\` (the
 instance of the token's client) and \`default_instance\` (whether it is the default instance), for resource servers
-that confine their records to an instance (the tree manager).`,
+that confine their records to an instance (the tree manager); \`acting_tenant_id\` (a user token of the management
+API that acts in one tenant: its user's, or the tenant whose admin role gives its scopes).`,
   })
   @ApiConsumes(...BOTH)
   @ApiBody({
@@ -190,6 +191,12 @@ that confine their records to an instance (the tree manager).`,
         aud: { type: 'string' },
         iss: { type: 'string' },
         tenant_id: { type: 'string' },
+        acting_tenant_id: {
+          type: 'string',
+          format: 'uuid',
+          description:
+            'a user token of the management API confined to one tenant: the management API reaches that tenant only (extension)',
+        },
         instance_id: {
           type: 'string',
           format: 'uuid',

@@ -358,6 +358,51 @@ describe('authorization code + PKCE with the login and consent pages', () => {
     );
   });
 
+  it("hole 2: a code-flow token for the management API carries only the user's own scopes, not the client's", async () => {
+    const [mgmt] = await fx.ds.rows<{ id: string }>(
+      `SELECT r.id FROM resources r JOIN instances i ON i.id = r.instance_id AND i.is_default
+        WHERE r.identifier_url = 'urn:gatehouse:management'`,
+    );
+    const rows = await fx.ds.rows<{ id: string; scope_name: string }>(
+      `SELECT id, scope_name FROM scopes WHERE resource_id = $1`,
+      [mgmt.id],
+    );
+    const system = {
+      id: mgmt.id,
+      identifier: 'urn:gatehouse:management',
+      scopes: Object.fromEntries(rows.map((r) => [r.scope_name, r.id])),
+    };
+    await fx.grant(client, system, ['users:read', 'users:write', 'clients:read']);
+    await fx.ds.exec(`DELETE FROM user_permissions WHERE user_id = $1`, [user.id]);
+    const agent = new Agent(h.url);
+    const { url, verifier, state } = await authorizationUrl({
+      resource: system.identifier,
+      scope: 'openid users:read users:write clients:read',
+    });
+    const consent = await signIn(agent, url);
+    const done = await agent.follow(new URL(actionOf(consent.html), h.url).toString(), {
+      csrf: csrfOf(consent.html),
+      decision: 'allow',
+    });
+    const tokens = await oidc.authorizationCodeGrant(config, new URL(done.url), {
+      pkceCodeVerifier: verifier,
+      expectedState: state,
+    });
+    expect(tokens.scope ?? '').not.toMatch(/users:|clients:/);
+    const info = (await (
+      await fetch(`${h.url}/tokeninfo`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${tokens.access_token}`,
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+        body: new URLSearchParams({ token: tokens.access_token }),
+      })
+    ).json()) as Record<string, unknown>;
+    expect(info).toMatchObject({ active: true });
+    expect(info.scope ?? '').toBe('');
+  });
+
   it("RBAC: a code-flow token for an rbac_enabled API carries only the user's effective scopes, rechecked at /tokeninfo", async () => {
     const rbacApi = await fx.resource({ scopes: ['vault:open', 'vault:seal'] });
     await fx.ds.exec(`UPDATE resources SET rbac_enabled = true WHERE id = $1`, [rbacApi.id]);

@@ -181,7 +181,8 @@ describe('issue 15: a second instance is a closed world', () => {
     expect(resources).toHaveLength(3);
     expect(resources.every((r) => r.instance_id === bInstance)).toBe(true);
     const instance = (await m.call('get', `/api/v2/instances/${bInstance}`, b.token).expect(200)).body;
-    expect(instance.aggregates).toMatchObject({ clients: 3, users: 1, resources: 3, roles: 1, tenants: 0 });
+    // roles: the one made here and the instance's admin role, seeded with the instance
+    expect(instance.aggregates).toMatchObject({ clients: 3, users: 1, resources: 3, roles: 2, tenants: 0 });
   });
 
   it("B's client cannot see A's clients, users, resources, roles or groups (lists empty of them, ids 404)", async () => {

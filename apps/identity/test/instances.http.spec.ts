@@ -152,8 +152,18 @@ describe.each(VERSIONS)('instances under /api/%s', (v: Version) => {
         password_validators: DEFAULT_PASSWORD_VALIDATORS,
       },
       app_metadata: [],
-      [aggregations]: { id, instance_id: id, clients: 1, tenants: 0, resources: 2, users: 0, roles: 0 },
+      // its one role: the instance's admin role, seeded with it (its admins hold their scopes through it)
+      [aggregations]: { id, instance_id: id, clients: 1, tenants: 0, resources: 2, users: 0, roles: 1 },
     });
+    const [adminRole] = await m.ds.rows<{ id: string; permissions: number; all: number }>(
+      `SELECT r.id,
+              (SELECT count(*) FROM role_permissions p WHERE p.role_id = r.id)::int AS permissions,
+              (SELECT count(*) FROM scopes s JOIN resources x ON x.id = s.resource_id
+                WHERE x.instance_id = $1 AND x.is_system)::int AS all
+         FROM roles r WHERE r.instance_id = $1 AND r.system_role = 'instance_admin'`,
+      [id],
+    );
+    expect(adminRole.permissions).toBe(adminRole.all);
     expect(got.body.default_client).toBeUndefined();
     expect(
       JSON.stringify((await m.call('get', `${api}/instances?limit=100`).expect(200)).body),

@@ -2,12 +2,17 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import {
   effectiveUserScopes,
   findClientForOidc,
+  MANAGEMENT_AUDIENCE,
+  placeOfSystemAccess,
+  systemScopeSources,
   findUserById,
   findUserByLogin,
   isDefaultInstance,
   type ClientMetadata,
   type ClientResourceAccess,
   type OidcClientRecord,
+  type OidcResourceRecord,
+  type SystemUserAccess,
   type SecretBox,
   type User,
 } from '@gatehouse/identity-data';
@@ -36,6 +41,8 @@ interface RequestMemo {
   access: Map<string, Promise<ClientResourceAccess | undefined>>;
   /** Effective scopes by user and resource: a token request asks for them more than once (grant, then token). */
   effective: Map<string, Promise<string[]>>;
+  /** The same for system resources, by client, user and resource. */
+  system: Map<string, Promise<SystemUserAccess>>;
 }
 
 const requestMemo = new AsyncLocalStorage<RequestMemo>();
@@ -98,7 +105,10 @@ export class OidcData {
 
   /** Run `fn` (one HTTP request) with its own memo of rows read. */
   withRequestMemo<T>(fn: () => T): T {
-    return requestMemo.run({ clients: new Map(), access: new Map(), effective: new Map() }, fn);
+    return requestMemo.run(
+      { clients: new Map(), access: new Map(), effective: new Map(), system: new Map() },
+      fn,
+    );
   }
 
   /**
@@ -175,6 +185,47 @@ export class OidcData {
     const known = memo?.get(key);
     if (known) return known;
     const read = effectiveUserScopes(this.sql, userId, resourceId);
+    read.catch(() => undefined);
+    memo?.set(key, read);
+    return read;
+  }
+
+  /**
+   * What a user token of `client` holds on `resource`: undefined when the client's grants alone count (a resource
+   * without RBAC); otherwise the scopes the user holds in effect (to intersect with the client's grants) and, for
+   * a system resource, the tenant the token acts in. RBAC is always on for system resources, whatever their
+   * `rbac_enabled`: a client's management or tree scopes never reach its users by themselves.
+   */
+  async userScopes(
+    client: Pick<OidcClientRecord, 'id' | 'isGlobal' | 'tenantId'>,
+    userId: string,
+    resource: OidcResourceRecord,
+  ): Promise<{ scopes: Set<string>; tenantId: string | null } | undefined> {
+    if (resource.isSystem) {
+      const place = await this.systemUserAccess(client, userId, resource);
+      return { scopes: new Set(place.scopes), tenantId: place.tenantId };
+    }
+    if (!resource.rbacEnabled) return undefined;
+    return { scopes: new Set(await this.effectiveUserScopes(userId, resource.id)), tenantId: null };
+  }
+
+  private systemUserAccess(
+    client: Pick<OidcClientRecord, 'id' | 'isGlobal' | 'tenantId'>,
+    userId: string,
+    resource: OidcResourceRecord,
+  ): Promise<SystemUserAccess> {
+    const memo = requestMemo.getStore()?.system;
+    const key = `${client.id}\n${userId}\n${resource.id}`;
+    const known = memo?.get(key);
+    if (known) return known;
+    const read = systemScopeSources(this.sql, userId, resource.id).then(({ userTenantId, sources }) =>
+      placeOfSystemAccess(
+        sources,
+        { tenantId: userTenantId },
+        client,
+        resource.identifierUrl === MANAGEMENT_AUDIENCE,
+      ),
+    );
     read.catch(() => undefined);
     memo?.set(key, read);
     return read;

@@ -199,7 +199,8 @@ export function createProvider(deps: ProviderDeps): Provider {
   const { data, keys, lifetimes } = deps;
 
   /**
-   * The scopes a user holds in effect on the RBAC resource `indicator` (its permissions, roles and groups);
+   * The scopes a user holds in effect on the RBAC resource `indicator` (its permissions, roles and groups; on a
+   * system resource, RBAC whatever its flag, those of the place the token acts in: OidcData.userScopes);
    * undefined when the token is not a user's or the resource is not RBAC (the client's grants alone count).
    */
   async function rbacScopes(
@@ -209,8 +210,10 @@ export function createProvider(deps: ProviderDeps): Provider {
   ): Promise<Set<string> | undefined> {
     if (!accountId) return undefined;
     const access = await data.resourceAccess(clientId, indicator);
-    if (!access?.resource.rbacEnabled) return undefined;
-    return new Set(await data.effectiveUserScopes(accountId, access.resource.id));
+    if (!access || (!access.resource.rbacEnabled && !access.resource.isSystem)) return undefined;
+    const client = await data.findClient(clientId);
+    if (!client) return new Set();
+    return (await data.userScopes(client, accountId, access.resource))?.scopes;
   }
 
   async function getResourceServerInfo(

@@ -261,6 +261,7 @@ export async function handleIntrospection(
     iss: seen.iss,
     jti: seen.jti,
     tenant_id: seen.tenant_id,
+    acting_tenant_id: seen.acting_tenant_id,
     instance_id: seen.instance_id,
     default_instance: seen.default_instance,
   });

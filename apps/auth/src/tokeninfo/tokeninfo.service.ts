@@ -13,7 +13,8 @@ import type Provider from 'oidc-provider';
 import type { ClientResourceAccess, OidcClientRecord, OidcData, User } from '../oidc/oidc-data.js';
 
 /**
- * Document 1's introspection response, plus `aud`, `sub`, `iss` (RFC 7662), `tenant_id` when the client has one, and
+ * Document 1's introspection response, plus `aud`, `sub`, `iss` (RFC 7662), `tenant_id` when the client has one,
+ * `acting_tenant_id` when a user token of the management API acts in one tenant, and
  * the instance of the token's client: `instance_id` and `default_instance` (whether it is the default instance).
  */
 export interface ActiveTokenInfo {
@@ -31,6 +32,11 @@ export interface ActiveTokenInfo {
   aud?: string | string[];
   iss: string;
   tenant_id?: string;
+  /**
+   * A user token of the management API: the tenant it acts in (its user's tenant, or the tenant whose admin role
+   * gives its scopes); the management API confines it to that tenant as a client that is not global.
+   */
+  acting_tenant_id?: string;
   instance_id: string;
   default_instance: boolean;
 }
@@ -54,6 +60,7 @@ export const TOKENINFO_FIELDS = [
   'aud',
   'iss',
   'tenant_id',
+  'acting_tenant_id',
   'instance_id',
   'default_instance',
 ] as const;
@@ -217,8 +224,9 @@ export class TokenInfoService {
       // the user must still exist, be unblocked and belong to the client's instance
       if (!user || user.isBlocked || user.instanceId !== client.instanceId) return INACTIVE;
     }
-    const scope = await this.currentScope(
+    const { scope, actingTenantId } = await this.currentScope(
       typeof payload.scope === 'string' ? payload.scope : '',
+      client,
       access,
       user,
     );
@@ -237,6 +245,7 @@ export class TokenInfoService {
       aud,
       iss: this.deps.issuer,
       ...(client.tenantId ? { tenant_id: client.tenantId } : {}),
+      ...(actingTenantId ? { acting_tenant_id: actingTenantId } : {}),
       ...(await this.instanceOf(client)),
     };
   }
@@ -267,16 +276,27 @@ export class TokenInfoService {
 
   /**
    * The scopes of an issued token that still hold: those the client is granted on the resource now, and for a
-   * user token of an RBAC resource those the user still holds in effect. A revoked permission is gone at once.
+   * user token of an RBAC resource (a system resource always) those the user still holds in effect. A revoked
+   * permission is gone at once. `actingTenantId`: the tenant a user token of the management API is confined to.
+   * A client's own token reads nothing more than before.
    */
-  private async currentScope(issued: string, access: ClientResourceAccess, user?: User): Promise<string> {
+  private async currentScope(
+    issued: string,
+    client: OidcClientRecord,
+    access: ClientResourceAccess,
+    user?: User,
+  ): Promise<{ scope: string; actingTenantId: string | null }> {
     const granted = new Set(access.scopes);
     let kept = issued.split(' ').filter((s) => s && granted.has(s));
-    if (user && access.resource.rbacEnabled && kept.length) {
-      const effective = new Set(await this.deps.data.effectiveUserScopes(user.id, access.resource.id));
-      kept = kept.filter((s) => effective.has(s));
+    let actingTenantId: string | null = null;
+    if (user && (access.resource.rbacEnabled || access.resource.isSystem)) {
+      const held = await this.deps.data.userScopes(client, user.id, access.resource);
+      if (held) {
+        kept = kept.filter((s) => held.scopes.has(s));
+        actingTenantId = held.tenantId;
+      }
     }
-    return kept.join(' ');
+    return { scope: kept.join(' '), actingTenantId };
   }
 
   /** A token whose signature was verified against the current key set (see `verified`), or undefined. */
@@ -376,7 +396,9 @@ export class TokenInfoService {
       if (!user || user.isBlocked || user.instanceId !== client.instanceId) return INACTIVE;
     }
     const sub = t.accountId ?? t.clientId;
-    const scope = access ? await this.currentScope(t.scope ?? '', access, user) : (t.scope ?? '');
+    const { scope, actingTenantId } = access
+      ? await this.currentScope(t.scope ?? '', client, access, user)
+      : { scope: t.scope ?? '', actingTenantId: null };
     return {
       active: true,
       token_type: isAccessToken ? 'Bearer' : 'refresh_token',
@@ -392,6 +414,7 @@ export class TokenInfoService {
       ...(aud !== undefined ? { aud } : t.aud !== undefined ? { aud: t.aud } : {}),
       iss: this.deps.issuer,
       ...(client.tenantId ? { tenant_id: client.tenantId } : {}),
+      ...(actingTenantId ? { acting_tenant_id: actingTenantId } : {}),
       ...(await this.instanceOf(client)),
     };
   }

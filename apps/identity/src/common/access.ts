@@ -100,11 +100,14 @@ export class AccessPipe implements PipeTransform<CallerInfo | undefined, Promise
     const row = await this.cache.get(caller.clientId);
     // The client was deleted after the token was issued (and validated from the bearer cache).
     if (!row) throw unauthorized('The client of this access token no longer exists');
+    // A user token acting in one tenant (a tenant's user, a tenant admin) reaches that tenant only, whatever its
+    // client reaches: the token server decides the tenant (it is the client's own when the client is not global).
+    const acting = caller.actingTenantId && isUuid(caller.actingTenantId) ? caller.actingTenantId : null;
     return {
       instanceId: row.instance_id,
       clientId: caller.clientId.toLowerCase(),
-      restricted: !row.is_global,
-      tenantId: row.tenant_id,
+      restricted: !row.is_global || acting !== null,
+      tenantId: acting ? acting.toLowerCase() : row.tenant_id,
       multiTenant: this.multiTenant,
       actor: isUuid(caller.sub) ? caller.sub.toLowerCase() : null,
       scopes: caller.scopes,

@@ -148,9 +148,9 @@ export function instancesController(v: ApiVersion): Type<unknown> {
       summary: "Get instance's admins",
       description:
         'The users who administer the instance, as User records (as Get a user answers them), with q, sort and ' +
-        'paging over the User attributes. A client bound to a tenant sees only the admins of its tenant. Being an ' +
-        'admin is a record of who administers the instance; access to the management API itself comes from ' +
-        "a client's scopes." +
+        'paging over the User attributes. A client bound to a tenant sees only the admins of its tenant. An admin ' +
+        "holds the instance's admin role (every scope of its management and tree APIs), given and taken with " +
+        'the admin link; its user tokens carry what it holds of what their client was granted.' +
         REACH +
         MODE,
     })

@@ -28,6 +28,8 @@ import {
   type InstanceSettings,
   type SecretBox,
   type UserRow,
+  giveAdminRole,
+  takeAdminRole,
 } from '@gatehouse/identity-data';
 import { wants, type ReadQuery } from '@gatehouse/query';
 import type { Access } from '../common/access.js';
@@ -211,6 +213,8 @@ export class InstancesService {
          ON CONFLICT (instance_id, user_id) DO NOTHING`,
         [instance.id, ids, access.actor],
       );
+      // an admin's scopes come from the instance's admin role, never from the client it signs in with
+      await giveAdminRole(tx, instance.id, null, ids, access.actor);
     });
   }
 
@@ -224,6 +228,7 @@ export class InstancesService {
         instance.id,
         ids,
       ]);
+      await takeAdminRole(tx, instance.id, null, ids);
     });
   }
 

@@ -153,7 +153,8 @@ export function tenantAdminsController(v: ApiVersion): Type<unknown> {
       summary: "Add tenant's admins",
       description:
         'Idempotent. An admin is a user of this tenant or a global user (no tenant); a user of another tenant: ' +
-        '409. A user the caller cannot reach: 404. Nothing is written on any error.',
+        '409. A user the caller cannot reach: 404. Nothing is written on any error. An admin holds the ' +
+        "tenant's admin role (created with the first admin), whose user tokens act in this tenant only.",
     })
     @ApiUuidParams('tenant_id')
     @ApiBody({ type: UserIdsDto })
@@ -173,7 +174,8 @@ export function tenantAdminsController(v: ApiVersion): Type<unknown> {
     @ApiOperation({
       summary: "Remove tenant's admins",
       description:
-        'Idempotent (a user who is not an admin is no error); a user the caller cannot reach: 404.',
+        'Idempotent (a user who is not an admin is no error); a user the caller cannot reach: 404. The ' +
+        "tenant's admin role is taken from those removed.",
     })
     @ApiUuidParams('tenant_id')
     @ApiBody({ type: UserIdsDto })

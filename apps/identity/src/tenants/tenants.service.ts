@@ -88,6 +88,8 @@ export class TenantsService {
           `Tenant ${current.id} still holds ${held.map(([k, n]) => `${n} ${k}`).join(', ')}; delete or move them first`,
         );
       }
+      // its admin role goes with it (it is not counted among the roles it holds)
+      await tx.exec(`DELETE FROM roles WHERE tenant_id = $1 AND system_role = 'tenant_admin'`, [current.id]);
       await tx.exec(`DELETE FROM tenants WHERE id = $1`, [current.id]);
     });
   }

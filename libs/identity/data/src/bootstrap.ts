@@ -5,6 +5,12 @@ import type { InstanceSettings } from './entities/instance.entity.js';
 import { DEFAULT_PASSWORD_VALIDATORS, hashPassword } from './passwords.js';
 import { loadSecretBox, type SecretBox, type SecretBoxEnv } from './secret-box.js';
 import { SYSTEM_RESOURCES } from './system.js';
+import {
+  addScopesToInstanceAdminRole,
+  ensureAdminRole,
+  ensureInstanceAdminRoles,
+  giveAdminRole,
+} from './admin-roles.js';
 
 export interface BootstrapEnv extends SecretBoxEnv {
   /** Level of the default logger (when no logger is passed). */
@@ -131,6 +137,8 @@ async function existing(
     clientId || null,
   ]);
   await ensureSystemScopes(m, instanceId, client?.id);
+  // A database from before admin roles: each instance gets its admin role, given to its admins of today.
+  await ensureInstanceAdminRoles(m);
   return {
     instanceId,
     clientId,
@@ -152,6 +160,11 @@ async function ensureSystemScopes(m: Sql, instanceId: string, defaultClientId?: 
        ON CONFLICT (resource_id, scope_name) DO NOTHING
        RETURNING id, resource_id`,
       [instanceId, spec.identifierUrl, JSON.stringify(spec.scopes)],
+    );
+    await addScopesToInstanceAdminRole(
+      m,
+      instanceId,
+      added.map((a) => a.id),
     );
     if (!added.length || !defaultClientId) continue;
     await m.exec(
@@ -269,6 +282,8 @@ export async function seedInstance(m: Sql, spec: NewInstance, box: SecretBox): P
      SELECT $1, $2, s.resource_id, s.id FROM scopes s WHERE s.resource_id = ANY($3::uuid[])`,
     [instanceId, clientId, resourceIds],
   );
+  // The instance's admins hold their scopes through this role (admin-roles.ts); a new instance has none yet.
+  await ensureAdminRole(m, instanceId, null, actor);
   return { instanceId, clientId, clientSecret, resourceIds };
 }
 
@@ -302,6 +317,7 @@ async function seed(m: Sql, env: BootstrapEnv, box: SecretBox): Promise<Internal
   );
   // The admin user is the default instance's first instance admin (GET /instances/:id/admins).
   await m.exec(`INSERT INTO instance_admins (instance_id, user_id) VALUES ($1, $2)`, [instanceId, admin.id]);
+  await giveAdminRole(m, instanceId, null, [admin.id]);
 
   await m.exec(`INSERT INTO bootstrap_markers (name, instance_id, details) VALUES ($1, $2, $3::jsonb)`, [
     MARKER,

@@ -10,3 +10,4 @@ export * from './system.js';
 export * from './env.js';
 export * from './effective-permissions.js';
 export * from './tables/index.js';
+export * from './admin-roles.js';

@@ -44,6 +44,7 @@ describe('identity migrations', () => {
       'Instances1790000530000',
       'TokenServerSpeed1790000600000',
       'CacheSubscribers1790000700000',
+      'AdminRoles1790000820000',
       'OtpBudgets1790000830000',
     ]);
     expect(await pendingSchemaChanges(ds)).toEqual([]);

@@ -12,6 +12,11 @@ export interface CallerInfo {
   /** Audiences (resource identifiers) the token is for. */
   audience: string[];
   tenantId?: string;
+  /**
+   * A user token of the management API acting in one tenant (`acting_tenant_id` of /tokeninfo): the caller reaches
+   * that tenant only, as a client that is not global does.
+   */
+  actingTenantId?: string;
   /** Instance of the token's client (`instance_id` of /tokeninfo); absent when the token server did not say it. */
   instanceId?: string;
   /** Whether that instance is the default one (`default_instance` of /tokeninfo); absent when not said. */
@@ -243,6 +248,9 @@ function toCaller(info: Record<string, unknown>, token: string): CallerInfo | nu
     scopes: scope.split(' ').filter(Boolean),
     audience: audienceOf(info, token),
     ...(typeof info.tenant_id === 'string' ? { tenantId: info.tenant_id } : {}),
+    ...(typeof info.acting_tenant_id === 'string' && info.acting_tenant_id
+      ? { actingTenantId: info.acting_tenant_id }
+      : {}),
     ...(typeof info.instance_id === 'string' && info.instance_id ? { instanceId: info.instance_id } : {}),
     ...(typeof info.default_instance === 'boolean' ? { defaultInstance: info.default_instance } : {}),
     ...(typeof info.username === 'string' ? { username: info.username } : {}),

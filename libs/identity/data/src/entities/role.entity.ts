@@ -9,6 +9,7 @@ import { User } from './user.entity.js';
 @Entity({ name: 'roles' })
 @Index('ux_roles_name', { synchronize: false }) // (instance_id, tenant_id, lower(role_name)) NULLS NOT DISTINCT
 @Index('ix_roles_tenant', ['tenantId'])
+@Index('ux_roles_system_role', { synchronize: false }) // (instance_id, tenant_id, system_role) WHERE NOT NULL
 export class Role extends Audited {
   @PrimaryGeneratedColumn('uuid', { primaryKeyConstraintName: 'pk_roles' })
   id: string;
@@ -29,6 +30,13 @@ export class Role extends Audited {
 
   @Column('jsonb', { name: 'app_metadata', default: () => "'[]'" })
   appMetadata: AppMetadataEntry[];
+
+  /**
+   * The admin role of an instance (`instance_admin`) or of a tenant (`tenant_admin`), through which instance and
+   * tenant admins hold their scopes (admin-roles.ts); null for every other role.
+   */
+  @Column('text', { name: 'system_role', nullable: true })
+  systemRole: 'instance_admin' | 'tenant_admin' | null;
 }
 
 /** A scope of a resource granted to a role (deleting the role or the scope drops it). */

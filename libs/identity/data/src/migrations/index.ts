@@ -9,6 +9,7 @@ import { Tickets1790000520000 } from './1790000520000-tickets.js';
 import { Instances1790000530000 } from './1790000530000-instances.js';
 import { TokenServerSpeed1790000600000 } from './1790000600000-token-server-speed.js';
 import { CacheSubscribers1790000700000 } from './1790000700000-cache-subscribers.js';
+import { AdminRoles1790000820000 } from './1790000820000-admin-roles.js';
 import { OtpBudgets1790000830000 } from './1790000830000-otp-budgets.js';
 
 export {
@@ -23,6 +24,7 @@ export {
   Instances1790000530000,
   TokenServerSpeed1790000600000,
   CacheSubscribers1790000700000,
+  AdminRoles1790000820000,
   OtpBudgets1790000830000,
 };
 
@@ -39,5 +41,6 @@ export const identityMigrations = [
   Instances1790000530000,
   TokenServerSpeed1790000600000,
   CacheSubscribers1790000700000,
+  AdminRoles1790000820000,
   OtpBudgets1790000830000,
 ];

@@ -1,4 +1,5 @@
 import { iso, type Params, type Sql } from '@gatehouse/db';
+import { giveAdminRole, takeAdminRole } from '../admin-roles.js';
 
 // The `tenant_admins` table: users who administer a tenant. Reached only through a tenant or user already found in
 // the caller's scope (findTenant, findUser), so it has no ScopedTable of its own.
@@ -16,14 +17,17 @@ export async function addTenantAdmins(
      ON CONFLICT (tenant_id, user_id) DO NOTHING`,
     [tenant.instance_id, tenant.id, userIds, actor],
   );
+  // a tenant admin's scopes come from the tenant's admin role (created with its first admin)
+  await giveAdminRole(tx, tenant.instance_id, tenant.id, userIds, actor);
 }
 
 /** Unlinks `userIds` from the tenant's admins (ids that are not admins are no error). */
 export async function removeTenantAdmins(tx: Sql, tenantId: string, userIds: string[]): Promise<void> {
-  await tx.exec(`DELETE FROM tenant_admins WHERE tenant_id = $1 AND user_id = ANY($2::uuid[])`, [
-    tenantId,
-    userIds,
-  ]);
+  const gone = await tx.rows<{ instance_id: string }>(
+    `DELETE FROM tenant_admins WHERE tenant_id = $1 AND user_id = ANY($2::uuid[]) RETURNING instance_id`,
+    [tenantId, userIds],
+  );
+  if (gone[0]) await takeAdminRole(tx, gone[0].instance_id, tenantId, userIds);
 }
 
 /** The condition (alias `u` of users) "is an admin of the tenant", its parameter added to `p`. */

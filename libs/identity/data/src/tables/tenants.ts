@@ -55,11 +55,14 @@ export const TENANT_COLUMNS = `t.id, t.instance_id, t.name AS tenant_name, t.des
   t.app_metadata, t.created_by, ${iso('t.created_at')} AS created_at, t.updated_by,
   ${iso('t.updated_at')} AS updated_at`;
 
+/** The tenant's admin role (admin-roles.ts) is not counted as its roles: it goes with the tenant. */
+const NOT_ADMIN_ROLE = ' AND x.system_role IS NULL';
+
 /** What a tenant holds, counted (its records of each kind, its admins); alias `t`. */
 export const TENANT_AGGREGATION_COLUMNS = `(SELECT count(*) FROM users x WHERE x.tenant_id = t.id)::int AS agg_users,
   (SELECT count(*) FROM clients x WHERE x.tenant_id = t.id)::int AS agg_clients,
   (SELECT count(*) FROM resources x WHERE x.tenant_id = t.id)::int AS agg_resources,
-  (SELECT count(*) FROM roles x WHERE x.tenant_id = t.id)::int AS agg_roles,
+  (SELECT count(*) FROM roles x WHERE x.tenant_id = t.id${NOT_ADMIN_ROLE})::int AS agg_roles,
   (SELECT count(*) FROM groups x WHERE x.tenant_id = t.id)::int AS agg_groups,
   (SELECT count(*) FROM tenant_admins x WHERE x.tenant_id = t.id)::int AS agg_admins`;
 
@@ -137,7 +140,7 @@ export async function updateTenant(
 /** How many records of each kind the tenant holds (the kinds that forbid deleting it). */
 export async function tenantHoldings(tx: Sql, tenantId: string): Promise<Record<string, number>> {
   const [row] = await tx.rows<Record<string, number>>(
-    `SELECT ${TENANT_HELD_KINDS.map((k) => `(SELECT count(*) FROM ${k} x WHERE x.tenant_id = $1)::int AS ${k}`).join(', ')}`,
+    `SELECT ${TENANT_HELD_KINDS.map((k) => `(SELECT count(*) FROM ${k} x WHERE x.tenant_id = $1${k === 'roles' ? NOT_ADMIN_ROLE : ''})::int AS ${k}`).join(', ')}`,
     [tenantId],
   );
   return row;
