@@ -1,0 +1,73 @@
+// Smaller hardening of the token server: undecodable credentials and cookies are the caller's error (never a 500),
+// the pages oidc-provider renders itself carry a CSP and frame protection, and an https issuer sends HSTS.
+import { startAuth, type AuthHarness } from './support/auth-app.js';
+import { Fixtures, type TestClient } from './support/fixtures.js';
+
+let h: AuthHarness;
+let fx: Fixtures;
+let client: TestClient;
+
+beforeAll(async () => {
+  h = await startAuth();
+  fx = new Fixtures(h);
+  client = await fx.client({ grantTypes: ['client_credentials', 'refresh_token', 'otp'] });
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+const basicRaw = (raw: string) => `Basic ${Buffer.from(raw, 'utf8').toString('base64')}`;
+
+async function post(path: string, headers: Record<string, string>, body: Record<string, string>) {
+  const res = await fetch(`${h.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    body: new URLSearchParams(body).toString(),
+    redirect: 'manual',
+  });
+  const text = await res.text();
+  let json: Record<string, unknown> | undefined;
+  try {
+    json = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, json, text, headers: res.headers };
+}
+
+describe('hole 10: bad percent-encoding in Basic credentials and cookies', () => {
+  // RFC 6749 2.3.1: client id and secret are form-url-encoded inside Basic; '%zz' and a cut UTF-8 sequence are not.
+  const broken = [`%zz:secret`, `${'x'}:%E0%A4%A`, `%:%`];
+
+  it.each([
+    ['/token', { grant_type: 'client_credentials', audience: 'https://api.example' }],
+    ['/token/introspection', { token: 'abc' }],
+    ['/revoke', { token: 'abc' }],
+    ['/tokeninfo', { token: 'abc' }],
+    ['/passwordless/start', { connection: 'email', username: 'someone@example.com', send_type: 'code' }],
+  ])('%s answers 400/401 with the error object, never 500', async (path, body) => {
+    for (const raw of broken) {
+      const id = raw.startsWith('x:') ? `${client.id}:${raw.slice(2)}` : raw;
+      const res = await post(path, { authorization: basicRaw(id) }, body);
+      expect([path, raw, [400, 401].includes(res.status) ? '4xx' : res.status]).toEqual([path, raw, '4xx']);
+      expect(res.json).toMatchObject({ error: expect.any(String), code: expect.any(String) });
+      expect(typeof res.json?.message).toBe('string');
+    }
+  });
+
+  it("the ticket form's CSRF cookie undecodable: the form's own 4xx page (a missing cookie), never 500", async () => {
+    for (const path of ['/tickets/password-change', '/tickets/email-verification']) {
+      const res = await post(
+        path,
+        { cookie: 'gh.ticket.csrf=%E0%A4%A', accept: 'text/html' },
+        { ticket: 'x'.repeat(43), csrf: '%E0%A4%A', password: 'a-long-enough-password-1' },
+      );
+      expect([path, res.status]).toEqual([path, 403]);
+      expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+      const get = await fetch(`${h.url}${path}?ticket=${'x'.repeat(43)}`, {
+        headers: { cookie: 'gh.ticket.csrf=%zz' },
+      });
+      expect([path, get.status]).toEqual([path, 400]);
+    }
+  });
+});
