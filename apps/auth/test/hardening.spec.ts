@@ -1,5 +1,6 @@
 // Smaller hardening of the token server: undecodable credentials and cookies are the caller's error (never a 500),
 // the pages oidc-provider renders itself carry a CSP and frame protection, and an https issuer sends HSTS.
+import { createHash } from 'node:crypto';
 import { startAuth, type AuthHarness } from './support/auth-app.js';
 import { Fixtures, type TestClient } from './support/fixtures.js';
 
@@ -69,5 +70,42 @@ describe('hole 10: bad percent-encoding in Basic credentials and cookies', () =>
       });
       expect([path, get.status]).toEqual([path, 400]);
     }
+  });
+});
+
+describe("hole 10: oidc-provider's own pages (form_post, errors, logout) have CSP and frame protection", () => {
+  const framing = (headers: Headers) => {
+    expect(headers.get('x-frame-options')).toBe('DENY');
+    expect(headers.get('x-content-type-options')).toBe('nosniff');
+    expect(headers.get('referrer-policy')).toBe('no-referrer');
+    const csp = headers.get('content-security-policy') ?? '';
+    expect(csp).toMatch(/frame-ancestors 'none'/);
+    expect(csp).toMatch(/default-src 'none'/);
+    return csp;
+  };
+
+  it('the form_post auto-submit page: its inline script allowed by hash, and nothing else', async () => {
+    // RP-initiated logout without a session answers with oidc-provider's form_post page
+    const res = await fetch(`${h.url}/session/end`, { headers: { accept: 'text/html' } });
+    expect(res.status).toBe(200);
+    const html = await res.text();
+    expect(html).toContain('document.forms[0].submit()');
+    const csp = framing(res.headers);
+    const script = /<script>([\s\S]*?)<\/script>/.exec(html)![1];
+    const digest = createHash('sha256').update(script).digest('base64');
+    const scriptSrc = /script-src([^;]*)/.exec(csp)![1].trim().split(/\s+/);
+    expect(scriptSrc).toEqual([`'sha256-${digest}'`]);
+    expect(csp).not.toMatch(/unsafe-inline/);
+  });
+
+  it('an error at /authorize, as a page or as JSON', async () => {
+    const err = await fetch(`${h.url}/authorize?client_id=nobody&response_type=code&scope=openid`, {
+      headers: { accept: 'text/html' },
+    });
+    expect(err.status).toBe(400);
+    framing(err.headers);
+    const json = await fetch(`${h.url}/authorize?client_id=nobody&response_type=code&scope=openid`);
+    expect(json.status).toBe(400);
+    expect(json.headers.get('x-frame-options')).toBe('DENY');
   });
 });
