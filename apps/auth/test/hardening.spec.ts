@@ -109,3 +109,39 @@ describe("hole 10: oidc-provider's own pages (form_post, errors, logout) have CS
     expect(json.headers.get('x-frame-options')).toBe('DENY');
   });
 });
+
+describe('hole 10: HSTS when the issuer is https', () => {
+  it('no Strict-Transport-Security on an http issuer', async () => {
+    const res = await fetch(`${h.url}/jwks`);
+    expect(res.headers.get('strict-transport-security')).toBeNull();
+  });
+
+  it('an https issuer: every answer of the token server carries Strict-Transport-Security', async () => {
+    const s = await startAuth({ ISSUER: 'https://auth.example.test' });
+    try {
+      const c = await new Fixtures(s).client();
+      const auth = `Basic ${Buffer.from(`${c.id}:${c.secret}`).toString('base64')}`;
+      const answers = [
+        await fetch(`${s.url}/jwks`),
+        await fetch(`${s.url}/.well-known/openid-configuration`),
+        await fetch(`${s.url}/token`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: auth },
+          body: 'grant_type=client_credentials&audience=https%3A%2F%2Fnone.example',
+        }),
+        await fetch(`${s.url}/tokeninfo`, { method: 'POST', headers: { authorization: auth }, body: '' }),
+        await fetch(`${s.url}/session/end`),
+        await fetch(`${s.url}/livez`),
+        await fetch(`${s.url}/no/such/route`),
+      ];
+      for (const res of answers) {
+        expect([res.url, res.headers.get('strict-transport-security')]).toEqual([
+          res.url,
+          'max-age=31536000; includeSubDomains',
+        ]);
+      }
+    } finally {
+      await s.close();
+    }
+  });
+});
