@@ -40,6 +40,11 @@ export const identityDataEnv = {
     pattern: /^[^\s@]+@[^\s@]+$/,
     description: 'e-mail of the admin user created on first start (default admin@gatehouse.local)',
   }),
+  BOOTSTRAP_SECRETS_FILE: env.str({
+    optional: true,
+    description:
+      'file (relative: in DATA_DIR) that receives the credentials generated on first start, mode 0600, instead of standard output, which then names the file; unset: printed on standard output (`npm start` sets bootstrap-secrets.txt)',
+  }),
   BOOTSTRAP_ADMIN_PASSWORD: env.str({
     optional: true,
     secret: true,
