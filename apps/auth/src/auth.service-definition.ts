@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
-import type { FastLane } from '@gatehouse/http';
+import { createLogger, type FastLane } from '@gatehouse/http';
 import { packageVersion, type CommonEnv, type ServiceDefinition } from '@gatehouse/service';
-import { bootstrapIdentity, loadSecretBox } from '@gatehouse/identity-data';
+import { bootstrapIdentity, loadSecretBox, resealUnboundSecrets } from '@gatehouse/identity-data';
 import { authEnv } from './config.js';
 import { AuthAppModule } from './app.module.js';
 import { authEntities } from './entities.js';
@@ -36,6 +36,8 @@ export const authService: ServiceDefinition<typeof authEnv> = {
     const env = serviceEnv as typeof serviceEnv & CommonEnv;
     const { box } = loadSecretBox(env);
     await bootstrapIdentity(db, env, undefined, { box });
+    // secrets sealed by an earlier release (bound to nothing) are bound to their rows, once, before keys are read
+    await resealUnboundSecrets(db, box, createLogger({ serviceName: 'auth', level: env.LOG_LEVEL }));
     await new SigningKeys(db, box).ensureActiveKeys();
   },
   // oidc-provider and /tokeninfo read their own bodies (JSON or form); the foundation knows their routes (rate-limit

@@ -1,8 +1,10 @@
 // Smaller hardening of the token server: undecodable credentials and cookies are the caller's error (never a 500),
 // the pages oidc-provider renders itself carry a CSP and frame protection, and an https issuer sends HSTS.
-import { createHash } from 'node:crypto';
+import { createCipheriv, createHash, randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { startAuth, type AuthHarness } from './support/auth-app.js';
-import { Fixtures, type TestClient } from './support/fixtures.js';
+import { Fixtures, tokenRequest, type TestClient } from './support/fixtures.js';
 
 let h: AuthHarness;
 let fx: Fixtures;
@@ -143,5 +145,76 @@ describe('hole 10: HSTS when the issuer is https', () => {
     } finally {
       await s.close();
     }
+  });
+});
+
+describe('hole 10: sealed client secrets are not bound to their row', () => {
+  const cc = (c: { id: string; secret: string }, audience: string) =>
+    tokenRequest(h.url, { grant_type: 'client_credentials', audience }, { basic: c });
+
+  it("a sealed secret copied into another client's row no longer opens there", async () => {
+    const api = await fx.resource();
+    const a = await fx.client();
+    const b = await fx.client();
+    await fx.grant(a, api, ['read']);
+    await fx.grant(b, api, ['read']);
+    expect((await cc({ id: b.id, secret: b.secret! }, api.identifier)).status).toBe(200);
+    // someone who can write the table (not read the key) gives b the sealed secret a is known by
+    await fx.ds.rows(
+      `UPDATE clients SET client_secret_enc = (SELECT client_secret_enc FROM clients WHERE id = $1), updated_at = now()
+        WHERE id = $2`,
+      [a.id, b.id],
+    );
+    const res = await cc({ id: b.id, secret: a.secret! }, api.identifier);
+    expect(res.status).toBe(401);
+    expect(res.body).toMatchObject({ error: 'invalid_client' });
+    expect((await cc({ id: a.id, secret: a.secret! }, api.identifier)).status).toBe(200);
+  });
+
+  it('a secret sealed in the old, unbound format is re-sealed at start and still works', async () => {
+    // the old format: gh1.<kid>.<iv>.<ciphertext>.<tag>, AES-256-GCM without additional data
+    const key = Buffer.from(readFileSync(path.join(h.dataDir, 'secret.key'), 'utf8').trim(), 'base64');
+    const kid = createHash('sha256').update(key).digest('hex').slice(0, 8);
+    const oldSeal = (plain: string) => {
+      const iv = randomBytes(12);
+      const c = createCipheriv('aes-256-gcm', key, iv);
+      const body = Buffer.concat([c.update(plain, 'utf8'), c.final()]);
+      return [
+        'gh1',
+        kid,
+        iv.toString('base64url'),
+        body.toString('base64url'),
+        c.getAuthTag().toString('base64url'),
+      ].join('.');
+    };
+    const api = await fx.resource({ alg: 'HS256', secret: 'an-old-resource-secret-0123456789' });
+    const c = await fx.client();
+    await fx.grant(c, api, ['read']);
+    await fx.ds.rows(`UPDATE clients SET client_secret_enc = $2 WHERE id = $1`, [c.id, oldSeal(c.secret!)]);
+    await fx.ds.rows(`UPDATE resources SET signing_secret_enc = $2 WHERE id = $1`, [
+      api.id,
+      oldSeal('an-old-resource-secret-0123456789'),
+    ]);
+    await h.restart();
+    const [row] = await fx.ds.rows<{ client_secret_enc: string }>(
+      `SELECT client_secret_enc FROM clients WHERE id = $1`,
+      [c.id],
+    );
+    expect(row.client_secret_enc).toMatch(/^gh2\./);
+    const [res] = await fx.ds.rows<{ signing_secret_enc: string }>(
+      `SELECT signing_secret_enc FROM resources WHERE id = $1`,
+      [api.id],
+    );
+    expect(res.signing_secret_enc).toMatch(/^gh2\./);
+    const keys = await fx.ds.rows<{ private_jwk_enc: string }>(`SELECT private_jwk_enc FROM signing_keys`);
+    for (const k of keys) expect(k.private_jwk_enc).toMatch(/^gh2\./);
+    const token = await cc({ id: c.id, secret: c.secret! }, api.identifier);
+    expect(token.status).toBe(200);
+    // the HS256 token is signed with the re-sealed resource secret
+    const { jwtVerify } = await import('jose');
+    await jwtVerify(
+      String(token.body.access_token),
+      new TextEncoder().encode('an-old-resource-secret-0123456789'),
+    );
   });
 });

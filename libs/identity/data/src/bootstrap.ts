@@ -5,7 +5,7 @@ import type { Sql } from '@gatehouse/db';
 import type { AppMetadataEntry } from './entities/audit.js';
 import type { InstanceSettings } from './entities/instance.entity.js';
 import { DEFAULT_PASSWORD_VALIDATORS, hashPassword } from './passwords.js';
-import { loadSecretBox, type SecretBox, type SecretBoxEnv } from './secret-box.js';
+import { loadSecretBox, sealedIn, type SecretBox, type SecretBoxEnv } from './secret-box.js';
 import { SYSTEM_RESOURCES } from './system.js';
 
 export interface BootstrapEnv extends SecretBoxEnv {
@@ -268,7 +268,7 @@ export async function seedInstance(m: Sql, spec: NewInstance, box: SecretBox): P
       spec.isDefault
         ? 'Created at first start; manages this instance. It cannot be deleted.'
         : 'Created with the instance; manages this instance. It cannot be deleted.',
-      box.encrypt(clientSecret),
+      box.encrypt(clientSecret, sealedIn.clientSecret(clientId)),
       JSON.stringify({ grant_types: ['client_credentials'] }),
       actor,
     ],
