@@ -43,7 +43,7 @@ export const identityDataEnv = {
   BOOTSTRAP_SECRETS_FILE: env.str({
     optional: true,
     description:
-      'file (relative: in DATA_DIR) that receives the credentials generated on first start, mode 0600, instead of standard output, which then names the file; unset: printed on standard output (`npm start` sets bootstrap-secrets.txt)',
+      'file (relative: in DATA_DIR) that gets the credentials generated on first start, mode 0600, printing only its path; unset: standard output (npm start: bootstrap-secrets.txt)',
   }),
   BOOTSTRAP_ADMIN_PASSWORD: env.str({
     optional: true,
