@@ -12,6 +12,9 @@
 //   LAUNCHER_SKIP_BUILD=1       do not run `nx run-many -t build` (the dist/ output is already there, e.g. an image).
 //   LAUNCHER_DIST_DIR           where built apps are (default dist/apps): <dir>/<app>/apps/<app>/src/main.js.
 //   LAUNCHER_READY_TIMEOUT_SEC  how long each service may take to answer /readyz (default 60).
+//   BOOTSTRAP_SECRETS_FILE      where first start writes the generated credentials (mode 0600; default here
+//                       bootstrap-secrets.txt in DATA_DIR, so they stay out of the terminal's scrollback and any log;
+//                       set it empty to print them instead).
 //
 // Every other variable is passed through to the services. Output lines are prefixed [auth], [identity], [tree].
 // Ctrl-C / SIGTERM: the services get SIGTERM (SIGKILL after 10 s), then the database stops. Exit code 0 then;
@@ -316,6 +319,8 @@ async function main() {
     if (state.stopping) return;
 
     const env = { ...process.env };
+    // generated credentials into a 0600 file in DATA_DIR, only its path on the console (unless the caller chose)
+    if (env.BOOTSTRAP_SECRETS_FILE === undefined) env.BOOTSTRAP_SECRETS_FILE = 'bootstrap-secrets.txt';
     for (const svc of SERVICES) env[svc.portVar] = String(svc.port);
     env.AUTH_URL ||= `http://127.0.0.1:${SERVICES[0].port}`;
     for (const svc of SERVICES) spawnService(svc, state, env);

@@ -1,5 +1,7 @@
+import type { ServerResponse } from 'node:http';
+import { createLogger, type FastLane } from '@gatehouse/http';
 import { packageVersion, type CommonEnv, type ServiceDefinition } from '@gatehouse/service';
-import { bootstrapIdentity, loadSecretBox } from '@gatehouse/identity-data';
+import { bootstrapIdentity, loadSecretBox, resealUnboundSecrets } from '@gatehouse/identity-data';
 import { authEnv, effectiveTrustProxy } from './config.js';
 import { AuthAppModule } from './app.module.js';
 import { authEntities } from './entities.js';
@@ -35,6 +37,8 @@ export const authService: ServiceDefinition<typeof authEnv> = {
     const env = serviceEnv as typeof serviceEnv & CommonEnv;
     const { box } = loadSecretBox(env);
     await bootstrapIdentity(db, env, undefined, { box });
+    // secrets sealed by an earlier release (bound to nothing) are bound to their rows, once, before keys are read
+    await resealUnboundSecrets(db, box, createLogger({ serviceName: 'auth', level: env.LOG_LEVEL }));
     await new SigningKeys(db, box).ensureActiveKeys();
   },
   // oidc-provider and /tokeninfo read their own bodies (JSON or form); the foundation knows their routes (rate-limit
@@ -47,5 +51,31 @@ export const authService: ServiceDefinition<typeof authEnv> = {
   // Everything the token server serves (TOKEN_SERVER_ROUTES, the interaction pages, /authorize/<uid>, logout,
   // /device/...) runs on the foundation's fast lane, straight on node's request event behind the same request id,
   // log line, metrics and rate limits; health, metrics, docs and anything else stay on Express and Nest.
-  fastLane: (app) => app.get(TokenServer).lane(),
+  fastLane: (app, { env }) => withHsts(app.get(TokenServer).lane(), env),
+  // Express serves the rest (docs, health, 404s): the same HSTS there.
+  mount: (app, { env }) => {
+    if (!httpsIssuer(env)) return;
+    app.use((_req: unknown, res: ServerResponse, next: () => void) => {
+      res.setHeader('Strict-Transport-Security', HSTS);
+      next();
+    });
+  },
 };
+
+/** Keycloak's default: a year, subdomains included (no preload: that is the operator's choice). */
+const HSTS = 'max-age=31536000; includeSubDomains';
+
+/** An https issuer means the token server is only reached over TLS: browsers may then refuse plain http. */
+const httpsIssuer = (env: { ISSUER?: string }) => env.ISSUER?.startsWith('https://') ?? false;
+
+/** The token server's lane, each answer with Strict-Transport-Security when the issuer is https. */
+function withHsts(lane: FastLane, env: { ISSUER?: string }): FastLane {
+  if (!httpsIssuer(env)) return lane;
+  return {
+    matches: (method, path) => lane.matches(method, path),
+    handle: (req, res, next) => {
+      res.setHeader('Strict-Transport-Security', HSTS);
+      lane.handle(req, res, next);
+    },
+  };
+}

@@ -1,6 +1,6 @@
 import * as oidc from 'openid-client';
 import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
-import { MANAGEMENT_AUDIENCE, SYSTEM_RESOURCES, TREE_AUDIENCE } from '@gatehouse/identity-data';
+import { MANAGEMENT_AUDIENCE, sealedIn, SYSTEM_RESOURCES, TREE_AUDIENCE } from '@gatehouse/identity-data';
 import { startAuth, type AuthHarness } from './support/auth-app.js';
 import { Fixtures, tokenInfo, tokenRequest, type TestClient } from './support/fixtures.js';
 
@@ -178,7 +178,7 @@ describe('client_credentials rules', () => {
     expect((await tokenRequest(h.url, params, { basic: { id: c.id, secret: c.secret! } })).status).toBe(200);
     await fx.ds.rows('UPDATE clients SET client_secret_enc = $2, updated_at = now() WHERE id = $1', [
       c.id,
-      fx.box.encrypt('the-new-secret-0123456789'),
+      fx.box.encrypt('the-new-secret-0123456789', sealedIn.clientSecret(c.id)),
     ]);
     expect((await tokenRequest(h.url, params, { basic: { id: c.id, secret: c.secret! } })).status).toBe(401);
     expect(

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import * as oidc from 'openid-client';
-import { hashPassword, seedInstance } from '@gatehouse/identity-data';
+import { hashPassword, sealedIn, seedInstance } from '@gatehouse/identity-data';
 import { startAuth, type AuthHarness } from './support/auth-app.js';
 import { BrowserAgent as Agent } from './support/browser-agent.js';
 import { Fixtures, type TestUser } from './support/fixtures.js';
@@ -31,7 +31,7 @@ async function codeClient(instanceId: string): Promise<oidc.Configuration> {
       id,
       instanceId,
       `code-${id}`,
-      fx.box.encrypt(secret),
+      fx.box.encrypt(secret, sealedIn.clientSecret(id)),
       JSON.stringify({ grant_types: ['authorization_code'], urls: { callbacks: [CALLBACK] } }),
     ],
   );

@@ -34,7 +34,7 @@ describe('start-up, restart and key rotation', () => {
     expect(rows.map((r) => r.alg)).toEqual(['ES256', 'RS256']);
     for (const r of rows) {
       // Sealed at rest: no private parameter in clear.
-      expect(r.private_jwk_enc).toMatch(/^gh1\./);
+      expect(r.private_jwk_enc).toMatch(/^gh2\./);
       expect(r.private_jwk_enc).not.toContain('"d"');
       expect(r.public_jwk.d).toBeUndefined();
     }

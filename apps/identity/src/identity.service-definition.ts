@@ -1,5 +1,5 @@
 import { packageVersion, type CommonEnv, type ServiceDefinition } from '@gatehouse/service';
-import { bootstrapIdentity } from '@gatehouse/identity-data';
+import { bootstrapIdentity, loadSecretBox, resealUnboundSecrets } from '@gatehouse/identity-data';
 import { createLogger } from '@gatehouse/http';
 import { identityEnv } from './config.js';
 import { IdentityAppModule } from './app.module.js';
@@ -26,6 +26,9 @@ export const identityService: ServiceDefinition<typeof identityEnv> = {
   /** First start seeds the default instance, system resources, default client and admin (docs/contract.md start-up). */
   afterMigrate: async ({ db, env }) => {
     const full = env as typeof env & CommonEnv;
-    await bootstrapIdentity(db, full, createLogger({ serviceName: 'identity', level: full.LOG_LEVEL }));
+    const log = createLogger({ serviceName: 'identity', level: full.LOG_LEVEL });
+    await bootstrapIdentity(db, full, log);
+    // secrets sealed by an earlier release (bound to nothing) are bound to their rows, once
+    await resealUnboundSecrets(db, loadSecretBox(full).box, log);
   },
 };

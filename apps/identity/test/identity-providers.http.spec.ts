@@ -62,7 +62,7 @@ describe.each(VERSIONS)('/tenants/:tenant_id/identity-providers under /api/%s', 
       `SELECT client_secret_enc FROM tenant_identity_providers WHERE id = $1`,
       [created.id],
     );
-    expect(stored.client_secret_enc).toMatch(/^gh1\./);
+    expect(stored.client_secret_enc).toMatch(/^gh2\./);
     expect(stored.client_secret_enc).not.toContain(secret);
 
     const got = (await m.call('get', `${path(tenant)}/${created.id}`).expect(200)).body;

@@ -250,3 +250,46 @@ describe.each(VERSIONS)('Users under /api/%s', (v: Version) => {
     await m.call('delete', `${base}/${u.id}`).expect(404);
   });
 });
+
+describe("hole 10: 'already exists in the instance' reveals other tenants' users", () => {
+  it('a tenant-bound caller taking a value used in another tenant: 409 that says neither where nor whose', async () => {
+    const tenant = async () =>
+      (
+        await m
+          .call('post', '/api/v1/tenants')
+          .send({ tenant_name: uniq('t') })
+          .expect(201)
+      ).body as {
+        id: string;
+      };
+    const [mine, theirs] = [await tenant(), await tenant()];
+    const caller = await m.caller(['users:read', 'users:write'], { tenantId: mine.id, isGlobal: false });
+    const mail = email();
+    const name = uniq('login');
+    const phone = `+97699${String(Date.now()).slice(-6)}`;
+    await m
+      .call('post', '/api/v1/users')
+      .send({ user_email: mail, user_name: name, user_phone: phone, tenant_id: theirs.id })
+      .expect(201);
+    const own = (
+      await m.call('post', '/api/v1/users', caller.token).send({ user_email: email() }).expect(201)
+    ).body as { id: string };
+    for (const [field, value] of [
+      ['user_email', mail],
+      ['user_name', name],
+      ['user_phone', phone],
+    ] as const) {
+      for (const res of [
+        await m.call('post', '/api/v1/users', caller.token).send({ [field]: value }),
+        await m.call('patch', `/api/v1/users/${own.id}`, caller.token).send({ [field]: value }),
+        await m.call('post', '/api/v1/users/invite', caller.token).send({ user_email: mail }),
+      ]) {
+        expect(res.status).toBe(409);
+        expect(res.body.code).toBe('conflict');
+        expect(res.body.message).not.toMatch(/instance|tenant|exists/i);
+      }
+      const res = await m.call('post', '/api/v1/users', caller.token).send({ [field]: value });
+      expect(res.body.message).toBe(`This ${field} is not available`);
+    }
+  });
+});

@@ -230,4 +230,72 @@ describe('CSV export and import over HTTP', () => {
     });
     expect(await treeProblems(tree.built.db, await t.versionId('v1'))).toEqual(NO_PROBLEMS);
   });
+
+  describe('hole 10: CSV formula injection', () => {
+    it("export prefixes cells starting with = + - @ (tab, CR) with ', and import strips it: exact round trip", async () => {
+      const t = await newTree();
+      const nodes = `${t.base}/v1/nodes`;
+      const r = (
+        await api
+          .post(nodes, {
+            code: '-1',
+            name: '=HYPERLINK("http://evil.example","x")',
+            description: '@SUM(A1:A2)',
+          })
+          .expect(201)
+      ).body;
+      await api
+        .post(nodes, {
+          code: 'c2',
+          name: "'=quoted already",
+          description: "'plain apostrophe",
+          parent_id: r.id,
+        })
+        .expect(201);
+      await api.post(nodes, { code: '+2', name: 'tab', description: '\tindented' }).expect(201);
+      await api
+        .post(`${nodes}/${r.id}/translations`, { language: 'mn_MN', name: '+Би', description: '-тайлбар' })
+        .expect(201);
+
+      const out = await exportCsv(`${t.base}/v1`);
+      expect(out).toBe(
+        [
+          'code,parent_code,name,description,name@mn_MN,description@mn_MN',
+          `'-1,,"'=HYPERLINK(""http://evil.example"",""x"")",'@SUM(A1:A2),'+Би,'-тайлбар`,
+          `c2,'-1,''=quoted already,'plain apostrophe,,`,
+          `'+2,,tab,'\tindented,,`,
+          '',
+        ].join('\n'),
+      );
+      // no cell of a line starts with a formula character
+      for (const line of out.split('\n')) {
+        for (const cell of line.split(',')) expect(cell).not.toMatch(/^[=+\-@\t\r]/);
+      }
+
+      await api.post(t.base, { version: 'copy' }).expect(201);
+      expect((await importCsv(`${t.base}/copy`, out).expect(200)).body).toMatchObject({ imported: 3 });
+      expect(await exportCsv(`${t.base}/copy`)).toBe(out);
+      const byCode = async (code: string) =>
+        (await api.get(`${t.base}/copy/nodes?q=${encodeURIComponent(`code = '${code}'`)}`).expect(200)).body
+          .items[0];
+      expect(await byCode('-1')).toMatchObject({
+        name: '=HYPERLINK("http://evil.example","x")',
+        description: '@SUM(A1:A2)',
+      });
+      expect(await byCode('c2')).toMatchObject({
+        name: "'=quoted already",
+        description: "'plain apostrophe",
+      });
+      expect(await byCode('+2')).toMatchObject({ description: '\tindented' });
+    });
+
+    it("a hand-written file: '= is read as =, a lone leading ' is kept", async () => {
+      const t = await newTree();
+      const csv = "code,parent_code,name,description\n'=A,,'=Sum,'note\n";
+      expect((await importCsv(`${t.base}/v1`, csv).expect(200)).body).toMatchObject({ imported: 1 });
+      const node = (await api.get(`${t.base}/v1/nodes?q=${encodeURIComponent("code = '=A'")}`).expect(200))
+        .body.items[0];
+      expect(node).toMatchObject({ code: '=A', name: '=Sum', description: "'note" });
+    });
+  });
 });

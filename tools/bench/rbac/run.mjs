@@ -141,14 +141,15 @@ try {
     );
   }
   const clientSecret = randomBytes(24).toString('base64url');
-  const { box } = await import(
+  const { box, sealedIn } = await import(
     pathToFileURL(path.join(root, 'dist/apps/auth/libs/identity/data/src/secret-box.js')).href
-  ).then((m) => m.loadSecretBox({ ...shared }));
+  ).then((m) => ({ box: m.loadSecretBox({ ...shared }).box, sealedIn: m.sealedIn }));
+  const newClientId = randomUUID();
   const clientId = (
     await q(
-      `INSERT INTO clients (instance_id, client_name, client_secret_enc, client_metadata, is_first_party)
-       VALUES ($1, 'bench-app', $2, '{"grant_types": ["password"]}', true) RETURNING id`,
-      [instanceId, box.encrypt(clientSecret)],
+      `INSERT INTO clients (id, instance_id, client_name, client_secret_enc, client_metadata, is_first_party)
+       VALUES ($3, $1, 'bench-app', $2, '{"grant_types": ["password"]}', true) RETURNING id`,
+      [instanceId, box.encrypt(clientSecret, sealedIn.clientSecret(newClientId)), newClientId],
     )
   ).rows[0].id;
   await q(

@@ -1,11 +1,20 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 
-/** The value of one cookie of a request (URI-decoded), or undefined. */
+/**
+ * The value of one cookie of a request (URI-decoded), or undefined. A value that is not valid percent-encoding
+ * (never one we set) counts as missing: the page answers as without the cookie, not with a 500.
+ */
 export function cookieValue(req: IncomingMessage, name: string): string | undefined {
   for (const part of (req.headers.cookie ?? '').split(';')) {
     const [k, ...v] = part.trim().split('=');
-    if (k === name) return decodeURIComponent(v.join('='));
+    if (k === name) {
+      try {
+        return decodeURIComponent(v.join('='));
+      } catch {
+        return undefined;
+      }
+    }
   }
   return undefined;
 }

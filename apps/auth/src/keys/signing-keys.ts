@@ -1,9 +1,10 @@
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jose';
 import type { Sql } from '@gatehouse/db';
+import { sealedIn } from '@gatehouse/identity-data';
 
 export interface SecretSealer {
-  encrypt(plain: string): string;
-  decrypt(sealed: string): string;
+  encrypt(plain: string, binding: string): string;
+  decrypt(sealed: string, binding: string): string;
 }
 
 /** Server signing algorithms: RS256 (the ID token default every OIDC client accepts) and ES256. */
@@ -113,7 +114,7 @@ export class SigningKeys {
       .map((r) => ({
         kid: r.kid,
         alg: r.alg as SigningAlg,
-        privateJwk: JSON.parse(this.box.decrypt(r.private_jwk_enc)) as JWK,
+        privateJwk: JSON.parse(this.box.decrypt(r.private_jwk_enc, sealedIn.signingKey(r.kid))) as JWK,
         publicJwk: r.public_jwk,
         active: r.rotated_at === null,
         createdAt: new Date(r.created_at),
@@ -142,7 +143,12 @@ export class SigningKeys {
     const { kid, privateJwk, publicJwk } = await newKey(alg);
     await q.rows(
       `INSERT INTO signing_keys (kid, alg, use, private_jwk_enc, public_jwk) VALUES ($1, $2, 'sig', $3, $4::jsonb)`,
-      [kid, alg, this.box.encrypt(JSON.stringify(privateJwk)), JSON.stringify(publicJwk)],
+      [
+        kid,
+        alg,
+        this.box.encrypt(JSON.stringify(privateJwk), sealedIn.signingKey(kid)),
+        JSON.stringify(publicJwk),
+      ],
     );
     return kid;
   }

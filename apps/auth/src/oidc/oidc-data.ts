@@ -8,6 +8,7 @@ import {
   findUserById,
   findUserByLogin,
   isDefaultInstance,
+  sealedIn,
   type ClientMetadata,
   type ClientResourceAccess,
   type OidcClientRecord,
@@ -357,7 +358,7 @@ export class OidcData {
         tenantId: r.tenant_id,
         clientName: r.client_name,
         clientType: r.client_type,
-        clientSecret: this.box.decryptNullable(r.client_secret_enc),
+        clientSecret: this.box.decryptNullable(r.client_secret_enc, sealedIn.clientSecret(r.id)),
         clientSecretExpiresAt: r.client_secret_expires_at,
         grantTypes: Array.isArray(metadata.grant_types)
           ? metadata.grant_types.filter((g) => typeof g === 'string')
@@ -383,7 +384,7 @@ export class OidcData {
         identifierUrl: r.identifier_url,
         isSystem: r.is_system,
         signingAlgorithm: r.signing_algorithm,
-        signingSecret: this.box.decryptNullable(r.signing_secret_enc),
+        signingSecret: this.box.decryptNullable(r.signing_secret_enc, sealedIn.resourceSigningSecret(r.r_id)),
         tokenLifetime: r.token_lifetime,
         rbacEnabled: r.rbac_enabled,
         scopesAdded: r.scopes_added,

@@ -57,6 +57,18 @@ export const ROUTES = {
   code_verification: '/device',
 } as const;
 
+/** CSP of the pages oidc-provider renders: no sources at all but the form_post script's hash, no framing. */
+const OIDC_PAGE_CSP = "default-src 'none'; script-src; base-uri 'none'; frame-ancestors 'none'";
+
+/** The routes a browser opens (authorization and its resume, logout and its steps, the device pages). */
+const browserFacing = (path: string) =>
+  path === ROUTES.authorization ||
+  path.startsWith(`${ROUTES.authorization}/`) ||
+  path === ROUTES.end_session ||
+  path.startsWith(`${ROUTES.end_session}/`) ||
+  path === ROUTES.code_verification ||
+  path.startsWith(`${ROUTES.code_verification}/`);
+
 export const OIDC_SCOPES = ['openid', 'offline_access', 'profile', 'email', 'address', 'phone'] as const;
 
 /** Claims per scope (document 1, "Get user info"); `phone_verified` is document 1's name, beside OIDC's own. */
@@ -532,6 +544,20 @@ export function createProvider(deps: ProviderDeps): Provider {
     TOKEN_EXCHANGE_PARAMS,
     ['resource'],
   );
+
+  // The pages oidc-provider renders itself on the browser-facing routes (form_post auto-submit, errors, the device
+  // and logout steps) get the headers of our own pages. Ours replace this CSP with their own (pageHeaders); the
+  // form_post page adds the SHA-256 of its one inline script to the empty script-src (pushInlineSha), so that script
+  // runs and nothing else does. No form-action: form_post submits to the client's redirect_uri, any origin.
+  provider.use(async (ctx, next) => {
+    if (browserFacing(ctx.path)) {
+      ctx.set('Content-Security-Policy', OIDC_PAGE_CSP);
+      ctx.set('X-Frame-Options', 'DENY');
+      ctx.set('X-Content-Type-Options', 'nosniff');
+      ctx.set('Referrer-Policy', 'no-referrer');
+    }
+    await next();
+  });
 
   // Every error body gets our common shape beside RFC 6749's. What escapes oidc-provider's own error handling is
   // answered here as a page or an error object, never Koa's plain-text 500.

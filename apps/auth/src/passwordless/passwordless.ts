@@ -29,7 +29,12 @@ function basicCredentials(header: string | undefined): { id: string; secret: str
   const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
   const i = decoded.indexOf(':');
   if (i < 0) return undefined;
-  return { id: decodeURIComponent(decoded.slice(0, i)), secret: decodeURIComponent(decoded.slice(i + 1)) };
+  try {
+    return { id: decodeURIComponent(decoded.slice(0, i)), secret: decodeURIComponent(decoded.slice(i + 1)) };
+  } catch {
+    // not form-url-encoded (RFC 6749 2.3.1): no credentials, so the caller gets 401 invalid_client
+    return undefined;
+  }
 }
 
 const same = (a: string | null | undefined, b: string | undefined) =>

@@ -1,6 +1,6 @@
 import type { Db } from '@gatehouse/db';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { hashPassword, SECRET_BOX, type SecretBox } from '@gatehouse/identity-data';
+import { hashPassword, SECRET_BOX, sealedIn, type SecretBox } from '@gatehouse/identity-data';
 import type { AuthHarness } from './auth-app.js';
 
 const uniq = (p: string) => `${p}-${randomBytes(4).toString('hex')}`;
@@ -60,7 +60,7 @@ export class Fixtures {
         id,
         await this.instanceId(),
         uniq('client'),
-        secret ? this.box.encrypt(secret) : null,
+        secret ? this.box.encrypt(secret, sealedIn.clientSecret(id)) : null,
         JSON.stringify({ grant_types: opts.grantTypes ?? ['client_credentials'], ...opts.metadata }),
         opts.isPublic ?? false,
       ],
@@ -83,7 +83,7 @@ export class Fixtures {
         uniq('resource'),
         identifier,
         opts.alg ?? 'RS256',
-        opts.secret ? this.box.encrypt(opts.secret) : null,
+        opts.secret ? this.box.encrypt(opts.secret, sealedIn.resourceSigningSecret(id)) : null,
         opts.lifetime ?? 600,
       ],
     );

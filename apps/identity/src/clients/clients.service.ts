@@ -1,11 +1,12 @@
 import { wants } from '@gatehouse/query';
 import { Db, listPage, Params, type ListPage, type ListPlan, type Sql, withConflicts } from '@gatehouse/db';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { conflict, forbidden, invalidRequest } from '@gatehouse/errors';
 import {
   CLIENTS_READ_SECRETS,
   SECRET_BOX,
+  sealedIn,
   type AppMetadataEntry,
   type SecretBox,
 } from '@gatehouse/identity-data';
@@ -126,12 +127,14 @@ export class ClientsService {
       // A confidential client created without grant types may use client_credentials (what it is for).
       if (!isPublic && metadata.grant_types === undefined) metadata.grant_types = ['client_credentials'];
       const secret = isPublic ? null : newClientSecret();
+      // the id is made here: the sealed secret is bound to it
+      const id = randomUUID();
       const [row] = await withConflicts(CONFLICTS, () =>
         m.rows<{ id: string }>(
-          `INSERT INTO clients (instance_id, tenant_id, client_name, client_type, client_description,
+          `INSERT INTO clients (id, instance_id, tenant_id, client_name, client_type, client_description,
                                 client_secret_enc, client_metadata, app_metadata, is_public, is_first_party,
                                 is_global, created_by, updated_by)
-           VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9, $10, $11, $12, $12)
+           VALUES ($13, $1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9, $10, $11, $12, $12)
            RETURNING id`,
           [
             access.instanceId,
@@ -139,13 +142,14 @@ export class ClientsService {
             input.client_name,
             input.client_type ?? null,
             input.client_description ?? null,
-            this.box.encryptNullable(secret),
+            this.box.encryptNullable(secret, sealedIn.clientSecret(id)),
             JSON.stringify(metadata),
             JSON.stringify(input.app_metadata ?? []),
             isPublic,
             input.is_first_party ?? false,
             isGlobal,
             access.actor,
+            id,
           ],
         ),
       );
@@ -178,7 +182,7 @@ export class ClientsService {
       let newSecret = false;
       if (isPublic) secretEnc = null;
       else if (!secretEnc) {
-        secretEnc = this.box.encrypt(newClientSecret());
+        secretEnc = this.box.encrypt(newClientSecret(), sealedIn.clientSecret(current.id));
         newSecret = true;
       }
       const metadata =
@@ -237,7 +241,7 @@ export class ClientsService {
         `UPDATE clients SET client_secret_enc = $2, client_secret_expires_at = NULL, updated_by = $3,
                 updated_at = now()
           WHERE id = $1`,
-        [current.id, this.box.encrypt(newClientSecret()), access.actor],
+        [current.id, this.box.encrypt(newClientSecret(), sealedIn.clientSecret(current.id)), access.actor],
       );
       // Every token server replica drops the old secret from its cache at once.
       await announce(m, { kind: 'client', id: current.id });
@@ -265,7 +269,7 @@ export class ClientsService {
 
   private openSecret(row: ClientRowWithSecret): string | null {
     try {
-      return this.box.decryptNullable(row.client_secret_enc);
+      return this.box.decryptNullable(row.client_secret_enc, sealedIn.clientSecret(row.id));
     } catch {
       // Sealed with a key this process does not have: the secret cannot be shown (rotate it).
       return null;

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { Db, listPage, Params, withConflicts, type ListPage, type Sql } from '@gatehouse/db';
 import { invalidRequest, notFound } from '@gatehouse/errors';
@@ -9,6 +10,7 @@ import {
   IDENTITY_PROVIDER_CONFLICTS,
   identityProvidersTable,
   SECRET_BOX,
+  sealedIn,
   tenantExists,
   type IdentityProviderRow,
   type SecretBox,
@@ -105,11 +107,14 @@ export class IdentityProvidersService {
     this.checkUrls(input);
     return this.db.transaction(async (tx) => {
       await this.assertTenant(tx, access, tenantId);
+      // the id is made here: the sealed client secret is bound to it
+      const id = randomUUID();
       const [row] = await withConflicts(IDENTITY_PROVIDER_CONFLICTS, () =>
         tx.rows<{ id: string }>(
-          `INSERT INTO tenant_identity_providers (instance_id, tenant_id, identity_provider, name, issuer, client_id,
-                                                  client_secret_enc, jwks_uri, enabled, created_by, updated_by)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10) RETURNING id`,
+          `INSERT INTO tenant_identity_providers (id, instance_id, tenant_id, identity_provider, name, issuer,
+                                                  client_id, client_secret_enc, jwks_uri, enabled, created_by,
+                                                  updated_by)
+           VALUES ($11, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10) RETURNING id`,
           [
             access.instanceId,
             tenantId,
@@ -117,10 +122,11 @@ export class IdentityProvidersService {
             input.name,
             normalIssuer(input.issuer),
             input.client_id,
-            this.box.encryptNullable(input.client_secret),
+            this.box.encryptNullable(input.client_secret, sealedIn.identityProviderSecret(id)),
             input.jwks_uri ?? null,
             input.enabled ?? true,
             access.actor,
+            id,
           ],
         ),
       );
@@ -147,7 +153,10 @@ export class IdentityProvidersService {
       if (input.issuer !== undefined) set('issuer', normalIssuer(input.issuer));
       if (input.client_id !== undefined) set('client_id', input.client_id);
       if (input.client_secret !== undefined)
-        set('client_secret_enc', this.box.encryptNullable(input.client_secret));
+        set(
+          'client_secret_enc',
+          this.box.encryptNullable(input.client_secret, sealedIn.identityProviderSecret(cur.id)),
+        );
       if (input.jwks_uri !== undefined) set('jwks_uri', input.jwks_uri);
       if (input.enabled !== undefined) set('enabled', input.enabled);
       set('updated_by', access.actor);

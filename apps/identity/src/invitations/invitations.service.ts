@@ -10,10 +10,12 @@ import { TicketsService } from '../tickets/tickets.service.js';
 import { EMAIL_VERIFICATION_TTL_SEC } from '../tickets/dto/ticket.dto.js';
 import type { InviteUserDto } from './dto/invitation.dto.js';
 
+// Unique in the instance, across its tenants: the answer says neither where nor whose, so that a tenant-bound caller
+// learns no more than that the value cannot be used (docs/security.md).
 const CONFLICTS = {
-  ux_users_email: 'A user with this user_email already exists in the instance',
-  ux_users_name: 'A user with this user_name already exists in the instance',
-  ux_users_phone: 'A user with this user_phone already exists in the instance',
+  ux_users_email: 'This user_email is not available',
+  ux_users_name: 'This user_name is not available',
+  ux_users_phone: 'This user_phone is not available',
 };
 
 /** `+976 9911-2233` -> `+97699112233`; a number that is not E.164 afterwards is 400. */

@@ -1,11 +1,12 @@
 import { wants } from '@gatehouse/query';
 import { Db, isUuid, listPage, Params, type ListPage, type Sql, withConflicts } from '@gatehouse/db';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { forbidden, invalidRequest } from '@gatehouse/errors';
 import {
   RESOURCES_READ_SECRETS,
   SECRET_BOX,
+  sealedIn,
   type AppMetadataEntry,
   type SecretBox,
 } from '@gatehouse/identity-data';
@@ -119,12 +120,14 @@ export class ResourcesService {
     const secret = this.secretFor(alg, md.signing_secret, null);
     return this.db.transaction(async (m) => {
       const tenantId = await tenantForNewRecord(m, access, undefined);
+      // the id is made here: the sealed signing secret is bound to it
+      const id = randomUUID();
       const [row] = await withConflicts(CONFLICTS, () =>
         m.rows<{ id: string }>(
-          `INSERT INTO resources (instance_id, tenant_id, resource_type, resource_name, resource_description,
+          `INSERT INTO resources (id, instance_id, tenant_id, resource_type, resource_name, resource_description,
                                   identifier_url, signing_algorithm, signing_secret_enc, token_lifetime, rbac_enabled,
                                   skip_consent_for_first_party, app_metadata, created_by, updated_by)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::jsonb, $13, $13)
+           VALUES ($14, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::jsonb, $13, $13)
            RETURNING id`,
           [
             access.instanceId,
@@ -134,12 +137,13 @@ export class ResourcesService {
             input.resource_description ?? null,
             md.identifier_url ?? null,
             alg,
-            this.box.encryptNullable(secret),
+            this.box.encryptNullable(secret, sealedIn.resourceSigningSecret(id)),
             md.token_lifetime ?? 86400,
             md.rbac_enabled ?? false,
             md.skip_consent_for_first_party ?? true,
             JSON.stringify(input.app_metadata ?? []),
             access.actor,
+            id,
           ],
         ),
       );
@@ -166,7 +170,7 @@ export class ResourcesService {
       };
       this.protect(cur, next, md.signing_secret !== undefined);
       const currentSecret =
-        cur.signing_algorithm === 'HS256' ? this.openSecret(cur.signing_secret_enc) : null;
+        cur.signing_algorithm === 'HS256' ? this.openSecret(cur.id, cur.signing_secret_enc) : null;
       const secret = this.secretFor(next.signing_algorithm, md.signing_secret, currentSecret);
       await withConflicts(CONFLICTS, () =>
         m.exec(
@@ -181,7 +185,9 @@ export class ResourcesService {
             next.resource_description,
             next.identifier_url,
             next.signing_algorithm,
-            secret === currentSecret ? cur.signing_secret_enc : this.box.encryptNullable(secret),
+            secret === currentSecret
+              ? cur.signing_secret_enc
+              : this.box.encryptNullable(secret, sealedIn.resourceSigningSecret(cur.id)),
             next.token_lifetime,
             next.rbac_enabled,
             next.skip_consent_for_first_party,
@@ -234,9 +240,9 @@ export class ResourcesService {
     return given ?? current ?? newSigningSecret();
   }
 
-  private openSecret(sealed: string | null): string | null {
+  private openSecret(id: string, sealed: string | null): string | null {
     try {
-      return this.box.decryptNullable(sealed);
+      return this.box.decryptNullable(sealed, sealedIn.resourceSigningSecret(id));
     } catch {
       return null;
     }
@@ -256,7 +262,7 @@ export class ResourcesService {
     const row = await findResource(db, access, id, { aggregations: wants(read.fields, 'aggregations') });
     let secret: string | null | undefined;
     if (showSecret || holds(access, RESOURCES_READ_SECRETS)) {
-      secret = row.signing_algorithm === 'HS256' ? this.openSecret(row.signing_secret_enc) : null;
+      secret = row.signing_algorithm === 'HS256' ? this.openSecret(row.id, row.signing_secret_enc) : null;
     }
     const rec = this.withAggregations(resourceRecord(row, secret), row);
     await this.embedChildren(db, access, [rec], read);

@@ -53,10 +53,12 @@ export interface UserInput {
   tenant_id?: string | null;
 }
 
+// Unique in the instance, across its tenants: the answer says neither where nor whose, so that a tenant-bound caller
+// learns no more than that the value cannot be used (docs/security.md).
 const CONFLICTS = {
-  ux_users_email: 'A user with this user_email already exists in the instance',
-  ux_users_name: 'A user with this user_name already exists in the instance',
-  ux_users_phone: 'A user with this user_phone already exists in the instance',
+  ux_users_email: 'This user_email is not available',
+  ux_users_name: 'This user_name is not available',
+  ux_users_phone: 'This user_phone is not available',
 };
 
 /** `+976 9911-2233` -> `+97699112233`; a number that is not E.164 afterwards is 400. */

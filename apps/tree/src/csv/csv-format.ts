@@ -10,7 +10,10 @@ import { NO_CONTROL_CHARS } from '../common/validators.js';
  *   version that keeps its nodes) of a node already in the version; lines may come in any order;
  * - `<lang>` is `en_US`, `en_UK` or `mn_MN` (`mn-MN` accepted): the node's translation in that language;
  * - export writes parents before children (depth-first, siblings in creation order) and a translation column pair
- *   for each language used in the version; metadata and `enabled` are not part of the format.
+ *   for each language used in the version; metadata and `enabled` are not part of the format;
+ * - a value starting with = + - @, tab or CR (after any apostrophes) is exported with a leading `'`, so that a
+ *   spreadsheet shows it as text instead of running it (OWASP, CSV injection); import drops one leading `'` before
+ *   such a value, so an export imports back exactly.
  */
 export const BASE_COLUMNS = ['code', 'parent_code', 'name', 'description'] as const;
 
@@ -100,13 +103,35 @@ export function lineProblems(fields: string[], layout: CsvLayout): string[] {
 const NEEDS_QUOTES = /[",\r\n]/;
 
 /**
- * One CSV line of the exchange format, `\n`-terminated: a field is quoted (inner quotes doubled) when it holds a
- * quote, a comma or a line break, as RFC 4180 asks, and written as it is otherwise (null: empty).
+ * A value a spreadsheet would run as a formula (OWASP "CSV injection": a first character of = + - @, tab or CR),
+ * possibly behind apostrophes already: such a value is exported with one more leading apostrophe.
+ */
+const FORMULA_LIKE = /^'*[=+\-@\t\r]/;
+/** An exported (or hand-escaped) cell: an apostrophe before a formula-like value; import drops that apostrophe. */
+const ESCAPED_FORMULA = /^'+[=+\-@\t\r]/;
+
+/** The cell written for a value: `'` + value when the value is formula-like (see FORMULA_LIKE). */
+export function escapeFormula(value: string): string {
+  return FORMULA_LIKE.test(value) ? `'${value}` : value;
+}
+
+/**
+ * The value of an imported cell: one leading apostrophe dropped when what follows is formula-like, so an export
+ * imports back exactly; any other cell (a lone leading apostrophe included) is the value as written.
+ */
+export function unescapeFormula(cell: string): string {
+  return ESCAPED_FORMULA.test(cell) ? cell.slice(1) : cell;
+}
+
+/**
+ * One CSV line of the exchange format, `\n`-terminated: a formula-like value gets a leading apostrophe
+ * (escapeFormula), then a field is quoted (inner quotes doubled) when it holds a quote, a comma or a line break, as
+ * RFC 4180 asks, and written as it is otherwise (null: empty).
  */
 export function csvLine(fields: readonly (string | null)[]): string {
   let line = '';
   for (let i = 0; i < fields.length; i++) {
-    const v = fields[i] ?? '';
+    const v = escapeFormula(fields[i] ?? '');
     if (i > 0) line += ',';
     line += NEEDS_QUOTES.test(v) ? `"${v.replace(/"/g, '""')}"` : v;
   }

@@ -24,7 +24,10 @@ import { CsvService } from './csv.service.js';
 const FORMAT =
   'Format (RFC 4180, UTF-8): header `code,parent_code,name,description` plus optional `name@<lang>` / ' +
   '`description@<lang>` pairs (`en_US`, `en_UK`, `mn_MN`) holding node translations; one node per line; ' +
-  '`parent_code` empty for a root. Metadata and `enabled` are not part of the format.';
+  '`parent_code` empty for a root. Metadata and `enabled` are not part of the format. A value starting (after ' +
+  "any apostrophes) with `=`, `+`, `-`, `@`, a tab or a carriage return is exported with one leading `'` (no " +
+  "spreadsheet runs it as a formula: OWASP, CSV injection); import drops one leading `'` before such a value, so an " +
+  "export imports back exactly (`'=x` is read as `=x`; a lone leading `'`, as in `'abc`, is kept).";
 
 @ApiTags('CSV exchange')
 @Controller('api/v1/trees/:tree_code/versions/:tree_version')

@@ -11,7 +11,14 @@ import type { InstanceKey } from '../common/instance.js';
 import { allowBulkStatements } from '../common/tree-db.js';
 import { ChunkWriter } from '../common/stream.js';
 import { type NodePath } from '../nodes/paths.js';
-import { BASE_COLUMNS, csvLine, lineProblems, parseHeader, type CsvLayout } from './csv-format.js';
+import {
+  BASE_COLUMNS,
+  csvLine,
+  lineProblems,
+  parseHeader,
+  unescapeFormula,
+  type CsvLayout,
+} from './csv-format.js';
 
 /** Rows per INSERT into the staging table while the upload streams in. */
 const LOAD_BATCH = 5000;
@@ -307,14 +314,16 @@ export class CsvService {
     };
     try {
       for await (const item of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
-        const { record, info } = item;
+        const { info } = item;
         if (!layout) {
-          const header = parseHeader(record);
+          const header = parseHeader(item.record);
           if (!header.layout)
             throw failure(header.problems.map((message) => ({ line: info.lines, message })));
           layout = header.layout;
           continue;
         }
+        // the apostrophe export puts before a formula-like value is not part of the value
+        const record = item.record.map(unescapeFormula);
         const found = lineProblems(record, layout);
         if (found.length > 0) {
           problems.push({ line: info.lines, message: found.join('; ') });

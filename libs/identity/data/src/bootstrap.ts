@@ -1,9 +1,11 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { chmodSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import type { Sql } from '@gatehouse/db';
 import type { AppMetadataEntry } from './entities/audit.js';
 import type { InstanceSettings } from './entities/instance.entity.js';
 import { DEFAULT_PASSWORD_VALIDATORS, hashPassword } from './passwords.js';
-import { loadSecretBox, type SecretBox, type SecretBoxEnv } from './secret-box.js';
+import { loadSecretBox, sealedIn, type SecretBox, type SecretBoxEnv } from './secret-box.js';
 import { SYSTEM_RESOURCES } from './system.js';
 import {
   addScopesToInstanceAdminRole,
@@ -19,6 +21,8 @@ export interface BootstrapEnv extends SecretBoxEnv {
   BOOTSTRAP_CLIENT_SECRET?: string;
   BOOTSTRAP_ADMIN_EMAIL?: string;
   BOOTSTRAP_ADMIN_PASSWORD?: string;
+  /** Write generated credentials to this file (relative: in DATA_DIR, mode 0600) and print only its path. */
+  BOOTSTRAP_SECRETS_FILE?: string;
 }
 
 /** The part of a logger bootstrap uses (a pino logger fits). Secrets are never passed to it. */
@@ -110,7 +114,18 @@ export async function bootstrapIdentity(
 
   if (result.seeded) {
     log.info(`bootstrap: seeded default instance ${result.instanceId}, default client ${result.clientId}`);
-    if (result.printable.length) (opts.print ?? ((t) => process.stdout.write(t)))(frame(result.printable));
+    if (result.printable.length) {
+      const print = opts.print ?? ((t) => process.stdout.write(t));
+      if (env.BOOTSTRAP_SECRETS_FILE) {
+        const file = writeSecretsFile(
+          path.resolve(env.DATA_DIR, env.BOOTSTRAP_SECRETS_FILE),
+          frame(result.printable),
+        );
+        print(fileNotice(file));
+      } else {
+        print(frame(result.printable));
+      }
+    }
   }
   const { printable: _printable, ...out } = result;
   return out;
@@ -266,7 +281,7 @@ export async function seedInstance(m: Sql, spec: NewInstance, box: SecretBox): P
       spec.isDefault
         ? 'Created at first start; manages this instance. It cannot be deleted.'
         : 'Created with the instance; manages this instance. It cannot be deleted.',
-      box.encrypt(clientSecret),
+      box.encrypt(clientSecret, sealedIn.clientSecret(clientId)),
       JSON.stringify({ grant_types: ['client_credentials'] }),
       actor,
     ],
@@ -352,6 +367,33 @@ function frame(lines: [string, string][]): string {
     '',
     '  Store them now. To choose them yourself on an empty database, set BOOTSTRAP_CLIENT_ID,',
     '  BOOTSTRAP_CLIENT_SECRET, BOOTSTRAP_ADMIN_EMAIL and BOOTSTRAP_ADMIN_PASSWORD.',
+    bar,
+    '',
+  ].join('\n');
+}
+
+/**
+ * The credentials into `file`, readable by this user only: written to a private temporary file (mode 0600 from its
+ * creation) and renamed over any older one (an earlier database's), so no moment exposes them to other users.
+ */
+function writeSecretsFile(file: string, text: string): string {
+  mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  writeFileSync(tmp, text, { mode: 0o600, flag: 'wx' });
+  chmodSync(tmp, 0o600);
+  renameSync(tmp, file);
+  return file;
+}
+
+function fileNotice(file: string): string {
+  const bar = '='.repeat(78);
+  return [
+    '',
+    bar,
+    '  Gatehouse first start: generated bootstrap credentials written to',
+    `  ${file} (mode 0600, written once, never again)`,
+    bar,
+    '  Read them, store them elsewhere, then delete the file.',
     bar,
     '',
   ].join('\n');

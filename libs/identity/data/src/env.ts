@@ -40,6 +40,11 @@ export const identityDataEnv = {
     pattern: /^[^\s@]+@[^\s@]+$/,
     description: 'e-mail of the admin user created on first start (default admin@gatehouse.local)',
   }),
+  BOOTSTRAP_SECRETS_FILE: env.str({
+    optional: true,
+    description:
+      'file (relative: in DATA_DIR) that gets the credentials generated on first start, mode 0600, printing only its path; unset: standard output (npm start: bootstrap-secrets.txt)',
+  }),
   BOOTSTRAP_ADMIN_PASSWORD: env.str({
     optional: true,
     secret: true,

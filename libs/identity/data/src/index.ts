@@ -1,6 +1,7 @@
 export * from './entities/index.js';
 export { identityMigrations, IdentitySchema1790000000000 } from './migrations/index.js';
 export * from './secret-box.js';
+export * from './reseal.js';
 export * from './passwords.js';
 export * from './lockout.js';
 export * from './account-takeover.js';

@@ -2,7 +2,10 @@ import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes }
 import { chmodSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
-const VERSION = 'gh1';
+/** Sealed bound to its place (table, column, row): the binding is AES-GCM's additional data. */
+const VERSION = 'gh2';
+/** The earlier format, bound to nothing: opened only by the re-seal at start (see resealUnboundSecrets). */
+const UNBOUND_VERSION = 'gh1';
 const KEY_BYTES = 32;
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
@@ -32,22 +35,45 @@ export function parseKey(raw: string, name = 'key'): Buffer {
 }
 
 /**
- * Secrets at rest: AES-256-GCM with a random 96-bit IV per message.
- * Ciphertext format: `gh1.<kid>.<iv>.<ciphertext>.<tag>` (base64url parts). `kid` selects the key on decryption, so
- * old keys can stay readable while new data is sealed with the current key (rotation: pass the old keys as
- * `previous`). Secrets never appear in error messages, and the box itself never logs.
+ * Where a sealed value lives, its AES-GCM additional data: a value copied into another row or column (by someone who
+ * can write the table but not read the key) no longer opens there. Ids are UUIDs, compared lower-case.
+ */
+export const sealedIn = {
+  clientSecret: (clientId: string) => `clients.client_secret_enc:${clientId.toLowerCase()}`,
+  resourceSigningSecret: (resourceId: string) => `resources.signing_secret_enc:${resourceId.toLowerCase()}`,
+  identityProviderSecret: (providerId: string) =>
+    `tenant_identity_providers.client_secret_enc:${providerId.toLowerCase()}`,
+  signingKey: (kid: string) => `signing_keys.private_jwk_enc:${kid}`,
+};
+
+/**
+ * Secrets at rest: AES-256-GCM with a random 96-bit IV per message, bound to where they are stored.
+ * Ciphertext format: `gh2.<kid>.<iv>.<ciphertext>.<tag>` (base64url parts), sealed with additional data naming its
+ * table, column and row (`sealedIn`): opening it elsewhere fails authentication. `kid` selects the key on
+ * decryption, so old keys can stay readable while new data is sealed with the current key (rotation: pass the old
+ * keys as `previous`). The unbound `gh1.` format of earlier releases opens only in a box made by `acceptingUnbound()`
+ * (the re-seal at start). Secrets never appear in error messages, and the box itself never logs.
  */
 export class SecretBox {
   private readonly current: { id: string; key: Buffer };
   private readonly keys = new Map<string, Buffer>();
 
-  constructor(currentKey: Buffer, previousKeys: Buffer[] = []) {
+  constructor(
+    currentKey: Buffer,
+    private readonly previousKeys: Buffer[] = [],
+    private readonly unbound: 'refuse' | 'accept' = 'refuse',
+  ) {
     if (currentKey.length !== KEY_BYTES) throw new SecretBoxError(`key must be ${KEY_BYTES} bytes`);
     this.current = { id: keyId(currentKey), key: currentKey };
     for (const k of [currentKey, ...previousKeys]) {
       if (k.length !== KEY_BYTES) throw new SecretBoxError(`key must be ${KEY_BYTES} bytes`);
       this.keys.set(keyId(k), k);
     }
+  }
+
+  /** The same keys, also opening the unbound `gh1.` format (for re-sealing it, nothing else). */
+  acceptingUnbound(): SecretBox {
+    return new SecretBox(this.current.key, this.previousKeys, 'accept');
   }
 
   /**
@@ -66,9 +92,11 @@ export class SecretBox {
     return this.current.id;
   }
 
-  encrypt(plaintext: string): string {
+  /** Seal `plaintext` for the place `binding` names (see `sealedIn`). */
+  encrypt(plaintext: string, binding: string): string {
     const iv = randomBytes(IV_BYTES);
     const cipher = createCipheriv('aes-256-gcm', this.current.key, iv);
+    cipher.setAAD(Buffer.from(binding, 'utf8'));
     const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
     const tag = cipher.getAuthTag();
     return [
@@ -80,9 +108,18 @@ export class SecretBox {
     ].join('.');
   }
 
-  decrypt(sealed: string): string {
+  /** Open a value sealed for the place `binding` names; sealed for another place: SecretBoxError. */
+  decrypt(sealed: string, binding: string): string {
     const parts = sealed.split('.');
-    if (parts.length !== 5 || parts[0] !== VERSION) throw new SecretBoxError('not a sealed secret');
+    const bound = parts[0] === VERSION;
+    const unbound = parts[0] === UNBOUND_VERSION && this.unbound === 'accept';
+    if (parts.length !== 5 || !(bound || unbound)) {
+      throw new SecretBoxError(
+        parts[0] === UNBOUND_VERSION
+          ? 'sealed in the unbound format: not re-sealed yet'
+          : 'not a sealed secret',
+      );
+    }
     const [, kid, ivPart, bodyPart, tagPart] = parts;
     const key = this.keys.get(kid);
     if (!key) throw new SecretBoxError(`sealed with an unknown key (kid ${kid})`);
@@ -92,6 +129,7 @@ export class SecretBox {
     try {
       const decipher = createDecipheriv('aes-256-gcm', key, iv, { authTagLength: TAG_BYTES });
       decipher.setAuthTag(tag);
+      if (bound) decipher.setAAD(Buffer.from(binding, 'utf8'));
       return Buffer.concat([decipher.update(Buffer.from(bodyPart, 'base64url')), decipher.final()]).toString(
         'utf8',
       );
@@ -101,12 +139,12 @@ export class SecretBox {
   }
 
   /** Encrypt, passing null/undefined through (nullable columns). */
-  encryptNullable(plaintext: string | null | undefined): string | null {
-    return plaintext == null ? null : this.encrypt(plaintext);
+  encryptNullable(plaintext: string | null | undefined, binding: string): string | null {
+    return plaintext == null ? null : this.encrypt(plaintext, binding);
   }
 
-  decryptNullable(sealed: string | null | undefined): string | null {
-    return sealed == null ? null : this.decrypt(sealed);
+  decryptNullable(sealed: string | null | undefined, binding: string): string | null {
+    return sealed == null ? null : this.decrypt(sealed, binding);
   }
 
   /** Never print key material (console.log, util.inspect, JSON). */

@@ -2,7 +2,7 @@ import { isUuid, type Sql } from '@gatehouse/db';
 import { getMetadataArgsStorage } from 'typeorm';
 import type { ClientMetadata } from './entities/client.entity.js';
 import { User } from './entities/user.entity.js';
-import type { SecretBox } from './secret-box.js';
+import { sealedIn, type SecretBox } from './secret-box.js';
 
 /** What the token server needs to know about a client (secret decrypted). */
 export interface OidcClientRecord {
@@ -60,7 +60,7 @@ export async function findClientForOidc(
     tenantId: r.tenant_id,
     clientName: r.client_name,
     clientType: r.client_type,
-    clientSecret: box.decryptNullable(r.client_secret_enc),
+    clientSecret: box.decryptNullable(r.client_secret_enc, sealedIn.clientSecret(r.id)),
     clientSecretExpiresAt: r.client_secret_expires_at,
     grantTypes: Array.isArray(metadata.grant_types)
       ? metadata.grant_types.filter((g) => typeof g === 'string')
@@ -119,7 +119,9 @@ function toResource(r: ResourceRow, box?: SecretBox): OidcResourceRecord {
     identifierUrl: r.identifier_url,
     isSystem: r.is_system,
     signingAlgorithm: r.signing_algorithm,
-    signingSecret: box ? box.decryptNullable(r.signing_secret_enc) : null,
+    signingSecret: box
+      ? box.decryptNullable(r.signing_secret_enc, sealedIn.resourceSigningSecret(r.id))
+      : null,
     tokenLifetime: r.token_lifetime,
     rbacEnabled: r.rbac_enabled,
     scopesAdded: r.scopes_added,

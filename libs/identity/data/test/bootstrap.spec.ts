@@ -1,6 +1,6 @@
 import type { Db } from '@gatehouse/db';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TestDatabase } from '@gatehouse/testing';
@@ -253,5 +253,57 @@ describe('bootstrapIdentity from two processes at once', () => {
       users: 1,
       markers: 1,
     });
+  });
+});
+
+describe('hole 10: bootstrap secrets go to standard output only', () => {
+  let db: TestDatabase;
+  let ds: Db;
+  let dataDir: string;
+
+  beforeAll(async () => {
+    db = await identityTestDatabase();
+    ds = await openDb(db.url);
+    dataDir = mkdtempSync(path.join(tmpdir(), 'gh-bootstrap-file-'));
+  });
+  afterAll(async () => {
+    await ds?.close();
+    await db?.drop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('BOOTSTRAP_SECRETS_FILE: the generated secrets go to a 0600 file in DATA_DIR, standard output names the file', async () => {
+    const printed: string[] = [];
+    const log = silent();
+    const env = { DATA_DIR: dataDir, BOOTSTRAP_SECRETS_FILE: 'bootstrap-secrets.txt' };
+    const first = await bootstrapIdentity(ds, env, log, { print: (t) => printed.push(t) });
+    expect(first.seeded).toBe(true);
+    const file = path.join(dataDir, 'bootstrap-secrets.txt');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    const text = readFileSync(file, 'utf8');
+
+    const secret = (await findClientForOidc(ds, first.clientId, loadSecretBox(env).box))!.clientSecret!;
+    expect(text).toContain(first.clientId);
+    expect(text).toContain(secret);
+    const password = /admin password:\s+(\S+)/.exec(text)![1];
+    const [admin] = await ds.rows<{ password_hash: string }>(
+      `SELECT password_hash FROM users WHERE id = $1`,
+      [first.adminUserId],
+    );
+    expect(await verifyPassword(admin.password_hash, password)).toBe(true);
+
+    // standard output: the file's path, never a secret
+    expect(printed).toHaveLength(1);
+    expect(printed[0]).toContain(file);
+    expect(printed[0]).not.toContain(secret);
+    expect(printed[0]).not.toContain(password);
+    expect(log.lines.join('\n')).not.toContain(secret);
+
+    // a restart neither prints nor rewrites
+    rmSync(file);
+    const again = await bootstrapIdentity(ds, env, log, { print: (t) => printed.push(t) });
+    expect(again.seeded).toBe(false);
+    expect(printed).toHaveLength(1);
+    expect(() => statSync(file)).toThrow();
   });
 });

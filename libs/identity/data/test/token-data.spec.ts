@@ -1,5 +1,5 @@
 import type { Db } from '@gatehouse/db';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { TestDatabase } from '@gatehouse/testing';
 import {
   bootstrapIdentity,
@@ -17,6 +17,7 @@ import {
   registerFailedLogin,
   resetFailedLogins,
   SecretBox,
+  sealedIn,
   TREE_AUDIENCE,
   type BootstrapResult,
 } from '../src/index.js';
@@ -46,14 +47,16 @@ describe('token-server reads', () => {
   });
 
   it('findClientForOidc: decrypted secret and grant types; null for unknown or malformed ids', async () => {
+    const newId = randomUUID();
     const id = await one(
-      `INSERT INTO clients (instance_id, client_name, client_secret_enc, client_metadata, is_public)
-       VALUES ($1, $2, $3, $4::jsonb, false) RETURNING id`,
+      `INSERT INTO clients (id, instance_id, client_name, client_secret_enc, client_metadata, is_public)
+       VALUES ($5, $1, $2, $3, $4::jsonb, false) RETURNING id`,
       [
         boot.instanceId,
         uniq('web'),
-        box.encrypt('s3cret-value'),
+        box.encrypt('s3cret-value', sealedIn.clientSecret(newId)),
         JSON.stringify({ grant_types: ['password', 'refresh_token', 7] }),
+        newId,
       ],
     );
     const c = await findClientForOidc(ds, id, box);
@@ -89,11 +92,12 @@ describe('token-server reads', () => {
 
     // An HS256 resource with a sealed signing secret, authorized to a client with one scope granted.
     const url = `https://${uniq('api')}.example`;
+    const newRid = randomUUID();
     const rid = await one(
-      `INSERT INTO resources (instance_id, resource_type, resource_name, identifier_url, signing_algorithm,
+      `INSERT INTO resources (id, instance_id, resource_type, resource_name, identifier_url, signing_algorithm,
                               signing_secret_enc, token_lifetime)
-       VALUES ($1, 'api', 'hs', $2, 'HS256', $3, 600) RETURNING id`,
-      [boot.instanceId, url, box.encrypt('hs-secret')],
+       VALUES ($4, $1, 'api', 'hs', $2, 'HS256', $3, 600) RETURNING id`,
+      [boot.instanceId, url, box.encrypt('hs-secret', sealedIn.resourceSigningSecret(newRid)), newRid],
     );
     const sRead = await one(
       `INSERT INTO scopes (instance_id, resource_id, scope_name) VALUES ($1, $2, 'read') RETURNING id`,

@@ -167,3 +167,36 @@ describe('OpenAPI', () => {
     expect(res.text).toContain('swagger');
   });
 });
+
+describe('hole 10: /docs (Swagger UI) has no security headers', () => {
+  let app: NestExpressApplication;
+  beforeAll(async () => {
+    app = await makeApp();
+  });
+  afterAll(() => app.close());
+
+  it('the page, its scripts and the document: CSP Swagger UI works under, no framing, nosniff', async () => {
+    for (const path of [
+      '/docs',
+      '/docs/swagger-ui-init.js',
+      '/docs/swagger-ui-bundle.js',
+      '/docs/openapi.json',
+    ]) {
+      const res = await request(app.getHttpServer()).get(path);
+      expect([path, res.status]).toEqual([path, 200]);
+      expect([path, res.headers['x-frame-options']]).toEqual([path, 'DENY']);
+      expect([path, res.headers['x-content-type-options']]).toEqual([path, 'nosniff']);
+      expect([path, res.headers['referrer-policy']]).toEqual([path, 'no-referrer']);
+      const csp = String(res.headers['content-security-policy'] ?? '');
+      expect(csp).toContain("default-src 'none'");
+      expect(csp).toContain("frame-ancestors 'none'");
+      // Swagger UI loads its own scripts; no inline script, no eval
+      expect(csp).toContain("script-src 'self';");
+      expect(csp).not.toMatch(/script-src[^;]*unsafe/);
+      expect(csp).toContain("connect-src 'self'");
+    }
+    // the page has no inline script for the CSP to block (its init code is a file)
+    const page = await request(app.getHttpServer()).get('/docs').expect(200);
+    expect(page.text).not.toMatch(/<script>/);
+  });
+});
