@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { pino, type Logger } from 'pino';
 import { SMTPServer } from 'smtp-server';
 import { HTTP_FOUNDATION, type HttpFoundation } from '@gatehouse/http';
-import { seedInstance } from '@gatehouse/identity-data';
+import { sealedIn, seedInstance } from '@gatehouse/identity-data';
 import { eventually } from '@gatehouse/testing';
 import { startAuth, type AuthHarness } from './support/auth-app.js';
 import { actionOf, BrowserAgent, fieldOf } from './support/browser-agent.js';
@@ -145,7 +145,12 @@ describe('hole 5: one-time codes re-issued without limit', () => {
     await fx.ds.exec(
       `INSERT INTO clients (id, instance_id, client_name, client_secret_enc, client_metadata)
        VALUES ($1, $2, 'b-otp', $3, $4::jsonb)`,
-      [otherClient.id, b.instanceId, fx.box.encrypt(otherClient.secret), '{"grant_types":["otp"]}'],
+      [
+        otherClient.id,
+        b.instanceId,
+        fx.box.encrypt(otherClient.secret, sealedIn.clientSecret(otherClient.id)),
+        '{"grant_types":["otp"]}',
+      ],
     );
     await fx.ds.exec(`INSERT INTO users (instance_id, user_email, email_verified) VALUES ($1, $2, true)`, [
       b.instanceId,
