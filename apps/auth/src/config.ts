@@ -79,5 +79,17 @@ export const authEnv = {
       'longest a cached identity row is kept, in milliseconds (invalidation is exact through the change feed and ' +
       'its settle protocol; this only bounds memory of unchanged rows); 0 turns the cache off',
   }),
+  SIGNUP_MAX_PER_ADDRESS_PER_HOUR: env.int({
+    default: 10,
+    min: 0,
+    description:
+      'sign-ups (POST /signup and the sign-up page) accepted per source address and instance in one clock hour; more get 429 (0: no limit)',
+  }),
+  SIGNUP_MAX_PER_INSTANCE_PER_MINUTE: env.int({
+    default: 100,
+    min: 0,
+    description:
+      'sign-ups accepted per instance in one clock minute, whatever their source (a ceiling on the mail a crowd of addresses can cause); more get 429 (0: no limit)',
+  }),
   ...deliveryEnv,
 };

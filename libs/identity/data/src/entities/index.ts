@@ -18,6 +18,7 @@ import { TenantAdmin } from './tenant-admin.entity.js';
 import { TenantIdentityProvider } from './identity-provider.entity.js';
 import { InstanceAdmin } from './instance-admin.entity.js';
 import { Ticket } from './ticket.entity.js';
+import { DeliveryOutboxMessage, SignupCounter } from './delivery-outbox.entity.js';
 
 export * from './audit.js';
 export * from './instance.entity.js';
@@ -40,6 +41,7 @@ export * from './tenant-admin.entity.js';
 export * from './identity-provider.entity.js';
 export * from './instance-admin.entity.js';
 export * from './ticket.entity.js';
+export * from './delivery-outbox.entity.js';
 
 /** Every entity of the identity data model (apps/auth and apps/identity both register all of them). */
 export const identityEntities = [
@@ -70,4 +72,6 @@ export const identityEntities = [
   TenantIdentityProvider,
   InstanceAdmin,
   Ticket,
+  DeliveryOutboxMessage,
+  SignupCounter,
 ];

@@ -9,6 +9,7 @@ import { Tickets1790000520000 } from './1790000520000-tickets.js';
 import { Instances1790000530000 } from './1790000530000-instances.js';
 import { TokenServerSpeed1790000600000 } from './1790000600000-token-server-speed.js';
 import { CacheSubscribers1790000700000 } from './1790000700000-cache-subscribers.js';
+import { DeliveryOutbox1795706191082 } from './1795706191082-delivery-outbox.js';
 
 export {
   IdentitySchema1790000000000,
@@ -22,6 +23,7 @@ export {
   Instances1790000530000,
   TokenServerSpeed1790000600000,
   CacheSubscribers1790000700000,
+  DeliveryOutbox1795706191082,
 };
 
 /** Every migration of the identity data model, in order (apps/auth and apps/identity run the same list). */
@@ -37,4 +39,5 @@ export const identityMigrations = [
   Instances1790000530000,
   TokenServerSpeed1790000600000,
   CacheSubscribers1790000700000,
+  DeliveryOutbox1795706191082,
 ];
