@@ -1,4 +1,26 @@
+import { isIPv4, isIPv6 } from 'node:net';
 import type { Sql } from '@gatehouse/db';
+
+/**
+ * The key an address is budgeted under: an IPv4 address (also IPv4-mapped IPv6) as is, an IPv6 address by its /64
+ * (one host usually holds a whole /64, so counting each address would multiply its budget).
+ */
+export function addressKey(source: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(source);
+  if (mapped && isIPv4(mapped[1])) return mapped[1];
+  if (!isIPv6(source)) return source;
+  const [head, tail] = source.toLowerCase().split('%')[0].split('::');
+  const left = head ? head.split(':') : [];
+  const right = tail !== undefined && tail ? tail.split(':') : [];
+  const groups =
+    tail === undefined
+      ? left
+      : [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`;
+}
 
 export interface SignupLimitsConfig {
   /** Sign-ups per source address and instance in one clock hour (0: no limit). */
@@ -24,7 +46,11 @@ export class SignupLimits {
     const { perAddressPerHour, perInstancePerMinute } = this.config;
     const buckets: { bucket: string; unit: 'hour' | 'minute'; limit: number }[] = [];
     if (perAddressPerHour > 0)
-      buckets.push({ bucket: `a:${instanceId}:${source}`, unit: 'hour', limit: perAddressPerHour });
+      buckets.push({
+        bucket: `a:${instanceId}:${addressKey(source)}`,
+        unit: 'hour',
+        limit: perAddressPerHour,
+      });
     if (perInstancePerMinute > 0)
       buckets.push({ bucket: `i:${instanceId}`, unit: 'minute', limit: perInstancePerMinute });
     if (!buckets.length) return undefined;
