@@ -253,9 +253,10 @@ export class Delivery {
   private async attempt(m: QueuedMessage): Promise<void> {
     const fields = { message_id: m.id, kind: m.kind, channel: m.channel, to: maskAddress(m.recipient) };
     let failure: DeliveryError | undefined;
+    let file: string | undefined;
     try {
       if (!m.payload) throw new DeliveryError('the message has no body', true, 'no body');
-      await this.send(m.channel, m.recipient, m.payload);
+      file = await this.send(m.channel, m.recipient, m.payload);
     } catch (err) {
       failure =
         err instanceof DeliveryError ? err : new DeliveryError((err as Error).message, false, 'error');
@@ -266,7 +267,8 @@ export class Delivery {
           WHERE id = $1 AND status = 'pending'`,
         [m.id],
       );
-      this.log.info({ ...fields, attempts: m.attempts }, 'message delivered');
+      // the development drop's file (the developer reads the message there, not in the log)
+      this.log.info({ ...fields, attempts: m.attempts, ...(file ? { file } : {}) }, 'message delivered');
       return;
     }
     if (failure.permanent || m.attempts >= this.maxAttempts) {
@@ -307,7 +309,7 @@ export class Delivery {
     channel: 'email' | 'sms',
     to: string,
     p: NonNullable<QueuedMessage['payload']>,
-  ): Promise<void> {
+  ): Promise<string | undefined> {
     if (channel === 'email') {
       if (!this.transport) return this.drop({ channel, to, subject: p.subject, text: p.text, html: p.html });
       try {
@@ -327,7 +329,7 @@ export class Delivery {
           smtp ? `smtp ${smtp}` : (e.code ?? 'error'),
         );
       }
-      return;
+      return undefined;
     }
     if (!this.env.SMS_WEBHOOK_URL) return this.drop({ channel, to, text: p.text });
     let status = 0;
@@ -344,7 +346,7 @@ export class Delivery {
     } catch (err) {
       code = ((err as { cause?: { code?: string } }).cause?.code ?? (err as Error).name) || 'error';
     }
-    if (status >= 200 && status < 300) return;
+    if (status >= 200 && status < 300) return undefined;
     // a 4xx other than 408 and 429 is the gateway refusing this message: trying again cannot help
     const permanent = status >= 400 && status < 500 && status !== 408 && status !== 429;
     throw new DeliveryError(
@@ -355,12 +357,19 @@ export class Delivery {
   }
 
   /** Development without SMTP_URL / SMS_WEBHOOK_URL: the message as a JSON file in DATA_DIR/outbox/ (0600). */
-  private drop(message: { channel: string; to: string; subject?: string; text: string; html?: string }) {
+  private drop(message: {
+    channel: string;
+    to: string;
+    subject?: string;
+    text: string;
+    html?: string;
+  }): string {
     const dir = path.join(this.env.DATA_DIR, 'outbox');
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     const file = path.join(dir, `${Date.now()}-${randomBytes(4).toString('hex')}.json`);
     writeFileSync(file, JSON.stringify({ ...message, at: new Date().toISOString() }, null, 2), {
       mode: 0o600,
     });
+    return file;
   }
 }
