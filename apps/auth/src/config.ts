@@ -117,6 +117,18 @@ export const authEnv = {
     max: 1000,
     description: 'most one-time codes or sign-in links sent to one account or one address in an hour',
   }),
+  SIGNUP_MAX_PER_ADDRESS_PER_HOUR: env.int({
+    default: 10,
+    min: 0,
+    description:
+      'sign-ups (POST /signup and the sign-up page) accepted per source address and instance in one clock hour; more get 429 (0: no limit)',
+  }),
+  SIGNUP_MAX_PER_INSTANCE_PER_MINUTE: env.int({
+    default: 100,
+    min: 0,
+    description:
+      'sign-ups accepted per instance in one clock minute, whatever their source (a ceiling on the mail a crowd of addresses can cause); more get 429 (0: no limit)',
+  }),
   ...deliveryEnv,
   // identity providers' discovery documents and key sets (token exchange) are fetched under this policy
   ...outboundEnv,

@@ -422,7 +422,10 @@ API that acts in one tenant: its user's, or the tenant whose admin role gives it
     summary: 'Public sign-up',
     description:
       'For a client whose client_metadata.oauth.allow_signup is true: `client_id`, `email` or `phone`, `password` ' +
-      "(the instance's password_validators), optional profile -> 201 user (no secrets); an e-mail gets a verification link.",
+      "(the instance's password_validators), optional profile -> 201 user (no secrets); an e-mail gets a verification " +
+      'link, queued in the delivery outbox and sent after the answer. Sign-ups are limited per source address ' +
+      '(SIGNUP_MAX_PER_ADDRESS_PER_HOUR) and per instance (SIGNUP_MAX_PER_INSTANCE_PER_MINUTE): over a limit, 429 ' +
+      '`too_many_requests` with Retry-After.',
   })
   @ApiConsumes(...BOTH)
   @ApiResponse({ status: 201, description: 'The new user' })
@@ -430,8 +433,8 @@ API that acts in one tenant: its user's, or the tenant whose admin role gives it
   @ApiResponse({ status: 403, description: 'Sign-up is not allowed for this client', schema: oauthError })
   @ApiResponse({ status: 409, description: 'The e-mail or phone is taken', schema: oauthError })
   @ApiResponse({
-    status: 503,
-    description: 'The verification message could not be delivered',
+    status: 429,
+    description: 'Too many sign-ups from this address or in this instance (Retry-After)',
     schema: oauthError,
   })
   signup(): never {

@@ -36,6 +36,7 @@ import {
   PasswordlessStart,
 } from './passwordless/passwordless.js';
 import { EMAIL_VERIFICATION_PATH, handleSignup, Signup, SIGNUP_PATH } from './signup/signup.js';
+import { SignupLimits } from './signup/signup-limits.js';
 import { messagePage, pageHeaders, pickLocale } from './interaction/pages.js';
 import { INTERACTION_PATH } from './interaction/pages.js';
 import {
@@ -123,6 +124,12 @@ export interface TokenServerEnv extends OutboundEnv {
   SMTP_URL?: string;
   SMTP_FROM: string;
   SMS_WEBHOOK_URL?: string;
+  DELIVERY_MAX_ATTEMPTS?: number;
+  DELIVERY_RETRY_BASE_MS?: number;
+  DELIVERY_POLL_MS?: number;
+  DELIVERY_RETENTION_DAYS?: number;
+  SIGNUP_MAX_PER_ADDRESS_PER_HOUR?: number;
+  SIGNUP_MAX_PER_INSTANCE_PER_MINUTE?: number;
 }
 
 export interface TokenServerOptions {
@@ -231,7 +238,7 @@ export class TokenServer {
     });
     this.codes = new OneTimeCodes(sql, opts.box.derive('otp'), otpPolicyOf(opts.env));
     this.upstreamKeys = new UpstreamKeys({ fetcher: outboundFetcherFromEnv(opts.env), log });
-    this.delivery = new Delivery(opts.env, log);
+    this.delivery = new Delivery(opts.env, log, sql, { queue: 'auth' });
     this.passwordless = new PasswordlessStart({
       data,
       sql,
@@ -239,7 +246,16 @@ export class TokenServer {
       delivery: this.delivery,
       issuer: this.issuer,
     });
-    this.signup = new Signup({ sql, codes: this.codes, delivery: this.delivery, issuer: this.issuer });
+    this.signup = new Signup({
+      sql,
+      codes: this.codes,
+      delivery: this.delivery,
+      issuer: this.issuer,
+      limits: new SignupLimits(sql, {
+        perAddressPerHour: opts.env.SIGNUP_MAX_PER_ADDRESS_PER_HOUR ?? 10,
+        perInstancePerMinute: opts.env.SIGNUP_MAX_PER_INSTANCE_PER_MINUTE ?? 100,
+      }),
+    });
     this.tickets = new TicketPages({
       sql,
       keys: opts.box.derive(TICKET_KEY_PURPOSE),
@@ -298,6 +314,8 @@ export class TokenServer {
     const server = new TokenServer(opts, sql, data, signingKeys, login, log, redis);
     server.feed = feed;
     server.install(await signingKeys.load());
+    // this process's delivery worker: the messages the token server queued (codes, links), sent after the answer
+    server.delivery.start();
 
     const every = (sec: number, fn: () => Promise<unknown>) => {
       const t = setInterval(() => {
@@ -312,6 +330,7 @@ export class TokenServer {
       const n = await purgeExpiredPayloads(sql);
       if (n) log.debug({ removed: n }, 'expired oidc artifacts purged');
       await server.codes.purge();
+      await server.signup.purgeCounters();
       await purgeTickets(sql);
       const f = await purgeLoginFailures(sql);
       if (f) log.debug({ removed: f }, 'stale login failure counts purged');
@@ -520,7 +539,8 @@ export class TokenServer {
       throw err;
     }
     if (path === PASSWORDLESS_START_PATH) return this.passwordless.handle(req, res, params);
-    if (path === SIGNUP_PATH) return handleSignup(this.signup, this.data, res, req, params);
+    if (path === SIGNUP_PATH)
+      return handleSignup(this.signup, this.data, res, req, params, this.provider.proxy);
     if (path === ROUTES.introspection) {
       return handleIntrospection(this.tokenInfo, req, res, params, this.issuer);
     }
@@ -677,7 +697,7 @@ export class TokenServer {
 
   async close(): Promise<void> {
     for (const t of this.timers) clearInterval(t);
-    this.delivery.close();
+    await this.delivery.close();
     this.timers.length = 0;
     await this.feed?.stop();
     await this.reloading?.catch(() => undefined);

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as oidc from 'openid-client';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { eventually } from '@gatehouse/testing';
 import { startAuth, type AuthHarness } from './support/auth-app.js';
 import { Fixtures, type TestClient, type TestUser } from './support/fixtures.js';
 
@@ -340,8 +341,19 @@ async function relyingParty(issuer: string, client: TestClient) {
   const linkFor = async (p: Page, email: string) => {
     await p.goto(`${rp.base}/link?email=${encodeURIComponent(email)}`);
     expect(await p.textContent('#sent')).toBe('200');
+    // no delivery configured in this harness: the outbox worker writes the message to DATA_DIR/outbox/
     const outbox = path.join(h.dataDir, 'outbox');
-    const files = readdirSync(outbox).sort();
+    const links = () => {
+      try {
+        return readdirSync(outbox).filter((f) =>
+          readFileSync(path.join(outbox, f), 'utf8').includes('/passwordless/verify'),
+        );
+      } catch {
+        return [];
+      }
+    };
+    await eventually(() => links().length > 0, { what: 'the link in DATA_DIR/outbox/' });
+    const files = links().sort();
     const message = JSON.parse(readFileSync(path.join(outbox, files.at(-1)!), 'utf8')) as { text: string };
     return /(http:\/\/\S+\/passwordless\/verify\?token=[\w-]+)/.exec(message.text)![1];
   };

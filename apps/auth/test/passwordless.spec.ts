@@ -60,6 +60,7 @@ beforeAll(async () => {
     // (passwordless-limits.spec.ts)
     AUTH_OTP_SEND_INTERVAL_SEC: '0',
     AUTH_OTP_SENDS_PER_HOUR: '1000',
+    DELIVERY_RETRY_BASE_MS: '200',
   });
   fx = new Fixtures(h);
   client = await fx.client({ grantTypes: ['otp', 'refresh_token'] });
@@ -156,16 +157,26 @@ describe('passwordless one-time codes', () => {
     }
   });
 
-  it('a delivery failure is a 503 and leaves no code behind', async () => {
+  it('a delivery failure does not change the answer: the message is retried and sent once the gateway works', async () => {
     smsStatus = 500;
     try {
-      const rows = async () =>
-        Number((await fx.ds.one(`SELECT count(*) AS n FROM one_time_codes WHERE channel = 'sms'`))!.n);
-      const before = await rows();
+      const sent = () => texts.filter((t) => t.to === user.phone).length;
+      const before = sent();
       const res = await start(user.phone);
-      expect(res.status).toBe(503);
-      expect(res.body.error).toBe('temporarily_unavailable');
-      expect(await rows()).toBe(before);
+      expect(res.status).toBe(200);
+      await eventually(
+        async () =>
+          Number(
+            (await fx.ds.one(
+              `SELECT coalesce(max(attempts), 0) AS n FROM delivery_outbox
+                WHERE recipient = $1 AND status = 'pending'`,
+              [user.phone],
+            ))!.n,
+          ) >= 1,
+        { what: 'a failed try' },
+      );
+      smsStatus = 200;
+      await eventually(() => sent() > before, { timeoutMs: 10_000, what: 'the text message after a retry' });
     } finally {
       smsStatus = 200;
     }

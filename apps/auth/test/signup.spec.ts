@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import * as oidc from 'openid-client';
 import { SMTPServer } from 'smtp-server';
-import { eventually } from '@gatehouse/testing';
+import { eventually, getFreePort } from '@gatehouse/testing';
 import { startAuth, type AuthHarness } from './support/auth-app.js';
 import { BrowserAgent } from './support/browser-agent.js';
 import { Fixtures, type TestClient } from './support/fixtures.js';
@@ -107,11 +107,22 @@ describe('sign-up', () => {
     expect(phone).toMatchObject({ status: 201, body: { phone_number: '+97688112233' } });
   });
 
-  it('an e-mail that cannot be delivered is a 503 and no account is left', async () => {
+  it('the verification e-mail is sent after the answer: a refused recipient is 201, its outbox row failed', async () => {
     const email = `bounce-${Date.now()}@example.test`;
     const res = await signup({ client_id: open.id, email, password: 'long-enough-1' });
-    expect([res.status, res.body.error]).toEqual([503, 'temporarily_unavailable']);
-    expect(await users(email)).toBe(0);
+    expect(res.status).toBe(201);
+    expect(await users(email)).toBe(1);
+    // a permanent SMTP refusal is not retried; the row keeps no body (the link)
+    await eventually(
+      async () =>
+        (await fx.ds.one(`SELECT status FROM delivery_outbox WHERE recipient = $1`, [email]))?.status ===
+        'failed',
+      { what: 'the refused mail given up' },
+    );
+    const row = await fx.ds.one(`SELECT kind, payload, attempts FROM delivery_outbox WHERE recipient = $1`, [
+      email,
+    ]);
+    expect(row).toEqual({ kind: 'signup-verification', payload: null, attempts: 1 });
   });
 
   it('the sign-up page of /authorize creates the account and signs it in', async () => {
@@ -144,4 +155,141 @@ describe('sign-up', () => {
     const noSignup = await go(url.toString().replace(open.id, closed.id));
     expect(noSignup.html).not.toContain('/signup"');
   });
+});
+
+describe('hole 9: mail and SMS as a relay', () => {
+  // A token server of its own: low sign-up limits, a fast retry, and an SMTP server that this block stops and
+  // starts (a new smtp-server each time, on the same port). Behind a trusted proxy, each test signs up from its own
+  // forwarded address.
+  const relayed: { to: string; body: string }[] = [];
+  const relayServer = () =>
+    new SMTPServer({
+      authOptional: true,
+      disabledCommands: ['STARTTLS'],
+      logger: false,
+      onData(stream, session, done) {
+        let body = '';
+        stream.on('data', (d: Buffer) => (body += d.toString('utf8')));
+        stream.on('end', () => {
+          relayed.push({ to: session.envelope.rcptTo.map((r) => r.address).join(','), body });
+          done();
+        });
+      },
+    });
+  let relay: SMTPServer | undefined;
+  let port: number;
+  let h2: AuthHarness;
+  let fx2: Fixtures;
+  let client: TestClient;
+  const LIMIT = 4;
+
+  const startRelay = async () => {
+    relay = relayServer();
+    await new Promise<void>((r) => relay!.listen(port, '127.0.0.1', () => r()));
+  };
+  const stopRelay = async () => {
+    await new Promise<void>((r) => relay!.close(() => r()));
+    relay = undefined;
+  };
+  const signupFrom = (from: string, body: Record<string, string>) =>
+    fetch(`${h2.url}/signup`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-forwarded-for': from },
+      body: JSON.stringify(body),
+    }).then(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, unknown> }));
+
+  beforeAll(async () => {
+    port = await getFreePort();
+    await startRelay();
+    h2 = await startAuth({
+      SMTP_URL: `smtp://127.0.0.1:${port}`,
+      AUTH_TRUST_PROXY: 'true',
+      SIGNUP_MAX_PER_ADDRESS_PER_HOUR: String(LIMIT),
+      SIGNUP_MAX_PER_INSTANCE_PER_MINUTE: '1000',
+      DELIVERY_RETRY_BASE_MS: '200',
+      DELIVERY_POLL_MS: '100',
+    });
+    fx2 = new Fixtures(h2);
+    client = await fx2.client({
+      grantTypes: ['authorization_code'],
+      metadata: { oauth: { allow_signup: true }, urls: { callbacks: [CALLBACK] } },
+    });
+  });
+  afterAll(async () => {
+    await h2?.close();
+    if (relay) await stopRelay();
+  });
+
+  it('a burst of sign-ups from one address: at most the limit accepted (429 after), at most the limit of mails', async () => {
+    const run = Date.now();
+    const addresses = Array.from({ length: 12 }, (_, i) => `burst-${run}-${i}@example.test`);
+    const answers = await Promise.all(
+      addresses.map((email) =>
+        signupFrom('203.0.113.7', { client_id: client.id, email, password: 'long-enough-1' }),
+      ),
+    );
+    const accepted = answers.filter((a) => a.status === 201);
+    expect(accepted).toHaveLength(LIMIT);
+    for (const a of answers.filter((x) => x.status !== 201)) {
+      expect(a).toEqual({
+        status: 429,
+        body: expect.objectContaining({ error: 'too_many_requests', code: 'too_many_requests' }),
+      });
+    }
+    const ours = () => relayed.filter((m) => m.to.startsWith(`burst-${run}-`));
+    await eventually(() => ours().length === LIMIT, { timeoutMs: 10_000, what: 'the accepted mails' });
+    await new Promise((r) => setTimeout(r, 500));
+    expect(ours()).toHaveLength(LIMIT);
+    // another address is not blocked by this one
+    const other = await signupFrom('203.0.113.8', {
+      client_id: client.id,
+      email: `burst-other-${run}@example.test`,
+      password: 'long-enough-1',
+    });
+    expect(other.status).toBe(201);
+  }, 30_000);
+
+  it('a client name with CR/LF and <script> arrives escaped and trimmed', async () => {
+    const evil = await fx2.client({
+      grantTypes: ['authorization_code'],
+      metadata: { oauth: { allow_signup: true }, urls: { callbacks: [CALLBACK] } },
+    });
+    await fx2.ds.rows(`UPDATE clients SET client_name = $2 WHERE id = $1`, [
+      evil.id,
+      `Evil App\r\nBcc: victim@example.test\r\n\r\n<script>alert(1)</script>${'x'.repeat(200)}`,
+    ]);
+    const email = `names-${Date.now()}@example.test`;
+    const res = await signupFrom('203.0.113.20', { client_id: evil.id, email, password: 'long-enough-1' });
+    expect(res.status).toBe(201);
+    await eventually(() => relayed.some((m) => m.to === email), { what: 'the verification mail' });
+    const body = relayed.find((m) => m.to === email)!.body.replace(/=\r?\n/g, '');
+    const headers = body.slice(0, body.indexOf('\r\n\r\n'));
+    expect(headers).not.toMatch(/^Bcc:/im);
+    expect(relayed.some((m) => m.to.includes('victim@'))).toBe(false);
+    // the HTML part carries the name escaped (the text part is not markup)
+    const html = body.slice(body.indexOf('Content-Type: text/html'));
+    expect(html).toContain('&lt;script&gt;');
+    expect(html).not.toContain('<script>');
+
+    expect(body).not.toContain('x'.repeat(80));
+  });
+
+  it('SMTP server down: sign-up answers 201 fast; the mail arrives once the server is up, exactly once', async () => {
+    await stopRelay();
+    const email = `down-${Date.now()}@example.test`;
+    const t0 = Date.now();
+    const res = await signupFrom('203.0.113.30', { client_id: client.id, email, password: 'long-enough-1' });
+    expect(res.status).toBe(201);
+    expect(Date.now() - t0).toBeLessThan(2000);
+    await new Promise((r) => setTimeout(r, 800));
+    expect(relayed.some((m) => m.to === email)).toBe(false);
+    await startRelay();
+    await eventually(() => relayed.some((m) => m.to === email), {
+      timeoutMs: 15_000,
+      what: 'the mail after the SMTP server came back',
+    });
+    await new Promise((r) => setTimeout(r, 500));
+    expect(relayed.filter((m) => m.to === email)).toHaveLength(1);
+    expect(relayed.find((m) => m.to === email)!.body).toMatch(/email-verification/);
+  }, 30_000);
 });

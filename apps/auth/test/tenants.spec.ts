@@ -3,6 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { decodeJwt } from 'jose';
 import * as oidc from 'openid-client';
+import { eventually } from '@gatehouse/testing';
 import { userMaySignInThrough } from '../src/oidc/sign-in-policy.js';
 import { startAuth, type AuthHarness } from './support/auth-app.js';
 import { actionOf, BrowserAgent, fieldOf } from './support/browser-agent.js';
@@ -155,6 +156,8 @@ describe('sign-in across tenants', () => {
     expect(codesFor(other.email)).toEqual([]);
     // The global client sends a code, and it signs in there, not through the other client.
     expect((await start(global)).status).toBe(200);
+    // delivered by the outbox worker after the answer
+    await eventually(() => codesFor(other.email).length > 0, { what: 'the code in DATA_DIR/outbox/' });
     const [code] = codesFor(other.email);
     expect(code).toMatch(/^\d{6}$/);
     const refused = await otp(bound, code);

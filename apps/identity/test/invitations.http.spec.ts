@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
-import { eventually } from '@gatehouse/testing';
+import { eventually, getFreePort } from '@gatehouse/testing';
 import { ENVELOPE, Management, missingId, uniq, VERSIONS, type Version } from './management-harness.js';
 import { openTicket, passwordClient, submitTicket } from './ticket-pages.js';
 
@@ -141,23 +141,15 @@ describe.each(VERSIONS)('POST /api/%s/users/invite', (v: Version) => {
     expect(done.location).toBe('https://app.example.test/welcome');
   });
 
-  it('a failed delivery is 503 and leaves neither user nor ticket', async () => {
+  it('the e-mail is sent after the answer: a refused recipient is 201, its outbox row failed without its body', async () => {
     const mail = email('refused');
-    const res = await invite({ user_email: mail }).expect(503);
-    expect(res.body).toEqual({
-      code: 'service_unavailable',
-      message: expect.stringContaining('nothing was created'),
-    });
-    expect(await m.ds.rows(`SELECT 1 FROM users WHERE lower(user_email) = lower($1)`, [mail])).toHaveLength(
-      0,
-    );
-    expect(
-      await m.ds.rows(`SELECT 1 FROM tickets t JOIN users u ON u.id = t.user_id WHERE u.user_email = $1`, [
-        mail,
-      ]),
-    ).toHaveLength(0);
-    // the address can be invited once delivery works (nothing was left behind to conflict with)
-    await invite({ user_email: mail.replace(/^refused-/, 'ok-') }).expect(201);
+    const res = await invite({ user_email: mail }).expect(201);
+    expect(res.body.user_email).toBe(mail);
+    const row = () =>
+      m.ds.one(`SELECT status, kind, payload, attempts FROM delivery_outbox WHERE recipient = $1`, [mail]);
+    // a permanent SMTP refusal is not retried; the row keeps no body (the ticket link)
+    await eventually(async () => (await row())?.status === 'failed', { what: 'the refused mail given up' });
+    expect(await row()).toEqual({ status: 'failed', kind: 'invitation', payload: null, attempts: 1 });
   });
 
   it('400 for bad bodies (password, verified flag, missing e-mail), 409 for a taken login, 404 for an unknown client; nothing written', async () => {
@@ -235,13 +227,96 @@ describe('without SMTP_URL', () => {
     const mail = email('outbox');
     await dev.call('post', '/api/v1/users/invite').send({ user_email: mail }).expect(201);
     const dir = path.join(dev.dataDir, 'outbox');
-    const found = readdirSync(dir)
-      .map((f) => JSON.parse(readFileSync(path.join(dir, f), 'utf8')) as { to: string; text: string })
-      .find((x) => x.to === mail);
-    expect(found).toBeDefined();
+    const dropped = () => {
+      try {
+        return readdirSync(dir)
+          .map((f) => JSON.parse(readFileSync(path.join(dir, f), 'utf8')) as { to: string; text: string })
+          .find((x) => x.to === mail);
+      } catch {
+        return undefined;
+      }
+    };
+    // delivered by the outbox worker, after the answer
+    await eventually(() => dropped() !== undefined, { what: 'the invitation in DATA_DIR/outbox/' });
+    const found = dropped();
     const link = /(http:\/\/\S+\/tickets\/password-change\?ticket=[\w-]{43})/.exec(found!.text)![1];
     expect(link.startsWith(dev.auth.url)).toBe(true);
     const done = await submitTicket(dev.auth.url, await openTicket(link), { password: 'outbox-password-1' });
     expect(done.status).toBe(200);
+  });
+});
+
+describe('hole 9: mail and SMS as a relay', () => {
+  it('a client name with CR/LF and <script> arrives escaped and trimmed in the invitation', async () => {
+    const client = await passwordClient(m);
+    await m.ds.exec(`UPDATE clients SET client_name = $2 WHERE id = $1`, [
+      client.id,
+      `Evil App\r\nBcc: victim@example.test\r\n\r\n<script>alert(1)</script>${'x'.repeat(200)}`,
+    ]);
+    const mail = email('names');
+    await m.call('post', '/api/v1/users/invite').send({ user_email: mail, client_id: client.id }).expect(201);
+    await eventually(() => mails.some((x) => x.to === mail), { what: 'the invitation' });
+    const body = mails.find((x) => x.to === mail)!.body.replace(/=\r?\n/g, '');
+    const headers = body.slice(0, body.indexOf('\r\n\r\n'));
+    expect(headers).not.toMatch(/^Bcc:/im);
+    expect(mails.some((x) => x.to.includes('victim@'))).toBe(false);
+    // the HTML part carries the name escaped (the text part is not markup)
+    const html = body.slice(body.indexOf('Content-Type: text/html'));
+    expect(html).toContain('&lt;script&gt;');
+    expect(html).not.toContain('<script>');
+
+    expect(body).not.toContain('x'.repeat(80));
+  });
+
+  describe('SMTP server down', () => {
+    const late: { to: string; body: string }[] = [];
+    let port: number;
+    let down: Management;
+    beforeAll(async () => {
+      port = await getFreePort();
+      down = await Management.start({
+        SMTP_URL: `smtp://127.0.0.1:${port}`,
+        DELIVERY_RETRY_BASE_MS: '200',
+        DELIVERY_POLL_MS: '100',
+      });
+    });
+    afterAll(async () => {
+      await down?.close();
+    });
+
+    it('the invitation answers 201 fast; its mail arrives once the SMTP server is up, exactly once', async () => {
+      const mail = email('down');
+      const t0 = Date.now();
+      await down.call('post', '/api/v1/users/invite').send({ user_email: mail }).expect(201);
+      expect(Date.now() - t0).toBeLessThan(2000);
+      await new Promise((r) => setTimeout(r, 800));
+      const server = new SMTPServer({
+        authOptional: true,
+        disabledCommands: ['STARTTLS'],
+        logger: false,
+        onData(stream, session, done) {
+          let body = '';
+          stream.on('data', (d: Buffer) => (body += d.toString('utf8')));
+          stream.on('end', () => {
+            late.push({ to: session.envelope.rcptTo.map((r) => r.address).join(','), body });
+            done();
+          });
+        },
+      });
+      await new Promise<void>((r) => server.listen(port, '127.0.0.1', () => r()));
+      try {
+        await eventually(() => late.some((x) => x.to === mail), {
+          timeoutMs: 15_000,
+          what: 'the invitation after the SMTP server came back',
+        });
+        await new Promise((r) => setTimeout(r, 500));
+        expect(late.filter((x) => x.to === mail)).toHaveLength(1);
+        expect(late[0].body.replace(/=\r?\n/g, '').replace(/=3D/g, '=')).toMatch(
+          /\/tickets\/password-change\?ticket=/,
+        );
+      } finally {
+        await new Promise<void>((r) => server.close(() => r()));
+      }
+    }, 30_000);
   });
 });

@@ -429,7 +429,11 @@ export class InteractionHandler {
     if (!client) return this.error(res, locale, 400, 'The application of this request is not known.');
     const values = { email: one(params, 'email'), phone: one(params, 'phone'), name: one(params, 'name') };
     try {
-      const user = await this.deps.signup.create(client, { ...values, password: one(params, 'password') });
+      const user = await this.deps.signup.create(
+        client,
+        { ...values, password: one(params, 'password') },
+        this.sourceOf(req),
+      );
       await this.finishLogin(req, res, user.id);
     } catch (err) {
       if (!(err instanceof SignupError)) throw err;

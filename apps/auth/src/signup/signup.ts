@@ -10,8 +10,9 @@ import {
 import { sendOAuthError } from '../oidc/oauth-errors.js';
 import type { OidcClientRecord, OidcData } from '../oidc/oidc-data.js';
 import { one, type Params } from '../oidc/request-body.js';
-import { DeliveryError, type Delivery } from '@gatehouse/delivery';
+import { displayName, escapeHtml, type Delivery } from '@gatehouse/delivery';
 import type { OneTimeCodes } from '../passwordless/one-time-codes.js';
+import type { SignupLimits } from './signup-limits.js';
 
 export const SIGNUP_PATH = '/signup';
 export const EMAIL_VERIFICATION_PATH = '/email-verification';
@@ -29,6 +30,8 @@ export class SignupError extends Error {
     readonly status: number,
     readonly error: string,
     message: string,
+    /** Seconds a client should wait (429). */
+    readonly retryAfterSec?: number,
   ) {
     super(message);
   }
@@ -41,17 +44,45 @@ export interface SignupInput {
   name?: string;
 }
 
+/** The e-mail verification message; the client's name is someone else's text: one line, cut, escaped for HTML. */
+function verificationMail(clientName: string, url: string) {
+  const app = displayName(clientName) || 'Gatehouse';
+  return {
+    subject: `Verify your e-mail address for ${app}`,
+    text: `Open this link to verify your e-mail address for ${app} (it works once, for 24 hours):\n${url}`,
+    html:
+      `<p>Open this link to verify your e-mail address for ${escapeHtml(app)} (it works once, for 24 hours):</p>` +
+      `<p><a href="${escapeHtml(url)}">${escapeHtml(url)}</a></p>`,
+  };
+}
+
+/** The source address of a request: the forwarded one when the token server trusts its proxy. */
+export function sourceAddress(req: IncomingMessage, trustProxy: boolean): string {
+  const forwarded = trustProxy ? String(req.headers['x-forwarded-for'] ?? '').split(',')[0] : '';
+  return forwarded.trim() || req.socket.remoteAddress || 'unknown';
+}
+
 /**
  * Sign-up (the POST /signup endpoint and the sign-up page share it): a user of the client's instance and tenant with
  * an e-mail or a phone number and a password that meets the instance's rules; with an e-mail, a verification link
- * is sent in the same transaction (a failed delivery undoes the sign-up: 503).
+ * is queued in the same transaction (the delivery outbox sends it after the answer). Attempts that pass the input
+ * checks count against the sign-up limits (per source address, per instance): over them, 429.
  */
 export class Signup {
-  constructor(private readonly deps: { sql: Sql; codes: OneTimeCodes; delivery: Delivery; issuer: string }) {}
+  constructor(
+    private readonly deps: {
+      sql: Sql;
+      codes: OneTimeCodes;
+      delivery: Delivery;
+      issuer: string;
+      limits?: SignupLimits;
+    },
+  ) {}
 
   async create(
     client: OidcClientRecord,
     input: SignupInput,
+    source = 'unknown',
   ): Promise<{ id: string; email: string | null; phone: string | null }> {
     if (!allowsSignup(client))
       throw new SignupError(403, 'access_denied', 'this application does not allow sign-up');
@@ -71,6 +102,11 @@ export class Signup {
     const failures = checkPasswordPolicy(instance?.settings?.password_validators, password);
     if (!password || failures.length) {
       throw new SignupError(400, 'invalid_request', `password: ${failures.join('; ') || 'required'}`);
+    }
+    // counted on its own (not in the sign-up's transaction): a refused or conflicting attempt counts too
+    const retryAfter = await this.deps.limits?.admit(client.instanceId, source);
+    if (retryAfter !== undefined) {
+      throw new SignupError(429, 'too_many_requests', 'too many sign-ups; try again later', retryAfter);
     }
     const hash = await hashPassword(password);
     try {
@@ -95,23 +131,29 @@ export class Signup {
             purpose: VERIFY_PURPOSE,
             ttlSec: VERIFY_TTL_SEC,
           });
-          await this.deps.delivery.email(
-            email,
-            `Verify your e-mail address for ${client.clientName}`,
-            `Open this link to verify your e-mail address (it works once, for 24 hours):\n` +
-              `${this.deps.issuer}${EMAIL_VERIFICATION_PATH}?token=${token}`,
+          const mail = verificationMail(
+            client.clientName,
+            `${this.deps.issuer}${EMAIL_VERIFICATION_PATH}?token=${token}`,
           );
+          await this.deps.delivery.email(email, mail.subject, mail.text, {
+            tx,
+            kind: 'signup-verification',
+            html: mail.html,
+          });
         }
         return { id: user.id, email: email ?? null, phone: phone ?? null };
       });
     } catch (err) {
-      if (err instanceof DeliveryError)
-        throw new SignupError(503, 'temporarily_unavailable', `${err.message}; try again later`);
       const pg = findPgError(err);
       if (pg?.code === '23505')
         throw new SignupError(409, 'conflict', 'an account with this e-mail or phone number exists');
       throw err;
     }
+  }
+
+  /** Deletes the sign-up counters of ended windows. */
+  async purgeCounters(): Promise<number> {
+    return (await this.deps.limits?.purge()) ?? 0;
   }
 
   /** The user of an e-mail verification link, now verified; undefined for an unknown, used or expired link. */
@@ -131,19 +173,24 @@ export async function handleSignup(
   signup: Signup,
   data: OidcData,
   res: ServerResponse,
-  _req: IncomingMessage,
+  req: IncomingMessage,
   params: Params,
+  trustProxy = false,
 ): Promise<void> {
   const clientId = one(params, 'client_id');
   const client = clientId ? await data.findClient(clientId) : undefined;
   if (!client) return sendOAuthError(res, 400, 'invalid_request', 'client_id names no client');
   try {
-    const user = await signup.create(client, {
-      email: one(params, 'email'),
-      phone: one(params, 'phone') ?? one(params, 'phone_number'),
-      password: one(params, 'password'),
-      name: one(params, 'name'),
-    });
+    const user = await signup.create(
+      client,
+      {
+        email: one(params, 'email'),
+        phone: one(params, 'phone') ?? one(params, 'phone_number'),
+        password: one(params, 'password'),
+        name: one(params, 'name'),
+      },
+      sourceAddress(req, trustProxy),
+    );
     res.statusCode = 201;
     res.setHeader('Content-Type', 'application/json');
     res.setHeader('Cache-Control', 'no-store');
@@ -163,7 +210,7 @@ export async function handleSignup(
       err.status,
       err.error,
       err.message,
-      err.status === 503 ? { 'Retry-After': '30' } : {},
+      err.retryAfterSec !== undefined ? { 'Retry-After': String(err.retryAfterSec) } : {},
     );
   }
 }

@@ -39,12 +39,13 @@ export function invitationsController(v: ApiVersion): Type<unknown> {
         'e-mailed link proves the address); `is_invited` stays true as history. `client_id` names the application ' +
         'in the e-mail, `result_url` is where the page goes after success. Body: the fields of Create a user ' +
         'without password and user_email_verified, user_email required. A taken e-mail, login name or phone: 409. ' +
-        'The e-mail could not be sent (SMTP down): 503 and nothing is created. Answers 201 with the User.',
+        'The e-mail is queued in the delivery outbox with the user and sent after the answer (retried while the ' +
+        'mail server is down). Answers 201 with the User.',
     })
     @ApiReadQuery()
     @ApiBody({ type: InviteUserDto })
     @ApiRecord(Doc, 201)
-    @ApiErrorResponses(400, 403, 404, 409, 503)
+    @ApiErrorResponses(400, 403, 404, 409)
     async invite(
       @CallerAccess() a: Access,
       @ValidBody(InviteUserDto) body: InviteUserDto,

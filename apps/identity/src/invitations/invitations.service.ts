@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Db, withConflicts } from '@gatehouse/db';
-import { DeliveryError } from '@gatehouse/delivery';
-import { invalidRequest, serviceUnavailable } from '@gatehouse/errors';
+import { displayName, escapeHtml } from '@gatehouse/delivery';
+import { invalidRequest } from '@gatehouse/errors';
 import { findClient, normalizePhone } from '@gatehouse/identity-data';
 import type { Access } from '../common/access.js';
 import { tenantForNewRecord } from '../common/tenants.js';
@@ -30,20 +30,30 @@ function phone(value: string | null | undefined): string | null {
   return e164;
 }
 
-/** The invitation e-mail (English; the page it links to speaks English and Mongolian). */
+/**
+ * The invitation e-mail (English; the page it links to speaks English and Mongolian). The application's name is a
+ * tenant's text: one line without control characters, cut, and escaped in the HTML part.
+ */
 function invitationText(o: { app: string; url: string; expiresAt: string }) {
+  const app = displayName(o.app) || 'Gatehouse';
   return {
-    subject: `You are invited to ${o.app}`,
+    subject: `You are invited to ${app}`,
     text:
-      `You are invited to ${o.app}.\n\n` +
+      `You are invited to ${app}.\n\n` +
       `Open this link to choose your password (it works once, until ${o.expiresAt}):\n${o.url}\n\n` +
       `If you did not expect this invitation, ignore this e-mail.`,
+    html:
+      `<p>You are invited to ${escapeHtml(app)}.</p>` +
+      `<p>Open this link to choose your password (it works once, until ${escapeHtml(o.expiresAt)}):<br>` +
+      `<a href="${escapeHtml(o.url)}">${escapeHtml(o.url)}</a></p>` +
+      `<p>If you did not expect this invitation, ignore this e-mail.</p>`,
   };
 }
 
 /**
  * User Registration (POST /users/invite): an invited user (no password, `is_invited`, `invited_at`) and a
- * password-change ticket e-mailed to it, in one transaction: a failed delivery leaves neither user nor ticket (503).
+ * password-change ticket, and the invitation e-mail queued in the delivery outbox, in one transaction (the mail is
+ * sent after the answer, retried while the mail server is down).
  */
 @Injectable()
 export class InvitationsService {
@@ -58,56 +68,51 @@ export class InvitationsService {
     const email = input.user_email.trim();
     const userName = input.user_name?.trim() || null;
     const phoneNumber = phone(input.user_phone);
-    try {
-      return await this.db.transaction(async (tx) => {
-        const tenantId = await tenantForNewRecord(tx, access, input.tenant_id);
-        const client = input.client_id ? await findClient(tx, access, input.client_id) : undefined;
-        const [row] = await withConflicts(CONFLICTS, () =>
-          tx.rows<{ id: string }>(
-            `INSERT INTO users (instance_id, tenant_id, user_email, user_name, phone_number, nickname, name,
+    return this.db.transaction(async (tx) => {
+      const tenantId = await tenantForNewRecord(tx, access, input.tenant_id);
+      const client = input.client_id ? await findClient(tx, access, input.client_id) : undefined;
+      const [row] = await withConflicts(CONFLICTS, () =>
+        tx.rows<{ id: string }>(
+          `INSERT INTO users (instance_id, tenant_id, user_email, user_name, phone_number, nickname, name,
                                 phone_verified, user_metadata, app_metadata, is_invited, invited_at, created_by,
                                 updated_by)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10::jsonb, true, now(), $11, $11) RETURNING id`,
-            [
-              access.instanceId,
-              tenantId,
-              email,
-              userName,
-              phoneNumber,
-              input.user_nickname ?? null,
-              input.user_fullName ?? null,
-              input.user_phone_verified ?? false,
-              JSON.stringify(input.user_metadata ?? {}),
-              JSON.stringify(input.app_metadata ?? []),
-              access.actor,
-            ],
-          ),
-        );
-        const ticket = await this.tickets.issue(tx, access, {
-          userId: row.id,
-          userEmail: email,
-          kind: 'password_change',
-          ttlSec: input.ttl_sec ?? EMAIL_VERIFICATION_TTL_SEC,
-          clientId: client?.id ?? null,
-          resultUrl: input.result_url ?? null,
-          // the e-mailed link proves the address: setting the password through it verifies the e-mail
-          markEmailVerified: true,
-        });
-        const mail = invitationText({
-          app: client?.client_name ?? 'Gatehouse',
-          url: ticket.url,
-          expiresAt: ticket.expiresAt,
-        });
-        await this.mailer.delivery.email(email, mail.subject, mail.text);
-        return row.id;
+          [
+            access.instanceId,
+            tenantId,
+            email,
+            userName,
+            phoneNumber,
+            input.user_nickname ?? null,
+            input.user_fullName ?? null,
+            input.user_phone_verified ?? false,
+            JSON.stringify(input.user_metadata ?? {}),
+            JSON.stringify(input.app_metadata ?? []),
+            access.actor,
+          ],
+        ),
+      );
+      const ticket = await this.tickets.issue(tx, access, {
+        userId: row.id,
+        userEmail: email,
+        kind: 'password_change',
+        ttlSec: input.ttl_sec ?? EMAIL_VERIFICATION_TTL_SEC,
+        clientId: client?.id ?? null,
+        resultUrl: input.result_url ?? null,
+        // the e-mailed link proves the address: setting the password through it verifies the e-mail
+        markEmailVerified: true,
       });
-    } catch (err) {
-      if (err instanceof DeliveryError) {
-        throw serviceUnavailable(
-          'The invitation e-mail could not be sent; nothing was created. Try again later.',
-        );
-      }
-      throw err;
-    }
+      const mail = invitationText({
+        app: client?.client_name ?? 'Gatehouse',
+        url: ticket.url,
+        expiresAt: ticket.expiresAt,
+      });
+      await this.mailer.delivery.email(email, mail.subject, mail.text, {
+        tx,
+        kind: 'invitation',
+        html: mail.html,
+      });
+      return row.id;
+    });
   }
 }

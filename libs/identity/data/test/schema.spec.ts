@@ -46,6 +46,7 @@ describe('identity migrations', () => {
       'CacheSubscribers1790000700000',
       'AdminRoles1790000820000',
       'OtpBudgets1790000830000',
+      'DeliveryOutbox1795706191082',
     ]);
     expect(await pendingSchemaChanges(ds)).toEqual([]);
 

@@ -19,6 +19,7 @@ import { TenantIdentityProvider } from './identity-provider.entity.js';
 import { InstanceAdmin } from './instance-admin.entity.js';
 import { Ticket } from './ticket.entity.js';
 import { OtpFailure, OtpSend } from './otp-budget.entity.js';
+import { DeliveryOutboxMessage, SignupCounter } from './delivery-outbox.entity.js';
 
 export * from './audit.js';
 export * from './instance.entity.js';
@@ -42,6 +43,7 @@ export * from './identity-provider.entity.js';
 export * from './instance-admin.entity.js';
 export * from './ticket.entity.js';
 export * from './otp-budget.entity.js';
+export * from './delivery-outbox.entity.js';
 
 /** Every entity of the identity data model (apps/auth and apps/identity both register all of them). */
 export const identityEntities = [
@@ -74,4 +76,6 @@ export const identityEntities = [
   Ticket,
   OtpFailure,
   OtpSend,
+  DeliveryOutboxMessage,
+  SignupCounter,
 ];

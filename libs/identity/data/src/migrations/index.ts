@@ -11,6 +11,7 @@ import { TokenServerSpeed1790000600000 } from './1790000600000-token-server-spee
 import { CacheSubscribers1790000700000 } from './1790000700000-cache-subscribers.js';
 import { AdminRoles1790000820000 } from './1790000820000-admin-roles.js';
 import { OtpBudgets1790000830000 } from './1790000830000-otp-budgets.js';
+import { DeliveryOutbox1795706191082 } from './1795706191082-delivery-outbox.js';
 
 export {
   IdentitySchema1790000000000,
@@ -26,6 +27,7 @@ export {
   CacheSubscribers1790000700000,
   AdminRoles1790000820000,
   OtpBudgets1790000830000,
+  DeliveryOutbox1795706191082,
 };
 
 /** Every migration of the identity data model, in order (apps/auth and apps/identity run the same list). */
@@ -43,4 +45,5 @@ export const identityMigrations = [
   CacheSubscribers1790000700000,
   AdminRoles1790000820000,
   OtpBudgets1790000830000,
+  DeliveryOutbox1795706191082,
 ];
