@@ -84,14 +84,18 @@ describe('identity migrations', () => {
         'tickets',
         'otp_failures',
         'otp_sends',
+        'delivery_outbox',
+        'signup_counters',
       ]),
     );
     // Every identity record carries instance_id (artifact tables of the token server, its cache subscribers, the
-    // passwordless send counts (keyed by address across instances) and instances excepted).
+    // passwordless send counts (keyed by address across instances), the delivery queue and the sign-up counters
+    // (operational queues and buckets whose keys name the instance where it matters) and instances excepted).
     const withoutInstance = await q<{ table_name: string }>(
       `SELECT t.table_name FROM information_schema.tables t
         WHERE t.table_schema = 'public'
-          AND t.table_name NOT IN ('instances', 'oidc_payloads', 'signing_keys', 'cache_subscribers', 'otp_sends', 'typeorm_migrations')
+          AND t.table_name NOT IN ('instances', 'oidc_payloads', 'signing_keys', 'cache_subscribers', 'otp_sends',
+                                   'delivery_outbox', 'signup_counters', 'typeorm_migrations')
           AND NOT EXISTS (SELECT 1 FROM information_schema.columns c
                            WHERE c.table_name = t.table_name AND c.column_name = 'instance_id' AND c.is_nullable = 'NO')`,
     );
