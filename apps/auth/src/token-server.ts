@@ -539,8 +539,7 @@ export class TokenServer {
       throw err;
     }
     if (path === PASSWORDLESS_START_PATH) return this.passwordless.handle(req, res, params);
-    if (path === SIGNUP_PATH)
-      return handleSignup(this.signup, this.data, res, req, params, this.provider.proxy);
+    if (path === SIGNUP_PATH) return handleSignup(this.signup, this.data, res, req, params);
     if (path === ROUTES.introspection) {
       return handleIntrospection(this.tokenInfo, req, res, params, this.issuer);
     }

@@ -249,6 +249,22 @@ describe('hole 9: mail and SMS as a relay', () => {
     expect(other.status).toBe(201);
   }, 30_000);
 
+  it('an X-Forwarded-For entry written by the client in front of the proxy’s own gets no budget of its own', async () => {
+    const run = Date.now();
+    const answers: { status: number }[] = [];
+    // one trusted hop: the proxy appends the real address (203.0.113.9); what the client put before it is its own
+    for (let i = 0; i < LIMIT + 3; i++)
+      answers.push(
+        await signupFrom(`198.51.100.${i + 1}, 203.0.113.9`, {
+          client_id: client.id,
+          email: `spoof-${run}-${i}@example.test`,
+          password: 'long-enough-1',
+        }),
+      );
+    expect(answers.filter((a) => a.status === 201)).toHaveLength(LIMIT);
+    expect(answers.slice(LIMIT).map((a) => a.status)).toEqual([429, 429, 429]);
+  }, 30_000);
+
   it('a client name with CR/LF and <script> arrives escaped and trimmed', async () => {
     const evil = await fx2.client({
       grantTypes: ['authorization_code'],

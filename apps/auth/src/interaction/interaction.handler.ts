@@ -21,7 +21,7 @@ import { DeliveryError } from '@gatehouse/delivery';
 import type { OneTimeCodes } from '../passwordless/one-time-codes.js';
 import { LINK_LOGIN_COOKIE, OTP_GRANT, PasswordlessStart } from '../passwordless/passwordless.js';
 import { userMaySignInThrough } from '../oidc/sign-in-policy.js';
-import { allowsSignup, SignupError, type Signup } from '../signup/signup.js';
+import { allowsSignup, SignupError, sourceAddress, type Signup } from '../signup/signup.js';
 import { cookieValue, sameSecret } from './cookies.js';
 
 const CSRF_COOKIE = 'gh.csrf';
@@ -477,12 +477,9 @@ export class InteractionHandler {
     await provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
   }
 
-  /** The source address lockouts count by (the forwarded one behind a trusted proxy, as the provider sees it). */
+  /** The source address lockouts and sign-up limits count by: the rate limits' (TRUST_PROXY), never a raw header. */
   private sourceOf(req: IncomingMessage): string {
-    const forwarded = this.deps.provider().proxy
-      ? String(req.headers['x-forwarded-for'] ?? '').split(',')[0]
-      : '';
-    return forwarded.trim() || req.socket.remoteAddress || 'unknown';
+    return sourceAddress(req);
   }
 
   private error(res: ServerResponse, locale: Locale, status: number, message: string): void {

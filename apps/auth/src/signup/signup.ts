@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Sql } from '@gatehouse/db';
-import { findPgError } from '@gatehouse/http';
+import { clientAddress, findPgError } from '@gatehouse/http';
 import {
   checkPasswordPolicy,
   hashPassword,
@@ -56,10 +56,12 @@ function verificationMail(clientName: string, url: string) {
   };
 }
 
-/** The source address of a request: the forwarded one when the token server trusts its proxy. */
-export function sourceAddress(req: IncomingMessage, trustProxy: boolean): string {
-  const forwarded = trustProxy ? String(req.headers['x-forwarded-for'] ?? '').split(',')[0] : '';
-  return forwarded.trim() || req.socket.remoteAddress || 'unknown';
+/**
+ * The source address of a request as the rate limits see it: the forwarded one only through the proxies TRUST_PROXY
+ * names (the left-most X-Forwarded-For entry is the client's to choose, never believed as such).
+ */
+export function sourceAddress(req: IncomingMessage): string {
+  return clientAddress(req) ?? 'unknown';
 }
 
 /**
@@ -175,7 +177,6 @@ export async function handleSignup(
   res: ServerResponse,
   req: IncomingMessage,
   params: Params,
-  trustProxy = false,
 ): Promise<void> {
   const clientId = one(params, 'client_id');
   const client = clientId ? await data.findClient(clientId) : undefined;
@@ -189,7 +190,7 @@ export async function handleSignup(
         password: one(params, 'password'),
         name: one(params, 'name'),
       },
-      sourceAddress(req, trustProxy),
+      sourceAddress(req),
     );
     res.statusCode = 201;
     res.setHeader('Content-Type', 'application/json');
