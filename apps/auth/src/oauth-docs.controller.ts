@@ -375,7 +375,7 @@ API that acts in one tenant: its user's, or the tenant whose admin role gives it
     description:
       '`client_id`, `client_secret`, `username` (e-mail or E.164 phone), `options.send_type` `code` or `link` (e-mail ' +
       'only), `redirect_url`, `response_type`, `scope` -> `{"channel", "expires_in"}`, whether or not the account ' +
-      'exists (no account oracle); then `grant_type=otp`. A failed delivery is 503. At most one message a minute and ' +
+      'exists (no account oracle); then `grant_type=otp`. The message is queued and sent by the delivery outbox after the answer (retried with back-off while the mail server or SMS gateway is down), so the answer does not wait for, nor tell about, delivery. At most one message a minute and ' +
       '5 an hour go to one account and to one address (AUTH_OTP_SEND_INTERVAL_SEC, AUTH_OTP_SENDS_PER_HOUR): a ' +
       'request over the limit, or for an account locked after too many wrong codes, gets the same 200 and sends ' +
       'nothing. AUTH_OTP_MAX_FAILURES (10) wrong codes of one account within AUTH_OTP_FAILURE_WINDOW_SEC (15 min), ' +
@@ -385,7 +385,7 @@ API that acts in one tenant: its user's, or the tenant whose admin role gives it
   @ApiConsumes(...BOTH)
   @ApiResponse({ status: 200, description: '{"channel": "email" | "sms", "expires_in"}' })
   @OAuthErrors(400, 401, 413, 415)
-  @ApiResponse({ status: 503, description: 'The message could not be delivered', schema: oauthError })
+  @ApiResponse({ status: 503, description: 'The database is unavailable', schema: oauthError })
   passwordlessStart(): never {
     throw new Error(NOT_HERE);
   }

@@ -17,7 +17,6 @@ import {
   signupPage,
   type Locale,
 } from './pages.js';
-import { DeliveryError } from '@gatehouse/delivery';
 import type { OneTimeCodes } from '../passwordless/one-time-codes.js';
 import { LINK_LOGIN_COOKIE, OTP_GRANT, PasswordlessStart } from '../passwordless/passwordless.js';
 import { userMaySignInThrough } from '../oidc/sign-in-policy.js';
@@ -208,15 +207,7 @@ export class InteractionHandler {
     }
     const code = one(params, 'otp');
     if (code === undefined) {
-      try {
-        await this.deps.passwordless.sendCode(client, username, channel);
-      } catch (err) {
-        if (!(err instanceof DeliveryError)) throw err;
-        return this.renderOtp(res, details, locale, csrf, {
-          status: 503,
-          error: 'The code could not be sent. Try again later.',
-        });
-      }
+      await this.deps.passwordless.sendCode(client, username, channel);
       return this.renderOtp(res, details, locale, csrf, { username });
     }
     const user = await this.deps.data.findUserByLogin(client.instanceId, username);

@@ -6,7 +6,7 @@ import { sendOAuthError } from '../oidc/oauth-errors.js';
 import type { OidcClientRecord, OidcData } from '../oidc/oidc-data.js';
 import { BodyError, one, parseParams, readBody, type Params } from '../oidc/request-body.js';
 import { userMaySignInThrough } from '../oidc/sign-in-policy.js';
-import { DeliveryError, type Delivery } from '@gatehouse/delivery';
+import type { Delivery } from '@gatehouse/delivery';
 import { cookieValue, sameSecret } from '../interaction/cookies.js';
 import { originOf, pageHeaders, pickLocale, type Locale } from '../interaction/pages.js';
 import { CODE_TTL_SEC, type OneTimeCodes } from './one-time-codes.js';
@@ -44,8 +44,8 @@ const same = (a: string | null | undefined, b: string | undefined) =>
  * POST /passwordless/start (document 2, "get code or link"): a 6-digit one-time code sent by e-mail (a username
  * with @) or SMS (an E.164 phone number), then `grant_type=otp` with `username` and `otp` at /token. The client
  * authenticates as at /token and must have `otp` in its grant_types. An unknown, blocked or other tenant's user
- * gets the same 200 and no message (no account oracle). A message that cannot be delivered is a 503 and leaves no
- * code behind. At most one message a minute and 5 an hour go to one account and to one address
+ * gets the same 200 and no message (no account oracle). The message is queued in the code's transaction and sent
+ * by the delivery outbox after the answer (retried while the mail server or SMS gateway is down). At most one message a minute and 5 an hour go to one account and to one address
  * (OneTimeCodes.mayBeSent); a request over the limit gets the same 200 and sends nothing.
  */
 export class PasswordlessStart {
@@ -92,14 +92,7 @@ export class PasswordlessStart {
         'username must be an e-mail address or an E.164 phone number (+ and digits)',
       );
     }
-    try {
-      await this.sendCode(client, username, channel, one(params, 'scope'));
-    } catch (err) {
-      if (!(err instanceof DeliveryError)) throw err;
-      return sendOAuthError(res, 503, 'temporarily_unavailable', `${err.message}; try again later`, {
-        'Retry-After': '30',
-      });
-    }
+    await this.sendCode(client, username, channel, one(params, 'scope'));
     res.statusCode = 200;
     res.setHeader('Content-Type', 'application/json');
     res.setHeader('Cache-Control', 'no-store');
@@ -108,7 +101,7 @@ export class PasswordlessStart {
 
   /**
    * Sends a new code to the user of `username` at `client`, when there is one who may sign in there (otherwise
-   * nothing, and no sign of it). Throws DeliveryError when the message cannot be sent (no code is left then).
+   * nothing, and no sign of it). The message is queued in the transaction that stores the code.
    */
   async sendCode(
     client: OidcClientRecord,
@@ -139,9 +132,13 @@ export class PasswordlessStart {
           user.userEmail!,
           `Your sign-in code for ${client.clientName}`,
           `Your sign-in code is ${code}. It works once, for ${minutes} minutes. If you did not ask for it, ignore this message.`,
+          { tx, kind: 'otp' },
         );
       } else {
-        await this.deps.delivery.sms(user.phoneNumber!, `${code} is your sign-in code (${minutes} min).`);
+        await this.deps.delivery.sms(user.phoneNumber!, `${code} is your sign-in code (${minutes} min).`, {
+          tx,
+          kind: 'otp',
+        });
       }
     });
   }
@@ -201,29 +198,23 @@ export class PasswordlessStart {
       user.userEmail &&
       (await this.deps.codes.mayBeSent({ userId: user.id, channel: 'email', destination: user.userEmail }))
     ) {
-      try {
-        await this.deps.sql.transaction(async (tx) => {
-          const token = await this.deps.codes.issueLink(tx, {
-            instanceId: client.instanceId,
-            userId: user.id,
-            clientId: client.id,
-            purpose: SIGNIN_LINK,
-            ttlSec: CODE_TTL_SEC,
-            params: request,
-          });
-          await this.deps.delivery.email(
-            user.userEmail!,
-            `Your sign-in link for ${client.clientName}`,
-            `Open this link to sign in (it works once, for ${Math.round(CODE_TTL_SEC / 60)} minutes):\n` +
-              `${this.deps.issuer}${PASSWORDLESS_VERIFY_PATH}?token=${token}`,
-          );
+      await this.deps.sql.transaction(async (tx) => {
+        const token = await this.deps.codes.issueLink(tx, {
+          instanceId: client.instanceId,
+          userId: user.id,
+          clientId: client.id,
+          purpose: SIGNIN_LINK,
+          ttlSec: CODE_TTL_SEC,
+          params: request,
         });
-      } catch (err) {
-        if (!(err instanceof DeliveryError)) throw err;
-        return sendOAuthError(res, 503, 'temporarily_unavailable', `${err.message}; try again later`, {
-          'Retry-After': '30',
-        });
-      }
+        await this.deps.delivery.email(
+          user.userEmail!,
+          `Your sign-in link for ${client.clientName}`,
+          `Open this link to sign in (it works once, for ${Math.round(CODE_TTL_SEC / 60)} minutes):\n` +
+            `${this.deps.issuer}${PASSWORDLESS_VERIFY_PATH}?token=${token}`,
+          { tx, kind: 'signin-link' },
+        );
+      });
     }
     res.statusCode = 200;
     res.setHeader('Content-Type', 'application/json');

@@ -144,16 +144,17 @@ const ADDRESS_FAILURES = 'address-failures';
 const GOOD_CACHE_SIZE = 100_000;
 
 /**
- * Admission of a credentialed request in Redis, atomically: count one failure of (address, credential) ahead of
- * the check (refused past its limit); then, unless the credential proved good in the window, one of the address
- * (refused past its limit, the first reservation given back). Answers {0 admitted | 1 credential | 2 address,
- * ms left in the refusing window, whether the address was counted}.
+ * Admission of a credentialed request in Redis, atomically. A credential that proved good in the window (KEYS[3])
+ * reserves nothing: a busy good client's concurrent requests never reach a failure budget. Otherwise one failure of
+ * (address, credential) is counted ahead of the check (refused past its limit), then one of the address (refused
+ * past its limit, the first reservation given back). Answers {0 admitted | 1 credential | 2 address, ms left in
+ * the refusing window, whether the failures were counted (0: proven good)}.
  */
 const ADMIT_LUA = `
+if redis.call('EXISTS', KEYS[3]) == 1 then return {0, 0, 0} end
 local c = redis.call('INCR', KEYS[1])
 if c == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
 if c > tonumber(ARGV[1]) then return {1, redis.call('PTTL', KEYS[1]), 0} end
-if redis.call('EXISTS', KEYS[3]) == 1 then return {0, 0, 0} end
 local a = redis.call('INCR', KEYS[2])
 if a == 1 then redis.call('PEXPIRE', KEYS[2], ARGV[3]) end
 if a > tonumber(ARGV[2]) then
@@ -163,15 +164,17 @@ end
 return {0, 0, 1}`;
 
 /**
- * The credential was not refused (or was not checked): the failures counted ahead are given back; with
- * ARGV[2] = '1' it proved good and is remembered so for the window (KEYS[3]).
+ * The credential was not refused (or was not checked): with ARGV[1] = '1' the failures counted ahead are given
+ * back; with ARGV[2] = '1' it proved good and is remembered so for the window (KEYS[3]); with ARGV[2] = '-1' it
+ * was refused although remembered good (revoked meanwhile): forgotten, so that its next requests count again.
  */
 const RELEASE_LUA = `
-if redis.call('EXISTS', KEYS[1]) == 1 and tonumber(redis.call('GET', KEYS[1])) > 0 then redis.call('DECR', KEYS[1]) end
-if ARGV[1] == '1' and redis.call('EXISTS', KEYS[2]) == 1 and tonumber(redis.call('GET', KEYS[2])) > 0 then
-  redis.call('DECR', KEYS[2])
+if ARGV[1] == '1' then
+  if redis.call('EXISTS', KEYS[1]) == 1 and tonumber(redis.call('GET', KEYS[1])) > 0 then redis.call('DECR', KEYS[1]) end
+  if redis.call('EXISTS', KEYS[2]) == 1 and tonumber(redis.call('GET', KEYS[2])) > 0 then redis.call('DECR', KEYS[2]) end
 end
 if ARGV[2] == '1' then redis.call('SET', KEYS[3], '1', 'PX', ARGV[3]) end
+if ARGV[2] == '-1' then redis.call('DEL', KEYS[3]) end
 return 0`;
 
 interface GatehouseRedis extends Redis {
@@ -467,6 +470,15 @@ export class HttpRateLimiter {
     this.good.set(credential, now + windowMs);
   }
 
+  /** Whether a good credential's shared mark (Redis) is due for renewal: at most once per half window. */
+  private renewDue(credential: string): boolean {
+    const now = Date.now();
+    const until = this.good.get(credential);
+    if (until !== undefined && until - now > (this.opts.durationSec * 1000) / 2) return false;
+    this.markGood(credential, now);
+    return true;
+  }
+
   private refused(limit: number, msBeforeNext: number, now = Date.now()): RateLimitDecision {
     return {
       limit,
@@ -481,11 +493,13 @@ export class HttpRateLimiter {
    * Decides on one request and calls `done` with the decision: at once (synchronously) when the counts are in
    * memory, once Redis answered otherwise; `fail` on an unexpected error.
    * - Without credentials (`presented` undefined) a request counts against its source address, at once.
-   * - With credentials (Bearer, Basic), before they are checked, one failure is reserved (counted atomically) for
+   * - A credential that proved good in the window reserves nothing: it is checked, and its own quota counts it;
+   *   a 401 to it forgets that it was good (a token revoked meanwhile counts again from its next request).
+   * - Any other credential (Bearer, Basic), before it is checked, reserves one failure (counted atomically) for
    *   the pair (source address, credential): past RATE_LIMIT_AUTH_FAILURES that credential is 429 from that
-   *   address without being checked, and concurrent requests cannot all slip under the limit. Unless the
-   *   credential proved good in the window, one failure is reserved for the address too (a second, larger budget
-   *   against ever new credentials); past it only credentials already proven good are checked from there.
+   *   address without being checked, and concurrent requests cannot all slip under the limit; and one failure for
+   *   the address (a second, larger budget against ever new credentials): past it only credentials already
+   *   proven good are checked from there.
    * - The answer settles it: a 401 keeps the failures; anything else gives them back, marks the credential as
    *   proven good and counts the request against the caller the credentials name (its own quota, peeked before).
    *   So nobody spends another caller's budget by naming it, random tokens cost their sender, and a good
@@ -517,27 +531,38 @@ export class HttpRateLimiter {
     done: (d: RateLimitDecision) => void,
   ): void {
     const now = Date.now();
+    const limit = this.limitFor(endpoint);
+    // A credential proven good in the window reserves nothing (its concurrent requests never meet a failure
+    // budget); a 401 to it forgets that, so a credential revoked meanwhile counts again from its next request.
+    if (this.provenGood(presented.credential, now)) {
+      const own = this.peekInMemory(endpoint, presented.caller, limit);
+      if (!own.allowed) return done(own);
+      res.once('finish', () => {
+        if (res.statusCode === 401) {
+          this.good.delete(presented.credential);
+          return;
+        }
+        this.consumeInMemory(endpoint, presented.caller, limit);
+      });
+      return done(own);
+    }
     const credLimit = this.authFailureLimit;
     const credKey = `${AUTH_FAILURES}|${address}|${presented.credential}`;
     const credWindows = this.windows(credLimit);
     const cred = credWindows.incr(credKey, now);
     if (cred.consumed > credLimit) return done(this.refused(credLimit, cred.msBeforeNext, now));
-    let addrKey: string | undefined;
     const addrLimit = this.addressFailureLimit;
     const addrWindows = this.windows(addrLimit);
-    if (!this.provenGood(presented.credential, now)) {
-      addrKey = `${ADDRESS_FAILURES}|${address}`;
-      const addr = addrWindows.incr(addrKey, now);
-      if (addr.consumed > addrLimit) {
-        credWindows.release(credKey, now);
-        return done(this.refused(addrLimit, addr.msBeforeNext, now));
-      }
+    const addrKey = `${ADDRESS_FAILURES}|${address}`;
+    const addr = addrWindows.incr(addrKey, now);
+    if (addr.consumed > addrLimit) {
+      credWindows.release(credKey, now);
+      return done(this.refused(addrLimit, addr.msBeforeNext, now));
     }
-    const limit = this.limitFor(endpoint);
     const own = this.peekInMemory(endpoint, presented.caller, limit);
     const release = () => {
       credWindows.release(credKey);
-      if (addrKey !== undefined) addrWindows.release(addrKey);
+      addrWindows.release(addrKey);
     };
     if (!own.allowed) {
       release();
@@ -572,20 +597,25 @@ export class HttpRateLimiter {
       redis.gatehouseAdmit(credKey, addrKey, goodKey, credLimit, addrLimit, windowMs),
       this.peek(endpoint, presented.caller, limit),
     ]).then(
-      ([[verdict, ms, addressCounted], own]) => {
+      ([[verdict, ms, counted], own]) => {
         if (verdict === 1) return done(this.refused(credLimit, ms));
         if (verdict === 2) return done(this.refused(addrLimit, ms));
-        const release = (good: boolean) =>
+        // good: 1 proved good, 0 nothing learnt, -1 refused although remembered good (forget it)
+        const settle = (good: 1 | 0 | -1) =>
           redis
-            .gatehouseRelease(credKey, addrKey, goodKey, addressCounted, good ? 1 : 0, windowMs)
+            .gatehouseRelease(credKey, addrKey, goodKey, counted, good, windowMs)
             .catch((err: unknown) => this.warn('Rate limiter failed to settle a request', err));
         if (!own.allowed) {
-          void release(false);
+          if (counted === 1) void settle(0);
           return done(own);
         }
         res.once('finish', () => {
-          if (res.statusCode === 401) return;
-          void release(true);
+          if (res.statusCode === 401) {
+            if (counted === 0) void settle(-1);
+            return;
+          }
+          // a proven credential renews its mark at most once per half window, like the in-memory one
+          if (counted === 1 || this.renewDue(presented.credential)) void settle(1);
           this.consume(endpoint, presented.caller, limit).catch(() => undefined);
         });
         done(own);

@@ -16,11 +16,15 @@ const GOOD_BASIC = basic(CLIENT, 'right-secret');
  */
 class Store implements FastLane {
   checks = 0;
+  /** Credentials that turned bad (a revoked token). */
+  readonly revoked = new Set<string>();
   matches = (_method: string, path: string) => path.startsWith('/lane/');
   handle(req: IncomingMessage, res: ServerResponse) {
     this.checks++;
     const auth = req.headers.authorization;
-    const good = auth === 'Bearer good' || auth === 'Bearer also-good' || auth === GOOD_BASIC;
+    const good =
+      (auth === 'Bearer good' || auth === 'Bearer also-good' || auth === GOOD_BASIC) &&
+      !this.revoked.has(auth);
     setTimeout(() => {
       res.statusCode = good ? 200 : 401;
       res.setHeader('Content-Type', 'application/json');
@@ -93,6 +97,20 @@ describe.each([
     const distinct = await Promise.all(Array.from({ length: 300 }, (_, i) => auth(s, `Bearer bad-${i}`)));
     expect(store.checks - checked).toBeLessThanOrEqual(50 - checked);
     expect(distinct.filter((r) => r.status === 429).length).toBeGreaterThanOrEqual(250);
+  });
+
+  it('a proven good credential is never stopped by its own concurrency; revoked, it counts again', async () => {
+    const { s, store } = await make({ authFailures: 10, authFailuresPerAddress: 20 });
+    await auth(s, 'Bearer good').expect(200);
+    // 300 requests in flight at once with a good credential: none waits on a failure budget
+    const burst = await Promise.all(Array.from({ length: 300 }, () => auth(s, 'Bearer good')));
+    expect(burst.map((r) => r.status).filter((st) => st !== 200)).toEqual([]);
+    // revoked meanwhile: the first 401 forgets it was good, then it spends the budget like any bad credential
+    store.revoked.add('Bearer good');
+    const after: number[] = [];
+    for (let i = 0; i < 13; i++) after.push((await auth(s, 'Bearer good')).status);
+    expect(after.filter((st) => st === 401)).toHaveLength(11);
+    expect(after.slice(11)).toEqual([429, 429]);
   });
 
   it('a client is one client however its id is written: an upper-case id shares the quota', async () => {
