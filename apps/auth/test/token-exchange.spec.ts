@@ -178,6 +178,53 @@ describe('token exchange (RFC 8693) with a local issuer', () => {
     expect(await identitiesOf(sub)).toHaveLength(1);
   });
 
+  describe('first sign-in race: concurrent first exchanges deadlocked into a 500', () => {
+    const firstExchanges = async (subs: string[], email: string) =>
+      Promise.all(
+        subs.map(async (sub) =>
+          exchange(await issuer.idToken(upstreamClientId, sub, { email, email_verified: true }), {
+            scope: 'openid',
+          }),
+        ),
+      );
+    const usersWith = (email: string) =>
+      fx.ds.rows<{ id: string }>(`SELECT id FROM users WHERE lower(user_email) = lower($1)`, [email]);
+
+    // Several rounds: one round of 30 hit the deadlock about one run in five on a quiet 2-core machine.
+    it('30 first exchanges of one account at once: no 5xx, one user, one identity (3 rounds)', async () => {
+      for (let round = 0; round < 3; round++) {
+        const sub = `race30-${tag()}`;
+        const email = `${sub}@upstream.test`;
+        const results = await firstExchanges(Array<string>(30).fill(sub), email);
+        expect(results.filter((r) => r.status !== 200).map((r) => [r.status, r.body])).toEqual([]);
+        const userIds = new Set(results.map((r) => decodeJwt(r.body.id_token as string).sub));
+        expect(userIds.size).toBe(1);
+        expect(await usersWith(email)).toEqual([{ id: [...userIds][0] }]);
+        expect(await identitiesOf(sub)).toHaveLength(1);
+      }
+    });
+
+    it('6 accounts sharing one e-mail, 5 first exchanges each at once: one user, one identity each', async () => {
+      for (let round = 0; round < 3; round++) {
+        const accounts = Array.from({ length: 6 }, () => `shared-${tag()}`);
+        const email = `shared-${tag()}@upstream.test`;
+        const results = await firstExchanges(
+          accounts.flatMap((sub) => Array<string>(5).fill(sub)),
+          email,
+        );
+        expect(results.filter((r) => r.status !== 200).map((r) => [r.status, r.body])).toEqual([]);
+        const userIds = new Set(results.map((r) => decodeJwt(r.body.id_token as string).sub));
+        expect(userIds.size).toBe(1);
+        expect(await usersWith(email)).toEqual([{ id: [...userIds][0] }]);
+        for (const sub of accounts) {
+          const identities = await identitiesOf(sub);
+          expect(identities).toHaveLength(1);
+          expect(identities[0].user_id).toBe([...userIds][0]);
+        }
+      }
+    });
+  });
+
   it('links a verified e-mail to the existing user; an unverified one is refused and writes nothing', async () => {
     const existing = await fx.user();
     await fx.ds.exec(`UPDATE users SET tenant_id = $2 WHERE id = $1`, [existing.id, tenantId]);

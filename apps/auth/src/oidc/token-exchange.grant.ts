@@ -279,8 +279,14 @@ function identityData(claims: JWTPayload): IdentityData {
  * never verified it is taken over first, see takeOverUnverifiedAccount); else a new user of the provider's tenant.
  * An identity linked to a user of another tenant (or of none), an address held outside the tenant, or an
  * unverified address already held: the same invalid_grant, and nothing is written. A blocked user, or one the
- * client may not sign in, gets an invalid_grant too. Two first sign-ins at once: the loser of the unique key tries
- * again and finds the winner's identity.
+ * client may not sign in, gets an invalid_grant too.
+ *
+ * Exchanges of one account run one at a time (a transaction-scoped advisory lock taken before the identity is
+ * read), so a first sign-in always sees the identity an earlier one committed. Without it the two paths take their
+ * locks in opposite orders (a known identity: its row, then the user row; a first sign-in by e-mail: the user row,
+ * then it waits on the identity's unique key another exchange just updated) and PostgreSQL breaks the deadlock
+ * with an error. Accounts sharing one e-mail still race for the new user's unique address: the loser tries again
+ * and links to the winner's user; a deadlock (a takeover against a sign-in of the same user) is tried again too.
  */
 async function matchUser(
   sql: Sql,
@@ -290,18 +296,26 @@ async function matchUser(
   claims: JWTPayload,
   client: GatehouseClient,
 ): Promise<User> {
-  for (let attempt = 0; ; attempt++) {
+  for (let attempt = 1; ; attempt++) {
     try {
-      return await sql.transaction(async (tx) => matchUserOnce(tx, provider, issuer, sub, claims, client));
+      return await sql.transaction(async (tx) => {
+        await tx.exec(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [
+          `gatehouse:token-exchange:${client.instance_id}:${issuer}:${sub}`,
+        ]);
+        return matchUserOnce(tx, provider, issuer, sub, claims, client);
+      });
     } catch (err) {
-      const pg = findPgError(err);
-      // Another exchange of the same account (or e-mail) committed first: the second attempt finds what it wrote.
-      if (attempt === 0 && pg?.code === '23505') continue;
-      if (pg?.code === '23505') throw refused();
+      const code = findPgError(err)?.code;
+      // Another exchange (of an account with the same e-mail) committed first: the next attempt finds its user.
+      if (attempt < MATCH_ATTEMPTS && (code === '23505' || code === '40P01' || code === '40001')) continue;
+      if (code === '23505') throw refused();
       throw err;
     }
   }
 }
+
+/** Attempts at matching a user when concurrent exchanges conflict (unique violation, deadlock). */
+const MATCH_ATTEMPTS = 3;
 
 async function matchUserOnce(
   tx: Sql,
