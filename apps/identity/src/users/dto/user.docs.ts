@@ -56,6 +56,22 @@ export class UserLinkDoc extends AuditDoc {
   @ApiProperty({ format: 'uuid' }) user_id: string;
 }
 
+/** An entry of the user's `roles` (a User Roles link). */
+export class UserRoleLinkDoc extends UserLinkDoc {
+  @ApiProperty({ format: 'uuid' }) role_id: string;
+}
+
+/** An entry of the user's `permissions` (a User Permissions record). */
+export class UserPermissionLinkDoc extends UserLinkDoc {
+  @ApiProperty({ format: 'uuid' }) resource_id: string;
+  @ApiProperty({ format: 'uuid' }) scope_id: string;
+}
+
+/** An entry of the user's `groups` (a User Groups link). */
+export class UserGroupLinkDoc extends UserLinkDoc {
+  @ApiProperty({ format: 'uuid' }) group_id: string;
+}
+
 /**
  * An entry of the user's `tenants`: its own tenant (is_member) and each tenant it administers (is_admin), one entry
  * per tenant. `id` is the tenant's id (membership is a column of the user, not a row of its own); the audit fields
@@ -95,20 +111,20 @@ class UserBaseDoc extends AuditDoc {
   @ApiPropertyOptional({ type: () => [UserIdentityDoc], description: 'With expand=all' })
   identities?: UserIdentityDoc[];
   @ApiPropertyOptional({
-    type: () => [UserLinkDoc],
+    type: () => [UserRoleLinkDoc],
     description: 'With expand=all: {id, user_id, role_id, ...}',
   })
-  roles?: UserLinkDoc[];
+  roles?: UserRoleLinkDoc[];
   @ApiPropertyOptional({
-    type: () => [UserLinkDoc],
+    type: () => [UserPermissionLinkDoc],
     description: 'With expand=all: {id, user_id, resource_id, scope_id, ...}',
   })
-  permissions?: UserLinkDoc[];
+  permissions?: UserPermissionLinkDoc[];
   @ApiPropertyOptional({
-    type: () => [UserLinkDoc],
+    type: () => [UserGroupLinkDoc],
     description: 'With expand=all: {id, user_id, group_id, ...}',
   })
-  groups?: UserLinkDoc[];
+  groups?: UserGroupLinkDoc[];
   @ApiPropertyOptional({
     type: () => [UserTenantDoc],
     description: 'With expand=all: its own tenant and the tenants it administers',
