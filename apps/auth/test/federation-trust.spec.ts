@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { decodeJwt } from 'jose';
-import { SMTPServer } from 'smtp-server';
-import { eventually } from '@gatehouse/testing';
+import { eventually, smtpSink, type SunkMail } from '@gatehouse/testing';
 import { startAuth, type AuthHarness } from './support/auth-app.js';
 import { Fixtures, tokenRequest, type TestClient, type TestResource } from './support/fixtures.js';
 import { LocalIssuer } from './support/local-issuer.js';
@@ -14,19 +13,8 @@ import { LocalIssuer } from './support/local-issuer.js';
 const GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
 const ID_TOKEN = 'urn:ietf:params:oauth:token-type:id_token';
 
-const mails: string[] = [];
-const smtp = new SMTPServer({
-  authOptional: true,
-  disabledCommands: ['STARTTLS'],
-  logger: false,
-  onData(stream, session, done) {
-    stream.on('data', () => undefined);
-    stream.on('end', () => {
-      mails.push(session.envelope.rcptTo.map((r) => r.address).join(','));
-      done();
-    });
-  },
-});
+const mails: SunkMail[] = [];
+const smtp = smtpSink(mails);
 
 let h: AuthHarness;
 let fx: Fixtures;

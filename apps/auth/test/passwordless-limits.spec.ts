@@ -2,10 +2,9 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pino, type Logger } from 'pino';
-import { SMTPServer } from 'smtp-server';
 import { HTTP_FOUNDATION, type HttpFoundation } from '@gatehouse/http';
 import { sealedIn, seedInstance } from '@gatehouse/identity-data';
-import { eventually } from '@gatehouse/testing';
+import { eventually, smtpSink, type SunkMail } from '@gatehouse/testing';
 import { startAuth, type AuthHarness } from './support/auth-app.js';
 import { actionOf, BrowserAgent, fieldOf } from './support/browser-agent.js';
 import { Fixtures, tokenRequest, type TestClient, type TestUser } from './support/fixtures.js';
@@ -16,22 +15,10 @@ import { Fixtures, tokenRequest, type TestClient, type TestUser } from './suppor
  * minutes, then 15 minutes, doubling), and the confirmation page of a sign-in link (a POST with a CSRF token).
  * Messages go to a real local SMTP server and a real HTTP sink standing for the SMS gateway.
  */
-const mails: { to: string; body: string }[] = [];
+const mails: SunkMail[] = [];
 const texts: { to: string; text: string }[] = [];
 
-const smtp = new SMTPServer({
-  authOptional: true,
-  disabledCommands: ['STARTTLS'],
-  logger: false,
-  onData(stream, session, done) {
-    let body = '';
-    stream.on('data', (d: Buffer) => (body += d.toString('utf8')));
-    stream.on('end', () => {
-      mails.push({ to: session.envelope.rcptTo.map((r) => r.address).join(','), body });
-      done();
-    });
-  },
-});
+const smtp = smtpSink(mails);
 const sink = http.createServer((req, res) => {
   let body = '';
   req.on('data', (d: Buffer) => (body += d.toString('utf8')));

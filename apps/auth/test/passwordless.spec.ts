@@ -1,7 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { SMTPServer } from 'smtp-server';
-import { eventually } from '@gatehouse/testing';
+import { eventually, smtpSink, type SunkMail } from '@gatehouse/testing';
 import { startAuth, type AuthHarness } from './support/auth-app.js';
 import { actionOf, BrowserAgent, fieldOf } from './support/browser-agent.js';
 import {
@@ -16,23 +15,11 @@ import {
  * Passwordless one-time codes (document 2 part 4): POST /passwordless/start sends a code through a real local SMTP
  * server (smtp-server) or a real HTTP sink standing for the SMS gateway; grant_type=otp turns it into tokens.
  */
-const mails: { to: string; body: string }[] = [];
+const mails: SunkMail[] = [];
 const texts: { to: string; text: string }[] = [];
 let smsStatus = 200;
 
-const smtp = new SMTPServer({
-  authOptional: true,
-  disabledCommands: ['STARTTLS'],
-  logger: false,
-  onData(stream, session, done) {
-    let body = '';
-    stream.on('data', (d: Buffer) => (body += d.toString('utf8')));
-    stream.on('end', () => {
-      mails.push({ to: session.envelope.rcptTo.map((r) => r.address).join(','), body });
-      done();
-    });
-  },
-});
+const smtp = smtpSink(mails);
 const sink = http.createServer((req, res) => {
   let body = '';
   req.on('data', (d: Buffer) => (body += d.toString('utf8')));

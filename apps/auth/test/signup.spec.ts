@@ -1,30 +1,14 @@
+import type { SMTPServer } from 'smtp-server';
 import type { AddressInfo } from 'node:net';
 import * as oidc from 'openid-client';
-import { SMTPServer } from 'smtp-server';
-import { eventually, getFreePort } from '@gatehouse/testing';
+import { eventually, getFreePort, smtpSink, type SunkMail } from '@gatehouse/testing';
 import { startAuth, type AuthHarness } from './support/auth-app.js';
 import { BrowserAgent } from './support/browser-agent.js';
 import { Fixtures, type TestClient } from './support/fixtures.js';
 
 /** Sign-up: POST /signup, the e-mail verification link, and the sign-up page of /authorize (issue 14). */
-const mails: { to: string; body: string }[] = [];
-const smtp = new SMTPServer({
-  authOptional: true,
-  disabledCommands: ['STARTTLS'],
-  logger: false,
-  onRcptTo(address, _session, done) {
-    if (address.address.startsWith('bounce')) return done(new Error('mailbox unavailable'));
-    done();
-  },
-  onData(stream, session, done) {
-    let body = '';
-    stream.on('data', (d: Buffer) => (body += d.toString('utf8')));
-    stream.on('end', () => {
-      mails.push({ to: session.envelope.rcptTo.map((r) => r.address).join(','), body });
-      done();
-    });
-  },
-});
+const mails: SunkMail[] = [];
+const smtp = smtpSink(mails, { refuse: /^bounce/ });
 const CALLBACK = 'https://rp.example.test/cb';
 
 let h: AuthHarness;
@@ -161,21 +145,8 @@ describe('hole 9: mail and SMS as a relay', () => {
   // A token server of its own: low sign-up limits, a fast retry, and an SMTP server that this block stops and
   // starts (a new smtp-server each time, on the same port). Behind a trusted proxy, each test signs up from its own
   // forwarded address.
-  const relayed: { to: string; body: string }[] = [];
-  const relayServer = () =>
-    new SMTPServer({
-      authOptional: true,
-      disabledCommands: ['STARTTLS'],
-      logger: false,
-      onData(stream, session, done) {
-        let body = '';
-        stream.on('data', (d: Buffer) => (body += d.toString('utf8')));
-        stream.on('end', () => {
-          relayed.push({ to: session.envelope.rcptTo.map((r) => r.address).join(','), body });
-          done();
-        });
-      },
-    });
+  const relayed: SunkMail[] = [];
+  const relayServer = () => smtpSink(relayed);
   let relay: SMTPServer | undefined;
   let port: number;
   let h2: AuthHarness;

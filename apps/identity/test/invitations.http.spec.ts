@@ -1,8 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { SMTPServer } from 'smtp-server';
-import { eventually, getFreePort } from '@gatehouse/testing';
+import { eventually, getFreePort, smtpSink, type SunkMail } from '@gatehouse/testing';
 import { ENVELOPE, Management, missingId, uniq, VERSIONS, type Version } from './management-harness.js';
 import { openTicket, passwordClient, submitTicket } from './ticket-pages.js';
 
@@ -10,27 +9,11 @@ import { openTicket, passwordClient, submitTicket } from './ticket-pages.js';
  * User Registration (POST /users/invite): the invited user, its invitation e-mail through a real local SMTP server
  * (smtp-server), and the link of that e-mail opened on the token server.
  */
-const mails: { to: string; body: string }[] = [];
+const mails: SunkMail[] = [];
 /** Recipients the SMTP server refuses (a delivery failure). */
 const REFUSED = /^refused-/;
 
-const smtp = new SMTPServer({
-  authOptional: true,
-  disabledCommands: ['STARTTLS'],
-  logger: false,
-  onRcptTo(address, _session, done) {
-    if (REFUSED.test(address.address)) return done(new Error('mailbox unavailable'));
-    done();
-  },
-  onData(stream, session, done) {
-    let body = '';
-    stream.on('data', (d: Buffer) => (body += d.toString('utf8')));
-    stream.on('end', () => {
-      mails.push({ to: session.envelope.rcptTo.map((r) => r.address).join(','), body });
-      done();
-    });
-  },
-});
+const smtp = smtpSink(mails, { refuse: REFUSED });
 
 let m: Management;
 
@@ -269,7 +252,7 @@ describe('hole 9: mail and SMS as a relay', () => {
   });
 
   describe('SMTP server down', () => {
-    const late: { to: string; body: string }[] = [];
+    const late: SunkMail[] = [];
     let port: number;
     let down: Management;
     beforeAll(async () => {
@@ -290,19 +273,7 @@ describe('hole 9: mail and SMS as a relay', () => {
       await down.call('post', '/api/v1/users/invite').send({ user_email: mail }).expect(201);
       expect(Date.now() - t0).toBeLessThan(2000);
       await new Promise((r) => setTimeout(r, 800));
-      const server = new SMTPServer({
-        authOptional: true,
-        disabledCommands: ['STARTTLS'],
-        logger: false,
-        onData(stream, session, done) {
-          let body = '';
-          stream.on('data', (d: Buffer) => (body += d.toString('utf8')));
-          stream.on('end', () => {
-            late.push({ to: session.envelope.rcptTo.map((r) => r.address).join(','), body });
-            done();
-          });
-        },
-      });
+      const server = smtpSink(late);
       await new Promise<void>((r) => server.listen(port, '127.0.0.1', () => r()));
       try {
         await eventually(() => late.some((x) => x.to === mail), {

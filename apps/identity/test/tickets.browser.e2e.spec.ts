@@ -5,8 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { decodeJwt } from 'jose';
 import { chromium, type Browser } from 'playwright-core';
-import { SMTPServer } from 'smtp-server';
-import { eventually } from '@gatehouse/testing';
+import { eventually, smtpSink, type SunkMail } from '@gatehouse/testing';
 import { Management, uniq } from './management-harness.js';
 import { passwordClient } from './ticket-pages.js';
 
@@ -22,20 +21,8 @@ const available = existsSync(CHROMIUM);
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const shots = path.join(root, 'test-artifacts', 'browser');
 
-const mails: { to: string; body: string }[] = [];
-const smtp = new SMTPServer({
-  authOptional: true,
-  disabledCommands: ['STARTTLS'],
-  logger: false,
-  onData(stream, session, done) {
-    let body = '';
-    stream.on('data', (d: Buffer) => (body += d.toString('utf8')));
-    stream.on('end', () => {
-      mails.push({ to: session.envelope.rcptTo.map((r) => r.address).join(','), body });
-      done();
-    });
-  },
-});
+const mails: SunkMail[] = [];
+const smtp = smtpSink(mails);
 
 /** The application the invitation sends the user back to. */
 const app = http.createServer((_req, res) => {

@@ -4,38 +4,25 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { SMTPServer } from 'smtp-server';
 import { Db, migrateDatabase } from '@gatehouse/db';
 import { identityEntities, identityMigrations } from '@gatehouse/identity-data';
-import { createTestDatabase, eventually, getFreePort, type TestDatabase } from '@gatehouse/testing';
+import {
+  createTestDatabase,
+  eventually,
+  getFreePort,
+  smtpSink,
+  type SunkMail,
+  type TestDatabase,
+} from '@gatehouse/testing';
 import { Delivery, displayName, escapeHtml, type DeliveryEnv } from '../src/index.js';
 
 /**
  * The delivery outbox against real parts: PostgreSQL (a database of this file), a real local SMTP server
  * (smtp-server) that can be down, and a real HTTP sink for text messages.
  */
-const mails: { from: string; to: string; body: string }[] = [];
+const mails: SunkMail[] = [];
 function smtpServer() {
-  return new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS'],
-    logger: false,
-    onRcptTo(address, _session, done) {
-      done(address.address.startsWith('refused') ? new Error('mailbox unavailable') : undefined);
-    },
-    onData(stream, session, done) {
-      let body = '';
-      stream.on('data', (d: Buffer) => (body += d.toString('utf8')));
-      stream.on('end', () => {
-        mails.push({
-          from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
-          to: session.envelope.rcptTo.map((r) => r.address).join(','),
-          body,
-        });
-        done();
-      });
-    },
-  });
+  return smtpSink(mails, { refuse: /^refused/ });
 }
 const texts: { to: string; text: string }[] = [];
 let smsStatus = 500;

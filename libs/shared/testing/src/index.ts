@@ -17,3 +17,4 @@ export {
   type StartEmbeddedPostgresOptions,
 } from './embedded.js';
 export { eventually, type EventuallyOptions } from './eventually.js';
+export { smtpSink, type SunkMail } from './smtp-sink.js';
