@@ -19,6 +19,21 @@ export function cookieValue(req: IncomingMessage, name: string): string | undefi
   return undefined;
 }
 
+/** Whether the request carries cookie `name` with a value that is not valid percent-encoding (never one we set). */
+export function cookieMalformed(req: IncomingMessage, name: string): boolean {
+  for (const part of (req.headers.cookie ?? '').split(';')) {
+    const [k, ...v] = part.trim().split('=');
+    if (k !== name) continue;
+    try {
+      decodeURIComponent(v.join('='));
+      return false;
+    } catch {
+      return true;
+    }
+  }
+  return false;
+}
+
 /** Constant-time comparison of a form's CSRF token with its cookie (double submit); false when either is missing. */
 export const sameSecret = (a: string | undefined, b: string | undefined): boolean =>
   !!a && !!b && a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));

@@ -22,7 +22,7 @@ import {
   ticketMessagePage,
   type TicketMessage,
 } from './ticket-pages.js';
-import { cookieValue, sameSecret } from '../interaction/cookies.js';
+import { cookieMalformed, cookieValue, sameSecret } from '../interaction/cookies.js';
 
 /** The ticket cannot do what it was made for (its e-mail changed since): the transaction is undone. */
 class TicketVoid extends Error {}
@@ -66,6 +66,8 @@ export class TicketPages {
       throw err;
     }
     const ticket = one(params, 'ticket') ?? '';
+    // A CSRF cookie we could never have set (bad percent-encoding) is a malformed request, not a forgery: 400.
+    if (cookieMalformed(req, CSRF_COOKIE)) return this.message(res, locale, 400, 'csrf');
     if (!sameSecret(cookieValue(req, CSRF_COOKIE), one(params, 'csrf'))) {
       return this.message(res, locale, 403, 'csrf');
     }
