@@ -72,14 +72,26 @@ describe('every tree version has a root node', () => {
     const t = await newTree();
     await api.patch(`/api/v1/trees/${t.code}`, { name: 'Renamed', description: 'now' }).expect(200);
     await api
-      .post(`/api/v1/trees/${t.code}/translations`, { language: 'mn_MN', name: 'Мод', description: 'тайлбар' })
+      .post(`/api/v1/trees/${t.code}/translations`, {
+        language: 'mn_MN',
+        name: 'Мод',
+        description: 'тайлбар',
+      })
       .expect(201);
     const created = await api.post(t.base, { version: 'v2', name: 'Second' }).expect(201);
     expect(created.body.aggregations).toMatchObject({ nodes: 1 });
     const [root] = await nodesOf(`${t.base}/v2`);
-    expect(root).toMatchObject({ code: t.code, name: 'Renamed', description: 'now', depth: 0, parent_id: null });
+    expect(root).toMatchObject({
+      code: t.code,
+      name: 'Renamed',
+      description: 'now',
+      depth: 0,
+      parent_id: null,
+    });
     const translations = (await api.get(`${t.base}/v2/nodes/${root.id}/translations`).expect(200)).body.items;
-    expect(translations).toEqual([expect.objectContaining({ language: 'mn_MN', name: 'Мод', description: 'тайлбар' })]);
+    expect(translations).toEqual([
+      expect.objectContaining({ language: 'mn_MN', name: 'Мод', description: 'тайлбар' }),
+    ]);
     const mn = await api.get(`${t.base}/v2/nodes/${root.id}`).set('Accept-Language', 'mn-MN').expect(200);
     expect(mn.body).toMatchObject({ name: 'Мод', description: 'тайлбар' });
     // v1 was created before the rename: its root keeps the name it was given.
@@ -93,12 +105,16 @@ describe('every tree version has a root node', () => {
     const t = await newTree();
     const path = `${t.base}/v1`;
     const [root] = await roots(path);
-    const child = (await api.post(`${path}/nodes`, { code: 'C', name: 'C', parent_id: root.id }).expect(201)).body;
+    const child = (await api.post(`${path}/nodes`, { code: 'C', name: 'C', parent_id: root.id }).expect(201))
+      .body;
 
     const leafOnly = await newTree();
     const [lone] = await roots(`${leafOnly.base}/v1`);
     const refused = await api.delete(`${leafOnly.base}/v1/nodes/${lone.id}`).expect(409);
-    expect(refused.body).toEqual({ code: 'conflict', message: expect.stringContaining('at least one root node') });
+    expect(refused.body).toEqual({
+      code: 'conflict',
+      message: expect.stringContaining('at least one root node'),
+    });
     expect(await roots(`${leafOnly.base}/v1`)).toHaveLength(1);
 
     const cascade = await api.delete(`${path}/nodes/${root.id}?cascade=true`).expect(409);
@@ -118,9 +134,13 @@ describe('every tree version has a root node', () => {
     const t = await newTree();
     const path = `${t.base}/v1`;
     const [root] = await roots(path);
-    const child = (await api.post(`${path}/nodes`, { code: 'C', name: 'C', parent_id: root.id }).expect(201)).body;
+    const child = (await api.post(`${path}/nodes`, { code: 'C', name: 'C', parent_id: root.id }).expect(201))
+      .body;
     const refused = await api.patch(`${path}/nodes/${root.id}`, { parent_id: child.id }).expect(409);
-    expect(refused.body).toEqual({ code: 'conflict', message: expect.stringContaining('at least one root node') });
+    expect(refused.body).toEqual({
+      code: 'conflict',
+      message: expect.stringContaining('at least one root node'),
+    });
 
     // Moving a child up to be a second root, then the first root under it, is fine: one root remains.
     await api.patch(`${path}/nodes/${child.id}`, { parent_id: null }).expect(200);
@@ -161,7 +181,9 @@ describe('every tree version has a root node', () => {
     });
 
     // Replacing with a file that has its own root.
-    const replaced = await importCsv('code,parent_code,name\nTOP,,Top\nX,TOP,X\n', '?replace=true').expect(200);
+    const replaced = await importCsv('code,parent_code,name\nTOP,,Top\nX,TOP,X\n', '?replace=true').expect(
+      200,
+    );
     expect(replaced.body).toEqual({ imported: 2, replaced: 2, nodes: 2 });
     expect((await roots(path)).map((n) => n.code)).toEqual(['TOP']);
     expect(await treeProblems(tree.built.db, await versionId(path))).toEqual(NO_PROBLEMS);
