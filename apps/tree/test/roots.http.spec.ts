@@ -130,6 +130,18 @@ describe('every tree version has a root node', () => {
     expect(await treeProblems(tree.built.db, await versionId(path))).toEqual(NO_PROBLEMS);
   });
 
+  it('two roots deleted at once: one goes, the other stays (the version lock orders them)', async () => {
+    const t = await newTree();
+    const path = `${t.base}/v1`;
+    const [first] = await roots(path);
+    const second = (await api.post(`${path}/nodes`, { code: 'R2', name: 'R2' }).expect(201)).body;
+    const statuses = await Promise.all(
+      [first.id, second.id].map(async (id) => (await api.delete(`${path}/nodes/${id}`)).status),
+    );
+    expect(statuses.sort()).toEqual([204, 409]);
+    expect(await roots(path)).toHaveLength(1);
+  });
+
   it('the last root cannot be moved under another node (409); one of two roots can', async () => {
     const t = await newTree();
     const path = `${t.base}/v1`;
