@@ -53,6 +53,7 @@ export const OPERATIONS = [
   'GET /roles/:role_id/members',
   'POST /roles/:role_id/members',
   'DELETE /roles/:role_id/members',
+  'GET /roles/:role_id/groups',
   'GET /groups',
   'POST /groups',
   'GET /groups/:group_id',

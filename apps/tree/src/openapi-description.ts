@@ -19,6 +19,12 @@ token server older than issue 15) is 401.
 
 - **Default version**: creating a tree creates version \`v1\`. A version created without \`version\` gets the next
   free \`vN\`: one above the highest \`v<number>\` code in the tree. The only version of a tree cannot be deleted (409).
+- **Root node**: every version contains at least one root node (document 3). A new version (\`v1\` of a new tree,
+  or a created one) gets one: \`code\`, \`name\` and \`description\` of the tree at that moment, no metadata, and
+  the tree's translations as the node's translations, so it reads in every language as the tree does; rename or
+  translate it like any node. More roots may be added. The last root cannot be deleted (also not with
+  \`cascade=true\`) nor moved under another node: 409 \`conflict\`. A CSV import with \`replace=true\` and no
+  nodes is 400 and writes nothing. Clones copy the roots they find and add none.
 - **Nodes**: a node without \`parent_id\` is a root (depth 0); otherwise depth = parent depth + 1. \`leaf\` is true
   exactly when the node has no children. \`parent_id\` of another version (or of no node) is 400. PATCH of
   \`parent_id\` moves the subtree (409 under itself or a descendant). Deleting a node with children is 409 unless

@@ -67,6 +67,7 @@ describe('CSV export and import over HTTP', () => {
     expect(await exportCsv(`${t.base}/v1`)).toBe(
       [
         'code,parent_code,name,description,name@mn_MN,description@mn_MN',
+        `${t.code},,${t.code},,,`, // the root v1 was created with
         'R,,Root,"top, ""quoted""",,',
         'B,R,Bee,,Би,тайлбар',
         'A,R,Ay,,,',
@@ -76,9 +77,14 @@ describe('CSV export and import over HTTP', () => {
       ].join('\n'),
     );
 
+    // A new version has its own root (coded as the tree, as in the file): loading a whole export replaces it.
     await api.post(t.base, { version: 'copy' }).expect(201);
-    const imported = await importCsv(`${t.base}/copy`, await exportCsv(`${t.base}/v1`)).expect(200);
-    expect(imported.body).toEqual({ imported: 5, replaced: 0, nodes: 5 });
+    const exported = await exportCsv(`${t.base}/v1`);
+    expect((await importCsv(`${t.base}/copy`, exported).expect(400)).body.message).toContain(
+      `code '${t.code}' already exists`,
+    );
+    const imported = await importCsv(`${t.base}/copy`, exported, '?replace=true').expect(200);
+    expect(imported.body).toEqual({ imported: 6, replaced: 1, nodes: 6 });
     expect(await exportCsv(`${t.base}/copy`)).toBe(await exportCsv(`${t.base}/v1`));
     const copyB = (
       await api
@@ -88,7 +94,7 @@ describe('CSV export and import over HTTP', () => {
     expect(copyB).toMatchObject({ name: 'Би', depth: 1, leaf: true });
     expect(await treeProblems(tree.built.db, await t.versionId('copy'))).toEqual(NO_PROBLEMS);
     expect((await api.get(`${t.base}/copy`).expect(200)).body.aggregations).toMatchObject({
-      nodes: 5,
+      nodes: 6,
       levels: 3,
     });
   });
@@ -101,7 +107,7 @@ describe('CSV export and import over HTTP', () => {
     expect((await importCsv(`${t.base}/v1`, csv).expect(200)).body).toEqual({
       imported: 2,
       replaced: 0,
-      nodes: 3,
+      nodes: 4, // with the version's own root
     });
     expect((await api.get(`${nodes}/${existing.id}`).expect(200)).body.leaf).toBe(false);
     const leaf = (
@@ -115,7 +121,7 @@ describe('CSV export and import over HTTP', () => {
       'code,parent_code,name\nN,,New\n',
       '?replace=true',
     ).expect(200);
-    expect(replaced.body).toEqual({ imported: 1, replaced: 3, nodes: 1 });
+    expect(replaced.body).toEqual({ imported: 1, replaced: 4, nodes: 1 });
     expect(await exportCsv(`${t.base}/v1`)).toBe('code,parent_code,name,description\nN,,New,\n');
     expect(await treeProblems(tree.built.db, await t.versionId('v1'))).toEqual(NO_PROBLEMS);
   });
@@ -183,8 +189,9 @@ describe('CSV export and import over HTTP', () => {
       });
       req.write(head, () => setTimeout(() => req.destroy(), 200));
     });
-    // The server notices, rolls back and releases what it held: a later import goes through.
-    expect((await api.get(`${t.base}/v1`).expect(200)).body.aggregations.nodes).toBe(0);
+    // The server notices, rolls back and releases what it held: a later import goes through. (The one node is the
+    // root the version was created with.)
+    expect((await api.get(`${t.base}/v1`).expect(200)).body.aggregations.nodes).toBe(1);
     let imported = 0;
     await eventually(
       async () => {
@@ -195,8 +202,8 @@ describe('CSV export and import over HTTP', () => {
       { what: 'an import after the interrupted one' },
     );
     expect(imported).toBe(1);
-    // Nothing of the interrupted upload was written: the version holds the one node imported after it.
-    expect((await api.get(`${t.base}/v1`).expect(200)).body.aggregations.nodes).toBe(1);
+    // Nothing of the interrupted upload was written: the version holds its root and the node imported after it.
+    expect((await api.get(`${t.base}/v1`).expect(200)).body.aggregations.nodes).toBe(2);
   });
 
   it('refuses a non-CSV body with 415 and an unknown version with 404', async () => {
@@ -220,12 +227,12 @@ describe('CSV export and import over HTTP', () => {
     expect((await importCsv(`${t.base}/v1`, csv).expect(200)).body).toEqual({
       imported: 40000,
       replaced: 0,
-      nodes: 40000,
+      nodes: 40001, // with the version's own root
     });
     const out = await exportCsv(`${t.base}/v1`);
-    expect(out.trim().split('\n')).toHaveLength(40001);
+    expect(out.trim().split('\n')).toHaveLength(40002);
     expect((await api.get(`${t.base}/v1`).expect(200)).body.aggregations).toMatchObject({
-      nodes: 40000,
+      nodes: 40001,
       levels: 6,
     });
     expect(await treeProblems(tree.built.db, await t.versionId('v1'))).toEqual(NO_PROBLEMS);
@@ -261,6 +268,7 @@ describe('CSV export and import over HTTP', () => {
       expect(out).toBe(
         [
           'code,parent_code,name,description,name@mn_MN,description@mn_MN',
+          `${t.code},,${t.code},,,`,
           `'-1,,"'=HYPERLINK(""http://evil.example"",""x"")",'@SUM(A1:A2),'+Би,'-тайлбар`,
           `c2,'-1,''=quoted already,'plain apostrophe,,`,
           `'+2,,tab,'\tindented,,`,
@@ -273,7 +281,9 @@ describe('CSV export and import over HTTP', () => {
       }
 
       await api.post(t.base, { version: 'copy' }).expect(201);
-      expect((await importCsv(`${t.base}/copy`, out).expect(200)).body).toMatchObject({ imported: 3 });
+      expect((await importCsv(`${t.base}/copy`, out, '?replace=true').expect(200)).body).toMatchObject({
+        imported: 4,
+      });
       expect(await exportCsv(`${t.base}/copy`)).toBe(out);
       const byCode = async (code: string) =>
         (await api.get(`${t.base}/copy/nodes?q=${encodeURIComponent(`code = '${code}'`)}`).expect(200)).body

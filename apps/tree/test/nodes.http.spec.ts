@@ -31,7 +31,10 @@ describe('tree nodes over HTTP', () => {
     await auth?.stop();
   });
 
-  /** A new tree; returns the base path of its v1 nodes, and helpers. */
+  /**
+   * A new tree; returns the base path of its v1 nodes, and helpers. v1 starts with its own root node (code: the tree
+   * code, label 1, so first in depth-first order); the tests add their nodes beside or below it.
+   */
   async function version() {
     const code = uniq('nodes');
     await api.post('/api/v1/trees', { code, name: code }).expect(201);
@@ -80,10 +83,10 @@ describe('tree nodes over HTTP', () => {
     expect((await v.get(b.id)).leaf).toBe(true);
 
     const ver = await api.get(`/api/v1/trees/${v.code}/versions/v1?expand=all`).expect(200);
-    expect(ver.body.aggregations).toMatchObject({ nodes: 4, levels: 3 });
-    expect(ver.body.nodes.map((n: Node) => n.code)).toEqual(['R', 'A', 'A1', 'B']);
+    expect(ver.body.aggregations).toMatchObject({ nodes: 5, levels: 3 });
+    expect(ver.body.nodes.map((n: Node) => n.code)).toEqual([v.code, 'R', 'A', 'A1', 'B']);
     const t = await api.get(`/api/v1/trees/${v.code}`).expect(200);
-    expect(t.body.aggregations.nodes).toBe(4);
+    expect(t.body.aggregations.nodes).toBe(5);
   });
 
   it('answers 400 for bad ids, bodies and parents, 404 for unknown nodes, 409 for duplicate codes', async () => {
@@ -161,7 +164,7 @@ describe('tree nodes over HTTP', () => {
     await api.delete(`${v.base}/${b.id}?cascade=true`).expect(204);
     expect((await v.get(a.id)).leaf).toBe(true);
     const list = await api.get(`${v.base}?total_count=true`).expect(200);
-    expect(list.body.total_count).toBe(1);
+    expect(list.body.items.map((n: Node) => n.code)).toEqual([v.code, 'A']);
     const [{ n }] = await tree.built.db.rows(
       `SELECT count(*)::int AS n FROM tree_node_translations WHERE tree_version_id = $1`,
       [v.versionId],
@@ -210,8 +213,9 @@ describe('tree nodes over HTTP', () => {
     await v.add('X2', x.id);
 
     const all = await api.get(`${v.base}?total_count=true&fields=code,depth`).expect(200);
-    expect(all.body).toMatchObject({ total_count: 6, count: 6, has_more: false, limit: 10, offset: 0 });
+    expect(all.body).toMatchObject({ total_count: 7, count: 7, has_more: false, limit: 10, offset: 0 });
     expect(all.body.items).toEqual([
+      { code: v.code, depth: 0 },
       { code: 'R', depth: 0 },
       { code: 'X', depth: 1 },
       { code: 'X1', depth: 2 },
@@ -227,9 +231,9 @@ describe('tree nodes over HTTP', () => {
       `${v.base}?q=${encodeURIComponent(`parent_id = '${x.id}'`)}&total_count=true`,
     );
     expect(children.body.total_count).toBe(2);
-    const page = await api.get(`${v.base}?limit=2&offset=4`).expect(200);
+    const page = await api.get(`${v.base}?limit=2&offset=5`).expect(200);
     expect(page.body).toMatchObject({ count: 2, has_more: false });
-    expect((await api.get(`${v.base}?limit=2&offset=3`).expect(200)).body.has_more).toBe(true);
+    expect((await api.get(`${v.base}?limit=2&offset=4`).expect(200)).body.has_more).toBe(true);
     expect((await api.get(`${v.base}?offset=99`).expect(200)).body).toMatchObject({ count: 0, items: [] });
     expect((await api.get(`${v.base}?limit=1000`).expect(200)).body.limit).toBe(100);
     await api.get(`${v.base}?q=${encodeURIComponent('depth >')}`).expect(400);
@@ -332,6 +336,7 @@ describe('tree nodes over HTTP', () => {
     expect((await api.get(`${v.base}/${a.id}`).expect(200)).body.name).toBe('Name A');
     const list = await api.get(`${v.base}?fields=code,name`).set('Accept-Language', 'mn-MN').expect(200);
     expect(list.body.items).toEqual([
+      { code: v.code, name: v.code },
       { code: 'A', name: 'Эй' },
       { code: 'B', name: 'Name B' },
     ]);

@@ -49,6 +49,7 @@ describe('tree migrations', () => {
   });
 
   it('moves existing nodes into one partition per version with byte paths, and back (1790000300000, 1790000400000)', async () => {
+    await ds.undoLastMigration(); // version roots (keeps every node)
     await ds.undoLastMigration(); // trees without instances
     await ds.undoLastMigration(); // integer-array paths
     await ds.undoLastMigration(); // back to one unpartitioned tree_nodes
@@ -108,6 +109,7 @@ describe('tree migrations', () => {
     const [none] = await ds.query(`SELECT tree_node_version(tree_node_id($1, 99)) AS v`, [versions[1]]);
     expect(none.v).toBeNull();
 
+    await ds.undoLastMigration(); // version roots
     await ds.undoLastMigration(); // trees without instances
     await ds.undoLastMigration();
     expect(await snapshot()).toEqual(before);
@@ -121,6 +123,7 @@ describe('tree migrations', () => {
   });
 
   it('gives existing trees and settings to the default instance, codes unique per instance, and back (1790000500000)', async () => {
+    await ds.undoLastMigration(); // version roots
     await ds.undoLastMigration();
     const [old] = await ds.query(`INSERT INTO trees (code, name) VALUES ('old', 'Old') RETURNING id`);
     await ds.query(`UPDATE tree_settings SET environment = 'staging'`);
@@ -162,6 +165,7 @@ describe('tree migrations', () => {
     );
     expect(node.tree_id).toBe(mine.id);
 
+    await ds.undoLastMigration(); // version roots
     await ds.undoLastMigration(); // the other instance's tree, version, nodes and settings go
     expect(await ds.query(`SELECT id FROM trees`)).toEqual([{ id: old.id }]);
     expect(await ds.query(`SELECT id, environment FROM tree_settings`)).toEqual([
@@ -174,6 +178,84 @@ describe('tree migrations', () => {
     expect(await pendingSchemaChanges(ds)).toEqual([]);
     await ds.query(`DELETE FROM trees`);
     await ds.query(`UPDATE tree_settings SET environment = 'development'`);
+  });
+
+  it('gives every version stored without nodes its root node, and keeps it on revert (1790000600000)', async () => {
+    await ds.undoLastMigration();
+    const [t] = await ds.query(
+      `INSERT INTO trees (instance_id, code, name, description) VALUES ($1, 'roots', 'Roots', 'd') RETURNING id`,
+      [NIL],
+    );
+    await ds.query(`INSERT INTO tree_translations (tree_id, language, name) VALUES ($1, 'mn_MN', 'Үндэс')`, [
+      t.id,
+    ]);
+    const ids: Record<string, string> = {};
+    for (const v of ['empty', 'full']) {
+      const [row] = await ds.query(
+        `INSERT INTO tree_versions (tree_id, version, next_label) VALUES ($1, $2, 4) RETURNING id`,
+        [t.id, v],
+      );
+      ids[v] = row.id;
+      await ds.query(`SELECT tree_nodes_add_partition($1)`, [row.id]);
+    }
+    await ds.query(
+      `INSERT INTO tree_nodes (id, tree_id, tree_version_id, code, name, depth, leaf, parent_id, path)
+       VALUES (tree_node_id($1, 4), $2, $1, 'X', 'X', 0, true, NULL, int4send(4))`,
+      [ids.full, t.id],
+    );
+    await ds.query(`UPDATE tree_versions SET node_count = 1 WHERE id = $1`, [ids.full]);
+
+    await runMigrations(ds);
+    const nodes = await ds.query(
+      `SELECT n.tree_version_id AS v, n.id, n.code, n.name, n.description, n.depth, n.parent_id, v.node_count,
+              v.next_label
+         FROM tree_nodes n JOIN tree_versions v ON v.id = n.tree_version_id WHERE n.tree_id = $1 ORDER BY n.code COLLATE "C" DESC`,
+      [t.id],
+    );
+    expect(nodes).toEqual([
+      {
+        v: ids.empty,
+        id: expect.stringMatching(/0{11}5$/),
+        code: 'roots',
+        name: 'Roots',
+        description: 'd',
+        depth: 0,
+        parent_id: null,
+        node_count: 1,
+        next_label: 5,
+      },
+      {
+        v: ids.full,
+        id: expect.any(String),
+        code: 'X',
+        name: 'X',
+        description: null,
+        depth: 0,
+        parent_id: null,
+        node_count: 1,
+        next_label: 4,
+      },
+    ]);
+    expect(
+      await ds.query(
+        `SELECT tree_node_id, language, name FROM tree_node_translations WHERE tree_version_id = $1`,
+        [ids.empty],
+      ),
+    ).toEqual([{ tree_node_id: nodes[0].id, language: 'mn_MN', name: 'Үндэс' }]);
+
+    await ds.undoLastMigration();
+    expect(await ds.query(`SELECT count(*)::int AS n FROM tree_nodes WHERE tree_id = $1`, [t.id])).toEqual([
+      { n: 2 },
+    ]);
+    await runMigrations(ds);
+    expect(await ds.query(`SELECT count(*)::int AS n FROM tree_nodes WHERE tree_id = $1`, [t.id])).toEqual([
+      { n: 2 },
+    ]);
+    await ds.query(`DELETE FROM tree_node_translations WHERE tree_version_id = ANY($1::uuid[])`, [
+      Object.values(ids),
+    ]);
+    await ds.query(`SELECT tree_nodes_drop_partition(v) FROM unnest($1::uuid[]) v`, [Object.values(ids)]);
+    await ds.query(`DELETE FROM trees WHERE id = $1`, [t.id]);
   });
 
   it('refuses a depth that does not match the path', async () => {

@@ -45,7 +45,8 @@ describe('trees and versions over HTTP', () => {
       description: 'd',
       metadata,
       enabled: true,
-      aggregations: { versions: 1, nodes: 0, tree_id: body.id },
+      // v1 comes with its root node (document 3: every version has one).
+      aggregations: { versions: 1, nodes: 1, tree_id: body.id },
       links: { versions: `/api/v1/trees/${code}/versions` },
     });
     expect(body.created_date).toBe(body.created_at);
@@ -53,7 +54,7 @@ describe('trees and versions over HTTP', () => {
 
     const read = await api.get(`/api/v1/trees/${code}?expand=all`).expect(200);
     expect(read.body.versions).toHaveLength(1);
-    expect(read.body.versions[0]).toMatchObject({ version: 'v1', aggregations: { levels: 0, nodes: 0 } });
+    expect(read.body.versions[0]).toMatchObject({ version: 'v1', aggregations: { levels: 1, nodes: 1 } });
     expect(read.body.links.versions).toBeUndefined();
 
     const picked = await api.get(`/api/v1/trees/${code}?fields=id,code`).expect(200);
@@ -145,13 +146,14 @@ describe('trees and versions over HTTP', () => {
     const { code } = await createTree();
     const base = `/api/v1/trees/${code}/versions`;
     const v2 = await api.post(base, { name: 'Second' }).expect(201);
-    expect(v2.body).toMatchObject({ version: 'v2', name: 'Second', aggregations: { levels: 0, nodes: 0 } });
+    expect(v2.body).toMatchObject({ version: 'v2', name: 'Second', aggregations: { levels: 1, nodes: 1 } });
     await api.post(base, { version: 'v7' }).expect(201);
     expect((await api.post(base, {}).expect(201)).body.version).toBe('v8');
     expect((await api.post(base, { version: 'v2' }).expect(409)).body.code).toBe('conflict');
     await api.post(`/api/v1/trees/${uniq('none')}/versions`, {}).expect(404);
 
-    // A node in v2, then clone v2 to "draft": nodes, node translations and version translations follow.
+    // A second root in v2 (beside the one v2 was created with), then clone v2 to "draft": nodes, node translations
+    // and version translations follow.
     const node = (await api.post(`${base}/v2/nodes`, { code: 'A', name: 'A' }).expect(201)).body;
     await api.post(`${base}/v2/nodes/${node.id}/translations`, { language: 'mn_MN', name: 'А' }).expect(201);
     await api.post(`${base}/v2/translations`, { language: 'mn_MN', name: 'Хоёр' }).expect(201);
@@ -159,16 +161,14 @@ describe('trees and versions over HTTP', () => {
     expect(draft.body).toMatchObject({
       version: 'draft',
       name: 'Draft',
-      aggregations: { nodes: 1, levels: 1 },
+      aggregations: { nodes: 2, levels: 1 },
     });
     const copied = await api.get(`${base}/draft/nodes`).expect(200);
-    expect(copied.body.items).toHaveLength(1);
-    expect(copied.body.items[0]).toMatchObject({ code: 'A', name: 'A' });
-    expect(copied.body.items[0].id).not.toBe(node.id);
-    const mn = await api
-      .get(`${base}/draft/nodes/${copied.body.items[0].id}`)
-      .set('Accept-Language', 'mn-MN')
-      .expect(200);
+    expect(copied.body.items.map((n: { code: string }) => n.code)).toEqual([code, 'A']);
+    const copiedA = copied.body.items[1];
+    expect(copiedA).toMatchObject({ code: 'A', name: 'A' });
+    expect(copiedA.id).not.toBe(node.id);
+    const mn = await api.get(`${base}/draft/nodes/${copiedA.id}`).set('Accept-Language', 'mn-MN').expect(200);
     expect(mn.body.name).toBe('А');
     expect((await api.get(`${base}/draft/translations/mn_MN`).expect(200)).body.name).toBe('Хоёр');
     // The clone's partition was built and attached with the parent's indexes adopted (five, none twice), and
@@ -186,7 +186,7 @@ describe('trees and versions over HTTP', () => {
     );
     expect(all).toBe(5);
     const added = await api
-      .post(`${base}/draft/nodes`, { code: 'B', name: 'B', parent_id: copied.body.items[0].id })
+      .post(`${base}/draft/nodes`, { code: 'B', name: 'B', parent_id: copiedA.id })
       .expect(201);
     await api.post(`${base}/draft/nodes`, { code: 'B', name: 'B again' }).expect(409);
     await api.post(`${base}/draft/nodes`, { code: 'C', name: 'C', parent_id: node.id }).expect(400);
@@ -197,8 +197,8 @@ describe('trees and versions over HTTP', () => {
 
     await api.post(`${base}/draft/change-code`, { new_version: 'v2' }).expect(409);
     const renamed = await api.post(`${base}/draft/change-code`, { new_version: 'final' }).expect(200);
-    expect(renamed.body).toMatchObject({ version: 'final', aggregations: { nodes: 1 } });
-    expect((await api.get(`${base}/final/nodes`).expect(200)).body.items).toHaveLength(1);
+    expect(renamed.body).toMatchObject({ version: 'final', aggregations: { nodes: 2 } });
+    expect((await api.get(`${base}/final/nodes`).expect(200)).body.items).toHaveLength(2);
 
     const upd = await api.patch(`${base}/final`, { enabled: false, metadata: { tags: ['x'] } }).expect(200);
     expect(upd.body).toMatchObject({ enabled: false, metadata: { tags: ['x'] } });
@@ -247,14 +247,15 @@ describe('trees and versions over HTTP', () => {
       name: 'Copy',
       description: 'orig',
       metadata: { tags: ['a'] },
-      aggregations: { versions: 2, nodes: 2 },
+      // v1: its root, R and C; v2: its root.
+      aggregations: { versions: 2, nodes: 4 },
     });
     const mn = await api.get(`/api/v1/trees/${copyCode}`).set('Accept-Language', 'mn_MN').expect(200);
     expect(mn.body.name).toBe('Мод');
     const nodes = await api.get(`/api/v1/trees/${copyCode}/versions/v1/nodes?expand=all`).expect(200);
-    expect(nodes.body.items.map((n: { code: string }) => n.code)).toEqual(['R', 'C']);
-    expect(nodes.body.items[0].child_nodes).toHaveLength(1);
-    expect(nodes.body.items[1].parent_id).toBe(nodes.body.items[0].id);
+    expect(nodes.body.items.map((n: { code: string }) => n.code)).toEqual([code, 'R', 'C']);
+    expect(nodes.body.items[1].child_nodes).toHaveLength(1);
+    expect(nodes.body.items[2].parent_id).toBe(nodes.body.items[1].id);
     await api.post(`/api/v1/trees/${code}/clone`, { code: copyCode, name: 'Copy' }).expect(409);
     await api.post(`/api/v1/trees/${uniq('none')}/clone`, { code: uniq('x'), name: 'x' }).expect(404);
 
@@ -276,7 +277,7 @@ describe('trees and versions over HTTP', () => {
     // The original is untouched.
     expect((await api.get(`/api/v1/trees/${code}`).expect(200)).body.aggregations).toMatchObject({
       versions: 2,
-      nodes: 2,
+      nodes: 4,
     });
   });
 });

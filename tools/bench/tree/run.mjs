@@ -279,6 +279,8 @@ try {
   /** @type {(text: string, params?: unknown[]) => Promise<import('pg').QueryResult<any>>} */
   const q = (text, params) => pool.query(text, params);
   log(`generating ${TOTAL.toLocaleString('en')} nodes (fan-out ${FANOUT}, depth ${DEPTH}) with SQL ...`);
+  // The generated tree has its own root (label 1): it takes the place of the root v1 was created with.
+  await q(`DELETE FROM tree_nodes WHERE tree_version_id = $1`, [v1.id]);
   let t0 = performance.now();
   // Level-order labels: node i of level d has label first(d) + i, first(d) = 1 + sum of the sizes of levels < d.
   await q(
@@ -475,7 +477,10 @@ try {
   const rawOne = [];
   for (let i = 0; i < 200; i++) {
     t0 = performance.now();
-    await q('SELECT environment FROM tree_settings WHERE id = 1');
+    // One row per instance since migration 1790000500000; the default instance's is keyed by the nil uuid.
+    await q('SELECT environment FROM tree_settings WHERE instance_id = $1', [
+      '00000000-0000-0000-0000-000000000000',
+    ]);
     rawOne.push(ms(t0));
   }
   notes.push(
@@ -507,7 +512,9 @@ try {
         });
         apiIns.push(ms(t0));
         t0 = performance.now();
-        await c.query(`SELECT * FROM tree_create_node($1, 'v1', $2, $3, NULL, '{}', $4, NULL)`, [
+        // First parameter: the instance (migration 1790000500000); the bench tree is the default instance's.
+        await c.query(`SELECT * FROM tree_create_node($1, $2, 'v1', $3, $4, NULL, '{}', $5, NULL)`, [
+          '00000000-0000-0000-0000-000000000000',
           code,
           `sql-${i}`,
           `Inserted ${i}`,
@@ -631,7 +638,8 @@ try {
   const apiImportRun = async (r) => {
     await call('POST', base, { version: `api-import-${r}` });
     t0 = performance.now();
-    const imp = await fetch(`${api}${base}/api-import-${r}/import`, {
+    // replace=true: the file's root takes the place of the one the new version was created with.
+    const imp = await fetch(`${api}${base}/api-import-${r}/import?replace=true`, {
       method: 'POST',
       headers: { ...H, 'content-type': 'text/csv' },
       body: readFileSync(csvFile),
@@ -650,6 +658,8 @@ try {
     const ic = await pool.connect();
     try {
       await ic.query('BEGIN');
+      // As the API import with replace=true: the version's own root goes, the file's nodes come.
+      await ic.query('DELETE FROM tree_nodes WHERE tree_version_id = $1', [sqlVersion.id]);
       const pathByCode = new Map();
       let label = 0;
       let batch = [];
@@ -738,7 +748,7 @@ try {
     );
   if (selected('import'))
     row(
-      'Import that CSV into an empty version',
+      'Import that CSV into a new version (replacing its root)',
       median(timings.apiImport),
       median(timings.rawImport),
       '-',

@@ -54,6 +54,8 @@ export interface LinkKind {
   nesting?: boolean;
   /** Singular nouns of owner and target, for messages. */
   nouns: [string, string];
+  /** Listed only: the link is added and removed from its other end (Role Groups: at /groups/:group_id/roles). */
+  readOnly?: boolean;
 }
 
 const user = { one: findUser as FindOne, many: findUsers as FindMany };
@@ -151,6 +153,24 @@ export const LINK_KINDS: LinkKind[] = [
     container: 'owner',
     nesting: true,
     nouns: ['group', 'group'],
+  },
+  {
+    // Group Roles seen from the role: the record's `links.groups`. Read-only, as Keycloak's GET
+    // /roles/{role}/groups: a role is given to groups where groups are managed (groups:write).
+    tag: 'Role Groups',
+    path: 'roles/:role_id/groups',
+    ownerParam: 'role_id',
+    bodyField: 'groups',
+    table: 'group_roles',
+    ownerColumn: 'role_id',
+    targetColumn: 'group_id',
+    read: ROLES_READ,
+    write: GROUPS_WRITE,
+    findOwner: role.one,
+    findTargets: group.many,
+    container: 'target',
+    nouns: ['role', 'group'],
+    readOnly: true,
   },
 ];
 

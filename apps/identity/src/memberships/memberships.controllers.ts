@@ -23,7 +23,7 @@ import { auditAttributes, defineVersionedRecord } from '../common/records.js';
 import { routeOf, type ApiVersion } from '../common/version.js';
 import { PermissionsV1Dto, PermissionsV2Dto } from '../client-access/dto/client-access.dto.js';
 import { BODY_DTOS, EffectivePermissionDoc, linkDoc } from './dto/memberships.dto.js';
-import { linkSpecs, type LinkKind, type LinkRecord } from './link-kinds.js';
+import { LINK_KINDS, linkSpecs, type LinkKind, type LinkRecord } from './link-kinds.js';
 import {
   MembershipsService,
   type EffectivePermission,
@@ -33,7 +33,10 @@ import {
 
 const same = <T>(r: T) => ({ ...r }) as Record<string, unknown>;
 
-/** A link controller (Role Members, User Roles, Group Members, User Groups, Group Roles, Nested Groups). */
+/**
+ * A link controller (Role Members, User Roles, Group Members, User Groups, Group Roles, Nested Groups; Role Groups
+ * lists only).
+ */
 export function linkController(v: ApiVersion, k: LinkKind): Type<unknown> {
   const P = new Presenter<LinkRecord>(v, linkSpecs(k)[v], same);
   const Body = BODY_DTOS[k.bodyField];
@@ -43,21 +46,47 @@ export function linkController(v: ApiVersion, k: LinkKind): Type<unknown> {
     ? ' A group nested in itself or in one of its own descendants (a cycle): 409, nothing is written.'
     : '';
 
+  const listOperation = applyDecorators(
+    Get(),
+    Scopes(k.read),
+    ApiOperation({
+      summary: `Get ${k.tag.toLowerCase()}`,
+      description:
+        `The ${target}s linked to the ${owner}.` +
+        (k.readOnly
+          ? ` Read-only here: the link is added and removed at /${LINK_KINDS.find((o) => o.table === k.table && o !== k)?.path}.`
+          : ''),
+    }),
+    ApiUuidParams(k.ownerParam),
+    ApiListQuery(v),
+    ApiCollection(Doc, v),
+    ApiErrorResponses(404),
+  );
+
+  if (k.readOnly) {
+    @ApiTags(`${k.tag} (${v})`)
+    @Controller(routeOf(v, k.path))
+    class LinkListController {
+      constructor(@Inject(MembershipsService) private readonly svc: MembershipsService) {}
+
+      @listOperation
+      async list(
+        @CallerAccess() a: Access,
+        @UuidParam(k.ownerParam) id: string,
+        @Query() query: QueryParams,
+      ) {
+        return P.page(await this.svc.list(a, k, id, P.list(query)));
+      }
+    }
+    return versioned(LinkListController, k.tag.replace(/\s/g, ''), v);
+  }
+
   @ApiTags(`${k.tag} (${v})`)
   @Controller(routeOf(v, k.path))
   class LinkController {
     constructor(@Inject(MembershipsService) private readonly svc: MembershipsService) {}
 
-    @Get()
-    @Scopes(k.read)
-    @ApiOperation({
-      summary: `Get ${k.tag.toLowerCase()}`,
-      description: `The ${target}s linked to the ${owner}.`,
-    })
-    @ApiUuidParams(k.ownerParam)
-    @ApiListQuery(v)
-    @ApiCollection(Doc, v)
-    @ApiErrorResponses(404)
+    @listOperation
     async list(@CallerAccess() a: Access, @UuidParam(k.ownerParam) id: string, @Query() query: QueryParams) {
       return P.page(await this.svc.list(a, k, id, P.list(query)));
     }

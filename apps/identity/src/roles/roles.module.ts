@@ -39,7 +39,7 @@ const dtos = namedDtos(
 );
 const byTag = (tag: string) => LINK_KINDS.find((k) => k.tag === tag)!;
 
-/** Roles under /api/v1 and /api/v2 (their permissions and members: MembershipsModule). */
+/** Roles under /api/v1 and /api/v2 (their permissions, members and groups: MembershipsModule). */
 @Module({
   controllers: (['v1', 'v2'] as const).map((v) =>
     namedController(v, {
@@ -67,10 +67,7 @@ const byTag = (tag: string) => LINK_KINDS.find((k) => k.tag === tag)!;
           embedChildren([
             { field: 'permissions', kind: PERMISSION_KINDS[0], permission: true },
             { field: 'members', kind: byTag('Role Members') },
-            {
-              field: 'groups',
-              kind: { ...byTag('Group Roles'), ownerColumn: 'role_id', targetColumn: 'group_id' },
-            },
+            { field: 'groups', kind: byTag('Role Groups') },
           ]),
         ),
     },

@@ -67,7 +67,9 @@ export class CsvController {
       '(malformed line, duplicate code, code already in the version, unknown parent_code, cycle) answers 400 ' +
       'with `details` naming each line (`field: "line 12"`, up to 100), and nothing is written. Lines may come ' +
       'in any order; `parent_code` may name a node already in the version. `replace=true` deletes the ' +
-      "version's nodes first, in the same transaction. Answers `{imported, replaced, nodes}`.",
+      "version's nodes first, in the same transaction; a file without nodes is then 400 (it would leave the " +
+      'version without a root node). A new version holds its own root (coded as the tree): to load a whole ' +
+      'export into it, use `replace=true`. Answers `{imported, replaced, nodes}`.',
   })
   @ApiConsumes('text/csv')
   @ApiBody({

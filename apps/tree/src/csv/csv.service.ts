@@ -210,7 +210,8 @@ export class CsvService {
    * Loads CSV lines into the version in one transaction: the upload is parsed as it streams in and staged in a
    * temporary table; then duplicate codes, unknown parents and cycles are found set-based, paths are computed by one
    * recursive query, and nodes and translations are inserted set-based. Any problem: 400 naming the lines, nothing
-   * written. With `replace` the version's current nodes are deleted first (in the same transaction).
+   * written. With `replace` the version's current nodes are deleted first (in the same transaction); a file without
+   * nodes is then refused, as it would leave the version without a root.
    */
   async import(
     instance: InstanceKey,
@@ -239,6 +240,13 @@ export class CsvService {
            mn_mn_name text, mn_mn_description text) ON COMMIT DROP`,
       );
       const count = await this.load(sql, guardUpload(body, this.limits), staged + 1);
+      if (replace && count === 0) {
+        // Document 3: every version contains at least one root node; replacing with nothing would leave none.
+        throw invalidRequest(
+          'CSV import refused, nothing was written: replace=true with a file without nodes would leave the version ' +
+            'without a root node; a tree version keeps at least one',
+        );
+      }
       // Held until commit: no structural write in this version runs while its import is applied.
       await lockVersion(sql, scope.versionId);
       let replaced = 0;

@@ -3,6 +3,7 @@ import { TreeCreateNode1790000200000 } from './1790000200000-tree-create-node.js
 import { TreeNodePartitions1790000300000 } from './1790000300000-tree-node-partitions.js';
 import { TreeNodeBytePaths1790000400000 } from './1790000400000-tree-node-byte-paths.js';
 import { TreeInstances1790000500000 } from './1790000500000-tree-instances.js';
+import { TreeVersionRoots1790000600000 } from './1790000600000-tree-version-roots.js';
 
 /** Every migration of apps/tree, in order. */
 export const treeMigrations = [
@@ -11,4 +12,5 @@ export const treeMigrations = [
   TreeNodePartitions1790000300000,
   TreeNodeBytePaths1790000400000,
   TreeInstances1790000500000,
+  TreeVersionRoots1790000600000,
 ];

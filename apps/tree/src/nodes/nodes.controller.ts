@@ -137,7 +137,8 @@ export class NodesController {
     summary: 'Update Tree Node',
     description:
       'Partial update. A new `parent_id` moves the whole subtree in one statement (depths follow, leaf flags of the ' +
-      'old and new parent are kept right); under the node itself or its descendant: 409; `null`: becomes a root.',
+      'old and new parent are kept right); under the node itself or its descendant: 409; `null`: becomes a root. ' +
+      "The version's last root stays a root: moving it under another node is 409.",
   })
   @ApiReadQuery()
   @ApiErrorResponses(400, 404, 409)
@@ -169,7 +170,9 @@ export class NodesController {
   @ApiNoContentResponse()
   @ApiOperation({
     summary: 'Delete Tree Node',
-    description: 'A node with children: 409 unless `cascade=true`, which deletes the whole subtree. 204.',
+    description:
+      "A node with children: 409 unless `cascade=true`, which deletes the whole subtree. The version's last root " +
+      'node: 409 either way (a version keeps at least one root). 204.',
   })
   @ApiQuery({ name: 'cascade', required: false, schema: { type: 'boolean', default: false } })
   @ApiErrorResponses(400, 404, 409)

@@ -22,6 +22,18 @@ import {
   readNodeRecord,
 } from './nodes.queries.js';
 
+const LAST_ROOT =
+  'A tree version keeps at least one root node: this is its last one (add another root first, or delete the version)';
+
+/** Whether the version has a root other than `nodeId` (the caller holds the version lock). */
+async function otherRoot(sql: Sql, scope: VersionScope, nodeId: string): Promise<boolean> {
+  const row = await sql.one(
+    `SELECT 1 FROM tree_nodes WHERE tree_version_id = $1 AND depth = 0 AND id <> $2 LIMIT 1`,
+    [scope.versionId, nodeId],
+  );
+  return row !== undefined;
+}
+
 /**
  * Tree nodes: every rule about parents, depth, leaf flags, moves, deletes and clones lives here.
  *
@@ -121,7 +133,10 @@ export class NodeWrites {
     });
   }
 
-  /** Deletes a node; one with children is 409 unless `cascade`, which deletes the whole subtree. */
+  /**
+   * Deletes a node; one with children is 409 unless `cascade`, which deletes the whole subtree. The version's last
+   * root is 409 either way (document 3: a version contains at least one root node).
+   */
   async remove(
     instance: InstanceKey,
     treeCode: string,
@@ -132,6 +147,9 @@ export class NodeWrites {
     await this.db.transaction(async (sql) => {
       const scope = await resolveAndLockVersion(sql, instance, treeCode, version);
       const node = await struct(sql, scope, nodeId);
+      if (node.parent_id === null && !(await otherRoot(sql, scope, node.id))) {
+        throw conflict(LAST_ROOT);
+      }
       if (!node.leaf && !cascade) {
         throw conflict('The node has children; delete them first or pass cascade=true to delete the subtree');
       }
@@ -258,7 +276,8 @@ export class NodeWrites {
 
   /**
    * Moves `node` with its subtree under `newParentId` (null: a root) in one set-based UPDATE of the path prefix,
-   * which also sets the node's updated_by and updated_at. Runs under the version lock taken by the caller.
+   * which also sets the node's updated_by and updated_at. The version's last root stays a root (409). Runs under the
+   * version lock taken by the caller.
    */
   private async move(
     sql: Sql,
@@ -268,12 +287,12 @@ export class NodeWrites {
     actorId: string | null,
   ): Promise<void> {
     const parent = newParentId ? await parentFor(sql, scope, newParentId) : undefined;
+    if (parent?.id === node.id) throw conflict('A node cannot be its own parent');
+    if (parent && node.parent_id === null && !(await otherRoot(sql, scope, node.id))) {
+      throw conflict(LAST_ROOT);
+    }
     if (parent && isInSubtree(parent.path, node.path)) {
-      throw conflict(
-        parent.id === node.id
-          ? 'A node cannot be its own parent'
-          : 'Cannot move a node under one of its own descendants (that would make a cycle)',
-      );
+      throw conflict('Cannot move a node under one of its own descendants (that would make a cycle)');
     }
     const prefix = parent?.path ?? Buffer.alloc(0);
     const delta = pathLength(prefix) + 1 - pathLength(node.path);

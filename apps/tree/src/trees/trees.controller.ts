@@ -37,7 +37,10 @@ export class TreesController {
   @Post()
   @Scopes(WRITE)
   @ApiCreatedResponse({ type: TreeDoc })
-  @ApiOperation({ summary: 'Create Tree', description: 'Also creates the default version `v1` (empty).' })
+  @ApiOperation({
+    summary: 'Create Tree',
+    description: 'Also creates the default version `v1` with its root node (see Create Tree Version).',
+  })
   @ApiReadQuery()
   @ApiErrorResponses(400, 409)
   create(

@@ -7,7 +7,12 @@ import type { InstanceKey } from '../common/instance.js';
 import type { Language } from '../common/language.js';
 import { resolveTree } from '../common/scope.js';
 import { uniqueConflict } from '../common/tree-db.js';
-import { copyVersionContent, createVersionPartition, deleteVersionNodes } from '../versions/version-copy.js';
+import {
+  copyVersionContent,
+  createRootNode,
+  createVersionPartition,
+  deleteVersionNodes,
+} from '../versions/version-copy.js';
 import { VersionsService } from '../versions/versions.service.js';
 import type { ChangeTreeCodeDto, CloneTreeDto, CreateTreeDto, UpdateTreeDto } from './dto/tree.dto.js';
 import { TREE_COLUMNS, toTreeRecord, treeSpec, type TreeRecord, type TreeRow } from './tree.record.js';
@@ -81,7 +86,7 @@ export class TreesService {
     });
   }
 
-  /** Creates the tree and its default version `v1`. */
+  /** Creates the tree and its default version `v1` with its root node. */
   async create(instance: InstanceKey, dto: CreateTreeDto, actor: Actor, query: Query, lang?: Language) {
     parseReadQuery(query, treeSpec, 'v1');
     await this.db.transaction(async (sql) => {
@@ -99,6 +104,7 @@ export class TreesService {
         [tree!.id, DEFAULT_VERSION, actor.id],
       );
       await createVersionPartition(sql, version!.id);
+      await createRootNode(sql, version!.id, tree!.id, actor.id);
     });
     return this.get(instance, dto.code, query, lang);
   }

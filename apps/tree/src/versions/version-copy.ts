@@ -10,6 +10,38 @@ export async function createVersionPartition(sql: Sql, versionId: string): Promi
 }
 
 /**
+ * Gives a new version its root node (document 3: every version contains at least one root node): code, name and
+ * description of the tree as it is now, and the tree's translations as the node's, so the root reads in every
+ * language as the tree does. It takes the version's first label. The version's partition must exist.
+ */
+export async function createRootNode(
+  sql: Sql,
+  versionId: string,
+  treeId: string,
+  actorId: string | null,
+): Promise<void> {
+  const label = (await sql.one<{ label: number }>(
+    `UPDATE tree_versions SET next_label = next_label + 1, node_count = node_count + 1 WHERE id = $1
+     RETURNING next_label AS label`,
+    [versionId],
+  ))!.label;
+  await sql.exec(
+    `WITH root AS (
+       INSERT INTO tree_nodes (id, tree_id, tree_version_id, code, name, description, metadata, depth, leaf,
+                               parent_id, path, created_by, updated_by)
+       SELECT tree_node_id($1, $3), t.id, $1, t.code, t.name, t.description, '{}', 0, true, NULL, int4send($3::int),
+              $4, $4
+         FROM trees t WHERE t.id = $2
+       RETURNING id)
+     INSERT INTO tree_node_translations (tree_version_id, tree_node_id, language, name, description, created_by,
+                                         updated_by)
+     SELECT $1, root.id, tr.language, tr.name, tr.description, $4, $4
+       FROM root JOIN tree_translations tr ON tr.tree_id = $2`,
+    [versionId, treeId, label, actorId],
+  );
+}
+
+/**
  * Copies every node of `sourceVersionId` (with node translations and the version's own translations) into the new
  * version `targetVersionId` of tree `targetTreeId`, which has no partition yet. Labels and paths are copied verbatim
  * (they are version-local), so ids and parent ids of the copies are computed from them: `tree_nodes_copy_version`

@@ -50,7 +50,9 @@ export class VersionsController {
   @ApiOperation({
     summary: 'Create Tree Version',
     description:
-      'Creates an empty version. Without `version` the code is the next free `vN`: one above the highest existing ' +
+      'Creates a version with its root node (a version always has at least one): code, name and description of ' +
+      "the tree as it is now, and the tree's translations as the node's. Without `version` the code is the next " +
+      'free `vN`: one above the highest existing ' +
       '`v<number>` code of the tree (`v1` when there is none), so a deleted version code is not handed out again ' +
       'while a higher one exists.',
   })

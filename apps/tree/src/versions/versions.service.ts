@@ -14,7 +14,12 @@ import type {
   CreateVersionDto,
   UpdateVersionDto,
 } from './dto/version.dto.js';
-import { copyVersionContent, createVersionPartition, deleteVersionNodes } from './version-copy.js';
+import {
+  copyVersionContent,
+  createRootNode,
+  createVersionPartition,
+  deleteVersionNodes,
+} from './version-copy.js';
 import {
   VERSION_COLUMNS,
   toVersionRecord,
@@ -142,6 +147,7 @@ export class VersionsService {
           throw uniqueConflict(err, VERSION_CONFLICTS);
         });
       await createVersionPartition(sql, created!.id);
+      await createRootNode(sql, created!.id, tree.treeId, actor.id);
       return version;
     });
     return this.get(instance, treeCode, code, query, lang);
