@@ -18,6 +18,7 @@ import {
   SUPPORTED_GRANT_TYPES,
   toProviderClient,
 } from '@gatehouse/oidc-clients';
+import { browserError } from './browser-errors.js';
 import { isStoreUnavailable, oauthError, withCommonShape } from './oauth-errors.js';
 import type { OidcData, User } from './oidc-data.js';
 import {
@@ -456,13 +457,20 @@ export function createProvider(deps: ProviderDeps): Provider {
     },
     clientBasedCORS: () => false,
     // A browser (Accept: text/html) gets a page, never JSON; clients get the OAuth error object.
-    renderError: async (ctx, out) => {
+    // A person never reads oidc-provider's developer message: the page says what to do, with a reference to the
+    // logged detail (browser-errors.ts).
+    renderError: async (ctx, out, err) => {
       if (ctx.accepts('json', 'html') === 'html') {
         const nonce = randomBytes(16).toString('base64');
         pageHeaders(ctx.res, nonce);
         ctx.type = 'html';
         const locale = pickLocale(String(ctx.oidc?.params?.ui_locales ?? ''), ctx.get('accept-language'));
-        ctx.body = errorPage({ locale, nonce, message: String(out.error_description ?? out.error) });
+        const shown = browserError(locale, out, err);
+        if (shown.logged) {
+          const clientId = ctx.oidc?.client?.clientId ?? ctx.oidc?.params?.client_id;
+          deps.log.warn({ ...shown.logged, client_id: clientId, path: ctx.path }, 'browser flow error');
+        }
+        ctx.body = errorPage({ locale, nonce, message: shown.message });
         return;
       }
       ctx.type = 'json';
