@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { clientProblem, toProviderClient, type ClientForProvider } from '@gatehouse/oidc-clients';
+import { clientProblem, toProviderClient, type ClientForProvider } from '../src/index.js';
 
 const client = (over: Partial<ClientForProvider> = {}): ClientForProvider => ({
   id: randomUUID(),
