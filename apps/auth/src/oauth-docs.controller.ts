@@ -107,9 +107,9 @@ the server keys at /jwks) or opaque for any other value; tokens without an audie
         password: str('password grant'),
         refresh_token: str('refresh_token grant'),
         subject_token: str('token exchange: the ID token (or JWT access token) of an identity provider'),
+        // no example: the body's example is a client_credentials request, which takes no subject token
         subject_token_type: str(
           'token exchange: urn:ietf:params:oauth:token-type:id_token | :jwt | :access_token',
-          'urn:ietf:params:oauth:token-type:id_token',
         ),
         requested_token_type: str('token exchange: only urn:ietf:params:oauth:token-type:access_token'),
       },

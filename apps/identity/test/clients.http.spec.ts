@@ -66,7 +66,7 @@ describe.each(VERSIONS)('Clients under /api/%s', (v: Version) => {
           is_public: true,
           client_metadata: {
             grant_types: ['authorization_code', 'refresh_token'],
-            urls: { redirect_uris: ['https://a.test/cb'] },
+            urls: { callbacks: ['https://a.test/cb'] },
           },
           app_metadata: [{ key: 'team', value: 'web' }],
         }).expect(201);
@@ -76,7 +76,7 @@ describe.each(VERSIONS)('Clients under /api/%s', (v: Version) => {
           client_secret: null,
           client_metadata: {
             grant_types: ['authorization_code', 'refresh_token'],
-            urls: { redirect_uris: ['https://a.test/cb'] },
+            urls: { callbacks: ['https://a.test/cb'] },
           },
           app_metadata: [{ key: 'team', value: 'web' }],
         });

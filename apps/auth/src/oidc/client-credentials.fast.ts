@@ -1,7 +1,7 @@
 import { createPrivateKey, randomFillSync, sign, timingSafeEqual, type KeyObject } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { KeySet } from '../keys/signing-keys.js';
-import { GRANT_TYPE_ALIASES } from './client-metadata.js';
+import { GRANT_TYPE_ALIASES } from '@gatehouse/oidc-clients';
 import type { OidcData } from './oidc-data.js';
 import type { Params } from './request-body.js';
 

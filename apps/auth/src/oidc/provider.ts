@@ -12,7 +12,13 @@ import Provider, {
 import type { KeySet } from '../keys/signing-keys.js';
 import { createAdapterFactory } from './adapters/adapter-factory.js';
 import type { Sql } from '@gatehouse/db';
-import { EXTRA_CLIENT_PROPERTIES, toProviderClient } from './client-metadata.js';
+import {
+  clientRules,
+  EXTRA_CLIENT_PROPERTIES,
+  SUPPORTED_GRANT_TYPES,
+  toProviderClient,
+} from '@gatehouse/oidc-clients';
+import { browserError } from './browser-errors.js';
 import { isStoreUnavailable, oauthError, withCommonShape } from './oauth-errors.js';
 import type { OidcData, User } from './oidc-data.js';
 import {
@@ -125,17 +131,8 @@ export interface ProviderDeps {
   log: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
 }
 
-/** Grant types the token endpoint serves. Others are unsupported_grant_type. */
-export const SUPPORTED_GRANT_TYPES: ReadonlySet<string> = new Set([
-  'authorization_code',
-  'implicit',
-  'urn:ietf:params:oauth:grant-type:device_code',
-  'otp',
-  'client_credentials',
-  'password',
-  'refresh_token',
-  TOKEN_EXCHANGE_GRANT,
-]);
+/** Grant types the token endpoint serves (@gatehouse/oidc-clients: the management API validates clients by them). */
+export { SUPPORTED_GRANT_TYPES };
 
 /** oidc-provider Client with our extra metadata. */
 interface GatehouseClient {
@@ -291,16 +288,10 @@ export function createProvider(deps: ProviderDeps): Provider {
     routes: { ...ROUTES },
     scopes: [...OIDC_SCOPES],
     claims: CLAIMS,
-    clientAuthMethods: ['client_secret_basic', 'client_secret_post', 'none'],
-    clientDefaults: {
-      grant_types: ['client_credentials'],
-      response_types: [],
-      token_endpoint_auth_method: 'client_secret_basic',
-      id_token_signed_response_alg: 'RS256',
-    },
+    // What makes client metadata valid (auth methods, defaults, response types) is shared with the management API,
+    // which refuses a client this provider would refuse.
+    ...clientRules(),
     extraClientMetadata: { properties: EXTRA_CLIENT_PROPERTIES },
-    // code (with PKCE); implicit's id_token and id_token token for clients whose grant_types name implicit
-    responseTypes: ['code', 'id_token', 'id_token token', 'none'],
     // PKCE (S256) on every authorization code request, public clients or not (OAuth 2.1, RFC 9700).
     pkce: { required: () => true },
     interactions: {
@@ -466,13 +457,20 @@ export function createProvider(deps: ProviderDeps): Provider {
     },
     clientBasedCORS: () => false,
     // A browser (Accept: text/html) gets a page, never JSON; clients get the OAuth error object.
-    renderError: async (ctx, out) => {
+    // A person never reads oidc-provider's developer message: the page says what to do, with a reference to the
+    // logged detail (browser-errors.ts).
+    renderError: async (ctx, out, err) => {
       if (ctx.accepts('json', 'html') === 'html') {
         const nonce = randomBytes(16).toString('base64');
         pageHeaders(ctx.res, nonce);
         ctx.type = 'html';
         const locale = pickLocale(String(ctx.oidc?.params?.ui_locales ?? ''), ctx.get('accept-language'));
-        ctx.body = errorPage({ locale, nonce, message: String(out.error_description ?? out.error) });
+        const shown = browserError(locale, out, err);
+        if (shown.logged) {
+          const clientId = ctx.oidc?.client?.clientId ?? ctx.oidc?.params?.client_id;
+          deps.log.warn({ ...shown.logged, client_id: clientId, path: ctx.path }, 'browser flow error');
+        }
+        ctx.body = errorPage({ locale, nonce, message: shown.message });
         return;
       }
       ctx.type = 'json';

@@ -1,4 +1,4 @@
-import { GRANT_TYPE_ALIASES } from './client-metadata.js';
+import { GRANT_TYPE_ALIASES } from '@gatehouse/oidc-clients';
 import { BodyError, one, type Params } from './request-body.js';
 
 /** Token-endpoint parameter names of document 1 → OAuth names. */

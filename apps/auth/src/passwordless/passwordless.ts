@@ -7,6 +7,7 @@ import type { OidcClientRecord, OidcData } from '../oidc/oidc-data.js';
 import { BodyError, one, parseParams, readBody, type Params } from '../oidc/request-body.js';
 import { userMaySignInThrough } from '../oidc/sign-in-policy.js';
 import type { Delivery } from '@gatehouse/delivery';
+import { secretExpired } from '@gatehouse/oidc-clients';
 import { cookieValue, sameSecret } from '../interaction/cookies.js';
 import { originOf, pageHeaders, pickLocale, type Locale } from '../interaction/pages.js';
 import { CODE_TTL_SEC, type OneTimeCodes } from './one-time-codes.js';
@@ -64,7 +65,7 @@ export class PasswordlessStart {
     const clientId = basic?.id ?? one(params, 'client_id');
     const secret = basic?.secret ?? one(params, 'client_secret');
     const client = clientId ? await this.deps.data.findClient(clientId) : undefined;
-    if (!client || (!client.isPublic && !same(client.clientSecret, secret))) {
+    if (!client || (!client.isPublic && (!same(client.clientSecret, secret) || secretExpired(client)))) {
       return sendOAuthError(res, 401, 'invalid_client', 'client authentication failed');
     }
     if (!client.grantTypes.includes(OTP_GRANT)) {

@@ -16,6 +16,7 @@ import { ClientV1Doc, ClientV2Doc } from './dto/client.docs.js';
 import {
   CreateClientV1Dto,
   CreateClientV2Dto,
+  SecretExpiryDto,
   UpdateClientV1Dto,
   UpdateClientV2Dto,
 } from './dto/client.dto.js';
@@ -52,7 +53,8 @@ export function clientsController(v: ApiVersion): Type<unknown> {
       summary: 'Create a client',
       description:
         'A confidential client gets a generated secret (shown in the answer) and, without grant_types, is allowed ' +
-        'client_credentials. A client that is not global creates only non-global clients of its own tenant (403 ' +
+        'client_credentials. The secret expires at client_secret_expires_at (in the future, else 400) or ' +
+        'client_secret_lifetime seconds from now; without either it never expires. A client that is not global creates only non-global clients of its own tenant (403 ' +
         'otherwise). is_global false needs a tenant_id (400). A client_name already used in the tenant: 409.',
     })
     @ApiReadQuery()
@@ -95,7 +97,8 @@ export function clientsController(v: ApiVersion): Type<unknown> {
       summary: 'Modify a client',
       description:
         'Partial update. client_metadata keys given replace the stored ones (null removes a key); app_metadata is ' +
-        "replaced whole. Turning a client public drops its secret. The default client's is_public, is_global and " +
+        'replaced whole. client_secret_expires_at (null: never) or client_secret_lifetime set when the current ' +
+        "secret expires. Turning a client public drops its secret. The default client's is_public, is_global and " +
         'tenant_id cannot change (403). is_global false needs a tenant_id (400).',
     })
     @ApiUuidParams('client_id')
@@ -133,19 +136,24 @@ export function clientsController(v: ApiVersion): Type<unknown> {
     @HttpCode(200)
     @ApiOperation({
       summary: 'Change a client secret',
-      description: 'A new secret; the token endpoint refuses the old one at once. A public client: 409.',
+      description:
+        'A new secret; the token endpoint refuses the old one at once. The body is optional: the new secret ' +
+        'expires at client_secret_expires_at (in the future, else 400) or client_secret_lifetime seconds from now; ' +
+        'without either it never expires. A public client: 409.',
     })
     @ApiUuidParams('client_id')
     @ApiReadQuery()
+    @ApiBody({ type: SecretExpiryDto, required: false })
     @ApiRecord(Doc, 200)
     @ApiErrorResponses(400, 404, 409)
     async rotateSecret(
       @CallerAccess() access: Access,
       @UuidParam('client_id') id: string,
+      @ValidBody(SecretExpiryDto) body: SecretExpiryDto,
       @Query() query: QueryParams,
     ) {
       const read = P.read(query);
-      return P.one(await this.clients.rotateSecret(access, id, read), read);
+      return P.one(await this.clients.rotateSecret(access, id, body, read), read);
     }
   }
   return versioned(ClientsController, 'Clients', v);

@@ -23,6 +23,7 @@ import {
   type ClientRowWithSecret,
 } from '@gatehouse/identity-data';
 import { announce } from '../common/changes.js';
+import { clientProblem } from '@gatehouse/oidc-clients';
 
 /** What create and modify take, in canonical names (v2 bodies are mapped to this by their presenter). */
 export interface ClientInput {
@@ -36,7 +37,14 @@ export interface ClientInput {
   is_first_party?: boolean;
   is_global?: boolean;
   tenant_id?: string | null;
+  /** When the secret expires (ISO 8601 date-time in the future; null: never). Not with client_secret_lifetime. */
+  client_secret_expires_at?: string | null;
+  /** The same as seconds from now. */
+  client_secret_lifetime?: number;
 }
+
+/** What change secret takes: when the new secret expires. */
+export type SecretExpiryInput = Pick<ClientInput, 'client_secret_expires_at' | 'client_secret_lifetime'>;
 
 const CONFLICTS = {
   ux_clients_name: 'A client with this client_name already exists in the tenant',
@@ -52,6 +60,86 @@ function assertTenantOfRestricted(isGlobal: boolean, tenantId: string | null | u
       { field: 'tenant_id', message: 'required when is_global is false' },
     ]);
   }
+}
+
+/** A date-time with a time zone (Z or an offset): a bare date or local time would depend on the server's zone. */
+const DATE_TIME_WITH_ZONE = /^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:?\d\d)$/i;
+
+/**
+ * When a secret given `input` expires: undefined when the input names no expiry (keep what is stored, or none for
+ * a new secret), null for never, else the instant. An instant that is not in the future, or both fields at once: 400
+ * naming the field (an expired secret made on purpose would be a client that cannot authenticate).
+ */
+export function secretExpiryOf(input: SecretExpiryInput, now = Date.now()): Date | null | undefined {
+  const at = input.client_secret_expires_at;
+  const lifetime = input.client_secret_lifetime;
+  if (at !== undefined && lifetime !== undefined) {
+    throw invalidRequest(
+      'client_secret_lifetime: give client_secret_expires_at or client_secret_lifetime, not both',
+      [{ field: 'client_secret_lifetime', message: 'not with client_secret_expires_at' }],
+    );
+  }
+  if (lifetime !== undefined) return new Date(now + lifetime * 1000);
+  if (at === undefined || at === null) return at;
+  const when = new Date(at);
+  if (!DATE_TIME_WITH_ZONE.test(at) || Number.isNaN(when.getTime())) {
+    throw invalidRequest('client_secret_expires_at must be an ISO 8601 date-time with a time zone', [
+      { field: 'client_secret_expires_at', message: 'must be an ISO 8601 date-time with a time zone' },
+    ]);
+  }
+  if (when.getTime() <= now) {
+    throw invalidRequest('client_secret_expires_at must be in the future', [
+      { field: 'client_secret_expires_at', message: 'must be in the future' },
+    ]);
+  }
+  return when;
+}
+
+/** A public client has no secret, so nothing of it can expire: 400 naming the field given. */
+function assertNoExpiryForPublic(input: SecretExpiryInput): void {
+  for (const field of ['client_secret_expires_at', 'client_secret_lifetime'] as const) {
+    if (input[field] !== undefined && input[field] !== null) {
+      throw invalidRequest(`${field}: a public client has no secret`, [
+        { field, message: 'a public client has no secret' },
+      ]);
+    }
+  }
+}
+
+/**
+ * A client as it is about to be stored must be one the token server accepts: its own mapping to oidc-provider's
+ * client metadata, checked by oidc-provider's own validation (@gatehouse/oidc-clients). Otherwise 400 naming the field
+ * (e.g. client_metadata.urls.callbacks for an http callback of an implicit client), nothing written.
+ */
+async function assertTokenServerAccepts(c: {
+  id: string;
+  instance_id: string;
+  tenant_id: string | null;
+  client_name: string;
+  client_type: string | null;
+  client_metadata: Record<string, unknown>;
+  is_public: boolean;
+  is_first_party: boolean;
+  is_global: boolean;
+}): Promise<void> {
+  const grantTypes = Array.isArray(c.client_metadata.grant_types)
+    ? c.client_metadata.grant_types.filter((g): g is string => typeof g === 'string')
+    : [];
+  const problem = await clientProblem({
+    id: c.id,
+    instanceId: c.instance_id,
+    tenantId: c.tenant_id,
+    clientName: c.client_name,
+    clientType: c.client_type,
+    clientSecret: null,
+    clientSecretExpiresAt: null,
+    grantTypes,
+    clientMetadata: c.client_metadata,
+    isPublic: c.is_public,
+    isFirstParty: c.is_first_party,
+    isGlobal: c.is_global,
+  });
+  if (problem) throw invalidRequest(problem.message, [problem]);
 }
 
 /** A new client secret: 256 random bits, base64url (43 characters). */
@@ -123,18 +211,31 @@ export class ClientsService {
       const isGlobal = access.restricted ? false : (input.is_global ?? true);
       assertTenantOfRestricted(isGlobal, tenantId);
       const isPublic = input.is_public ?? false;
+      if (isPublic) assertNoExpiryForPublic(input);
+      const secretExpiresAt = isPublic ? null : (secretExpiryOf(input) ?? null);
       const metadata = plainWithoutNulls(input.client_metadata);
       // A confidential client created without grant types may use client_credentials (what it is for).
       if (!isPublic && metadata.grant_types === undefined) metadata.grant_types = ['client_credentials'];
       const secret = isPublic ? null : newClientSecret();
       // the id is made here: the sealed secret is bound to it
       const id = randomUUID();
+      await assertTokenServerAccepts({
+        id,
+        instance_id: access.instanceId,
+        tenant_id: tenantId,
+        client_name: input.client_name ?? '',
+        client_type: input.client_type ?? null,
+        client_metadata: metadata,
+        is_public: isPublic,
+        is_first_party: input.is_first_party ?? false,
+        is_global: isGlobal,
+      });
       const [row] = await withConflicts(CONFLICTS, () =>
         m.rows<{ id: string }>(
           `INSERT INTO clients (id, instance_id, tenant_id, client_name, client_type, client_description,
                                 client_secret_enc, client_metadata, app_metadata, is_public, is_first_party,
-                                is_global, created_by, updated_by)
-           VALUES ($13, $1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9, $10, $11, $12, $12)
+                                is_global, created_by, updated_by, client_secret_expires_at)
+           VALUES ($13, $1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9, $10, $11, $12, $12, $14)
            RETURNING id`,
           [
             access.instanceId,
@@ -150,6 +251,7 @@ export class ClientsService {
             isGlobal,
             access.actor,
             id,
+            secretExpiresAt,
           ],
         ),
       );
@@ -178,23 +280,50 @@ export class ClientsService {
       );
 
       const isPublic = input.is_public ?? current.is_public;
+      if (isPublic) assertNoExpiryForPublic(input);
+      const expiry = secretExpiryOf(input);
       let secretEnc = current.client_secret_enc;
+      let secretExpiresAt: Date | string | null =
+        expiry !== undefined ? expiry : current.client_secret_expires_at;
       let newSecret = false;
-      if (isPublic) secretEnc = null;
-      else if (!secretEnc) {
+      if (isPublic) {
+        secretEnc = null;
+        secretExpiresAt = null;
+      } else if (!secretEnc) {
         secretEnc = this.box.encrypt(newClientSecret(), sealedIn.clientSecret(current.id));
+        // a secret made by this change expires only as this change says
+        secretExpiresAt = expiry ?? null;
         newSecret = true;
       }
       const metadata =
         input.client_metadata === undefined || input.client_metadata === null
           ? current.client_metadata
           : mergeMetadata(current.client_metadata ?? {}, input.client_metadata);
+      // What the token server reads changes: the client as it will be must be one it accepts. (A change of
+      // anything else leaves a client stored before this check as it is.)
+      if (
+        input.client_metadata !== undefined ||
+        input.client_type !== undefined ||
+        input.is_public !== undefined
+      ) {
+        await assertTokenServerAccepts({
+          ...current,
+          client_name: input.client_name ?? current.client_name,
+          client_type: input.client_type !== undefined ? input.client_type : current.client_type,
+          client_metadata: (metadata ?? {}) as Record<string, unknown>,
+          is_public: isPublic,
+          is_first_party: input.is_first_party ?? current.is_first_party,
+          is_global: input.is_global ?? current.is_global,
+          tenant_id: input.tenant_id !== undefined ? input.tenant_id : current.tenant_id,
+        });
+      }
 
       await withConflicts(CONFLICTS, () =>
         m.exec(
           `UPDATE clients SET client_name = $2, client_type = $3, client_description = $4, client_secret_enc = $5,
                   client_metadata = $6::jsonb, app_metadata = $7::jsonb, is_public = $8, is_first_party = $9,
-                  is_global = $10, tenant_id = $11, updated_by = $12, updated_at = now()
+                  is_global = $10, tenant_id = $11, updated_by = $12, updated_at = now(),
+                  client_secret_expires_at = $13
             WHERE id = $1`,
           [
             current.id,
@@ -209,6 +338,7 @@ export class ClientsService {
             input.is_global ?? current.is_global,
             input.tenant_id !== undefined ? input.tenant_id : current.tenant_id,
             access.actor,
+            secretExpiresAt,
           ],
         ),
       );
@@ -232,16 +362,30 @@ export class ClientsService {
     this.callers.forget(id);
   }
 
-  /** A new secret; the old one is refused by the token endpoint from now on. A public client has none: 409. */
-  async rotateSecret(access: Access, id: string, read: ReadQuery): Promise<ClientRecord> {
+  /**
+   * A new secret; the old one is refused by the token endpoint from now on. The new one expires as `expiry` says
+   * (nothing given: never). A public client has none: 409.
+   */
+  async rotateSecret(
+    access: Access,
+    id: string,
+    expiry: SecretExpiryInput,
+    read: ReadQuery,
+  ): Promise<ClientRecord> {
+    const expiresAt = secretExpiryOf(expiry) ?? null;
     return this.db.transaction(async (m) => {
       const current = await findClient(m, access, id, { lock: true });
       if (current.is_public) throw conflict('A public client has no secret to change');
       await m.exec(
-        `UPDATE clients SET client_secret_enc = $2, client_secret_expires_at = NULL, updated_by = $3,
+        `UPDATE clients SET client_secret_enc = $2, client_secret_expires_at = $4, updated_by = $3,
                 updated_at = now()
           WHERE id = $1`,
-        [current.id, this.box.encrypt(newClientSecret(), sealedIn.clientSecret(current.id)), access.actor],
+        [
+          current.id,
+          this.box.encrypt(newClientSecret(), sealedIn.clientSecret(current.id)),
+          access.actor,
+          expiresAt,
+        ],
       );
       // Every token server replica drops the old secret from its cache at once.
       await announce(m, { kind: 'client', id: current.id });

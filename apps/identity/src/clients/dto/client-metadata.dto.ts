@@ -78,7 +78,18 @@ export class ClientMetadataV1Dto extends GrantTypesHolder {
   @ApiPropertyOptional({
     type: 'object',
     additionalProperties: true,
-    description: 'Free-form URLs, e.g. {"redirect_uris": [...], "web_origins": [...]}',
+    description:
+      'URLs of the browser flows, as the token server reads them: `callbacks` (the redirect URIs of /authorize, ' +
+      'matched exactly; needed by authorization_code and implicit) and `logout_urls` (the post_logout_redirect_uri ' +
+      "values of /session/end). Both are arrays of URLs checked by the token server's own rules at create and modify " +
+      '(400 naming the field): http(s) only for web clients, https and not localhost with implicit, no fragments; a ' +
+      'native client (client_type native) may use a custom scheme or http on a loopback address (RFC 8252). ' +
+      '`redirect_uris` and `post_logout_redirect_uris` are refused (the token server does not read them); other keys ' +
+      'are kept as given.',
+    example: {
+      callbacks: ['https://app.example.com/callback'],
+      logout_urls: ['https://app.example.com/signed-out'],
+    },
   })
   @NullableIfPresent()
   @IsSmallObject()

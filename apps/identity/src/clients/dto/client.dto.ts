@@ -1,6 +1,18 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsBoolean, IsIn, IsNotEmpty, IsString, IsUUID, MaxLength, ValidateNested } from 'class-validator';
+import {
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsISO8601,
+  IsNotEmpty,
+  IsString,
+  IsUUID,
+  Max,
+  MaxLength,
+  Min,
+  ValidateNested,
+} from 'class-validator';
 import type { AppMetadataEntry } from '@gatehouse/identity-data';
 import { AppMetadata, NotNullIfPresent, NullableIfPresent } from '../../common/validation.js';
 import { CLIENT_TYPES, ClientMetadataV1Dto, ClientMetadataV2Dto } from './client-metadata.dto.js';
@@ -8,7 +20,44 @@ import { CLIENT_TYPES, ClientMetadataV1Dto, ClientMetadataV2Dto } from './client
 const NAME_MAX = 255;
 const DESCRIPTION_MAX = 2000;
 
-class ClientNameAndDescription {
+/** Longest client_secret_lifetime: 100 years (a secret that never expires: leave both fields out, or null). */
+export const SECRET_LIFETIME_MAX = 100 * 365 * 24 * 3600;
+
+/**
+ * When the client secret stops working: an instant (`client_secret_expires_at`, as the record shows it) or a
+ * lifetime from now in seconds (`client_secret_lifetime`, Keycloak's "secret expiration"); not both. Create, modify
+ * (the current secret) and change secret take it.
+ */
+export class SecretExpiryDto {
+  @ApiPropertyOptional({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    example: '2099-01-01T00:00:00Z',
+    description:
+      'When the secret stops working (ISO 8601 with a time zone; must be in the future). null: never. ' +
+      'From then on every endpoint that checks the secret answers 401 invalid_client.',
+  })
+  @NullableIfPresent()
+  @IsString()
+  @IsISO8601({ strict: true, strictSeparator: true })
+  client_secret_expires_at?: string | null;
+
+  @ApiPropertyOptional({
+    type: Number,
+    minimum: 1,
+    maximum: SECRET_LIFETIME_MAX,
+    description:
+      'The same as a lifetime: the secret expires this many seconds from now (not with client_secret_expires_at)',
+  })
+  @NotNullIfPresent()
+  @IsInt()
+  @Min(1)
+  @Max(SECRET_LIFETIME_MAX)
+  client_secret_lifetime?: number;
+}
+
+class ClientNameAndDescription extends SecretExpiryDto {
   @ApiProperty({ example: 'Orders web app', maxLength: NAME_MAX, description: 'Unique within its tenant' })
   @IsString()
   @IsNotEmpty()

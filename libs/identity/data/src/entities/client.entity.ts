@@ -6,7 +6,7 @@ import { Tenant } from './tenant.entity.js';
 /** `clients.client_metadata` (document 1 common client metadata, plus document 2's `app_type` and `mobile`). */
 export interface ClientMetadata {
   grant_types?: string[];
-  /** Contents not fixed by the seeds; e.g. `redirect_uris`, `post_logout_redirect_uris`, `web_origins` arrays. */
+  /** Contents not fixed by the seeds; the token server reads `callbacks` and `logout_urls` (@gatehouse/oidc-clients). */
   urls?: Record<string, unknown>;
   refresh_token?: { expiration_enabled?: boolean; expiration_lifetime?: number };
   id_token?: { expiration_lifetime?: number };
