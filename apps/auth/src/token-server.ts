@@ -408,8 +408,8 @@ export class TokenServer {
     // Discovery also names our /tokeninfo.
     provider.use(async (ctx, next) => {
       await next();
-      if (ctx.status === 200) ctx.body = applyFields(ctx.req, ctx.body);
-      // RFC 8628: the polling interval (oidc-provider leaves it out; clients then assume 5 s)
+      // RFC 8628: the polling interval (oidc-provider leaves it out; clients then assume 5 s); before `fields`
+      // picks from the answer, so that it can be picked
       if (
         ctx.status === 200 &&
         ctx.path === ROUTES.device_authorization &&
@@ -418,6 +418,7 @@ export class TokenServer {
       ) {
         (ctx.body as Record<string, unknown>).interval ??= DEVICE_POLL_INTERVAL_SEC;
       }
+      if (ctx.status === 200) ctx.body = applyFields(ctx.req, ctx.body);
       if (
         ctx.status === 200 &&
         ctx.path.startsWith('/.well-known/') &&
