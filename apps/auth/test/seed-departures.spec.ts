@@ -86,3 +86,113 @@ describe('5. fields at POST /device/code', () => {
     ]);
   });
 });
+
+describe('7. /tokeninfo with token_type_hint=id_token', () => {
+  let client: TestClient;
+  let other: TestClient;
+  let user: TestUser;
+  beforeAll(async () => {
+    client = await fx.client({ grantTypes: ['password'] });
+    other = await fx.client({ grantTypes: ['password'] });
+    await fx.grant(client, api);
+    await fx.grant(other, api);
+    user = await fx.user();
+  });
+  /** With an audience, the ID token carries the claims of its scopes (not only `sub`). */
+  const idTokenOf = async (c: TestClient) => {
+    const t = await tokenRequest(
+      h.url,
+      {
+        grant_type: 'password',
+        username: user.email,
+        password: user.password,
+        scope: 'openid email',
+        resource: api.identifier,
+      },
+      { basic: basic(c) },
+    );
+    return { id: String(t.body.id_token), access: String(t.body.access_token) };
+  };
+  const hint = { token_type_hint: 'id_token' };
+
+  /** An ID token signed with the server's own active RS256 key, with these claims. */
+  const signed = async (claims: Record<string, unknown>, exp: number) => {
+    const key = h.tokenServer.keySet.keys.find((k) => k.privateJwk.alg === 'RS256' && k.active)!;
+    return new SignJWT(claims)
+      .setProtectedHeader({ alg: 'RS256', kid: key.privateJwk.kid })
+      .setIssuer(h.url)
+      .setAudience(client.id)
+      .setSubject(user.id)
+      .setIssuedAt(exp - 600)
+      .setExpirationTime(exp)
+      .sign(await importJWK(key.privateJwk, 'RS256'));
+  };
+
+  it("the calling client's own ID token: active, document 1's fields and its claims", async () => {
+    const { id } = await idTokenOf(client);
+    await jwtVerify(id, createRemoteJWKSet(new URL(`${h.url}/jwks`)), { issuer: h.url, audience: client.id });
+    const r = await tokenInfo(h.url, id, { basic: basic(client) }, hint);
+    expect(r.status).toBe(200);
+    const claims = decodeJwt(id);
+    expect(r.body).toMatchObject({
+      active: true,
+      token_type: 'id_token',
+      client_id: client.id,
+      aud: client.id,
+      iss: h.url,
+      sub: user.id,
+      subject: user.id,
+      username: user.email,
+      email: user.email,
+      email_verified: true,
+      exp: new Date(claims.exp! * 1000).toISOString(),
+      iat: new Date(claims.iat! * 1000).toISOString(),
+    });
+    const picked = await tokenInfo(
+      h.url,
+      id,
+      { basic: basic(client) },
+      { ...hint, fields: 'active,sub,email' },
+    );
+    expect(picked.body).toEqual({ active: true, sub: user.id, email: user.email });
+    // a Bearer caller of the same client sees it too
+    const { access } = await idTokenOf(client);
+    expect((await tokenInfo(h.url, id, { bearer: access }, hint)).body.active).toBe(true);
+  });
+
+  it("another client's ID token, an expired or tampered one, an access token: inactive", async () => {
+    const theirs = (await idTokenOf(other)).id;
+    expect((await tokenInfo(h.url, theirs, { basic: basic(client) }, hint)).body).toEqual({ active: false });
+
+    const now = Math.floor(Date.now() / 1000);
+    const fresh = await signed({ email: user.email }, now + 300);
+    expect((await tokenInfo(h.url, fresh, { basic: basic(client) }, hint)).body.active).toBe(true);
+    const expired = await signed({ email: user.email }, now - 5);
+    expect((await tokenInfo(h.url, expired, { basic: basic(client) }, hint)).body).toEqual({ active: false });
+
+    const { id, access } = await idTokenOf(client);
+    const [a, b, c] = id.split('.');
+    const payload = JSON.parse(Buffer.from(b, 'base64url').toString()) as Record<string, unknown>;
+    const forged = `${a}.${Buffer.from(JSON.stringify({ ...payload, sub: 'someone-else' })).toString('base64url')}.${c}`;
+    expect((await tokenInfo(h.url, forged, { basic: basic(client) }, hint)).body).toEqual({ active: false });
+    expect((await tokenInfo(h.url, access, { basic: basic(client) }, hint)).body).toEqual({ active: false });
+    // without the hint an ID token is no access token: inactive as before
+    expect((await tokenInfo(h.url, id, { basic: basic(client) })).body).toEqual({ active: false });
+  });
+
+  it('the ID token of a user since blocked: inactive', async () => {
+    const blocked = await fx.user();
+    const t = await tokenRequest(
+      h.url,
+      { grant_type: 'password', username: blocked.email, password: blocked.password, scope: 'openid' },
+      { basic: basic(client) },
+    );
+    await fx.setBlocked(blocked.id, true);
+    await eventually(
+      async () =>
+        (await tokenInfo(h.url, String(t.body.id_token), { basic: basic(client) }, hint)).body.active ===
+        false,
+      { what: 'inactive once blocked' },
+    );
+  });
+});
