@@ -48,6 +48,7 @@ import {
 import { TICKET_EMAIL_PATH, TICKET_PASSWORD_PATH, TicketPages } from './tickets/tickets.js';
 import { outboundFetcherFromEnv, type OutboundEnv } from '@gatehouse/outbound';
 import { UpstreamKeys } from './oidc/upstream-keys.js';
+import { ApiUserinfo } from './oidc/api-userinfo.js';
 
 export const TOKENINFO_PATH = '/tokeninfo';
 
@@ -174,6 +175,8 @@ export class TokenServer {
   readonly upstreamKeys: UpstreamKeys;
   private readonly delivery: Delivery;
   private readonly passwordless: PasswordlessStart;
+  /** /userinfo for access tokens issued for an API (oidc-provider answers for the others). */
+  private readonly apiUserinfo: ApiUserinfo;
   private readonly signup: Signup;
   /** The pages of tickets (password change, invitation, e-mail verification) made by the management API. */
   private readonly tickets: TicketPages;
@@ -239,6 +242,12 @@ export class TokenServer {
     this.codes = new OneTimeCodes(sql, opts.box.derive('otp'), otpPolicyOf(opts.env));
     this.upstreamKeys = new UpstreamKeys({ fetcher: outboundFetcherFromEnv(opts.env), log });
     this.delivery = new Delivery(opts.env, log, sql, { queue: 'auth' });
+    this.apiUserinfo = new ApiUserinfo({
+      provider: () => this.provider,
+      tokenInfo: this.tokenInfo,
+      data,
+      realm: this.issuer,
+    });
     this.passwordless = new PasswordlessStart({
       data,
       sql,
@@ -525,6 +534,7 @@ export class TokenServer {
         new URLSearchParams((req.url ?? '').split('?')[1] ?? '').get('fields') ?? undefined,
       );
       if (fieldsError) return sendOAuthError(res, 400, 'invalid_request', fieldsError);
+      if (path === ROUTES.userinfo && (await this.apiUserinfo.handle(req, res))) return;
       return this.callback(req, res);
     }
 
@@ -580,6 +590,7 @@ export class TokenServer {
       });
       return;
     }
+    if (path === ROUTES.userinfo && (await this.apiUserinfo.handle(replay, res, params))) return;
     this.callback(replay, res);
   }
 

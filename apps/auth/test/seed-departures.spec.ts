@@ -48,6 +48,129 @@ const lastMailTo = (to: string) =>
     .body.replace(/=\r?\n/g, '')
     .replace(/=3D/g, '=');
 
+describe('2. userinfo with an access token for an API', () => {
+  let client: TestClient;
+  let user: TestUser;
+  beforeAll(async () => {
+    client = await fx.client({ grantTypes: ['password', 'refresh_token'] });
+    await fx.grant(client, api);
+    user = await fx.user();
+  });
+  const login = (scope: string, resource = api.identifier, who = user) =>
+    tokenRequest(
+      h.url,
+      { grant_type: 'password', username: who.email, password: who.password, scope, resource },
+      { basic: basic(client) },
+    );
+  const userinfo = (token: string, method: 'GET' | 'POST' = 'GET', path = '/userinfo') =>
+    fetch(`${h.url}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(method === 'POST' ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+      },
+    });
+
+  it('an API token with openid: 200 with the claims of its scopes, by GET and POST', async () => {
+    const t = await login('openid profile email shop:buy');
+    expect(t.status).toBe(200);
+    expect(decodeJwt(String(t.body.access_token)).aud).toBe(api.identifier);
+    for (const method of ['GET', 'POST'] as const) {
+      const r = await userinfo(String(t.body.access_token), method);
+      expect(r.status).toBe(200);
+      expect(r.headers.get('cache-control')).toMatch(/no-store/);
+      const body = await json(r);
+      expect(body).toMatchObject({
+        sub: user.id,
+        email: user.email,
+        email_verified: true,
+        given_name: 'Bat',
+        family_name: 'Erdene',
+      });
+      expect(body.phone_number).toBeUndefined(); // phone was not asked for
+      expect(body.address).toBeUndefined();
+    }
+    const fields = await userinfo(String(t.body.access_token), 'GET', '/userinfo?fields=sub,email');
+    expect(await json(fields)).toEqual({ sub: user.id, email: user.email });
+    const bad = await userinfo(String(t.body.access_token), 'GET', '/userinfo?fields=password_hash');
+    expect(bad.status).toBe(400);
+    // oidc-provider's `scope` parameter: only some of the granted scopes; one not granted is 403
+    const narrowed = await userinfo(String(t.body.access_token), 'GET', '/userinfo?scope=openid%20email');
+    expect(await json(narrowed)).toEqual({ sub: user.id, email: user.email, email_verified: true });
+    const wider = await userinfo(String(t.body.access_token), 'GET', '/userinfo?scope=openid%20phone');
+    expect([wider.status, (await json(wider)).error]).toEqual([403, 'insufficient_scope']);
+  });
+
+  it('an opaque API token with openid works the same', async () => {
+    const opaque = await fx.resource({ alg: 'opaque', scopes: ['o:read'] });
+    await fx.grant(client, opaque);
+    const t = await login('openid phone o:read', opaque.identifier);
+    expect(String(t.body.access_token)).not.toContain('.');
+    const r = await userinfo(String(t.body.access_token));
+    expect(r.status).toBe(200);
+    expect(await json(r)).toEqual({
+      sub: user.id,
+      phone_number: user.phone,
+      phone_number_verified: false,
+      phone_verified: false,
+    });
+  });
+
+  it('without openid: 403 insufficient_scope with WWW-Authenticate (RFC 6750)', async () => {
+    const t = await login('profile shop:buy');
+    const r = await userinfo(String(t.body.access_token));
+    expect(r.status).toBe(403);
+    expect(await json(r)).toMatchObject({ error: 'insufficient_scope', code: 'insufficient_scope' });
+    expect(r.headers.get('www-authenticate')).toMatch(/^Bearer realm="[^"]+", error="insufficient_scope"/);
+  });
+
+  it('bad, tampered, revoked, a blocked user: 401 invalid_token with WWW-Authenticate; a client token 403', async () => {
+    const t = String((await login('openid shop:buy')).body.access_token);
+    const [a, b, c] = t.split('.');
+    const tampered = `${a}.${b}.${c.slice(0, -3)}${c.slice(-3) === 'AAA' ? 'BBB' : 'AAA'}`;
+    for (const token of ['nonsense', tampered]) {
+      const r = await userinfo(token);
+      expect(r.status).toBe(401);
+      expect(await json(r)).toMatchObject({ error: 'invalid_token', code: 'invalid_token' });
+      expect(r.headers.get('www-authenticate')).toMatch(/^Bearer realm="[^"]+", error="invalid_token"/);
+    }
+    // a revoked grant (the user's consent withdrawn)
+    const revoked = String((await login('openid shop:buy')).body.access_token);
+    const grant = await h.tokenServer.currentProvider.Grant.find(String(decodeJwt(revoked).grant_id));
+    expect((await userinfo(revoked)).status).toBe(200);
+    await grant!.destroy();
+    expect((await userinfo(revoked)).status).toBe(401);
+
+    const other = await fx.user();
+    const blockedToken = String((await login('openid shop:buy', api.identifier, other)).body.access_token);
+    expect((await userinfo(blockedToken)).status).toBe(200);
+    await fx.setBlocked(other.id, true);
+    await eventually(async () => (await userinfo(blockedToken)).status === 401, {
+      what: 'blocked user refused',
+    });
+
+    const cc = await tokenRequest(
+      h.url,
+      { grant_type: 'client_credentials', resource: api.identifier },
+      { basic: basic(await ccClient()) },
+    );
+    const r = await userinfo(String(cc.body.access_token));
+    expect(r.status).toBe(403);
+  });
+
+  const ccClient = async () => {
+    const c = await fx.client({ grantTypes: ['client_credentials'] });
+    await fx.grant(c, api);
+    return c;
+  };
+
+  it('a token without an audience keeps working as before', async () => {
+    const t = await login('openid email', '');
+    const r = await userinfo(String(t.body.access_token));
+    expect([r.status, (await json(r)).email]).toEqual([200, user.email]);
+  });
+});
+
 describe('5. fields at POST /device/code', () => {
   let client: TestClient;
   beforeAll(async () => {
