@@ -35,6 +35,7 @@ import {
   PASSWORDLESS_VERIFY_PATH,
   PasswordlessStart,
 } from './passwordless/passwordless.js';
+import { LinkPkceWaiver } from './passwordless/link-pkce.js';
 import { EMAIL_VERIFICATION_PATH, handleSignup, Signup, SIGNUP_PATH } from './signup/signup.js';
 import { SignupLimits } from './signup/signup-limits.js';
 import { messagePage, pageHeaders, pickLocale } from './interaction/pages.js';
@@ -175,6 +176,8 @@ export class TokenServer {
   readonly upstreamKeys: UpstreamKeys;
   private readonly delivery: Delivery;
   private readonly passwordless: PasswordlessStart;
+  /** The PKCE waiver of sign-in links asked for without a code_challenge (checked at /authorize). */
+  private readonly linkPkce: LinkPkceWaiver;
   /** /userinfo for access tokens issued for an API (oidc-provider answers for the others). */
   private readonly apiUserinfo: ApiUserinfo;
   private readonly signup: Signup;
@@ -248,12 +251,14 @@ export class TokenServer {
       data,
       realm: this.issuer,
     });
+    this.linkPkce = new LinkPkceWaiver(opts.box.derive('passwordless-link-pkce'));
     this.passwordless = new PasswordlessStart({
       data,
       sql,
       codes: this.codes,
       delivery: this.delivery,
       issuer: this.issuer,
+      pkceWaiver: this.linkPkce,
     });
     this.signup = new Signup({
       sql,
@@ -534,6 +539,7 @@ export class TokenServer {
         new URLSearchParams((req.url ?? '').split('?')[1] ?? '').get('fields') ?? undefined,
       );
       if (fieldsError) return sendOAuthError(res, 400, 'invalid_request', fieldsError);
+      if (path === ROUTES.authorization) this.linkPkce.check(req);
       if (path === ROUTES.userinfo && (await this.apiUserinfo.handle(req, res))) return;
       return this.callback(req, res);
     }

@@ -48,6 +48,183 @@ const lastMailTo = (to: string) =>
     .body.replace(/=\r?\n/g, '')
     .replace(/=3D/g, '=');
 
+describe('1. passwordless start: the document\'s `options` object ("get code or link")', () => {
+  const CB = 'https://rp.example.test/passwordless/cb';
+  let client: TestClient;
+  let user: TestUser;
+  beforeAll(async () => {
+    client = await fx.client({
+      grantTypes: ['authorization_code', 'otp'],
+      metadata: { urls: { callbacks: [CB] } },
+    });
+    await fx.grant(client, api);
+    user = await fx.user();
+  });
+
+  /** The request exactly as document 2 shows it: JSON with client_id, client_secret, username and options. */
+  const start = (body: Record<string, unknown>) =>
+    fetch(`${h.url}/passwordless/start`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ client_id: client.id, client_secret: client.secret, ...body }),
+    }).then(async (r) => ({ status: r.status, body: await json(r) }));
+
+  it('send_type code with the document shape: a code by e-mail, then grant_type=otp', async () => {
+    const before = mails.length;
+    const started = await start({
+      username: user.email,
+      options: {
+        send_type: 'code',
+        redirect_url: CB,
+        response_type: 'authorization_code',
+        scope: 'openid email',
+      },
+    });
+    expect(started).toEqual({ status: 200, body: { send_type: 'code', channel: 'email', expires_in: 300 } });
+    await eventually(() => mails.length > before && mails.some((m) => m.to === user.email));
+    const code = /\b(\d{6})\b/.exec(lastMailTo(user.email))![1];
+    const t = await tokenRequest(
+      h.url,
+      { grant_type: 'otp', username: user.email, otp: code, scope: 'openid email' },
+      { basic: basic(client) },
+    );
+    expect([t.status, decodeJwt(String(t.body.id_token)).sub]).toEqual([200, user.id]);
+  });
+
+  it('send_type link with response_type authorization_code: the link ends at redirect_url with a code the client redeems', async () => {
+    const started = await start({
+      username: user.email,
+      state: 'st-1',
+      options: {
+        send_type: 'link',
+        redirect_url: CB,
+        response_type: 'authorization_code',
+        scope: 'openid email',
+      },
+    });
+    expect(started).toEqual({ status: 200, body: { send_type: 'link', channel: 'email', expires_in: 300 } });
+    await eventually(() => mails.some((m) => m.to === user.email && m.body.includes('/passwordless/verify')));
+    const link = /(http:\/\/127\.0\.0\.1:\d+\/passwordless\/verify\?token=[\w-]+)/.exec(
+      lastMailTo(user.email),
+    )![1];
+
+    const browser = new BrowserAgent(h.url);
+    const confirm = await browser.follow(link);
+    const consent = await browser.follow(actionOf(confirm.html, h.url), {
+      csrf: fieldOf(confirm.html, 'csrf'),
+      token: fieldOf(confirm.html, 'token'),
+    });
+    expect(consent.html).toContain('name="decision"');
+    const done = await browser.follow(actionOf(consent.html, h.url), {
+      csrf: fieldOf(consent.html, 'csrf'),
+      decision: 'allow',
+    });
+    const back = new URL(done.url);
+    expect(`${back.origin}${back.pathname}`).toBe(CB);
+    expect(back.searchParams.get('state')).toBe('st-1');
+    expect(back.searchParams.get('iss')).toBe(h.url);
+    // a confidential client redeems the code with its secret (no PKCE was asked of it: it sent no code_challenge)
+    const tokens = await tokenRequest(
+      h.url,
+      { grant_type: 'authorization_code', code: back.searchParams.get('code')!, redirect_uri: CB },
+      { basic: basic(client) },
+    );
+    expect([tokens.status, tokens.body.error_description]).toEqual([200, undefined]);
+    expect(decodeJwt(String(tokens.body.id_token)).sub).toBe(user.id);
+    // options.scope was what the link asked for: openid email
+    const info = await fetch(`${h.url}/userinfo`, {
+      headers: { authorization: `Bearer ${String(tokens.body.access_token)}` },
+    });
+    expect(await json(info)).toEqual({ sub: user.id, email: user.email, email_verified: true });
+  });
+
+  it('the waiver of PKCE cannot be claimed at /authorize by anyone else: PKCE is still required there', async () => {
+    const url = new URL(`${h.url}/authorize`);
+    for (const [k, v] of Object.entries({
+      client_id: client.id,
+      response_type: 'code',
+      redirect_uri: CB,
+      scope: 'openid',
+      link_pkce: 'forged.9999999999',
+    }))
+      url.searchParams.set(k, v);
+    const res = await fetch(url, { redirect: 'manual' });
+    const location = new URL(res.headers.get('location')!);
+    expect(location.searchParams.get('error')).toBe('invalid_request');
+    expect(location.searchParams.get('error_description')).toMatch(/PKCE/);
+  });
+
+  it('400s: redirect_url not a callback, a top-level field that contradicts options, an unknown response_type', async () => {
+    const nowhere = await start({
+      username: user.email,
+      options: {
+        send_type: 'link',
+        redirect_url: 'https://evil.test/cb',
+        response_type: 'authorization_code',
+      },
+    });
+    expect([nowhere.status, nowhere.body.error]).toEqual([400, 'invalid_request']);
+    expect(nowhere.body.error_description).toMatch(/redirect_url/);
+    const codeNowhere = await start({
+      username: user.email,
+      options: { send_type: 'code', redirect_url: 'https://evil.test/cb' },
+    });
+    expect([codeNowhere.status, codeNowhere.body.error_description]).toEqual([
+      400,
+      expect.stringMatching(/redirect_url/),
+    ]);
+
+    for (const [field, top, inOptions] of [
+      ['send_type', 'code', 'link'],
+      ['redirect_url', 'https://rp.example.test/other', CB],
+      ['response_type', 'code', 'token'],
+      ['scope', 'openid', 'openid email'],
+    ] as const) {
+      const r = await start({ username: user.email, [field]: top, options: { [field]: inOptions } });
+      expect([r.status, r.body.error]).toEqual([400, 'invalid_request']);
+      expect(r.body.error_description).toContain(field);
+    }
+    // the same value at both places is no contradiction
+    const same = await start({
+      username: user.email,
+      send_type: 'link',
+      redirect_url: CB,
+      options: { send_type: 'link', redirect_url: CB, response_type: 'code' },
+    });
+    expect(same.status).toBe(200);
+
+    const token = await start({
+      username: user.email,
+      options: { send_type: 'link', redirect_url: CB, response_type: 'token' },
+    });
+    expect([token.status, token.body.error]).toEqual([400, 'unsupported_response_type']);
+    const nested = await start({ username: user.email, options: { send_type: { x: 1 } } });
+    expect([nested.status, nested.body.error_description]).toEqual([
+      400,
+      expect.stringContaining('options.send_type'),
+    ]);
+  });
+
+  it('a public client still needs PKCE for a link (it has no secret to redeem the code with)', async () => {
+    const pub = await fx.client({
+      grantTypes: ['authorization_code', 'otp'],
+      isPublic: true,
+      metadata: { urls: { callbacks: [CB] }, token_endpoint_auth_method: 'none' },
+    });
+    const r = await fetch(`${h.url}/passwordless/start`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        client_id: pub.id,
+        username: user.email,
+        options: { send_type: 'link', redirect_url: CB, response_type: 'authorization_code' },
+      }),
+    });
+    expect(r.status).toBe(400);
+    expect((await json(r)).error_description).toMatch(/code_challenge/);
+  });
+});
+
 describe('2. userinfo with an access token for an API', () => {
   let client: TestClient;
   let user: TestUser;

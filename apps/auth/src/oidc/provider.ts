@@ -22,6 +22,7 @@ import {
   userGrantHandler,
 } from './password.grant.js';
 import type { OneTimeCodes } from '../passwordless/one-time-codes.js';
+import { pkceWaived } from '../passwordless/link-pkce.js';
 import type { PasswordLogin } from './password-login.js';
 import { signInClientOf, userMaySignInThrough } from './sign-in-policy.js';
 import {
@@ -301,8 +302,9 @@ export function createProvider(deps: ProviderDeps): Provider {
     extraClientMetadata: { properties: EXTRA_CLIENT_PROPERTIES },
     // code (with PKCE); implicit's id_token and id_token token for clients whose grant_types name implicit
     responseTypes: ['code', 'id_token', 'id_token token', 'none'],
-    // PKCE (S256) on every authorization code request, public clients or not (OAuth 2.1, RFC 9700).
-    pkce: { required: () => true },
+    // PKCE (S256) on every authorization code request, public clients or not (OAuth 2.1, RFC 9700), except the
+    // request a confirmed sign-in link of a confidential client continues (document 2's link: link-pkce.ts).
+    pkce: { required: (ctx, client) => !(client.clientAuthMethod !== 'none' && pkceWaived(ctx.req)) },
     interactions: {
       policy: signInPolicy(),
       url: (_ctx, interaction) => `${INTERACTION_PATH}/${interaction.uid}`,
