@@ -78,7 +78,8 @@ function option(params: Params, name: OptionName): { value?: string; error?: str
 const CODE_RESPONSE_TYPES: ReadonlySet<string> = new Set(['authorization_code', 'code']);
 
 /**
- * POST /passwordless/start (document 2, "get code or link"): a 6-digit one-time code sent by e-mail (a username
+ * POST /passwordless/start (document 2, "get code or link"; its `options` object: send_type, redirect_url,
+ * response_type, scope, each also read at the top level): a 6-digit one-time code sent by e-mail (a username
  * with @) or SMS (an E.164 phone number), then `grant_type=otp` with `username` and `otp` at /token. The client
  * authenticates as at /token and must have `otp` in its grant_types. An unknown, blocked or other tenant's user
  * gets the same 200 and no message (no account oracle). The message is queued in the code's transaction and sent
@@ -246,14 +247,15 @@ export class PasswordlessStart {
     }
     const challenge = one(params, 'code_challenge');
     const method = one(params, 'code_challenge_method') ?? 'S256';
-    if ((challenge && method !== 'S256') || (!challenge && client.isPublic)) {
+    if (challenge && method !== 'S256') {
+      return sendOAuthError(res, 400, 'invalid_request', 'code_challenge_method must be S256');
+    }
+    if (!challenge && client.isPublic) {
       return sendOAuthError(
         res,
         400,
         'invalid_request',
-        client.isPublic
-          ? 'a link for a public client needs PKCE: code_challenge with code_challenge_method S256'
-          : 'code_challenge_method must be S256',
+        'a link for a public client needs PKCE: code_challenge with code_challenge_method S256',
       );
     }
     const request: Record<string, string> = {
