@@ -225,6 +225,26 @@ describe('1. passwordless start: the document\'s `options` object ("get code or 
   });
 });
 
+describe('the OpenAPI description says so', () => {
+  it("documents the passwordless options object, userinfo's 403 and the ID token hint", async () => {
+    const doc = (await (await fetch(`${h.url}/docs/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, any>>;
+    };
+    const start = doc.paths['/passwordless/start'].post;
+    const schema = start.requestBody.content['application/json'].schema;
+    expect(Object.keys(schema.properties.options.properties).sort()).toEqual([
+      'redirect_url',
+      'response_type',
+      'scope',
+      'send_type',
+    ]);
+    expect(start.description).toContain('authorization_code');
+    expect(Object.keys(doc.paths['/userinfo'].get.responses)).toContain('403');
+    expect(doc.paths['/tokeninfo'].post.description).toContain('token_type_hint=id_token');
+    expect(doc.paths['/device/code'].post.description).toContain('`fields`');
+  });
+});
+
 describe('2. userinfo with an access token for an API', () => {
   let client: TestClient;
   let user: TestUser;
