@@ -66,9 +66,17 @@ export class ApiUserinfo {
       this.refuse(res, 401, 'invalid_token', 'invalid or expired access token');
       return true;
     }
-    const grant =
-      grantId && info.sub !== info.client_id ? await this.deps.provider().Grant.find(grantId) : undefined;
-    const granted = new Set((grant?.getOIDCScope() ?? '').split(' ').filter(Boolean));
+    // a client's own token (sub is the client) has no user and no OpenID scopes
+    let granted = new Set<string>();
+    if (grantId && info.sub !== info.client_id) {
+      const grant = await this.deps.provider().Grant.find(grantId);
+      if (!grant) {
+        // gone (or expired) since the token was checked: as a revoked token
+        this.refuse(res, 401, 'invalid_token', 'invalid or expired access token');
+        return true;
+      }
+      granted = new Set((grant.getOIDCScope() ?? '').split(' ').filter(Boolean));
+    }
     if (!granted.has('openid')) {
       this.refuse(res, 403, 'insufficient_scope', 'access token missing openid scope', 'openid');
       return true;
