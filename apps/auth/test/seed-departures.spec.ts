@@ -92,9 +92,9 @@ describe('1. passwordless start: the document\'s `options` object ("get code or 
   });
 
   it('send_type link with response_type authorization_code: the link ends at redirect_url with a code the client redeems', async () => {
+    // exactly document 2's request: client_id, client_secret, username, options
     const started = await start({
       username: user.email,
-      state: 'st-1',
       options: {
         send_type: 'link',
         redirect_url: CB,
@@ -121,7 +121,7 @@ describe('1. passwordless start: the document\'s `options` object ("get code or 
     });
     const back = new URL(done.url);
     expect(`${back.origin}${back.pathname}`).toBe(CB);
-    expect(back.searchParams.get('state')).toBe('st-1');
+    expect(back.searchParams.get('state')).toBeNull();
     expect(back.searchParams.get('iss')).toBe(h.url);
     // a confidential client redeems the code with its secret (no PKCE was asked of it: it sent no code_challenge)
     const tokens = await tokenRequest(
@@ -296,6 +296,50 @@ describe('2. userinfo with an access token for an API', () => {
     expect(await json(narrowed)).toEqual({ sub: user.id, email: user.email, email_verified: true });
     const wider = await userinfo(String(t.body.access_token), 'GET', '/userinfo?scope=openid%20phone');
     expect([wider.status, (await json(wider)).error]).toEqual([403, 'insufficient_scope']);
+  });
+
+  it('a browser code flow with an API audience and openid: its access token reads userinfo', async () => {
+    const CB = 'https://rp.example.test/code/cb';
+    const rp = await fx.client({
+      grantTypes: ['authorization_code'],
+      metadata: { urls: { callbacks: [CB] } },
+    });
+    await fx.grant(rp, api);
+    const verifier = 'dBjftJeZ4CVP-mJ92K1qUdEpZhZdqPCI_R-aNxlhxYk';
+    const url = new URL(`${h.url}/authorize`);
+    for (const [k, v] of Object.entries({
+      client_id: rp.id,
+      response_type: 'code',
+      redirect_uri: CB,
+      scope: 'openid email shop:buy',
+      resource: api.identifier,
+      code_challenge: 'YENcV5s6vQw_FNIKW1guPzkS0_Bep5uk0jGGlDWxg68',
+      code_challenge_method: 'S256',
+    }))
+      url.searchParams.set(k, v);
+    const browser = new BrowserAgent(h.url);
+    const login = await browser.follow(url.toString());
+    const consent = await browser.follow(actionOf(login.html, h.url), {
+      csrf: fieldOf(login.html, 'csrf'),
+      username: user.email,
+      password: user.password,
+    });
+    const done = await browser.follow(actionOf(consent.html, h.url), {
+      csrf: fieldOf(consent.html, 'csrf'),
+      decision: 'allow',
+    });
+    const code = new URL(done.url).searchParams.get('code')!;
+    const t = await tokenRequest(
+      h.url,
+      { grant_type: 'authorization_code', code, redirect_uri: CB, code_verifier: verifier },
+      { basic: basic(rp) },
+    );
+    expect(t.status).toBe(200);
+    const at = decodeJwt(String(t.body.access_token));
+    expect([at.aud, at.scope]).toEqual([api.identifier, 'shop:buy']);
+    const r = await userinfo(String(t.body.access_token));
+    expect(r.status).toBe(200);
+    expect(await json(r)).toEqual({ sub: user.id, email: user.email, email_verified: true });
   });
 
   it('an opaque API token with openid works the same', async () => {
