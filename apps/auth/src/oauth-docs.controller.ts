@@ -157,7 +157,15 @@ RBAC resource or of a system resource, the user) still holds. Inactive once expi
 blocked or given a new password: \`{"active": false}\`. \`fields\` picks attributes. Extensions: \`instance_id\` (the
 instance of the token's client) and \`default_instance\` (whether it is the default instance), for resource servers
 that confine their records to an instance (the tree manager); \`acting_tenant_id\` (a user token of the management
-API that acts in one tenant: its user's, or the tenant whose admin role gives its scopes).`,
+API that acts in one tenant: its user's, or the tenant whose admin role gives its scopes).
+
+\`token_type_hint=id_token\`: the token is described as an ID token this server issued, and only to the client it
+was issued to: our signature (the keys at /jwks), our \`iss\`, \`aud\` exactly the calling client (an ID token is for
+its client: OIDC Core 3.1.3.7), not expired, its user still there and not blocked. Active: \`token_type: "id_token"\`,
+\`client_id\` and \`aud\` (the caller), \`sub\`/\`subject\`, \`username\`, \`iss\`, \`exp\`/\`iat\`/\`nbf\` as date-time
+strings, the instance extensions, and the token's own claims as signed (e.g. \`email\`, \`name\`, \`nonce\`,
+\`auth_time\`, \`acr\`, \`amr\`, \`sid\`, \`at_hash\`), which \`fields\` may also pick. Another client's ID token, an
+expired or altered one, or any other token with this hint (an access token included): \`{"active": false}\`.`,
   })
   @ApiConsumes(...BOTH)
   @ApiBody({
@@ -178,7 +186,7 @@ API that acts in one tenant: its user's, or the tenant whose admin role gives it
       type: 'object',
       properties: {
         active: { type: 'boolean' },
-        token_type: { type: 'string', example: 'Bearer' },
+        token_type: { type: 'string', example: 'Bearer', description: 'Bearer | refresh_token | id_token' },
         client_id: { type: 'string', format: 'uuid' },
         scope: { type: 'string' },
         username: { type: 'string' },
@@ -267,9 +275,18 @@ API that acts in one tenant: its user's, or the tenant whose admin role gives it
   @ApiOperation({
     summary: 'OpenID Connect userinfo',
     description:
-      'Bearer access token with `openid` and no audience (password grant without audience). Claims by scope: profile, email, address, phone. POST works too. `fields` (query or body) keeps only those claims.',
+      'Any access token of this server whose grant has `openid`: one without an audience, and one issued for an API ' +
+      '(`audience` / `resource`, JWT or opaque), as Auth0 serves userinfo for such tokens, so a relying party that ' +
+      "signed in for an API needs no second token. An API token's `scope` names only that API's scopes (RFC 8707, RFC " +
+      '9068); its OpenID scopes are those of the grant it was issued from (the consent, or the password / one-time code ' +
+      'login that asked for them). Claims by scope: profile, email, address, phone. Such a token is checked as /tokeninfo ' +
+      'checks it (signature, issuer, audience, expiry, client still authorized, grant not revoked, user not blocked). ' +
+      'POST works too. `fields` (query or body) keeps only those claims. 401 invalid_token for a missing, bad, expired ' +
+      'or revoked token, 403 insufficient_scope (RFC 6750) for a valid token without `openid` (a client token ' +
+      'included), each with `WWW-Authenticate: Bearer`.',
   })
   @ApiResponse({ status: 200, description: "The claims of the token's scopes" })
+  @ApiResponse({ status: 403, description: 'insufficient_scope: no `openid` granted', schema: oauthError })
   @OAuthErrors(400, 401)
   userinfo(): never {
     throw new Error(NOT_HERE);
@@ -280,6 +297,7 @@ API that acts in one tenant: its user's, or the tenant whose admin role gives it
   @ApiOperation({ summary: 'OpenID Connect userinfo (POST)', description: 'As GET /userinfo.' })
   @ApiConsumes(...BOTH)
   @ApiResponse({ status: 200, description: "The claims of the token's scopes" })
+  @ApiResponse({ status: 403, description: 'insufficient_scope: no `openid` granted', schema: oauthError })
   @OAuthErrors(400, 401, 413, 415)
   userinfoPost(): never {
     throw new Error(NOT_HERE);
@@ -325,12 +343,20 @@ API that acts in one tenant: its user's, or the tenant whose admin role gives it
       '`client_id`, `scope`, `audience` -> device_code, user_code, verification_uri, verification_uri_complete, ' +
       "expires_in (AUTH_DEVICE_CODE_TTL_SEC), interval. The user approves at GET /device. The device's tokens are " +
       "not bound to the approving browser's session: signing out there leaves the device signed in (end them at " +
-      "/revoke, or revoke the user's grant in the identity API).",
+      "/revoke, or revoke the user's grant in the identity API). `fields` (body or query, comma-separated) keeps " +
+      'only those attributes of the answer, as at /token; an unknown name is 400 invalid_request naming it.',
   })
   @ApiConsumes(...BOTH)
   @tokenRequest(
     'Device authorization request',
-    { client_id: str('client id'), scope: str('space-separated scopes'), audience: str('API identifier') },
+    {
+      client_id: str('client id'),
+      scope: str('space-separated scopes'),
+      audience: str('API identifier'),
+      fields: str(
+        'comma-separated: device_code, user_code, verification_uri, verification_uri_complete, expires_in, interval',
+      ),
+    },
     ['client_id'],
   )
   @ApiResponse({ status: 200, description: 'Device code response' })
@@ -373,9 +399,21 @@ API that acts in one tenant: its user's, or the tenant whose admin role gives it
   @ApiOperation({
     summary: 'Get a one-time code or link (document 2)',
     description:
-      '`client_id`, `client_secret`, `username` (e-mail or E.164 phone), `options.send_type` `code` or `link` (e-mail ' +
-      'only), `redirect_url`, `response_type`, `scope` -> `{"channel", "expires_in"}`, whether or not the account ' +
-      'exists (no account oracle); then `grant_type=otp`. The message is queued and sent by the delivery outbox after the answer (retried with back-off while the mail server or SMS gateway is down), so the answer does not wait for, nor tell about, delivery. At most one message a minute and ' +
+      "Document 2's shape: `client_id`, `client_secret`, `username` (e-mail or E.164 phone) and an `options` object " +
+      '`{send_type, redirect_url, response_type, scope}` (a form sends `options.send_type`, ...). Each option is also ' +
+      'accepted at the top level (`redirect_uri` for redirect_url); given at both places with different values: 400 ' +
+      'naming it. `send_type` `code` (default) or `link` (e-mail only). `response_type` `authorization_code` ' +
+      "(document 2's sample value) or its OAuth name `code`, anything else 400 unsupported_response_type. " +
+      "`redirect_url`, when given, must be one of the client's callbacks (client_metadata.urls.callbacks), else 400. " +
+      'A code is redeemed with `grant_type=otp` (`username`, `otp`, `scope` and `audience` at /token). A link asks for ' +
+      "an authorization code at `redirect_url` (as Auth0's passwordless link): its owner confirms it " +
+      '(GET/POST /passwordless/verify), consents where the client needs it, and the browser lands at `redirect_url` ' +
+      'with `code`, `state` (top-level `state`, if given) and `iss`; the client redeems the code at /token ' +
+      '(grant_type=authorization_code, redirect_uri = redirect_url). `scope` (default `openid`), and top-level ' +
+      '`audience`, `nonce`, `state`, `code_challenge` go with the link. PKCE: with `code_challenge` (S256) the code ' +
+      'needs its verifier; a public client must send one; a confidential client may leave it out (the request ' +
+      'document 2 shows has none) and redeems the code with its secret. Answer `{"send_type", "channel", ' +
+      '"expires_in"}` whether or not the account exists (no account oracle). The message is queued and sent by the delivery outbox after the answer (retried with back-off while the mail server or SMS gateway is down), so the answer does not wait for, nor tell about, delivery. At most one message a minute and ' +
       '5 an hour go to one account and to one address (AUTH_OTP_SEND_INTERVAL_SEC, AUTH_OTP_SENDS_PER_HOUR): a ' +
       'request over the limit, or for an account locked after too many wrong codes, gets the same 200 and sends ' +
       'nothing. AUTH_OTP_MAX_FAILURES (10) wrong codes of one account within AUTH_OTP_FAILURE_WINDOW_SEC (15 min), ' +
@@ -383,7 +421,34 @@ API that acts in one tenant: its user's, or the tenant whose admin role gives it
       'long (at most a day); while locked even the right code is invalid_grant.',
   })
   @ApiConsumes(...BOTH)
-  @ApiResponse({ status: 200, description: '{"channel": "email" | "sms", "expires_in"}' })
+  @ApiBody({
+    description: "Document 2's get code or link request",
+    schema: {
+      type: 'object',
+      required: ['client_id', 'username'],
+      properties: {
+        client_id: str('client id'),
+        client_secret: str('client secret (or Basic credentials); none for a public client'),
+        username: str('e-mail address or E.164 phone number'),
+        options: {
+          type: 'object',
+          properties: {
+            send_type: str('code (default) | link'),
+            redirect_url: str("where a link's authorization code goes: one of the client's callbacks"),
+            response_type: str('authorization_code (or code)'),
+            scope: str('space-separated scopes of the link (default openid)'),
+          },
+        },
+        state: str("returned with a link's code"),
+        audience: str("API identifier of a link's tokens"),
+        code_challenge: str('PKCE S256 challenge of a link (required for a public client)'),
+      },
+    },
+  })
+  @ApiResponse({
+    status: 200,
+    description: '{"send_type": "code" | "link", "channel": "email" | "sms", "expires_in"}',
+  })
   @OAuthErrors(400, 401, 413, 415)
   @ApiResponse({ status: 503, description: 'The database is unavailable', schema: oauthError })
   passwordlessStart(): never {

@@ -35,6 +35,7 @@ import {
   PASSWORDLESS_VERIFY_PATH,
   PasswordlessStart,
 } from './passwordless/passwordless.js';
+import { LinkPkceWaiver } from './passwordless/link-pkce.js';
 import { EMAIL_VERIFICATION_PATH, handleSignup, Signup, SIGNUP_PATH } from './signup/signup.js';
 import { SignupLimits } from './signup/signup-limits.js';
 import { messagePage, pageHeaders, pickLocale } from './interaction/pages.js';
@@ -48,6 +49,7 @@ import {
 import { TICKET_EMAIL_PATH, TICKET_PASSWORD_PATH, TicketPages } from './tickets/tickets.js';
 import { outboundFetcherFromEnv, type OutboundEnv } from '@gatehouse/outbound';
 import { UpstreamKeys } from './oidc/upstream-keys.js';
+import { ApiUserinfo } from './oidc/api-userinfo.js';
 
 export const TOKENINFO_PATH = '/tokeninfo';
 
@@ -174,6 +176,10 @@ export class TokenServer {
   readonly upstreamKeys: UpstreamKeys;
   private readonly delivery: Delivery;
   private readonly passwordless: PasswordlessStart;
+  /** The PKCE waiver of sign-in links asked for without a code_challenge (checked at /authorize). */
+  private readonly linkPkce: LinkPkceWaiver;
+  /** /userinfo for access tokens issued for an API (oidc-provider answers for the others). */
+  private readonly apiUserinfo: ApiUserinfo;
   private readonly signup: Signup;
   /** The pages of tickets (password change, invitation, e-mail verification) made by the management API. */
   private readonly tickets: TicketPages;
@@ -239,12 +245,20 @@ export class TokenServer {
     this.codes = new OneTimeCodes(sql, opts.box.derive('otp'), otpPolicyOf(opts.env));
     this.upstreamKeys = new UpstreamKeys({ fetcher: outboundFetcherFromEnv(opts.env), log });
     this.delivery = new Delivery(opts.env, log, sql, { queue: 'auth' });
+    this.apiUserinfo = new ApiUserinfo({
+      provider: () => this.provider,
+      tokenInfo: this.tokenInfo,
+      data,
+      realm: this.issuer,
+    });
+    this.linkPkce = new LinkPkceWaiver(opts.box.derive('passwordless-link-pkce'));
     this.passwordless = new PasswordlessStart({
       data,
       sql,
       codes: this.codes,
       delivery: this.delivery,
       issuer: this.issuer,
+      pkceWaiver: this.linkPkce,
     });
     this.signup = new Signup({
       sql,
@@ -408,8 +422,8 @@ export class TokenServer {
     // Discovery also names our /tokeninfo.
     provider.use(async (ctx, next) => {
       await next();
-      if (ctx.status === 200) ctx.body = applyFields(ctx.req, ctx.body);
-      // RFC 8628: the polling interval (oidc-provider leaves it out; clients then assume 5 s)
+      // RFC 8628: the polling interval (oidc-provider leaves it out; clients then assume 5 s); before `fields`
+      // picks from the answer, so that it can be picked
       if (
         ctx.status === 200 &&
         ctx.path === ROUTES.device_authorization &&
@@ -418,6 +432,7 @@ export class TokenServer {
       ) {
         (ctx.body as Record<string, unknown>).interval ??= DEVICE_POLL_INTERVAL_SEC;
       }
+      if (ctx.status === 200) ctx.body = applyFields(ctx.req, ctx.body);
       if (
         ctx.status === 200 &&
         ctx.path.startsWith('/.well-known/') &&
@@ -524,6 +539,8 @@ export class TokenServer {
         new URLSearchParams((req.url ?? '').split('?')[1] ?? '').get('fields') ?? undefined,
       );
       if (fieldsError) return sendOAuthError(res, 400, 'invalid_request', fieldsError);
+      if (path === ROUTES.authorization) this.linkPkce.check(req);
+      if (path === ROUTES.userinfo && (await this.apiUserinfo.handle(req, res))) return;
       return this.callback(req, res);
     }
 
@@ -579,6 +596,7 @@ export class TokenServer {
       });
       return;
     }
+    if (path === ROUTES.userinfo && (await this.apiUserinfo.handle(replay, res, params))) return;
     this.callback(replay, res);
   }
 

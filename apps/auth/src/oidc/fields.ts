@@ -1,9 +1,20 @@
 import type { IncomingMessage } from 'node:http';
 import { CLAIMS } from './provider.js';
 
-/** Attributes `fields` may name, per endpoint (document 1: token, userinfo; tokeninfo has its own list). */
+/**
+ * Attributes `fields` may name, per endpoint (document 1: token, userinfo; the device authorization answer as
+ * /token's, RFC 8628 section 3.2; tokeninfo has its own list).
+ */
 export const FIELD_NAMES: Readonly<Record<string, ReadonlySet<string>>> = {
   '/token': new Set(['access_token', 'token_type', 'expires_in', 'scope', 'refresh_token', 'id_token']),
+  '/device/code': new Set([
+    'device_code',
+    'user_code',
+    'verification_uri',
+    'verification_uri_complete',
+    'expires_in',
+    'interval',
+  ]),
   '/userinfo': new Set(['sub', ...Object.values(CLAIMS).flat()]),
 };
 

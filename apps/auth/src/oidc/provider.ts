@@ -28,6 +28,7 @@ import {
   userGrantHandler,
 } from './password.grant.js';
 import type { OneTimeCodes } from '../passwordless/one-time-codes.js';
+import { pkceWaived } from '../passwordless/link-pkce.js';
 import type { PasswordLogin } from './password-login.js';
 import { signInClientOf, userMaySignInThrough } from './sign-in-policy.js';
 import {
@@ -292,8 +293,9 @@ export function createProvider(deps: ProviderDeps): Provider {
     // which refuses a client this provider would refuse.
     ...clientRules(),
     extraClientMetadata: { properties: EXTRA_CLIENT_PROPERTIES },
-    // PKCE (S256) on every authorization code request, public clients or not (OAuth 2.1, RFC 9700).
-    pkce: { required: () => true },
+    // PKCE (S256) on every authorization code request, public clients or not (OAuth 2.1, RFC 9700), except the
+    // request a confirmed sign-in link of a confidential client continues (document 2's link: link-pkce.ts).
+    pkce: { required: (ctx, client) => !(client.clientAuthMethod !== 'none' && pkceWaived(ctx.req)) },
     interactions: {
       policy: signInPolicy(),
       url: (_ctx, interaction) => `${INTERACTION_PATH}/${interaction.uid}`,

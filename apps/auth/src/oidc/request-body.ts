@@ -123,7 +123,9 @@ function parseBody(req: IncomingMessage, body: Buffer): Params {
       } else if (key === 'options' && typeof value === 'object') {
         // document 2's passwordless `options` object: flattened as options.<name>
         for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
-          if (isScalar(v)) out[`options.${k}`] = String(v);
+          if (v === null || v === undefined) continue;
+          if (!isScalar(v)) throw new BodyError(400, 'invalid_request', `options.${k} must be a string`);
+          out[`options.${k}`] = String(v);
         }
       } else {
         throw new BodyError(400, 'invalid_request', `${key} must be a string`);

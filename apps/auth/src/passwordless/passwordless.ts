@@ -12,6 +12,7 @@ import { cookieValue, sameSecret } from '../interaction/cookies.js';
 import { originOf, pageHeaders, pickLocale, type Locale } from '../interaction/pages.js';
 import { CODE_TTL_SEC, type OneTimeCodes } from './one-time-codes.js';
 import { linkConfirmPage, linkMessagePage, maskEmail } from './link-pages.js';
+import { LINK_PKCE_PARAM, type LinkPkceWaiver } from './link-pkce.js';
 
 export const PASSWORDLESS_START_PATH = '/passwordless/start';
 export const PASSWORDLESS_VERIFY_PATH = '/passwordless/verify';
@@ -42,7 +43,44 @@ const same = (a: string | null | undefined, b: string | undefined) =>
   !!a && !!b && a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 
 /**
- * POST /passwordless/start (document 2, "get code or link"): a 6-digit one-time code sent by e-mail (a username
+ * Document 2's `options` (send_type, redirect_url, response_type, scope), each also accepted at the top level (the
+ * form before document 2's shape was read, kept as an alias; `redirect_uri` is OAuth's name of redirect_url).
+ */
+const OPTIONS = {
+  send_type: ['send_type'],
+  redirect_url: ['redirect_url', 'redirect_uri'],
+  response_type: ['response_type'],
+  scope: ['scope'],
+} as const;
+type OptionName = keyof typeof OPTIONS;
+
+/**
+ * The value of option `name`: `options.<name>` (a JSON `options` object, or a form's `options.<name>` or
+ * `options[<name>]`), else its top-level alias. Given at both places with different values it is an error message
+ * naming the field.
+ */
+function option(params: Params, name: OptionName): { value?: string; error?: string } {
+  const inOptions = one(params, `options.${name}`) ?? one(params, `options[${name}]`);
+  const aliases = OPTIONS[name].filter((a) => one(params, a) !== undefined);
+  const top = aliases.length ? one(params, aliases[0]) : undefined;
+  if (inOptions !== undefined && top !== undefined && inOptions !== top) {
+    return {
+      error: `options.${name} and ${aliases[0]} disagree: give ${name} once (in options) or the same value at both places`,
+    };
+  }
+  return { value: inOptions ?? top };
+}
+
+/**
+ * `response_type` of document 2's request: its sample value `authorization_code` and OAuth's `code` both ask for an
+ * authorization code at redirect_url (a link), or leave the one-time code flow as it is (a code, redeemed with
+ * grant_type=otp). Anything else is refused.
+ */
+const CODE_RESPONSE_TYPES: ReadonlySet<string> = new Set(['authorization_code', 'code']);
+
+/**
+ * POST /passwordless/start (document 2, "get code or link"; its `options` object: send_type, redirect_url,
+ * response_type, scope, each also read at the top level): a 6-digit one-time code sent by e-mail (a username
  * with @) or SMS (an E.164 phone number), then `grant_type=otp` with `username` and `otp` at /token. The client
  * authenticates as at /token and must have `otp` in its grant_types. An unknown, blocked or other tenant's user
  * gets the same 200 and no message (no account oracle). The message is queued in the code's transaction and sent
@@ -57,6 +95,8 @@ export class PasswordlessStart {
       codes: OneTimeCodes;
       delivery: Delivery;
       issuer: string;
+      /** Signs the PKCE waiver of links asked for without a code_challenge. */
+      pkceWaiver: LinkPkceWaiver;
     },
   ) {}
 
@@ -79,8 +119,34 @@ export class PasswordlessStart {
     const username = (one(params, 'username') ?? '').trim();
     if (!username)
       return sendOAuthError(res, 400, 'invalid_request', "missing required parameter 'username'");
-    const sendType = one(params, 'options.send_type') ?? one(params, 'send_type') ?? 'code';
-    if (sendType === 'link') return this.startLink(res, client, username, params);
+    const opts = {} as Record<OptionName, string | undefined>;
+    for (const name of Object.keys(OPTIONS) as OptionName[]) {
+      const { value, error } = option(params, name);
+      if (error) return sendOAuthError(res, 400, 'invalid_request', error);
+      opts[name] = value;
+    }
+    if (opts.response_type !== undefined && !CODE_RESPONSE_TYPES.has(opts.response_type)) {
+      return sendOAuthError(
+        res,
+        400,
+        'unsupported_response_type',
+        "options.response_type must be 'authorization_code' (or 'code')",
+      );
+    }
+    // where the link's authorization code goes; a code needs none, but one that is given must be a callback too
+    if (
+      opts.redirect_url !== undefined &&
+      !PasswordlessStart.callbacksOf(client).includes(opts.redirect_url)
+    ) {
+      return sendOAuthError(
+        res,
+        400,
+        'invalid_request',
+        "options.redirect_url must be one of the client's callback URLs",
+      );
+    }
+    const sendType = opts.send_type ?? 'code';
+    if (sendType === 'link') return this.startLink(res, client, username, params, opts);
     if (sendType !== 'code') {
       return sendOAuthError(res, 400, 'invalid_request', "options.send_type must be 'code' or 'link'");
     }
@@ -93,11 +159,17 @@ export class PasswordlessStart {
         'username must be an e-mail address or an E.164 phone number (+ and digits)',
       );
     }
-    await this.sendCode(client, username, channel, one(params, 'scope'));
+    await this.sendCode(client, username, channel, opts.scope);
     res.statusCode = 200;
     res.setHeader('Content-Type', 'application/json');
     res.setHeader('Cache-Control', 'no-store');
     res.end(JSON.stringify({ send_type: 'code', channel, expires_in: CODE_TTL_SEC }));
+  }
+
+  /** The client's registered callback URLs (client_metadata.urls.callbacks). */
+  static callbacksOf(client: OidcClientRecord): unknown[] {
+    const callbacks = (client.clientMetadata.urls as { callbacks?: unknown } | undefined)?.callbacks;
+    return Array.isArray(callbacks) ? callbacks : [];
   }
 
   /**
@@ -146,9 +218,17 @@ export class PasswordlessStart {
 
   /**
    * send_type=link: an e-mail with a link that signs the user in through /authorize and ends at `redirect_url` (one
-   * of the client's callbacks) with a code (PKCE S256: `code_challenge` required) and `state`.
+   * of the client's callbacks) with an authorization code and `state`, which the client redeems at /token. PKCE
+   * (`code_challenge`, S256) when the client sends it; a public client must, a confidential one may leave it out
+   * (document 2's request has none): it redeems the code with its secret (LinkPkceWaiver).
    */
-  private async startLink(res: ServerResponse, client: OidcClientRecord, username: string, params: Params) {
+  private async startLink(
+    res: ServerResponse,
+    client: OidcClientRecord,
+    username: string,
+    params: Params,
+    opts: Record<OptionName, string | undefined>,
+  ) {
     if (PasswordlessStart.channelOf(username) !== 'email') {
       return sendOAuthError(
         res,
@@ -157,35 +237,33 @@ export class PasswordlessStart {
         'a link goes by e-mail: username must be an e-mail address',
       );
     }
-    const redirect = one(params, 'redirect_url') ?? one(params, 'redirect_uri');
-    const callbacks = ((client.clientMetadata.urls as { callbacks?: unknown } | undefined)?.callbacks ??
-      []) as unknown[];
-    if (!redirect || !callbacks.includes(redirect)) {
+    const redirect = opts.redirect_url;
+    if (!redirect) {
       return sendOAuthError(
         res,
         400,
         'invalid_request',
-        "redirect_url must be one of the client's callback URLs",
+        "a link needs options.redirect_url, one of the client's callback URLs",
       );
     }
-    const responseType = one(params, 'response_type') ?? 'code';
-    if (responseType !== 'code')
-      return sendOAuthError(res, 400, 'unsupported_response_type', 'response_type must be code');
     const challenge = one(params, 'code_challenge');
-    if (!challenge || (one(params, 'code_challenge_method') ?? 'S256') !== 'S256') {
+    const method = one(params, 'code_challenge_method') ?? 'S256';
+    if (challenge && method !== 'S256') {
+      return sendOAuthError(res, 400, 'invalid_request', 'code_challenge_method must be S256');
+    }
+    if (!challenge && client.isPublic) {
       return sendOAuthError(
         res,
         400,
         'invalid_request',
-        'a link needs PKCE: code_challenge with code_challenge_method S256',
+        'a link for a public client needs PKCE: code_challenge with code_challenge_method S256',
       );
     }
     const request: Record<string, string> = {
       redirect_uri: redirect,
       response_type: 'code',
-      scope: one(params, 'scope') ?? 'openid',
-      code_challenge: challenge,
-      code_challenge_method: 'S256',
+      scope: opts.scope ?? 'openid',
+      ...(challenge ? { code_challenge: challenge, code_challenge_method: 'S256' } : {}),
     };
     for (const k of ['state', 'nonce', 'resource', 'audience'] as const) {
       const v = one(params, k);
@@ -331,6 +409,10 @@ export class PasswordlessStart {
     const url = new URL(`${this.deps.issuer}/authorize`);
     url.searchParams.set('client_id', client.id);
     for (const [k, v] of Object.entries(link.params)) url.searchParams.set(k, v);
+    if (!link.params.code_challenge) {
+      const waiver = this.deps.pkceWaiver.sign(client.id, link.params.redirect_uri ?? '', link.params.state);
+      url.searchParams.set(LINK_PKCE_PARAM, waiver);
+    }
     return {
       location: url.toString(),
       cookie: `${LINK_LOGIN_COOKIE}=${ticket}; Path=/interaction; HttpOnly; SameSite=Lax; Max-Age=120`,

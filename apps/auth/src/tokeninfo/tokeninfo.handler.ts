@@ -2,9 +2,16 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sendOAuthError } from '../oidc/oauth-errors.js';
 import type { OidcClientRecord } from '../oidc/oidc-data.js';
 import { one, type Params } from '../oidc/request-body.js';
-import { INACTIVE, TOKENINFO_FIELDS, type TokenInfo, type TokenInfoService } from './tokeninfo.service.js';
+import {
+  ID_TOKEN_CLAIMS,
+  INACTIVE,
+  TOKENINFO_FIELDS,
+  type TokenInfo,
+  type TokenInfoService,
+} from './tokeninfo.service.js';
 
-const FIELD_SET: ReadonlySet<string> = new Set(TOKENINFO_FIELDS);
+/** What `fields` may name: document 1's fields, and the claims an ID token's answer adds (token_type_hint=id_token). */
+const FIELD_SET: ReadonlySet<string> = new Set<string>([...TOKENINFO_FIELDS, ...ID_TOKEN_CLAIMS]);
 
 function basicCredentials(header: string): { id: string; secret: string } | undefined {
   const b64 = header.slice(6).trim();
@@ -135,7 +142,11 @@ export async function handleTokenInfo(
     callerUntil = caller.clientSecretExpiresAt ? new Date(caller.clientSecretExpiresAt).getTime() : undefined;
   }
 
-  const result = await visibleTo(service, await service.introspect(token, hint, caller), callerClientId);
+  // An ID token is described only to the client it was issued to (its `aud`), whatever else the caller may see.
+  const result =
+    hint === 'id_token'
+      ? await service.introspectIdToken(token, callerClientId)
+      : await visibleTo(service, await service.introspect(token, hint, caller), callerClientId);
   const json = sendJson(res, pick(result, fields));
   return result.active ? { json, until: Math.min(untilOf(result.exp), callerUntil ?? Infinity) } : undefined;
 }

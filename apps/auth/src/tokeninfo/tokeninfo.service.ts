@@ -11,6 +11,7 @@ import {
 } from 'jose';
 import type Provider from 'oidc-provider';
 import type { ClientResourceAccess, OidcClientRecord, OidcData, User } from '../oidc/oidc-data.js';
+import { CLAIMS } from '../oidc/provider.js';
 
 /**
  * Document 1's introspection response, plus `aud`, `sub`, `iss` (RFC 7662), `tenant_id` when the client has one,
@@ -19,7 +20,7 @@ import type { ClientResourceAccess, OidcClientRecord, OidcData, User } from '../
  */
 export interface ActiveTokenInfo {
   active: true;
-  token_type: 'Bearer' | 'refresh_token';
+  token_type: 'Bearer' | 'refresh_token' | 'id_token';
   client_id: string;
   scope: string;
   username?: string;
@@ -64,6 +65,26 @@ export const TOKENINFO_FIELDS = [
   'instance_id',
   'default_instance',
 ] as const;
+
+/**
+ * Claims of an ID token that /tokeninfo answers beside document 1's fields (token_type_hint=id_token): the identity
+ * claims (OIDC's standard claims and document 1's `phone_verified`) and those of the sign-in itself.
+ */
+export const ID_TOKEN_CLAIMS = [
+  ...Object.values(CLAIMS).flat(),
+  'azp',
+  'nonce',
+  'auth_time',
+  'acr',
+  'amr',
+  'sid',
+  'at_hash',
+  'c_hash',
+  's_hash',
+] as const;
+
+/** What a JWT's registered claims become in document 1's shape (or leave out): never copied as they are. */
+const REGISTERED = new Set(['iss', 'sub', 'aud', 'exp', 'iat', 'nbf', 'jti']);
 
 export interface TokenInfoDeps {
   /** The current oidc-provider instance (it may be replaced after a key rotation). */
@@ -246,6 +267,73 @@ export class TokenInfoService {
       iss: this.deps.issuer,
       ...(client.tenantId ? { tenant_id: client.tenantId } : {}),
       ...(actingTenantId ? { acting_tenant_id: actingTenantId } : {}),
+      ...(await this.instanceOf(client)),
+    };
+  }
+
+  /**
+   * An ID token this server issued to `callerClientId` (token_type_hint=id_token): our signature (the keys
+   * published at /jwks; an ID token is never signed with a client's or a resource's secret), our `iss`, `aud`
+   * exactly the caller (an ID token is for the client it was issued to, OIDC Core 3.1.3.7: a resource server has
+   * no business reading another client's), not expired, and its user still there, unblocked, of the caller's
+   * instance. Active: document 1's fields and the token's claims; anything else, an access token included, is
+   * inactive.
+   */
+  async introspectIdToken(token: string, callerClientId: string): Promise<TokenInfo> {
+    if (!token || token.length > 8192 || !looksLikeJwt(token)) return INACTIVE;
+    let header: ReturnType<typeof decodeProtectedHeader>;
+    try {
+      header = decodeProtectedHeader(token);
+    } catch {
+      return INACTIVE;
+    }
+    const alg = String(header.alg ?? '');
+    // an access token (RFC 9068 typ at+jwt) is no ID token, whoever it is for
+    if (
+      !['RS256', 'ES256'].includes(alg) ||
+      String(header.typ ?? 'JWT')
+        .toLowerCase()
+        .endsWith('at+jwt')
+    ) {
+      return INACTIVE;
+    }
+    let payload: JWTPayload;
+    try {
+      payload = await this.verifyWithKeys(token, header.kid, alg, {
+        issuer: this.deps.issuer,
+        audience: callerClientId,
+        requiredClaims: ['exp', 'iat', 'sub'],
+        clockTolerance: this.deps.clockToleranceSec ?? 0,
+      });
+    } catch (err) {
+      if (err instanceof joseErrors.JOSEError) return INACTIVE;
+      throw err;
+    }
+    if (singleAudience(payload.aud) !== callerClientId) return INACTIVE;
+    // access tokens carry client_id (RFC 9068); ID tokens do not
+    if (payload.client_id !== undefined || payload.scope !== undefined) return INACTIVE;
+    const client = await this.deps.data.findClient(callerClientId);
+    if (!client) return INACTIVE;
+    const sub = String(payload.sub);
+    const user = await this.deps.data.cachedUser(sub);
+    if (!user || user.isBlocked || user.instanceId !== client.instanceId) return INACTIVE;
+    const claims = Object.fromEntries(Object.entries(payload).filter(([k]) => !REGISTERED.has(k)));
+    return {
+      ...claims,
+      active: true,
+      token_type: 'id_token',
+      client_id: client.id,
+      scope: '',
+      username: usernameOf(user),
+      exp: iso(payload.exp),
+      iat: iso(payload.iat),
+      nbf: iso(payload.nbf ?? payload.iat),
+      subject: sub,
+      sub,
+      ...(payload.jti ? { jti: payload.jti } : {}),
+      aud: callerClientId,
+      iss: this.deps.issuer,
+      ...(client.tenantId ? { tenant_id: client.tenantId } : {}),
       ...(await this.instanceOf(client)),
     };
   }
