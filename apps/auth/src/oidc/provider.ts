@@ -299,8 +299,11 @@ export function createProvider(deps: ProviderDeps): Provider {
       id_token_signed_response_alg: 'RS256',
     },
     extraClientMetadata: { properties: EXTRA_CLIENT_PROPERTIES },
-    // code (with PKCE); implicit's id_token and id_token token for clients whose grant_types name implicit
-    responseTypes: ['code', 'id_token', 'id_token token', 'none'],
+    // code (with PKCE); implicit's id_token and id_token token for clients whose grant_types name implicit. Discovery
+    // lists exactly these: no client is ever given `none` (client-metadata.ts), so it is not offered.
+    responseTypes: ['code', 'id_token', 'id_token token'],
+    // ID tokens are signed RS256 (clientDefaults; clients cannot choose another): discovery offers only that.
+    enabledJWA: { idTokenSigningAlgValues: ['RS256'] },
     // PKCE (S256) on every authorization code request, public clients or not (OAuth 2.1, RFC 9700).
     pkce: { required: () => true },
     interactions: {
