@@ -174,7 +174,10 @@ describe('discovery lists exactly what is served', () => {
         // form_post: the token server's page posting the answer to the callback
         expect(done.html).toContain(`action="${CALLBACK}"`);
         const fields = [...done.html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"/g)];
-        return { mode: 'form_post', params: new URLSearchParams(fields.map((m) => [m[1], m[2]])) };
+        return {
+          mode: 'form_post',
+          params: new URLSearchParams(fields.map((m): [string, string] => [m[1], m[2]])),
+        };
       }
       const back = new URL(done.url);
       expect(back.origin + back.pathname).toBe(CALLBACK);
@@ -243,6 +246,37 @@ describe('discovery lists exactly what is served', () => {
     expect(await refused.json()).toMatchObject({ error: 'invalid_client' });
   });
 
+  it('introspection and revocation name their client authentication methods, and each is accepted there', async () => {
+    const doc = await discoveryDocument(w);
+    const methods: Record<string, [TestClient, oauth.ClientAuth]> = {
+      client_secret_basic: [w.web, oauth.ClientSecretBasic(w.web.secret!)],
+      client_secret_post: [w.web, oauth.ClientSecretPost(w.web.secret!)],
+      none: [w.spa, oauth.None()],
+    };
+    for (const endpoint of ['introspection', 'revocation'] as const) {
+      const advertised = doc[`${endpoint}_endpoint_auth_methods_supported`] as string[];
+      expect([...advertised].sort()).toEqual(Object.keys(methods));
+      for (const method of advertised) {
+        const [c, auth] = methods[method];
+        const { tokens } = await codeFlow(c, auth, { scope: 'openid' });
+        if (endpoint === 'introspection') {
+          const info = await oauth.processIntrospectionResponse(
+            as,
+            clientOf(c),
+            await oauth.introspectionRequest(as, clientOf(c), auth, tokens.access_token, insecure),
+          );
+          expect({ method, active: info.active }).toEqual({ method, active: true });
+        } else {
+          await oauth.processRevocationResponse(
+            await oauth.revocationRequest(as, clientOf(c), auth, tokens.access_token, insecure),
+          );
+          const after = await oauth.userInfoRequest(as, clientOf(c), tokens.access_token, insecure);
+          expect({ method, status: after.status }).toEqual({ method, status: 401 });
+        }
+      }
+    }
+  });
+
   it('scopes, claims and ID token algorithms: each advertised one is served, and only those', async () => {
     expect([...as.scopes_supported!].sort()).toEqual(
       ['address', 'email', 'offline_access', 'openid', 'phone', 'profile'].sort(),
@@ -250,6 +284,7 @@ describe('discovery lists exactly what is served', () => {
     const { tokens } = await codeFlow(w.web, basic(w.web), {
       scope: as.scopes_supported!.join(' '),
       prompt: 'consent',
+      acr_values: 'urn:mace:incommon:iap:silver', // not served: ignored
     });
     expect(String(tokens.scope).split(' ').sort()).toEqual([...as.scopes_supported!].sort());
     const idToken = oauth.getValidatedIdTokenClaims(tokens)!;

@@ -137,6 +137,9 @@ export const SUPPORTED_GRANT_TYPES: ReadonlySet<string> = new Set([
   TOKEN_EXCHANGE_GRANT,
 ]);
 
+/** Client authentication at the token, introspection and revocation endpoints. */
+const CLIENT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'none'] as const;
+
 /** oidc-provider Client with our extra metadata. */
 interface GatehouseClient {
   clientId: string;
@@ -291,7 +294,13 @@ export function createProvider(deps: ProviderDeps): Provider {
     routes: { ...ROUTES },
     scopes: [...OIDC_SCOPES],
     claims: CLAIMS,
-    clientAuthMethods: ['client_secret_basic', 'client_secret_post', 'none'],
+    clientAuthMethods: [...CLIENT_AUTH_METHODS],
+    // RFC 8414: without these a client must assume client_secret_basic only; introspection (tokeninfo.handler.ts)
+    // and revocation take the token endpoint's methods (none: a public client, its own tokens).
+    discovery: {
+      introspection_endpoint_auth_methods_supported: [...CLIENT_AUTH_METHODS],
+      revocation_endpoint_auth_methods_supported: [...CLIENT_AUTH_METHODS],
+    },
     clientDefaults: {
       grant_types: ['client_credentials'],
       response_types: [],
