@@ -573,6 +573,26 @@ describe('client credentials', () => {
       expect(claims[0]).toEqual(claims[1]);
     }
   });
+
+  it("the default client's token for the management API (a system resource) is RFC 9068 too", async () => {
+    const boot: TestClient = { id: w.h.boot.clientId, secret: w.h.boot.clientSecret };
+    const tokens = await oauth.processClientCredentialsResponse(
+      as,
+      clientOf(boot),
+      await oauth.clientCredentialsGrantRequest(
+        as,
+        clientOf(boot),
+        basic(boot),
+        { audience: 'urn:gatehouse:management', scope: 'users:read' },
+        insecure,
+      ),
+    );
+    expect(await validateAccessToken(tokens.access_token, 'urn:gatehouse:management')).toMatchObject({
+      sub: boot.id,
+      client_id: boot.id,
+      scope: 'users:read',
+    });
+  });
 });
 
 describe('device authorization (RFC 8628)', () => {
