@@ -90,7 +90,9 @@ alone for public clients. Password logins: unknown user and wrong password give 
 AUTH_LOCKOUT_THRESHOLD consecutive failures lock the account for AUTH_LOCKOUT_SECONDS; a blocked user is refused.
 Access tokens for a resource are JWTs signed with its signing_algorithm (HS256 with its secret, RS256/ES256 with
 the server keys at /jwks) or opaque for any other value; tokens without an audience are opaque and only good at
-/userinfo. \`fields\` (comma-separated) keeps only those attributes of the answer.`,
+/userinfo. JWT access tokens follow RFC 9068: header \`typ: at+jwt\`, claims \`iss\`, \`sub\` (the user; the client itself
+for client_credentials), \`aud\`, \`client_id\`, \`iat\`, \`exp\`, \`jti\`, \`scope\` when granted, and \`tenant_id\` where it
+applies. \`fields\` (comma-separated) keeps only those attributes of the answer.`,
   })
   @ApiConsumes(...BOTH)
   @ApiBody({
@@ -310,7 +312,15 @@ expired or altered one, or any other token with this hint (an access token inclu
   }
 
   @Get('.well-known/openid-configuration')
-  @ApiOperation({ summary: 'OpenID Connect discovery (also lists tokeninfo_endpoint)' })
+  @ApiOperation({
+    summary: 'OpenID Connect discovery (also lists tokeninfo_endpoint)',
+    description:
+      'Lists exactly what is served: grant types (with `password`, `otp`, device code and token exchange; `implicit` ' +
+      "is the authorization endpoint's), response types `code`, `id_token`, `id_token token`, response modes, " +
+      'client authentication at the token, introspection and revocation endpoints, ID tokens signed RS256, the ' +
+      'OpenID scopes and claims. No `acr_values_supported`: no authentication context classes are served. ' +
+      'Authorization responses carry `iss` (RFC 9207), errors included, but for those with an ID token.',
+  })
   discovery(): never {
     throw new Error(NOT_HERE);
   }

@@ -342,7 +342,6 @@ describe('authorization code + PKCE with the login and consent pages', () => {
       'code',
       'id_token',
       'id_token token',
-      'none',
     ]);
     expect([...(d.grant_types_supported as string[])].sort()).toEqual(
       [

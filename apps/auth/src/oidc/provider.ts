@@ -135,6 +135,9 @@ export interface ProviderDeps {
 /** Grant types the token endpoint serves (@gatehouse/oidc-clients: the management API validates clients by them). */
 export { SUPPORTED_GRANT_TYPES };
 
+/** Client authentication at the token, introspection and revocation endpoints. */
+const CLIENT_AUTH_METHODS = clientRules().clientAuthMethods ?? [];
+
 /** oidc-provider Client with our extra metadata. */
 interface GatehouseClient {
   clientId: string;
@@ -292,7 +295,15 @@ export function createProvider(deps: ProviderDeps): Provider {
     // What makes client metadata valid (auth methods, defaults, response types) is shared with the management API,
     // which refuses a client this provider would refuse.
     ...clientRules(),
+    // RFC 8414: without these a client must assume client_secret_basic only; introspection (tokeninfo.handler.ts)
+    // and revocation take the token endpoint's methods (none: a public client, its own tokens).
+    discovery: {
+      introspection_endpoint_auth_methods_supported: [...CLIENT_AUTH_METHODS],
+      revocation_endpoint_auth_methods_supported: [...CLIENT_AUTH_METHODS],
+    },
     extraClientMetadata: { properties: EXTRA_CLIENT_PROPERTIES },
+    // ID tokens are signed RS256 (clientDefaults; clients cannot choose another): discovery offers only that.
+    enabledJWA: { idTokenSigningAlgValues: ['RS256'] },
     // PKCE (S256) on every authorization code request, public clients or not (OAuth 2.1, RFC 9700), except the
     // request a confirmed sign-in link of a confidential client continues (document 2's link: link-pkce.ts).
     pkce: { required: (ctx, client) => !(client.clientAuthMethod !== 'none' && pkceWaived(ctx.req)) },

@@ -61,8 +61,9 @@ export function clientRules(): Pick<Configuration, 'clientAuthMethods' | 'client
       token_endpoint_auth_method: 'client_secret_basic',
       id_token_signed_response_alg: 'RS256',
     },
-    // code (with PKCE); implicit's id_token and id_token token for clients whose grant_types name implicit
-    responseTypes: ['code', 'id_token', 'id_token token', 'none'],
+    // code (with PKCE); implicit's id_token and id_token token for clients whose grant_types name implicit. Discovery
+    // lists exactly these: no client is ever given `none` (toProviderClient below), so it is not offered.
+    responseTypes: ['code', 'id_token', 'id_token token'],
   };
 }
 
