@@ -133,7 +133,7 @@ describe('authorization code + PKCE with the login and consent pages', () => {
     const { url, verifier, state } = await authorizationUrl();
     const consent = await signIn(agent, url);
     const html = consent.html;
-    expect(html).toContain('<strong>orders:read</strong>');
+    expect(html).toContain('data-scope="orders:read"');
     const done = await agent.follow(new URL(actionOf(html), h.url).toString(), {
       csrf: csrfOf(html),
       decision: 'allow',
