@@ -397,6 +397,17 @@ const textOf = (m: SunkMail) => m.body.replace(/=\r?\n/g, '').replace(/=3D/g, '=
 
       const mailPage = await ctx.newPage();
       await mailPage.goto(link);
+      // the rules before the first submit, in the page's language
+      expect(await mailPage.textContent('#password-rules')).toContain(
+        locale === 'en-US' ? 'At least 8 characters' : 'Хамгийн багадаа 8 тэмдэгт',
+      );
+      await mailPage.fill('#password', 'short');
+      await mailPage.keyboard.press('Enter');
+      await mailPage.waitForSelector('#password-error');
+      await shot(mailPage, `forgot-new-password-error-${locale}`);
+      expect(await mailPage.textContent('#password-error')).toContain(
+        locale === 'en-US' ? 'At least 8 characters' : 'Хамгийн багадаа 8 тэмдэгт',
+      );
       await mailPage.fill('#password', 'my-new-password-1');
       await shot(mailPage, `forgot-new-password-${locale}`);
       await mailPage.keyboard.press('Enter');

@@ -14,8 +14,10 @@ import {
   forgotPage,
   INTERACTION_PATH,
   loginPage,
+  pageErrorText,
   pageHeaders,
   passwordRuleTexts,
+  type PageError,
   pickLocale,
   otpPage,
   signupPage,
@@ -62,7 +64,7 @@ export class InteractionHandler {
     const locale = pickLocale(undefined, req.headers['accept-language']);
     const [, , uid, action] = path.split('/');
     if (!uid || !/^[\w-]{1,64}$/.test(uid) || path.split('/').length > 4) {
-      return this.error(res, locale, 404, 'Not found');
+      return this.error(res, locale, 404, 'notFound');
     }
     const method = req.method ?? 'GET';
     if (!action && method === 'GET') return this.show(req, res, uid);
@@ -78,7 +80,7 @@ export class InteractionHandler {
       'Allow',
       action === 'signup' || action === 'otp' || action === 'forgot' ? 'GET, POST' : action ? 'POST' : 'GET',
     );
-    return this.error(res, locale, 405, 'Method not allowed');
+    return this.error(res, locale, 405, 'method');
   }
 
   private async details(req: IncomingMessage, res: ServerResponse) {
@@ -100,7 +102,7 @@ export class InteractionHandler {
     const details = await this.details(req, res);
     const fallback = pickLocale(undefined, req.headers['accept-language']);
     if (!details || details.uid !== uid) {
-      return this.error(res, fallback, 400, 'This sign-in request has expired or is not known.');
+      return this.error(res, fallback, 400, 'expired');
     }
     const locale = await this.localeOf(req, details.params);
     const csrf = randomBytes(24).toString('base64url');
@@ -123,7 +125,7 @@ export class InteractionHandler {
       return this.loginForm(req, res, details, locale, csrf);
     }
     if (details.prompt.name === 'consent') return this.consentForm(res, details, locale, csrf);
-    return this.error(res, locale, 400, 'This request cannot continue here.');
+    return this.error(res, locale, 400, 'cannotContinue');
   }
 
   /** The interaction `uid` waiting for a login, or an error page (undefined). */
@@ -131,7 +133,7 @@ export class InteractionHandler {
     const details = await this.details(req, res);
     if (!details || details.uid !== uid || details.prompt.name !== 'login') {
       const fallback = pickLocale(undefined, req.headers['accept-language']);
-      this.error(res, fallback, 400, 'This sign-in request has expired or is not known.');
+      this.error(res, fallback, 400, 'expired');
       return undefined;
     }
     return { details, locale: await this.localeOf(req, details.params) };
@@ -171,8 +173,7 @@ export class InteractionHandler {
     const step = await this.loginStep(req, res, uid);
     if (!step) return;
     const { details, locale } = step;
-    if (!(await this.otpHref(details)))
-      return this.error(res, locale, 403, 'This application does not allow codes.');
+    if (!(await this.otpHref(details))) return this.error(res, locale, 403, 'noCodes');
     const csrf = cookieValue(req, CSRF_COOKIE) ?? randomBytes(24).toString('base64url');
     this.setCsrf(res, uid, csrf);
     this.renderOtp(res, details, locale, csrf);
@@ -211,14 +212,14 @@ export class InteractionHandler {
   ): Promise<void> {
     const client = await this.deps.data.findClient(String(details.params.client_id));
     if (!client || !client.grantTypes.includes(OTP_GRANT)) {
-      return this.error(res, locale, 403, 'This application does not allow codes.');
+      return this.error(res, locale, 403, 'noCodes');
     }
     const username = (one(params, 'username') ?? '').trim();
     const channel = PasswordlessStart.channelOf(username);
     if (!channel) {
       return this.renderOtp(res, details, locale, csrf, {
         status: 400,
-        error: 'Give an e-mail address or a phone number (+976...).',
+        error: 'badUsername',
       });
     }
     const code = one(params, 'otp');
@@ -367,29 +368,27 @@ export class InteractionHandler {
     try {
       params = parseParams(req, await readBody(req));
     } catch (err) {
-      if (err instanceof BodyError) return this.error(res, fallback, err.status, err.message);
+      if (err instanceof BodyError) return this.error(res, fallback, err.status, 'badForm');
       throw err;
     }
     const details = await this.details(req, res);
     if (!details || details.uid !== uid) {
-      return this.error(res, fallback, 400, 'This sign-in request has expired or is not known.');
+      return this.error(res, fallback, 400, 'expired');
     }
     const locale = await this.localeOf(req, details.params);
     const csrf = cookieValue(req, CSRF_COOKIE);
     if (!sameSecret(csrf, one(params, 'csrf'))) {
-      return this.error(res, locale, 403, 'The form could not be verified. Go back and try again.');
+      return this.error(res, locale, 403, 'csrf');
     }
     if (action === 'login' || action === 'signup' || action === 'otp' || action === 'forgot') {
-      if (details.prompt.name !== 'login')
-        return this.error(res, locale, 400, 'No sign-in is expected here.');
+      if (details.prompt.name !== 'login') return this.error(res, locale, 400, 'noSignIn');
       if (action === 'signup') return this.signup(req, res, details, locale, csrf!, params);
       if (action === 'otp') return this.otp(req, res, details, locale, csrf!, params);
       if (action === 'forgot') return this.forgot(res, details, locale, csrf!, params);
       return this.login(req, res, details, locale, csrf!, params);
     }
     if (action === 'switch') return this.switchAccount(res, details);
-    if (details.prompt.name !== 'consent')
-      return this.error(res, locale, 400, 'No consent is expected here.');
+    if (details.prompt.name !== 'consent') return this.error(res, locale, 400, 'noConsent');
     return this.consent(req, res, details, one(params, 'decision'));
   }
 
@@ -404,7 +403,7 @@ export class InteractionHandler {
     const username = (one(params, 'username') ?? '').trim();
     const password = one(params, 'password') ?? '';
     const client = await this.deps.data.findClient(String(details.params.client_id));
-    if (!client) return this.error(res, locale, 400, 'The application of this request is not known.');
+    if (!client) return this.error(res, locale, 400, 'unknownApp');
     try {
       if (!username || !password) throw new LoginError('invalid_credentials');
       const user = await this.deps.login.authenticate(
@@ -430,8 +429,7 @@ export class InteractionHandler {
     if (!step) return;
     const { details, locale } = step;
     const client = await this.deps.data.findClient(String(details.params.client_id));
-    if (!client || !allowsSignup(client))
-      return this.error(res, locale, 403, 'This application does not allow sign-up.');
+    if (!client || !allowsSignup(client)) return this.error(res, locale, 403, 'noSignup');
     const csrf = cookieValue(req, CSRF_COOKIE) ?? randomBytes(24).toString('base64url');
     this.setCsrf(res, uid, csrf);
     await this.renderSignup(res, details, locale, csrf, client.instanceId);
@@ -484,7 +482,7 @@ export class InteractionHandler {
     params: Record<string, string | string[]>,
   ): Promise<void> {
     const client = await this.deps.data.findClient(String(details.params.client_id));
-    if (!client) return this.error(res, locale, 400, 'The application of this request is not known.');
+    if (!client) return this.error(res, locale, 400, 'unknownApp');
     const values = { email: one(params, 'email'), phone: one(params, 'phone'), name: one(params, 'name') };
     try {
       // A taken address is answered as a new one (no account oracle): both go to the sign-in form with the same
@@ -503,8 +501,7 @@ export class InteractionHandler {
       });
     } catch (err) {
       if (!(err instanceof SignupError)) throw err;
-      if (!err.problem)
-        return this.error(res, locale, err.status, 'This application does not allow sign-up.');
+      if (!err.problem) return this.error(res, locale, err.status, 'noSignup');
       if (err.retryAfterSec !== undefined) res.setHeader('Retry-After', String(err.retryAfterSec));
       await this.renderSignup(res, details, locale, csrf, client.instanceId, {
         status: err.status,
@@ -553,7 +550,7 @@ export class InteractionHandler {
     params: Record<string, string | string[]>,
   ): Promise<void> {
     const client = await this.deps.data.findClient(String(details.params.client_id));
-    if (!client) return this.error(res, locale, 400, 'The application of this request is not known.');
+    if (!client) return this.error(res, locale, 400, 'unknownApp');
     const email = (one(params, 'email') ?? '').trim();
     if (!EMAIL.test(email)) {
       return this.renderForgot(res, details, locale, csrf, { status: 400, error: 'badEmail', email });
@@ -629,10 +626,10 @@ export class InteractionHandler {
     return sourceAddress(req);
   }
 
-  private error(res: ServerResponse, locale: Locale, status: number, message: string): void {
+  private error(res: ServerResponse, locale: Locale, status: number, error: PageError): void {
     const nonce = randomBytes(16).toString('base64');
     pageHeaders(res, nonce);
     res.statusCode = status;
-    res.end(errorPage({ locale, nonce, message }));
+    res.end(errorPage({ locale, nonce, message: pageErrorText(locale, error) }));
   }
 }

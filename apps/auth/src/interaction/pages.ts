@@ -4,6 +4,7 @@
  * is escaped; styles come with the response's CSP nonce.
  */
 import type { ServerResponse } from 'node:http';
+import { checkPasswordPolicy, MAX_PASSWORD_LENGTH } from '@gatehouse/identity-data';
 
 export type Locale = 'en' | 'mn';
 
@@ -82,6 +83,20 @@ const TEXT = {
     signOutOf: (client: string) => `You are signing out of ${client}.`,
     signOutAccount: (who: string) => `Account: ${who}`,
     continue: 'Continue',
+    otpBadUsername: 'Give an e-mail address or a phone number (+976...).',
+    pageErrors: {
+      notFound: 'This page does not exist.',
+      method: 'This page cannot be used this way.',
+      expired: 'This sign-in request has expired or is not known.',
+      cannotContinue: 'This request cannot continue here.',
+      noCodes: 'This application does not allow sign-in with a code.',
+      noSignup: 'This application does not allow creating an account.',
+      csrf: 'The form could not be verified. Go back and try again.',
+      noSignIn: 'No sign-in is expected here.',
+      noConsent: 'No consent is expected here.',
+      unknownApp: 'The application of this request is not known.',
+      badForm: 'The form could not be read. Go back and try again.',
+    },
     allow: 'Allow',
     deny: 'Deny',
     errorTitle: 'Something went wrong',
@@ -182,6 +197,20 @@ const TEXT = {
     signOutOf: (client: string) => `Гарах програм: ${client}`,
     signOutAccount: (who: string) => `Бүртгэл: ${who}`,
     continue: 'Үргэлжлүүлэх',
+    otpBadUsername: 'И-мэйл хаяг эсвэл утасны дугаар (+976...) оруулна уу.',
+    pageErrors: {
+      notFound: 'Ийм хуудас байхгүй байна.',
+      method: 'Энэ хуудсыг ийм байдлаар ашиглах боломжгүй.',
+      expired: 'Энэ нэвтрэх хүсэлтийн хугацаа дууссан эсвэл танигдаагүй байна.',
+      cannotContinue: 'Энэ хүсэлтийг энд үргэлжлүүлэх боломжгүй.',
+      noCodes: 'Энэ програм кодоор нэвтрэхийг зөвшөөрдөггүй.',
+      noSignup: 'Энэ програм бүртгэл үүсгэхийг зөвшөөрдөггүй.',
+      csrf: 'Маягтыг баталгаажуулж чадсангүй. Буцаад дахин оролдоно уу.',
+      noSignIn: 'Энд нэвтрэх шаардлагагүй.',
+      noConsent: 'Энд зөвшөөрөл өгөх шаардлагагүй.',
+      unknownApp: 'Энэ хүсэлтийн програм танигдаагүй байна.',
+      badForm: 'Маягтыг уншиж чадсангүй. Буцаад дахин оролдоно уу.',
+    },
     allow: 'Зөвшөөрөх',
     deny: 'Татгалзах',
     errorTitle: 'Алдаа гарлаа',
@@ -229,6 +258,12 @@ const TEXT = {
 } as const;
 
 export type LoginFailureText = 'invalid' | 'blocked';
+
+/** Why an interaction page cannot go on, said in the page's language (never a library's message). */
+export type PageError = keyof (typeof TEXT)['en']['pageErrors'];
+
+/** The sentence of a PageError in `locale`. */
+export const pageErrorText = (locale: Locale, error: PageError): string => TEXT[locale].pageErrors[error];
 
 const HTML_ESCAPES: Record<string, string> = {
   '&': '&amp;',
@@ -403,6 +438,19 @@ export function passwordRuleTexts(locale: Locale, validators: readonly PasswordR
       return v.description ?? v.validator ?? source;
     })
     .filter(Boolean);
+}
+
+/** The rules of `validators` that `password` fails, in the page's language (a too long password: that rule too). */
+export function failedPasswordRules(
+  locale: Locale,
+  validators: readonly PasswordRule[] | undefined,
+  password: string,
+): string[] {
+  const failed = (validators ?? []).filter((v) => checkPasswordPolicy([v], password).length > 0);
+  const texts = passwordRuleTexts(locale, failed);
+  return password.length > MAX_PASSWORD_LENGTH
+    ? [TEXT[locale].maxLength(MAX_PASSWORD_LENGTH), ...texts]
+    : texts;
 }
 
 export type SignupField = 'email' | 'phone' | 'password';
@@ -710,7 +758,7 @@ export function otpPage(o: {
 }): string {
   const t = TEXT[o.locale];
   const error = o.error
-    ? `<p class="alert" role="alert" id="otp-error">${escapeHtml(o.error === 'wrong' ? t.otpWrong : o.error)}</p>`
+    ? `<p class="alert" role="alert" id="otp-error">${escapeHtml(o.error === 'wrong' ? t.otpWrong : o.error === 'badUsername' ? t.otpBadUsername : o.error)}</p>`
     : '';
   const described = o.error ? ' aria-describedby="otp-error"' : '';
   const fields = o.username

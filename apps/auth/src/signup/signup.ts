@@ -197,7 +197,9 @@ export class Signup {
     } catch (err) {
       const pg = findPgError(err);
       if (pg?.code === '23505' && onTaken === 'notify') {
-        if (email) {
+        // only the owner of the taken e-mail is told (a taken phone number beside a new e-mail tells that e-mail
+        // nothing about an account it does not have)
+        if (email && pg.constraint === 'ux_users_email') {
           const mail = existingAccountMail(client.clientName);
           await this.deps.delivery.email(email, mail.subject, mail.text, {
             kind: 'signup-existing',
