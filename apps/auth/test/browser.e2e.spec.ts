@@ -342,8 +342,6 @@ async function relyingParty(issuer: string, client: TestClient) {
 
   /** A sign-in link for `email`, asked for by the RP and read from DATA_DIR/outbox/ (no delivery configured). */
   const linkFor = async (p: Page, email: string) => {
-    await p.goto(`${rp.base}/link?email=${encodeURIComponent(email)}`);
-    expect(await p.textContent('#sent')).toBe('200');
     // no delivery configured in this harness: the outbox worker writes the message to DATA_DIR/outbox/
     const outbox = path.join(h.dataDir, 'outbox');
     const links = () => {
@@ -355,8 +353,14 @@ async function relyingParty(issuer: string, client: TestClient) {
         return [];
       }
     };
-    await eventually(() => links().length > 0, { what: 'the link in DATA_DIR/outbox/' });
-    const files = links().sort();
+    // the links of earlier tests are there too: wait for this one's (a new file), never take an old one
+    const before = new Set(links());
+    await p.goto(`${rp.base}/link?email=${encodeURIComponent(email)}`);
+    expect(await p.textContent('#sent')).toBe('200');
+    await eventually(() => links().some((f) => !before.has(f)), { what: 'the link in DATA_DIR/outbox/' });
+    const files = links()
+      .filter((f) => !before.has(f))
+      .sort();
     const message = JSON.parse(readFileSync(path.join(outbox, files.at(-1)!), 'utf8')) as { text: string };
     return /(http:\/\/\S+\/passwordless\/verify\?token=[\w-]+)/.exec(message.text)![1];
   };
