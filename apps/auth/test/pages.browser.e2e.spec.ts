@@ -224,16 +224,29 @@ const textOf = (m: SunkMail) => m.body.replace(/=\r?\n/g, '').replace(/=3D/g, '=
     await ctx.close();
   }, 60_000);
 
-  it('after a wrong password the (empty) password field has the focus', async () => {
-    const ctx = await context('en-US');
+  for (const locale of ['en-US', 'mn-MN'] as const) {
+    it(`after a wrong password the (empty) password field has the focus (${locale})`, async () => {
+      const ctx = await context(locale);
+      const p = await ctx.newPage();
+      await p.goto(authorize(client, {}).url);
+      await signIn(p, { email: user.email, password: 'wrong-password' });
+      await p.waitForSelector('#login-error');
+      await shot(p, `login-wrong-password-${locale}`);
+      expect(await p.evaluate('document.activeElement && document.activeElement.id')).toBe('password');
+      expect(await p.inputValue('#password')).toBe('');
+      expect(await p.inputValue('#username')).toBe(user.email);
+      await ctx.close();
+    }, 60_000);
+  }
+
+  it('offline_access on the consent page in Mongolian', async () => {
+    const ctx = await context('mn-MN');
     const p = await ctx.newPage();
-    await p.goto(authorize(client, {}).url);
-    await signIn(p, { email: user.email, password: 'wrong-password' });
-    await p.waitForSelector('#login-error');
-    await shot(p, 'login-wrong-password-en');
-    expect(await p.evaluate('document.activeElement && document.activeElement.id')).toBe('password');
-    expect(await p.inputValue('#password')).toBe('');
-    expect(await p.inputValue('#username')).toBe(user.email);
+    await p.goto(authorize(client, { scope: 'openid offline_access', prompt: 'consent' }).url);
+    await signIn(p, user);
+    await p.waitForSelector('li[data-scope="offline_access"]');
+    await shot(p, 'consent-offline-mn');
+    expect(await p.textContent('li[data-scope="offline_access"]')).toMatch(/^Нэвтэрсэн хэвээр байх/);
     await ctx.close();
   }, 60_000);
 
