@@ -38,7 +38,7 @@ import {
 import { LinkPkceWaiver } from './passwordless/link-pkce.js';
 import { EMAIL_VERIFICATION_PATH, handleSignup, Signup, SIGNUP_PATH } from './signup/signup.js';
 import { SignupLimits } from './signup/signup-limits.js';
-import { messagePage, pageHeaders, pickLocale } from './interaction/pages.js';
+import { continueUrlOf, messagePage, pageHeaders, pickLocale } from './interaction/pages.js';
 import { INTERACTION_PATH } from './interaction/pages.js';
 import {
   handleIntrospection,
@@ -47,6 +47,7 @@ import {
   TokenInfoAnswers,
 } from './tokeninfo/tokeninfo.handler.js';
 import { TICKET_EMAIL_PATH, TICKET_PASSWORD_PATH, TicketPages } from './tickets/tickets.js';
+import { ForgotPassword } from './tickets/forgot-password.js';
 import { outboundFetcherFromEnv, type OutboundEnv } from '@gatehouse/outbound';
 import { UpstreamKeys } from './oidc/upstream-keys.js';
 import { ApiUserinfo } from './oidc/api-userinfo.js';
@@ -284,6 +285,14 @@ export class TokenServer {
       signup: this.signup,
       passwordless: this.passwordless,
       codes: this.codes,
+      forgot: new ForgotPassword({
+        sql,
+        data,
+        codes: this.codes,
+        delivery: this.delivery,
+        issuer: this.issuer,
+        ticketKeys: opts.box.derive(TICKET_KEY_PURPOSE),
+      }),
     });
   }
 
@@ -683,15 +692,17 @@ export class TokenServer {
   /** GET /email-verification?token=...: the link of the sign-up e-mail, answered with a page. */
   private async verifyEmail(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const token = new URLSearchParams((req.url ?? '').split('?')[1] ?? '').get('token') ?? '';
-    const ok = (await this.signup.verify(token)) !== undefined;
+    const verified = await this.signup.verify(token);
+    const client = verified ? await this.data.findClient(verified.clientId) : undefined;
     const nonce = randomBytes(16).toString('base64');
     pageHeaders(res, nonce);
-    res.statusCode = ok ? 200 : 400;
+    res.statusCode = verified ? 200 : 400;
     res.end(
       messagePage({
         locale: pickLocale(undefined, req.headers['accept-language']),
         nonce,
-        message: ok ? 'verified' : 'verifyFailed',
+        message: verified ? 'verified' : 'verifyFailed',
+        continueHref: client ? continueUrlOf(client.clientMetadata) : undefined,
       }),
     );
   }

@@ -133,7 +133,7 @@ describe('authorization code + PKCE with the login and consent pages', () => {
     const { url, verifier, state } = await authorizationUrl();
     const consent = await signIn(agent, url);
     const html = consent.html;
-    expect(html).toContain('<strong>orders:read</strong>');
+    expect(html).toContain('data-scope="orders:read"');
     const done = await agent.follow(new URL(actionOf(html), h.url).toString(), {
       csrf: csrfOf(html),
       decision: 'allow',
@@ -440,6 +440,40 @@ describe('authorization code + PKCE with the login and consent pages', () => {
     expect(await info()).toMatchObject({ active: true, scope: 'vault:open' });
     await fx.ds.exec(`DELETE FROM user_permissions WHERE user_id = $1`, [user.id]);
     expect(await info()).toMatchObject({ active: true, scope: '' });
+  });
+
+  it('offline_access without prompt=consent: asked on the consent page, a refresh token that refreshes; next time without a page', async () => {
+    const agent = new Agent(h.url);
+    const exchange = async (done: { url: string }, verifier: string, state: string) =>
+      oidc.authorizationCodeGrant(config, new URL(done.url), {
+        pkceCodeVerifier: verifier,
+        expectedState: state,
+      });
+    const first = await authorizationUrl({ resource: '', scope: 'openid offline_access', prompt: '' });
+    const consent = await signIn(agent, first.url);
+    expect(consent.html).toContain('data-scope="offline_access"');
+    const done = await agent.follow(new URL(actionOf(consent.html), h.url).toString(), {
+      csrf: csrfOf(consent.html),
+      decision: 'allow',
+    });
+    const tokens = await exchange(done, first.verifier, first.state);
+    expect(tokens.scope?.split(' ').sort()).toEqual(['offline_access', 'openid']);
+    expect(tokens.refresh_token).toEqual(expect.any(String));
+    const refreshed = await oidc.refreshTokenGrant(config, tokens.refresh_token!);
+    expect(refreshed.access_token).toEqual(expect.any(String));
+    expect(refreshed.refresh_token).toEqual(expect.any(String));
+
+    // the grant holds it now: the next request of the session gets a code (and a refresh token) without a page
+    const again = await authorizationUrl({ resource: '', scope: 'openid offline_access', prompt: '' });
+    const back = await agent.follow(again.url);
+    expect(back.url.startsWith(CALLBACK)).toBe(true);
+    expect((await exchange(back, again.verifier, again.state)).refresh_token).toEqual(expect.any(String));
+
+    // prompt=none cannot ask: offline_access is dropped there as before, no refresh token
+    const silent = await authorizationUrl({ resource: '', scope: 'openid offline_access', prompt: 'none' });
+    const quiet = await agent.follow(silent.url);
+    const t = await exchange(quiet, silent.verifier, silent.state);
+    expect(t.refresh_token).toBeUndefined();
   });
 
   it('RFC 6749 errors of the code flow: a reused code, another redirect_uri or verifier, an unknown client, an unsupported response type', async () => {

@@ -120,7 +120,7 @@ describe('device flow', () => {
       username: user.email,
       password: user.password,
     });
-    expect(consent.html).toContain('<strong>tv:watch</strong>');
+    expect(consent.html).toContain('data-scope="tv:watch"');
     const done = await go(new URL(action(consent.html), h.url).toString(), {
       csrf: field(consent.html, 'csrf'),
       decision: 'allow',

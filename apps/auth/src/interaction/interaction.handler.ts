@@ -6,17 +6,29 @@ import { supportedLocalesOfClient } from '@gatehouse/identity-data';
 import { BodyError, one, parseParams, readBody } from '../oidc/request-body.js';
 import { LoginError, type PasswordLogin } from '../oidc/password-login.js';
 import type { OidcData } from '../oidc/oidc-data.js';
+import type { InstanceSettings } from '@gatehouse/identity-data';
 import {
+  accountLabel,
   consentPage,
   errorPage,
+  forgotPage,
   INTERACTION_PATH,
   loginPage,
+  pageErrorText,
   pageHeaders,
+  passwordRuleTexts,
+  type PageError,
   pickLocale,
   otpPage,
   signupPage,
+  type ConsentScope,
+  type LoginPageInput,
   type Locale,
+  type SignupField,
+  type SignupProblem,
 } from './pages.js';
+import { ROUTES, userRbacScopes } from '../oidc/provider.js';
+import { EMAIL, type ForgotPassword } from '../tickets/forgot-password.js';
 import type { OneTimeCodes } from '../passwordless/one-time-codes.js';
 import { LINK_LOGIN_COOKIE, OTP_GRANT, PasswordlessStart } from '../passwordless/passwordless.js';
 import { userMaySignInThrough } from '../oidc/sign-in-policy.js';
@@ -34,6 +46,7 @@ interface InteractionDeps {
   signup: Signup;
   passwordless: PasswordlessStart;
   codes: OneTimeCodes;
+  forgot: ForgotPassword;
 }
 
 /**
@@ -51,7 +64,7 @@ export class InteractionHandler {
     const locale = pickLocale(undefined, req.headers['accept-language']);
     const [, , uid, action] = path.split('/');
     if (!uid || !/^[\w-]{1,64}$/.test(uid) || path.split('/').length > 4) {
-      return this.error(res, locale, 404, 'Not found');
+      return this.error(res, locale, 404, 'notFound');
     }
     const method = req.method ?? 'GET';
     if (!action && method === 'GET') return this.show(req, res, uid);
@@ -59,10 +72,15 @@ export class InteractionHandler {
     if (action === 'signup' && method === 'POST') return this.submit(req, res, uid, 'signup');
     if (action === 'otp' && method === 'GET') return this.otpForm(req, res, uid);
     if (action === 'otp' && method === 'POST') return this.submit(req, res, uid, 'otp');
-    if ((action === 'login' || action === 'consent') && method === 'POST')
+    if (action === 'forgot' && method === 'GET') return this.forgotForm(req, res, uid);
+    if (action === 'forgot' && method === 'POST') return this.submit(req, res, uid, 'forgot');
+    if ((action === 'login' || action === 'consent' || action === 'switch') && method === 'POST')
       return this.submit(req, res, uid, action);
-    res.setHeader('Allow', action === 'signup' || action === 'otp' ? 'GET, POST' : action ? 'POST' : 'GET');
-    return this.error(res, locale, 405, 'Method not allowed');
+    res.setHeader(
+      'Allow',
+      action === 'signup' || action === 'otp' || action === 'forgot' ? 'GET, POST' : action ? 'POST' : 'GET',
+    );
+    return this.error(res, locale, 405, 'method');
   }
 
   private async details(req: IncomingMessage, res: ServerResponse) {
@@ -84,7 +102,7 @@ export class InteractionHandler {
     const details = await this.details(req, res);
     const fallback = pickLocale(undefined, req.headers['accept-language']);
     if (!details || details.uid !== uid) {
-      return this.error(res, fallback, 400, 'This sign-in request has expired or is not known.');
+      return this.error(res, fallback, 400, 'expired');
     }
     const locale = await this.localeOf(req, details.params);
     const csrf = randomBytes(24).toString('base64url');
@@ -107,7 +125,7 @@ export class InteractionHandler {
       return this.loginForm(req, res, details, locale, csrf);
     }
     if (details.prompt.name === 'consent') return this.consentForm(res, details, locale, csrf);
-    return this.error(res, locale, 400, 'This request cannot continue here.');
+    return this.error(res, locale, 400, 'cannotContinue');
   }
 
   /** The interaction `uid` waiting for a login, or an error page (undefined). */
@@ -115,7 +133,7 @@ export class InteractionHandler {
     const details = await this.details(req, res);
     if (!details || details.uid !== uid || details.prompt.name !== 'login') {
       const fallback = pickLocale(undefined, req.headers['accept-language']);
-      this.error(res, fallback, 400, 'This sign-in request has expired or is not known.');
+      this.error(res, fallback, 400, 'expired');
       return undefined;
     }
     return { details, locale: await this.localeOf(req, details.params) };
@@ -155,8 +173,7 @@ export class InteractionHandler {
     const step = await this.loginStep(req, res, uid);
     if (!step) return;
     const { details, locale } = step;
-    if (!(await this.otpHref(details)))
-      return this.error(res, locale, 403, 'This application does not allow codes.');
+    if (!(await this.otpHref(details))) return this.error(res, locale, 403, 'noCodes');
     const csrf = cookieValue(req, CSRF_COOKIE) ?? randomBytes(24).toString('base64url');
     this.setCsrf(res, uid, csrf);
     this.renderOtp(res, details, locale, csrf);
@@ -195,14 +212,14 @@ export class InteractionHandler {
   ): Promise<void> {
     const client = await this.deps.data.findClient(String(details.params.client_id));
     if (!client || !client.grantTypes.includes(OTP_GRANT)) {
-      return this.error(res, locale, 403, 'This application does not allow codes.');
+      return this.error(res, locale, 403, 'noCodes');
     }
     const username = (one(params, 'username') ?? '').trim();
     const channel = PasswordlessStart.channelOf(username);
     if (!channel) {
       return this.renderOtp(res, details, locale, csrf, {
         status: 400,
-        error: 'Give an e-mail address or a phone number (+976...).',
+        error: 'badUsername',
       });
     }
     const code = one(params, 'otp');
@@ -240,7 +257,12 @@ export class InteractionHandler {
     details: Awaited<ReturnType<Provider['interactionDetails']>>,
     locale: Locale,
     csrf: string,
-    extra: { status?: number; error?: 'invalid' | 'blocked'; username?: string } = {},
+    extra: {
+      status?: number;
+      error?: 'invalid' | 'blocked';
+      username?: string;
+      notice?: LoginPageInput['notice'];
+    } = {},
   ): Promise<void> {
     const nonce = randomBytes(16).toString('base64');
     pageHeaders(res, nonce, this.formTargets(details.params));
@@ -254,10 +276,57 @@ export class InteractionHandler {
         clientName: await this.clientName(details.params.client_id),
         error: extra.error,
         username: extra.username,
+        notice: extra.notice,
         signupHref: await this.signupHref(details),
         otpHref: await this.otpHref(details),
+        forgotHref: `${INTERACTION_PATH}/${details.uid}/forgot`,
       }),
     );
+  }
+
+  /**
+   * What the consent page lists, and what an "allow" grants: the OIDC scopes asked for, and per API the scopes the
+   * tokens will carry (for a user on an RBAC API: the client's grants that the user holds, as the token endpoint
+   * computes them); the scopes of an API the user will not get are listed nowhere (and recorded as rejected).
+   */
+  private async consentScopes(details: Awaited<ReturnType<Provider['interactionDetails']>>) {
+    const d = details.prompt.details as {
+      missingOIDCScope?: string[];
+      missingResourceScopes?: Record<string, string[]>;
+    };
+    const clientId = String(details.params.client_id);
+    const accountId = details.session?.accountId;
+    const apis: {
+      identifier: string;
+      name: string;
+      scopes: ConsentScope[];
+      withheld: string[];
+    }[] = [];
+    for (const [identifier, names] of Object.entries(d.missingResourceScopes ?? {})) {
+      const described = await this.deps.sql.rows<{
+        resource_name: string;
+        scope_name: string | null;
+        scope_description: string | null;
+      }>(
+        `SELECT r.resource_name, s.scope_name, s.scope_description FROM resources r
+           JOIN clients c ON c.instance_id = r.instance_id
+           LEFT JOIN scopes s ON s.resource_id = r.id AND s.scope_name = ANY($3::text[])
+          WHERE c.id = $1 AND r.identifier_url = $2`,
+        [clientId, identifier, names],
+      );
+      const effective = await userRbacScopes(this.deps.data, clientId, identifier, accountId);
+      const granted = effective ? names.filter((n) => effective.has(n)) : names;
+      apis.push({
+        identifier,
+        name: described[0]?.resource_name ?? identifier,
+        scopes: granted.map((name) => ({
+          name,
+          description: described.find((x) => x.scope_name === name)?.scope_description,
+        })),
+        withheld: names.filter((n) => !granted.includes(n)),
+      });
+    }
+    return { oidc: (d.missingOIDCScope ?? []).map((name) => ({ name })), apis };
   }
 
   private async consentForm(
@@ -266,28 +335,10 @@ export class InteractionHandler {
     locale: Locale,
     csrf: string,
   ): Promise<void> {
-    const d = details.prompt.details as {
-      missingOIDCScope?: string[];
-      missingResourceScopes?: Record<string, string[]>;
-    };
     const clientId = String(details.params.client_id);
-    const scopes: { name: string; description?: string | null }[] = (d.missingOIDCScope ?? []).map(
-      (name) => ({
-        name,
-      }),
-    );
-    for (const [identifier, names] of Object.entries(d.missingResourceScopes ?? {})) {
-      const described = await this.deps.sql.rows<{ scope_name: string; scope_description: string | null }>(
-        `SELECT s.scope_name, s.scope_description FROM scopes s
-           JOIN resources r ON r.id = s.resource_id
-           JOIN clients c ON c.instance_id = r.instance_id
-          WHERE c.id = $1 AND r.identifier_url = $2 AND s.scope_name = ANY($3::text[])`,
-        [clientId, identifier, names],
-      );
-      for (const name of names) {
-        scopes.push({ name, description: described.find((x) => x.scope_name === name)?.scope_description });
-      }
-    }
+    const { oidc, apis } = await this.consentScopes(details);
+    const accountId = details.session?.accountId;
+    const user = accountId ? await this.deps.data.findUserById(accountId) : undefined;
     const nonce = randomBytes(16).toString('base64');
     pageHeaders(res, nonce, this.formTargets(details.params));
     res.statusCode = 200;
@@ -296,9 +347,12 @@ export class InteractionHandler {
         locale,
         nonce,
         action: `${INTERACTION_PATH}/${details.uid}/consent`,
+        switchAction: `${INTERACTION_PATH}/${details.uid}/switch`,
         csrf,
         clientName: await this.clientName(clientId),
-        scopes,
+        account: user ? accountLabel(user) : undefined,
+        scopes: oidc,
+        apis,
       }),
     );
   }
@@ -307,34 +361,34 @@ export class InteractionHandler {
     req: IncomingMessage,
     res: ServerResponse,
     uid: string,
-    action: 'login' | 'consent' | 'signup' | 'otp',
+    action: 'login' | 'consent' | 'signup' | 'otp' | 'forgot' | 'switch',
   ): Promise<void> {
     const fallback = pickLocale(undefined, req.headers['accept-language']);
     let params;
     try {
       params = parseParams(req, await readBody(req));
     } catch (err) {
-      if (err instanceof BodyError) return this.error(res, fallback, err.status, err.message);
+      if (err instanceof BodyError) return this.error(res, fallback, err.status, 'badForm');
       throw err;
     }
     const details = await this.details(req, res);
     if (!details || details.uid !== uid) {
-      return this.error(res, fallback, 400, 'This sign-in request has expired or is not known.');
+      return this.error(res, fallback, 400, 'expired');
     }
     const locale = await this.localeOf(req, details.params);
     const csrf = cookieValue(req, CSRF_COOKIE);
     if (!sameSecret(csrf, one(params, 'csrf'))) {
-      return this.error(res, locale, 403, 'The form could not be verified. Go back and try again.');
+      return this.error(res, locale, 403, 'csrf');
     }
-    if (action === 'login' || action === 'signup' || action === 'otp') {
-      if (details.prompt.name !== 'login')
-        return this.error(res, locale, 400, 'No sign-in is expected here.');
+    if (action === 'login' || action === 'signup' || action === 'otp' || action === 'forgot') {
+      if (details.prompt.name !== 'login') return this.error(res, locale, 400, 'noSignIn');
       if (action === 'signup') return this.signup(req, res, details, locale, csrf!, params);
       if (action === 'otp') return this.otp(req, res, details, locale, csrf!, params);
+      if (action === 'forgot') return this.forgot(res, details, locale, csrf!, params);
       return this.login(req, res, details, locale, csrf!, params);
     }
-    if (details.prompt.name !== 'consent')
-      return this.error(res, locale, 400, 'No consent is expected here.');
+    if (action === 'switch') return this.switchAccount(res, details);
+    if (details.prompt.name !== 'consent') return this.error(res, locale, 400, 'noConsent');
     return this.consent(req, res, details, one(params, 'decision'));
   }
 
@@ -349,7 +403,7 @@ export class InteractionHandler {
     const username = (one(params, 'username') ?? '').trim();
     const password = one(params, 'password') ?? '';
     const client = await this.deps.data.findClient(String(details.params.client_id));
-    if (!client) return this.error(res, locale, 400, 'The application of this request is not known.');
+    if (!client) return this.error(res, locale, 400, 'unknownApp');
     try {
       if (!username || !password) throw new LoginError('invalid_credentials');
       const user = await this.deps.login.authenticate(
@@ -375,24 +429,34 @@ export class InteractionHandler {
     if (!step) return;
     const { details, locale } = step;
     const client = await this.deps.data.findClient(String(details.params.client_id));
-    if (!client || !allowsSignup(client))
-      return this.error(res, locale, 403, 'This application does not allow sign-up.');
+    if (!client || !allowsSignup(client)) return this.error(res, locale, 403, 'noSignup');
     const csrf = cookieValue(req, CSRF_COOKIE) ?? randomBytes(24).toString('base64url');
     this.setCsrf(res, uid, csrf);
-    this.renderSignup(res, details, locale, csrf);
+    await this.renderSignup(res, details, locale, csrf, client.instanceId);
   }
 
-  private renderSignup(
+  /** The instance's password rules in the page's language (shown before the first submit). */
+  private async passwordRules(instanceId: string, locale: Locale): Promise<string[]> {
+    const instance = await this.deps.sql.one<{ settings: InstanceSettings }>(
+      `SELECT settings FROM instances WHERE id = $1`,
+      [instanceId],
+    );
+    return passwordRuleTexts(locale, instance?.settings?.password_validators);
+  }
+
+  private async renderSignup(
     res: ServerResponse,
     details: Awaited<ReturnType<Provider['interactionDetails']>>,
     locale: Locale,
     csrf: string,
+    instanceId: string,
     extra: {
       status?: number;
-      error?: string;
+      problems?: { field?: SignupField; problem: SignupProblem }[];
       values?: { email?: string; phone?: string; name?: string };
     } = {},
-  ): void {
+  ): Promise<void> {
+    const rules = await this.passwordRules(instanceId, locale);
     const nonce = randomBytes(16).toString('base64');
     pageHeaders(res, nonce, this.formTargets(details.params));
     res.statusCode = extra.status ?? 200;
@@ -402,7 +466,8 @@ export class InteractionHandler {
         nonce,
         action: `${INTERACTION_PATH}/${details.uid}/signup`,
         csrf,
-        error: extra.error,
+        rules,
+        problems: extra.problems,
         values: extra.values,
       }),
     );
@@ -417,19 +482,105 @@ export class InteractionHandler {
     params: Record<string, string | string[]>,
   ): Promise<void> {
     const client = await this.deps.data.findClient(String(details.params.client_id));
-    if (!client) return this.error(res, locale, 400, 'The application of this request is not known.');
+    if (!client) return this.error(res, locale, 400, 'unknownApp');
     const values = { email: one(params, 'email'), phone: one(params, 'phone'), name: one(params, 'name') };
     try {
-      const user = await this.deps.signup.create(
+      // A taken address is answered as a new one (no account oracle): both go to the sign-in form with the same
+      // notice; the new account's owner signs in with the password just chosen, a taken e-mail's owner gets a
+      // message saying someone tried.
+      await this.deps.signup.create(
         client,
         { ...values, password: one(params, 'password') },
         this.sourceOf(req),
+        'notify',
       );
-      await this.finishLogin(req, res, user.id);
+      const email = values.email?.trim().toLowerCase();
+      await this.loginForm(req, res, details, locale, csrf, {
+        username: email || values.phone?.trim(),
+        notice: email ? { kind: 'signupSent', email } : { kind: 'signupPhoneDone' },
+      });
     } catch (err) {
       if (!(err instanceof SignupError)) throw err;
-      this.renderSignup(res, details, locale, csrf, { status: err.status, error: err.message, values });
+      if (!err.problem) return this.error(res, locale, err.status, 'noSignup');
+      if (err.retryAfterSec !== undefined) res.setHeader('Retry-After', String(err.retryAfterSec));
+      await this.renderSignup(res, details, locale, csrf, client.instanceId, {
+        status: err.status,
+        problems: [err.problem],
+        values,
+      });
     }
+  }
+
+  private async forgotForm(req: IncomingMessage, res: ServerResponse, uid: string): Promise<void> {
+    const step = await this.loginStep(req, res, uid);
+    if (!step) return;
+    const csrf = cookieValue(req, CSRF_COOKIE) ?? randomBytes(24).toString('base64url');
+    this.setCsrf(res, uid, csrf);
+    this.renderForgot(res, step.details, step.locale, csrf);
+  }
+
+  private renderForgot(
+    res: ServerResponse,
+    details: Awaited<ReturnType<Provider['interactionDetails']>>,
+    locale: Locale,
+    csrf: string,
+    extra: { status?: number; sent?: boolean; error?: 'badEmail'; email?: string } = {},
+  ): void {
+    const nonce = randomBytes(16).toString('base64');
+    pageHeaders(res, nonce);
+    res.statusCode = extra.status ?? 200;
+    res.end(
+      forgotPage({
+        locale,
+        nonce,
+        action: `${INTERACTION_PATH}/${details.uid}/forgot`,
+        loginHref: `${INTERACTION_PATH}/${details.uid}`,
+        csrf,
+        ...extra,
+      }),
+    );
+  }
+
+  /** "Forgot password?": a link by e-mail when an account has the address; the same answer when none has. */
+  private async forgot(
+    res: ServerResponse,
+    details: Awaited<ReturnType<Provider['interactionDetails']>>,
+    locale: Locale,
+    csrf: string,
+    params: Record<string, string | string[]>,
+  ): Promise<void> {
+    const client = await this.deps.data.findClient(String(details.params.client_id));
+    if (!client) return this.error(res, locale, 400, 'unknownApp');
+    const email = (one(params, 'email') ?? '').trim();
+    if (!EMAIL.test(email)) {
+      return this.renderForgot(res, details, locale, csrf, { status: 400, error: 'badEmail', email });
+    }
+    await this.deps.forgot.request(client, email);
+    this.renderForgot(res, details, locale, csrf, { sent: true });
+  }
+
+  /**
+   * "Not you? Switch account": the browser's session ends (signed out here) and the same authorization request
+   * starts again, so its sign-in page comes next; the consent asked for is not given.
+   */
+  private async switchAccount(
+    res: ServerResponse,
+    details: Awaited<ReturnType<Provider['interactionDetails']>>,
+  ): Promise<void> {
+    const provider = this.deps.provider();
+    const sessionId = (details.session as { cookie?: string } | undefined)?.cookie;
+    const session = sessionId ? await provider.Session.find(sessionId) : undefined;
+    await session?.destroy();
+    await details.destroy();
+    const again = new URLSearchParams();
+    for (const [k, v] of Object.entries(details.params)) {
+      // a hint names the account being left
+      if (typeof v === 'string' && k !== 'login_hint' && k !== 'id_token_hint') again.set(k, v);
+    }
+    res.statusCode = 303;
+    res.setHeader('Location', `${ROUTES.authorization}?${again.toString()}`);
+    res.setHeader('Cache-Control', 'no-store');
+    res.end();
   }
 
   private async consent(
@@ -461,8 +612,10 @@ export class InteractionHandler {
     if (!grant) throw new Error('the grant of this interaction is gone');
     if (d.missingOIDCScope?.length) grant.addOIDCScope(d.missingOIDCScope.join(' '));
     if (d.missingOIDCClaims?.length) grant.addOIDCClaims(d.missingOIDCClaims);
-    for (const [indicator, scopes] of Object.entries(d.missingResourceScopes ?? {})) {
-      grant.addResourceScope(indicator, scopes.join(' '));
+    // what the page listed is granted; what the user would not get anyway (RBAC) is recorded as not granted
+    for (const api of (await this.consentScopes(details)).apis) {
+      if (api.scopes.length) grant.addResourceScope(api.identifier, api.scopes.map((x) => x.name).join(' '));
+      if (api.withheld.length) grant.rejectResourceScope(api.identifier, api.withheld.join(' '));
     }
     const grantId = await grant.save();
     await provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
@@ -473,10 +626,10 @@ export class InteractionHandler {
     return sourceAddress(req);
   }
 
-  private error(res: ServerResponse, locale: Locale, status: number, message: string): void {
+  private error(res: ServerResponse, locale: Locale, status: number, error: PageError): void {
     const nonce = randomBytes(16).toString('base64');
     pageHeaders(res, nonce);
     res.statusCode = status;
-    res.end(errorPage({ locale, nonce, message }));
+    res.end(errorPage({ locale, nonce, message: pageErrorText(locale, error) }));
   }
 }

@@ -4,6 +4,7 @@
  * is escaped; styles come with the response's CSP nonce.
  */
 import type { ServerResponse } from 'node:http';
+import { checkPasswordPolicy, MAX_PASSWORD_LENGTH } from '@gatehouse/identity-data';
 
 export type Locale = 'en' | 'mn';
 
@@ -37,6 +38,65 @@ const TEXT = {
     consent: 'Allow access',
     consentTo: (client: string) => `${client} asks for access to your account`,
     scopesIntro: 'It will be able to:',
+    signedInAs: (who: string) => `Signed in as ${who}.`,
+    switchAccount: 'Not you? Switch account',
+    yourAccount: 'With your account:',
+    onApi: (api: string) => `On ${api}:`,
+    scopeFallback: (name: string) => {
+      const m = /^([a-z]+)[:._-](.+)$/i.exec(name);
+      const verbs: Record<string, string> = {
+        read: 'Read',
+        write: 'Change',
+        update: 'Change',
+        create: 'Create',
+        delete: 'Delete',
+        manage: 'Manage',
+      };
+      const verb = m ? verbs[m[1].toLowerCase()] : undefined;
+      return verb ? `${verb} ${m![2].replace(/[_:.-]+/g, ' ')}` : `Use the permission “${name}”`;
+    },
+    forgot: 'Forgot password?',
+    forgotTitle: 'Reset your password',
+    forgotIntro: 'Give the e-mail address of your account. We will send it a link to choose a new password.',
+    forgotSubmit: 'Send the link',
+    forgotSent:
+      'If an account has this address, a link to choose a new password is on its way. It works once, for one hour.',
+    forgotBadEmail: 'Give an e-mail address, like name@example.com.',
+    backToSignIn: 'Back to sign-in',
+    signupSent: (email: string) =>
+      `Check your e-mail: we sent a message to ${email}. If the account is new, sign in below with the password you chose.`,
+    signupPhoneDone:
+      'If this phone number can be used, your account is ready: sign in below with your password.',
+    passwordRules: 'The password needs:',
+    signupErrors: {
+      none: 'Give an e-mail address or a phone number.',
+      email: 'This is not an e-mail address. Check it, for example name@example.com.',
+      phone: 'Give the phone number with its country code, for example +97699112233.',
+      password: 'Choose a password that meets the rules below.',
+      passwordMissing: 'Choose a password.',
+      tooMany: 'Too many accounts were created from here. Try again later.',
+    },
+    problem: 'Please correct this:',
+    minLength: (n: number) => `At least ${n} characters`,
+    maxLength: (n: number) => `At most ${n} characters`,
+    deviceCancelled: 'You cancelled. Nothing was connected; you can close this page.',
+    signOutOf: (client: string) => `You are signing out of ${client}.`,
+    signOutAccount: (who: string) => `Account: ${who}`,
+    continue: 'Continue',
+    otpBadUsername: 'Give an e-mail address or a phone number (+976...).',
+    pageErrors: {
+      notFound: 'This page does not exist.',
+      method: 'This page cannot be used this way.',
+      expired: 'This sign-in request has expired or is not known.',
+      cannotContinue: 'This request cannot continue here.',
+      noCodes: 'This application does not allow sign-in with a code.',
+      noSignup: 'This application does not allow creating an account.',
+      csrf: 'The form could not be verified. Go back and try again.',
+      noSignIn: 'No sign-in is expected here.',
+      noConsent: 'No consent is expected here.',
+      unknownApp: 'The application of this request is not known.',
+      badForm: 'The form could not be read. Go back and try again.',
+    },
     allow: 'Allow',
     deny: 'Deny',
     errorTitle: 'Something went wrong',
@@ -78,7 +138,7 @@ const TEXT = {
       email: 'See your e-mail address',
       phone: 'See your phone number',
       address: 'See your address',
-      offline_access: 'Stay signed in when you are away',
+      offline_access: 'Stay signed in: keep access while you are away (offline access)',
     } as Record<string, string>,
   },
   mn: {
@@ -92,6 +152,65 @@ const TEXT = {
     consent: 'Хандах эрх олгох',
     consentTo: (client: string) => `${client} таны бүртгэлд хандах эрх хүсэж байна`,
     scopesIntro: 'Дараах зүйлийг хийх боломжтой болно:',
+    signedInAs: (who: string) => `Та ${who} бүртгэлээр нэвтэрсэн байна.`,
+    switchAccount: 'Та биш үү? Өөр бүртгэлээр нэвтрэх',
+    yourAccount: 'Таны бүртгэлээр:',
+    onApi: (api: string) => `${api} дээр:`,
+    scopeFallback: (name: string) => {
+      const m = /^([a-z]+)[:._-](.+)$/i.exec(name);
+      const verbs: Record<string, string> = {
+        read: 'унших',
+        write: 'өөрчлөх',
+        update: 'өөрчлөх',
+        create: 'үүсгэх',
+        delete: 'устгах',
+        manage: 'удирдах',
+      };
+      const verb = m ? verbs[m[1].toLowerCase()] : undefined;
+      return verb ? `${m![2].replace(/[_:.-]+/g, ' ')}: ${verb}` : `“${name}” эрхийг ашиглах`;
+    },
+    forgot: 'Нууц үгээ мартсан уу?',
+    forgotTitle: 'Нууц үг сэргээх',
+    forgotIntro: 'Бүртгэлийнхээ и-мэйл хаягийг оруулна уу. Шинэ нууц үг сонгох холбоос илгээнэ.',
+    forgotSubmit: 'Холбоос илгээх',
+    forgotSent:
+      'Ийм хаягтай бүртгэл байвал шинэ нууц үг сонгох холбоос илгээгдлээ. Нэг удаа, нэг цагийн турш хүчинтэй.',
+    forgotBadEmail: 'И-мэйл хаяг оруулна уу, жишээ нь name@example.com.',
+    backToSignIn: 'Нэвтрэх хуудас руу буцах',
+    signupSent: (email: string) =>
+      `И-мэйлээ шалгана уу: ${email} хаяг руу захидал илгээлээ. Бүртгэл шинэ бол сонгосон нууц үгээрээ доор нэвтэрнэ үү.`,
+    signupPhoneDone:
+      'Энэ утасны дугаарыг ашиглах боломжтой бол таны бүртгэл бэлэн боллоо: нууц үгээрээ доор нэвтэрнэ үү.',
+    passwordRules: 'Нууц үгийн шаардлага:',
+    signupErrors: {
+      none: 'И-мэйл хаяг эсвэл утасны дугаар оруулна уу.',
+      email: 'Энэ и-мэйл хаяг биш байна. Шалгана уу, жишээ нь name@example.com.',
+      phone: 'Утасны дугаараа улсын кодтой нь оруулна уу, жишээ нь +97699112233.',
+      password: 'Доорх шаардлагыг хангасан нууц үг сонгоно уу.',
+      passwordMissing: 'Нууц үг сонгоно уу.',
+      tooMany: 'Эндээс хэт олон бүртгэл үүсгэлээ. Дараа дахин оролдоно уу.',
+    },
+    problem: 'Дараахыг засна уу:',
+    minLength: (n: number) => `Хамгийн багадаа ${n} тэмдэгт`,
+    maxLength: (n: number) => `Хамгийн ихдээ ${n} тэмдэгт`,
+    deviceCancelled: 'Та цуцаллаа. Юу ч холбогдоогүй; энэ хуудсыг хааж болно.',
+    signOutOf: (client: string) => `Гарах програм: ${client}`,
+    signOutAccount: (who: string) => `Бүртгэл: ${who}`,
+    continue: 'Үргэлжлүүлэх',
+    otpBadUsername: 'И-мэйл хаяг эсвэл утасны дугаар (+976...) оруулна уу.',
+    pageErrors: {
+      notFound: 'Ийм хуудас байхгүй байна.',
+      method: 'Энэ хуудсыг ийм байдлаар ашиглах боломжгүй.',
+      expired: 'Энэ нэвтрэх хүсэлтийн хугацаа дууссан эсвэл танигдаагүй байна.',
+      cannotContinue: 'Энэ хүсэлтийг энд үргэлжлүүлэх боломжгүй.',
+      noCodes: 'Энэ програм кодоор нэвтрэхийг зөвшөөрдөггүй.',
+      noSignup: 'Энэ програм бүртгэл үүсгэхийг зөвшөөрдөггүй.',
+      csrf: 'Маягтыг баталгаажуулж чадсангүй. Буцаад дахин оролдоно уу.',
+      noSignIn: 'Энд нэвтрэх шаардлагагүй.',
+      noConsent: 'Энд зөвшөөрөл өгөх шаардлагагүй.',
+      unknownApp: 'Энэ хүсэлтийн програм танигдаагүй байна.',
+      badForm: 'Маягтыг уншиж чадсангүй. Буцаад дахин оролдоно уу.',
+    },
     allow: 'Зөвшөөрөх',
     deny: 'Татгалзах',
     errorTitle: 'Алдаа гарлаа',
@@ -133,12 +252,18 @@ const TEXT = {
       email: 'Таны и-мэйл хаягийг харах',
       phone: 'Таны утасны дугаарыг харах',
       address: 'Таны хаягийг харах',
-      offline_access: 'Таныг байхгүй үед ч нэвтэрсэн хэвээр байх',
+      offline_access: 'Нэвтэрсэн хэвээр байх: таныг байхгүй үед ч хандах (офлайн хандалт)',
     } as Record<string, string>,
   },
 } as const;
 
 export type LoginFailureText = 'invalid' | 'blocked';
+
+/** Why an interaction page cannot go on, said in the page's language (never a library's message). */
+export type PageError = keyof (typeof TEXT)['en']['pageErrors'];
+
+/** The sentence of a PageError in `locale`. */
+export const pageErrorText = (locale: Locale, error: PageError): string => TEXT[locale].pageErrors[error];
 
 const HTML_ESCAPES: Record<string, string> = {
   '&': '&amp;',
@@ -182,7 +307,13 @@ input{width:100%;box-sizing:border-box;padding:.6rem;font-size:1rem;border:1px s
 button{margin-top:1.25rem;padding:.6rem 1.2rem;font-size:1rem;border-radius:.25rem;border:1px solid #0b57d0;
 background:#0b57d0;color:#fff;cursor:pointer}button.secondary{background:#fff;color:#0b57d0;margin-left:.5rem}
 :focus-visible{outline:3px solid #f4b400;outline-offset:2px}.alert{background:#fde7e9;border:1px solid #b3261e;
-padding:.75rem;border-radius:.25rem}ul{padding-left:1.25rem}`;
+padding:.75rem;border-radius:.25rem}ul{padding-left:1.25rem}.notice{background:#e8f0fe;border:1px solid #0b57d0;
+padding:.75rem;border-radius:.25rem}.hint{font-size:.9rem;color:#444;margin:.25rem 0 0}.field-error{color:#b3261e;
+font-size:.9rem;margin:.25rem 0 0}.who{display:flex;flex-wrap:wrap;gap:.5rem;align-items:baseline;margin:1.5rem 0 0;padding-top:1rem;
+border-top:1px solid #ddd}.who p,.who form{margin:0}
+a.button{display:inline-block;padding:.6rem 1.2rem;border-radius:.25rem;background:#0b57d0;color:#fff;
+text-decoration:none}button.link{background:none;border:none;color:#0b57d0;padding:0;margin:0;text-decoration:underline;font-size:1rem}
+h2{font-size:1rem;margin:1rem 0 .25rem}`;
 
 export function layout(locale: Locale, title: string, nonce: string, body: string): string {
   return `<!doctype html>
@@ -210,81 +341,213 @@ export interface LoginPageInput {
   clientName: string;
   username?: string;
   error?: LoginFailureText;
+  /** A neutral status shown above the form (after a sign-up). */
+  notice?: { kind: 'signupSent'; email: string } | { kind: 'signupPhoneDone' };
   /** The sign-up page, when the client allows sign-up. */
   signupHref?: string;
   /** The one-time code page, when the client may use codes. */
   otpHref?: string;
+  /** The "forgot password" page. */
+  forgotHref?: string;
 }
 
 export function loginPage(o: LoginPageInput): string {
   const t = TEXT[o.locale];
   const error = o.error ? `<p class="alert" role="alert" id="login-error">${escapeHtml(t[o.error])}</p>` : '';
+  const notice = o.notice
+    ? `<p class="notice" role="status" id="login-notice">${escapeHtml(
+        o.notice.kind === 'signupSent' ? t.signupSent(o.notice.email) : t.signupPhoneDone,
+      )}</p>`
+    : '';
   const describedBy = o.error ? ' aria-describedby="login-error"' : '';
+  // with the user name known (a failed attempt, a sign-up), the password is what is left to type: focus there
+  const focusPassword = !!o.username;
   return layout(
     o.locale,
     t.signIn,
     o.nonce,
     `<h1>${escapeHtml(t.signIn)}</h1>
 <p>${escapeHtml(t.signInTo(o.clientName))}</p>
-${error}
+${error}${notice}
 <form method="post" action="${escapeHtml(o.action)}" novalidate>
 <input type="hidden" name="csrf" value="${escapeHtml(o.csrf)}">
 <label for="username">${escapeHtml(t.username)}</label>
-<input id="username" name="username" type="text" autocomplete="username" required autofocus value="${escapeHtml(o.username ?? '')}"${describedBy}>
+<input id="username" name="username" type="text" autocomplete="username" required${focusPassword ? '' : ' autofocus'} value="${escapeHtml(o.username ?? '')}"${describedBy}>
 <label for="password">${escapeHtml(t.password)}</label>
-<input id="password" name="password" type="password" autocomplete="current-password" required${describedBy}>
+<input id="password" name="password" type="password" autocomplete="current-password" required${focusPassword ? ' autofocus' : ''}${describedBy}>
 <button type="submit">${escapeHtml(t.submit)}</button>
-</form>${o.otpHref ? `\n<p><a href="${escapeHtml(o.otpHref)}">${escapeHtml(t.otpLink)}</a></p>` : ''}${o.signupHref ? `\n<p><a href="${escapeHtml(o.signupHref)}">${escapeHtml(t.signUp)}</a></p>` : ''}`,
+</form>${o.forgotHref ? `\n<p><a href="${escapeHtml(o.forgotHref)}" id="forgot">${escapeHtml(t.forgot)}</a></p>` : ''}${o.otpHref ? `\n<p><a href="${escapeHtml(o.otpHref)}">${escapeHtml(t.otpLink)}</a></p>` : ''}${o.signupHref ? `\n<p><a href="${escapeHtml(o.signupHref)}">${escapeHtml(t.signUp)}</a></p>` : ''}`,
   );
 }
 
-/** Sign-up: `email` or `phone`, `password`, `name`; the user is signed in once the account exists. */
+/** "Forgot password?": the e-mail form, then (sent) the same answer whether or not an account has the address. */
+export function forgotPage(o: {
+  locale: Locale;
+  nonce: string;
+  action: string;
+  csrf: string;
+  loginHref: string;
+  sent?: boolean;
+  error?: 'badEmail';
+  email?: string;
+}): string {
+  const t = TEXT[o.locale];
+  const body = o.sent
+    ? `<p class="notice" role="status" id="forgot-sent">${escapeHtml(t.forgotSent)}</p>`
+    : `<p>${escapeHtml(t.forgotIntro)}</p>
+${o.error ? `<p class="alert" role="alert" id="forgot-error">${escapeHtml(t.forgotBadEmail)}</p>` : ''}
+<form method="post" action="${escapeHtml(o.action)}" novalidate>
+<input type="hidden" name="csrf" value="${escapeHtml(o.csrf)}">
+<label for="email">${escapeHtml(t.email)}</label>
+<input id="email" name="email" type="email" autocomplete="email" required autofocus value="${escapeHtml(o.email ?? '')}"${o.error ? ' aria-describedby="forgot-error"' : ''}>
+<button type="submit">${escapeHtml(t.forgotSubmit)}</button>
+</form>`;
+  return layout(
+    o.locale,
+    t.forgotTitle,
+    o.nonce,
+    `<h1>${escapeHtml(t.forgotTitle)}</h1>
+${body}
+<p><a href="${escapeHtml(o.loginHref)}">${escapeHtml(t.backToSignIn)}</a></p>`,
+  );
+}
+
+/** One rule of an instance's password_validators, as the pages state it. */
+export interface PasswordRule {
+  validator?: string;
+  description?: string;
+  rules?: string;
+  regex?: string;
+  order?: number;
+}
+
+/**
+ * The password rules in the page's language: a length rule (`{n,}` / `{0,n}` quantifier) in our own words, any
+ * other rule by the description its administrator wrote (else its name).
+ */
+export function passwordRuleTexts(locale: Locale, validators: readonly PasswordRule[] | undefined): string[] {
+  const t = TEXT[locale];
+  return [...(validators ?? [])]
+    .sort((a, b) => (a.order ?? 0) - (b.order ?? 0))
+    .map((v) => {
+      const source = v.rules ?? v.regex ?? '';
+      const min = /^\^?(?:\.|\[\\s\\S\]|\[\\S\\s\])\{(\d+),\}\$?$/.exec(source);
+      if (min) return t.minLength(Number(min[1]));
+      const max = /^\^?(?:\.|\[\\s\\S\]|\[\\S\\s\])\{0?,(\d+)\}\$$/.exec(source);
+      if (max) return t.maxLength(Number(max[1]));
+      return v.description ?? v.validator ?? source;
+    })
+    .filter(Boolean);
+}
+
+/** The rules of `validators` that `password` fails, in the page's language (a too long password: that rule too). */
+export function failedPasswordRules(
+  locale: Locale,
+  validators: readonly PasswordRule[] | undefined,
+  password: string,
+): string[] {
+  const failed = (validators ?? []).filter((v) => checkPasswordPolicy([v], password).length > 0);
+  const texts = passwordRuleTexts(locale, failed);
+  return password.length > MAX_PASSWORD_LENGTH
+    ? [TEXT[locale].maxLength(MAX_PASSWORD_LENGTH), ...texts]
+    : texts;
+}
+
+export type SignupField = 'email' | 'phone' | 'password';
+export type SignupProblem = keyof (typeof TEXT)['en']['signupErrors'];
+
+/**
+ * Sign-up: `email` or `phone`, `password`, `name`. The password rules are shown under the password field from the
+ * start; a problem is said in a sentence beside its field (and once above the form, for screen readers).
+ */
 export function signupPage(o: {
   locale: Locale;
   nonce: string;
   action: string;
   csrf: string;
-  error?: string;
+  rules: string[];
+  problems?: { field?: SignupField; problem: SignupProblem }[];
   values?: { email?: string; phone?: string; name?: string };
 }): string {
   const t = TEXT[o.locale];
   const v = o.values ?? {};
-  const error = o.error ? `<p class="alert" role="alert" id="signup-error">${escapeHtml(o.error)}</p>` : '';
+  const problems = o.problems ?? [];
+  const summary = problems.length
+    ? `<div class="alert" role="alert" id="signup-error"><p>${escapeHtml(t.problem)}</p><ul>${problems
+        .map((p) => `<li>${escapeHtml(t.signupErrors[p.problem])}</li>`)
+        .join('')}</ul></div>`
+    : '';
+  const fieldError = (field: SignupField) => {
+    const p = problems.find((x) => x.field === field);
+    return p
+      ? `\n<p class="field-error" id="${field}-error">${escapeHtml(t.signupErrors[p.problem])}</p>`
+      : '';
+  };
+  const described = (field: SignupField, more: string[] = []) => {
+    const ids = [...(problems.some((x) => x.field === field) ? [`${field}-error`] : []), ...more];
+    return ids.length ? ` aria-describedby="${ids.join(' ')}"` : '';
+  };
+  const invalid = (field: SignupField) =>
+    problems.some((x) => x.field === field) ? ' aria-invalid="true"' : '';
+  const rules = o.rules.length
+    ? `\n<div class="hint" id="password-rules"><p>${escapeHtml(t.passwordRules)}</p><ul>${o.rules
+        .map((r) => `<li>${escapeHtml(r)}</li>`)
+        .join('')}</ul></div>`
+    : '';
   return layout(
     o.locale,
     t.signUp,
     o.nonce,
     `<h1>${escapeHtml(t.signUp)}</h1>
 <p>${escapeHtml(t.emailOrPhone)}</p>
-${error}
+${summary}
 <form method="post" action="${escapeHtml(o.action)}" novalidate>
 <input type="hidden" name="csrf" value="${escapeHtml(o.csrf)}">
 <label for="email">${escapeHtml(t.email)}</label>
-<input id="email" name="email" type="email" autocomplete="email" value="${escapeHtml(v.email ?? '')}">
+<input id="email" name="email" type="email" autocomplete="email" value="${escapeHtml(v.email ?? '')}"${described('email')}${invalid('email')}>${fieldError('email')}
 <label for="phone">${escapeHtml(t.phone)}</label>
-<input id="phone" name="phone" type="tel" autocomplete="tel" value="${escapeHtml(v.phone ?? '')}">
+<input id="phone" name="phone" type="tel" autocomplete="tel" value="${escapeHtml(v.phone ?? '')}"${described('phone')}${invalid('phone')}>${fieldError('phone')}
 <label for="name">${escapeHtml(t.name)}</label>
 <input id="name" name="name" type="text" autocomplete="name" value="${escapeHtml(v.name ?? '')}">
 <label for="password">${escapeHtml(t.password)}</label>
-<input id="password" name="password" type="password" autocomplete="new-password" required>
+<input id="password" name="password" type="password" autocomplete="new-password" required${described('password', o.rules.length ? ['password-rules'] : [])}${invalid('password')}>${fieldError('password')}${rules}
 <button type="submit">${escapeHtml(t.signUpSubmit)}</button>
 </form>`,
   );
 }
 
-/** A one-message page (e-mail verification). */
+/** A one-message page (e-mail verification), with a way on when there is one. */
 export function messagePage(o: {
   locale: Locale;
   nonce: string;
   message: 'verified' | 'verifyFailed';
+  /** Where "Continue" leads (the application). */
+  continueHref?: string;
 }): string {
   const t = TEXT[o.locale];
+  const next = o.continueHref
+    ? `\n<p><a class="button" id="continue" href="${escapeHtml(o.continueHref)}">${escapeHtml(t.continue)}</a></p>`
+    : '';
   return layout(
     o.locale,
     t.email,
     o.nonce,
-    `<h1>${escapeHtml(t.email)}</h1>\n<p role="status">${escapeHtml(t[o.message])}</p>`,
+    `<h1>${escapeHtml(t.email)}</h1>\n<p role="status">${escapeHtml(t[o.message])}</p>${next}`,
   );
+}
+
+/** How the pages name an account: its e-mail, else its user name, else its phone number. */
+export function accountLabel(user: {
+  userEmail?: string | null;
+  userName?: string | null;
+  phoneNumber?: string | null;
+}): string | undefined {
+  return user.userEmail ?? user.userName ?? user.phoneNumber ?? undefined;
+}
+
+export interface ConsentScope {
+  name: string;
+  description?: string | null;
 }
 
 export interface ConsentPageInput {
@@ -293,18 +556,45 @@ export interface ConsentPageInput {
   action: string;
   csrf: string;
   clientName: string;
-  /** OIDC scopes (described by us) and resource scopes (described by their resource). */
-  scopes: { name: string; description?: string | null }[];
+  /** The signed-in account, as accountLabel names it. */
+  account?: string;
+  /** The "Not you? Switch account" form's action. */
+  switchAction: string;
+  /** OIDC scopes (described by us). */
+  scopes: ConsentScope[];
+  /** Per API (resource name): the scopes the tokens will carry (described by the resource, else in words). */
+  apis: { name: string; scopes: ConsentScope[] }[];
 }
 
 export function consentPage(o: ConsentPageInput): string {
   const t = TEXT[o.locale];
-  const items = o.scopes
-    .map((s) => {
-      const description = s.description ?? t.scopes[s.name];
-      return `<li><strong>${escapeHtml(s.name)}</strong>${description ? ` – ${escapeHtml(description)}` : ''}</li>`;
-    })
-    .join('\n');
+  const item = (s: ConsentScope, ours: boolean) => {
+    const description =
+      s.description?.trim() || (ours ? t.scopes[s.name] : undefined) || t.scopeFallback(s.name);
+    return `<li data-scope="${escapeHtml(s.name)}">${escapeHtml(description)}</li>`;
+  };
+  const lists: string[] = [];
+  if (o.scopes.length) {
+    lists.push(`<h2 id="scopes-account">${escapeHtml(t.yourAccount)}</h2>
+<ul aria-labelledby="scopes-account">
+${o.scopes.map((s) => item(s, true)).join('\n')}
+</ul>`);
+  }
+  o.apis.forEach((api, i) => {
+    if (!api.scopes.length) return;
+    lists.push(`<h2 id="scopes-api-${i}" class="api">${escapeHtml(t.onApi(api.name))}</h2>
+<ul aria-labelledby="scopes-api-${i}">
+${api.scopes.map((s) => item(s, false)).join('\n')}
+</ul>`);
+  });
+  // after the decision's form: the page's first form stays the decision (what scripts and agents submit)
+  const who = o.account
+    ? `<div class="who"><p id="signed-in-as">${escapeHtml(t.signedInAs(o.account))}</p>
+<form method="post" action="${escapeHtml(o.switchAction)}">
+<input type="hidden" name="csrf" value="${escapeHtml(o.csrf)}">
+<button type="submit" class="link" id="switch-account">${escapeHtml(t.switchAccount)}</button>
+</form></div>`
+    : '';
   return layout(
     o.locale,
     t.consent,
@@ -312,14 +602,13 @@ export function consentPage(o: ConsentPageInput): string {
     `<h1>${escapeHtml(t.consent)}</h1>
 <p>${escapeHtml(t.consentTo(o.clientName))}</p>
 <p id="scopes-intro">${escapeHtml(t.scopesIntro)}</p>
-<ul aria-labelledby="scopes-intro">
-${items}
-</ul>
+${lists.join('\n')}
 <form method="post" action="${escapeHtml(o.action)}">
 <input type="hidden" name="csrf" value="${escapeHtml(o.csrf)}">
 <button type="submit" name="decision" value="allow">${escapeHtml(t.allow)}</button>
 <button type="submit" name="decision" value="deny" class="secondary">${escapeHtml(t.deny)}</button>
-</form>`,
+</form>
+${who}`,
   );
 }
 
@@ -348,14 +637,24 @@ export function originOf(url: string): string[] {
  * RP-initiated logout's confirmation. `form` is oidc-provider's own form (its action and xsrf token); the buttons
  * submit it through the `form` attribute, so no script is needed.
  */
-export function logoutPage(o: { locale: Locale; nonce: string; form: string }): string {
+export function logoutPage(o: {
+  locale: Locale;
+  nonce: string;
+  form: string;
+  /** The application asking (from id_token_hint or client_id), when known. */
+  clientName?: string;
+  /** The account being signed out, when signed in. */
+  account?: string;
+}): string {
   const t = TEXT[o.locale];
   const formId = /id="([^"]+)"/.exec(o.form)?.[1] ?? 'op.logoutForm';
+  const of = o.clientName ? `\n<p id="logout-client">${escapeHtml(t.signOutOf(o.clientName))}</p>` : '';
+  const who = o.account ? `\n<p id="logout-account">${escapeHtml(t.signOutAccount(o.account))}</p>` : '';
   return layout(
     o.locale,
     t.signOut,
     o.nonce,
-    `<h1>${escapeHtml(t.signOut)}</h1>
+    `<h1>${escapeHtml(t.signOut)}</h1>${of}${who}
 <p>${escapeHtml(t.signOutQuestion)}</p>
 ${o.form}
 <button type="submit" form="${escapeHtml(formId)}" name="logout" value="yes">${escapeHtml(t.signOutYes)}</button>
@@ -386,13 +685,17 @@ export function deviceCodePage(o: {
   locale: Locale;
   nonce: string;
   form: string;
-  error?: 'wrong' | 'failed';
+  error?: 'wrong' | 'failed' | 'cancelled';
 }): string {
   const t = TEXT[o.locale];
   const f = providerForm(o.form);
-  const error = o.error
-    ? `<p class="alert" role="alert" id="code-error">${escapeHtml(o.error === 'wrong' ? t.deviceWrong : t.deviceFailed)}</p>`
-    : '';
+  // a deliberate cancel is a neutral status, not an alert
+  const error =
+    o.error === 'cancelled'
+      ? `<p class="notice" role="status" id="code-error">${escapeHtml(t.deviceCancelled)}</p>`
+      : o.error
+        ? `<p class="alert" role="alert" id="code-error">${escapeHtml(o.error === 'wrong' ? t.deviceWrong : t.deviceFailed)}</p>`
+        : '';
   return layout(
     o.locale,
     t.device,
@@ -455,7 +758,7 @@ export function otpPage(o: {
 }): string {
   const t = TEXT[o.locale];
   const error = o.error
-    ? `<p class="alert" role="alert" id="otp-error">${escapeHtml(o.error === 'wrong' ? t.otpWrong : o.error)}</p>`
+    ? `<p class="alert" role="alert" id="otp-error">${escapeHtml(o.error === 'wrong' ? t.otpWrong : o.error === 'badUsername' ? t.otpBadUsername : o.error)}</p>`
     : '';
   const described = o.error ? ' aria-describedby="otp-error"' : '';
   const fields = o.username
@@ -478,4 +781,26 @@ ${error}
 ${fields}
 </form>`,
   );
+}
+
+/**
+ * Where "Continue" leads after a page that ends outside a sign-in (the e-mail verified page): the client's
+ * `urls.initiate_login_uri` (OIDC's third-party initiated login endpoint: the application starts a sign-in), else
+ * the origin of its first callback (the application's own site), else nowhere (no button). Only http(s) URLs.
+ */
+export function continueUrlOf(metadata: { urls?: Record<string, unknown> } | undefined): string | undefined {
+  const urls = metadata?.urls ?? {};
+  const web = (v: unknown) => {
+    try {
+      const u = typeof v === 'string' ? new URL(v) : undefined;
+      return u && (u.protocol === 'https:' || u.protocol === 'http:') ? u : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  const initiate = web(urls.initiate_login_uri);
+  if (initiate) return initiate.toString();
+  const callbacks = Array.isArray(urls.callbacks) ? urls.callbacks : [];
+  const first = web(callbacks[0]);
+  return first ? `${first.origin}/` : undefined;
 }

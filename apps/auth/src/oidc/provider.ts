@@ -43,6 +43,7 @@ import {
   deviceConfirmPage,
   deviceDonePage,
   errorPage,
+  accountLabel,
   INTERACTION_PATH,
   loggedOutPage,
   logoutPage,
@@ -204,6 +205,51 @@ function signInPolicy() {
 }
 
 /**
+ * The scopes a user holds in effect on the RBAC resource `indicator` (its permissions, roles and groups; on a
+ * system resource, RBAC whatever its flag, those of the place the token acts in: OidcData.userScopes);
+ * undefined when the token is not a user's or the resource is not RBAC (the client's grants alone count). The
+ * token endpoint and the consent page both use it: the page shows only what the tokens will carry.
+ */
+export async function userRbacScopes(
+  data: OidcData,
+  clientId: string,
+  indicator: string,
+  accountId: string | undefined,
+): Promise<Set<string> | undefined> {
+  if (!accountId) return undefined;
+  const access = await data.resourceAccess(clientId, indicator);
+  if (!access || (!access.resource.rbacEnabled && !access.resource.isSystem)) return undefined;
+  const client = await data.findClient(clientId);
+  if (!client) return new Set();
+  return (await data.userScopes(client, accountId, access.resource))?.scopes;
+}
+
+/**
+ * A code request asking for `offline_access` keeps it whenever the client may use refresh tokens, with or without
+ * `prompt=consent` (Auth0's rule; oidc-provider drops it unless consent is prompted for). The consent page then asks
+ * for it like any other scope unless the grant already holds it. Not with `prompt=none`: no page can ask there, so
+ * oidc-provider's rule stays. Runs after oidc-provider's scope checks, as the validator of the `scope` parameter.
+ */
+async function keepOfflineAccess(ctx: KoaContextWithOIDC, value: string | undefined): Promise<void> {
+  const { oidc } = ctx;
+  if (oidc.route !== 'authorization' || !oidc.client) return;
+  const raw = (oidc.body as { scope?: unknown } | undefined)?.scope ?? ctx.query.scope;
+  const asked = typeof raw === 'string' ? raw.split(' ') : [];
+  const scopes = value ? value.split(' ') : [];
+  if (!asked.includes('offline_access') || scopes.includes('offline_access')) return;
+  const responseType = String(oidc.params?.response_type ?? '');
+  const allowList = oidc.client.scope ? oidc.client.scope.split(' ') : undefined;
+  if (
+    !responseType.split(' ').includes('code') ||
+    oidc.prompts.has('none') ||
+    !oidc.client.grantTypeAllowed('refresh_token') ||
+    (allowList && !allowList.includes('offline_access'))
+  )
+    return;
+  oidc.params!.scope = [...scopes, 'offline_access'].join(' ');
+}
+
+/**
  * Build the oidc-provider instance of the token server. Everything it knows comes from PostgreSQL (clients,
  * resources, users, signing keys) and its artifacts go through our adapters; the instance itself is stateless,
  * so a new one can replace it (e.g. after a key rotation) at any time.
@@ -211,23 +257,8 @@ function signInPolicy() {
 export function createProvider(deps: ProviderDeps): Provider {
   const { data, keys, lifetimes } = deps;
 
-  /**
-   * The scopes a user holds in effect on the RBAC resource `indicator` (its permissions, roles and groups; on a
-   * system resource, RBAC whatever its flag, those of the place the token acts in: OidcData.userScopes);
-   * undefined when the token is not a user's or the resource is not RBAC (the client's grants alone count).
-   */
-  async function rbacScopes(
-    clientId: string,
-    indicator: string,
-    accountId: string | undefined,
-  ): Promise<Set<string> | undefined> {
-    if (!accountId) return undefined;
-    const access = await data.resourceAccess(clientId, indicator);
-    if (!access || (!access.resource.rbacEnabled && !access.resource.isSystem)) return undefined;
-    const client = await data.findClient(clientId);
-    if (!client) return new Set();
-    return (await data.userScopes(client, accountId, access.resource))?.scopes;
-  }
+  const rbacScopes = (clientId: string, indicator: string, accountId: string | undefined) =>
+    userRbacScopes(data, clientId, indicator, accountId);
 
   async function getResourceServerInfo(
     ctx: KoaContextWithOIDC,
@@ -316,6 +347,9 @@ export function createProvider(deps: ProviderDeps): Provider {
       long: { httpOnly: true, sameSite: 'lax' },
       short: { httpOnly: true, sameSite: 'lax' },
     },
+    // offline_access without prompt=consent: kept (see keepOfflineAccess); the validator runs after oidc-provider's
+    // own scope checks, on the parameter it already knows.
+    extraParams: { scope: keepOfflineAccess },
     // Consent a first-party client need not ask: every resource it asks for skips consent for first parties.
     loadExistingGrant: async (ctx) => {
       const client = ctx.oidc.client as unknown as GatehouseClient | undefined;
@@ -374,7 +408,14 @@ export function createProvider(deps: ProviderDeps): Provider {
             locale: pickLocale(undefined, ctx.get('accept-language')),
             nonce,
             form,
-            error: e ? (e.userCode || e.name === 'NoCodeError' ? 'wrong' : 'failed') : undefined,
+            // a deliberate cancel is no failure: said so, neutrally
+            error: e
+              ? e.name === 'AbortedError'
+                ? 'cancelled'
+                : e.userCode || e.name === 'NoCodeError'
+                  ? 'wrong'
+                  : 'failed'
+              : undefined,
           });
         },
         userCodeConfirmSource: async (ctx, form, client, _deviceInfo, userCode) => {
@@ -406,7 +447,16 @@ export function createProvider(deps: ProviderDeps): Provider {
           pageHeaders(ctx.res, nonce, originOf(target));
           ctx.type = 'html';
           const locale = pickLocale(String(ctx.oidc.params?.ui_locales ?? ''), ctx.get('accept-language'));
-          ctx.body = logoutPage({ locale, nonce, form });
+          // the page names what ends: the application (from id_token_hint or client_id) and the signed-in account
+          const accountId = ctx.oidc.session?.accountId;
+          const user = accountId ? await data.findUserById(accountId) : undefined;
+          ctx.body = logoutPage({
+            locale,
+            nonce,
+            form,
+            clientName: ctx.oidc.client ? (ctx.oidc.client.clientName ?? undefined) : undefined,
+            account: user ? accountLabel(user) : undefined,
+          });
         },
         postLogoutSuccessSource: async (ctx) => {
           const nonce = randomBytes(16).toString('base64');

@@ -25,6 +25,12 @@ const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
 export const allowsSignup = (c: OidcClientRecord) =>
   ((c.clientMetadata as { oauth?: { allow_signup?: unknown } }).oauth?.allow_signup ?? false) === true;
 
+/** What is wrong with a sign-up, for the page to say in the person's language (the API keeps `message`). */
+export interface SignupProblemOf {
+  field?: 'email' | 'phone' | 'password';
+  problem: 'none' | 'email' | 'phone' | 'password' | 'passwordMissing' | 'tooMany';
+}
+
 export class SignupError extends Error {
   constructor(
     readonly status: number,
@@ -32,9 +38,28 @@ export class SignupError extends Error {
     message: string,
     /** Seconds a client should wait (429). */
     readonly retryAfterSec?: number,
+    /** The field and the kind of problem (none for a refusal the page shows as an error page). */
+    readonly problem?: SignupProblemOf,
   ) {
     super(message);
   }
+}
+
+/**
+ * The message to the owner of an address someone tried to sign up with again: the sign-up page answers as for a new
+ * account (no account oracle), and the owner learns of the attempt and how to get in.
+ */
+function existingAccountMail(clientName: string) {
+  const app = displayName(clientName) || 'Gatehouse';
+  const text =
+    `Someone, perhaps you, tried to create an account for ${app} with this e-mail address. ` +
+    `You already have an account: sign in with it, or choose "Forgot password?" on the sign-in page to set a new ` +
+    `password. If it was not you, you can ignore this message: nothing has changed.`;
+  return {
+    subject: `Your account for ${app}`,
+    text,
+    html: `<p>${escapeHtml(text)}</p>`,
+  };
 }
 
 export interface SignupInput {
@@ -81,20 +106,39 @@ export class Signup {
     },
   ) {}
 
+  /**
+   * A new user. A taken e-mail or phone number is a 409 for the API (`onTaken: 'error'`, as Auth0's sign-up
+   * endpoint); the sign-up page (`'notify'`) answers as for a new account instead, and the owner of a taken e-mail
+   * gets a message saying so (undefined is returned).
+   */
+  async create(
+    client: OidcClientRecord,
+    input: SignupInput,
+    source?: string,
+  ): Promise<{ id: string; email: string | null; phone: string | null }>;
+  async create(
+    client: OidcClientRecord,
+    input: SignupInput,
+    source: string,
+    onTaken: 'notify',
+  ): Promise<{ id: string; email: string | null; phone: string | null } | undefined>;
   async create(
     client: OidcClientRecord,
     input: SignupInput,
     source = 'unknown',
-  ): Promise<{ id: string; email: string | null; phone: string | null }> {
+    onTaken: 'error' | 'notify' = 'error',
+  ): Promise<{ id: string; email: string | null; phone: string | null } | undefined> {
     if (!allowsSignup(client))
       throw new SignupError(403, 'access_denied', 'this application does not allow sign-up');
     const email = input.email?.trim().toLowerCase() || undefined;
     const phone = input.phone?.trim() ? normalizePhone(input.phone.trim()) : undefined;
-    if (!email && !phone) throw new SignupError(400, 'invalid_request', 'give an email or a phone number');
+    const bad = (message: string, problem: SignupProblemOf) =>
+      new SignupError(400, 'invalid_request', message, undefined, problem);
+    if (!email && !phone) throw bad('give an email or a phone number', { field: 'email', problem: 'none' });
     if (email && !EMAIL.test(email))
-      throw new SignupError(400, 'invalid_request', 'email is not an e-mail address');
+      throw bad('email is not an e-mail address', { field: 'email', problem: 'email' });
     if (phone && !/^\+[1-9]\d{4,14}$/.test(phone)) {
-      throw new SignupError(400, 'invalid_request', 'phone must be an E.164 number (+ and 5 to 15 digits)');
+      throw bad('phone must be an E.164 number (+ and 5 to 15 digits)', { field: 'phone', problem: 'phone' });
     }
     const password = input.password ?? '';
     const instance = await this.deps.sql.one<{ settings: InstanceSettings }>(
@@ -103,12 +147,17 @@ export class Signup {
     );
     const failures = checkPasswordPolicy(instance?.settings?.password_validators, password);
     if (!password || failures.length) {
-      throw new SignupError(400, 'invalid_request', `password: ${failures.join('; ') || 'required'}`);
+      throw bad(`password: ${failures.join('; ') || 'required'}`, {
+        field: 'password',
+        problem: password ? 'password' : 'passwordMissing',
+      });
     }
     // counted on its own (not in the sign-up's transaction): a refused or conflicting attempt counts too
     const retryAfter = await this.deps.limits?.admit(client.instanceId, source);
     if (retryAfter !== undefined) {
-      throw new SignupError(429, 'too_many_requests', 'too many sign-ups; try again later', retryAfter);
+      throw new SignupError(429, 'too_many_requests', 'too many sign-ups; try again later', retryAfter, {
+        problem: 'tooMany',
+      });
     }
     const hash = await hashPassword(password);
     try {
@@ -147,6 +196,18 @@ export class Signup {
       });
     } catch (err) {
       const pg = findPgError(err);
+      if (pg?.code === '23505' && onTaken === 'notify') {
+        // only the owner of the taken e-mail is told (a taken phone number beside a new e-mail tells that e-mail
+        // nothing about an account it does not have)
+        if (email && pg.constraint === 'ux_users_email') {
+          const mail = existingAccountMail(client.clientName);
+          await this.deps.delivery.email(email, mail.subject, mail.text, {
+            kind: 'signup-existing',
+            html: mail.html,
+          });
+        }
+        return undefined;
+      }
       if (pg?.code === '23505')
         throw new SignupError(409, 'conflict', 'an account with this e-mail or phone number exists');
       throw err;
@@ -158,15 +219,17 @@ export class Signup {
     return (await this.deps.limits?.purge()) ?? 0;
   }
 
-  /** The user of an e-mail verification link, now verified; undefined for an unknown, used or expired link. */
-  async verify(token: string): Promise<string | undefined> {
-    const userId = await this.deps.codes.redeemLink(token, VERIFY_PURPOSE);
-    if (userId) {
-      await this.deps.sql.exec(`UPDATE users SET email_verified = true, updated_at = now() WHERE id = $1`, [
-        userId,
-      ]);
-    }
-    return userId;
+  /**
+   * The user and client of an e-mail verification link, the user now verified; undefined for an unknown, used or
+   * expired link.
+   */
+  async verify(token: string): Promise<{ userId: string; clientId: string } | undefined> {
+    const link = await this.deps.codes.redeem(token, VERIFY_PURPOSE);
+    if (!link) return undefined;
+    await this.deps.sql.exec(`UPDATE users SET email_verified = true, updated_at = now() WHERE id = $1`, [
+      link.user_id,
+    ]);
+    return { userId: link.user_id, clientId: link.client_id };
   }
 }
 

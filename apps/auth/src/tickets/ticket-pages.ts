@@ -11,6 +11,8 @@ const TEXT = {
     passwordFor: (who: string) => `Account: ${who}`,
     password: 'New password',
     passwordSubmit: 'Set password',
+    passwordRules: 'The password needs:',
+    passwordRequired: 'A password is required',
     passwordSet: 'Your password is set. You can sign in with it now.',
     emailTitle: 'Verify your e-mail address',
     emailIntro: (email: string) => `Confirm that ${email} is your e-mail address.`,
@@ -27,6 +29,8 @@ const TEXT = {
     passwordFor: (who: string) => `Бүртгэл: ${who}`,
     password: 'Шинэ нууц үг',
     passwordSubmit: 'Нууц үг тохируулах',
+    passwordRules: 'Нууц үгийн шаардлага:',
+    passwordRequired: 'Нууц үг оруулна уу',
     passwordSet: 'Таны нууц үг тохирууллаа. Одоо түүгээр нэвтэрч болно.',
     emailTitle: 'И-мэйл хаягаа баталгаажуулна уу',
     emailIntro: (email: string) => `${email} таны и-мэйл хаяг болохыг баталгаажуулна уу.`,
@@ -39,6 +43,9 @@ const TEXT = {
   },
 } as const;
 
+/** "A password is required", in the page's language. */
+export const requiredText = (locale: Locale): string => TEXT[locale].passwordRequired;
+
 /** The password form (field `password`), with the rules it failed when submitted before. */
 export function passwordTicketPage(o: {
   locale: Locale;
@@ -48,8 +55,19 @@ export function passwordTicketPage(o: {
   ticket: string;
   who: string | null;
   errors?: string[];
+  /** The instance's password rules, shown before the first submit. */
+  rules?: string[];
 }): string {
   const t = TEXT[o.locale];
+  const rules = o.rules?.length
+    ? `\n<div class="hint" id="password-rules"><p>${escapeHtml(t.passwordRules)}</p><ul>${o.rules
+        .map((r) => `<li>${escapeHtml(r)}</li>`)
+        .join('')}</ul></div>`
+    : '';
+  const describedBy = [
+    ...(o.errors?.length ? ['password-error'] : []),
+    ...(o.rules?.length ? ['password-rules'] : []),
+  ];
   const error = o.errors?.length
     ? `<div class="alert" role="alert" id="password-error"><ul>${o.errors.map((e) => `<li>${escapeHtml(e)}</li>`).join('')}</ul></div>`
     : '';
@@ -64,7 +82,7 @@ ${error}
 <input type="hidden" name="csrf" value="${escapeHtml(o.csrf)}">
 <input type="hidden" name="ticket" value="${escapeHtml(o.ticket)}">
 ${o.who ? `<input type="hidden" name="username" autocomplete="username" value="${escapeHtml(o.who)}">\n` : ''}<label for="password">${escapeHtml(t.password)}</label>
-<input id="password" name="password" type="password" autocomplete="new-password" required autofocus${o.errors?.length ? ' aria-describedby="password-error"' : ''}>
+<input id="password" name="password" type="password" autocomplete="new-password" required autofocus${describedBy.length ? ` aria-describedby="${describedBy.join(' ')}"` : ''}>${rules}
 <button type="submit">${escapeHtml(t.passwordSubmit)}</button>
 </form>`,
   );

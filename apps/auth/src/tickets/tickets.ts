@@ -14,9 +14,17 @@ import {
   type TicketKind,
   type TicketRow,
 } from '@gatehouse/identity-data';
-import { originOf, pageHeaders, pickLocale, type Locale } from '../interaction/pages.js';
+import {
+  failedPasswordRules,
+  originOf,
+  pageHeaders,
+  passwordRuleTexts,
+  pickLocale,
+  type Locale,
+} from '../interaction/pages.js';
 import { BodyError, one, parseParams, readBody } from '../oidc/request-body.js';
 import {
+  requiredText,
   emailTicketPage,
   passwordTicketPage,
   ticketMessagePage,
@@ -110,7 +118,7 @@ export class TicketPages {
     return this.form(res, locale, live, ticket, csrf, user);
   }
 
-  private form(
+  private async form(
     res: ServerResponse,
     locale: Locale,
     live: TicketRow,
@@ -118,7 +126,11 @@ export class TicketPages {
     csrf: string,
     user: { user_email: string | null; user_name: string | null; phone_number: string | null },
     extra: { status?: number; errors?: string[] } = {},
-  ): void {
+  ): Promise<void> {
+    const instance = await this.deps.sql.one<{ settings: InstanceSettings }>(
+      `SELECT settings FROM instances WHERE id = $1`,
+      [live.instance_id],
+    );
     const nonce = randomBytes(16).toString('base64');
     // the answer to the form may redirect to result_url: form-action must allow its origin
     pageHeaders(res, nonce, originOf(live.result_url ?? ''));
@@ -135,6 +147,7 @@ export class TicketPages {
             ticket,
             who: user.user_email ?? user.user_name ?? user.phone_number,
             errors: extra.errors,
+            rules: passwordRuleTexts(locale, instance?.settings?.password_validators),
           })
         : emailTicketPage({ locale, nonce, action, csrf, ticket, email: user.user_email ?? '' }),
     );
@@ -156,9 +169,9 @@ export class TicketPages {
     if (!password || password.length > 1024 || failures.length) {
       const user = await this.userOf(live);
       if (!user) return this.message(res, locale, 400, 'invalid');
-      const errors = failures.length
-        ? failures
-        : [password ? 'At most 1024 characters' : 'A password is required'];
+      // the rules failed, in the page's language (a rule's own description where we have no words of ours)
+      const failed = failedPasswordRules(locale, instance?.settings?.password_validators, password);
+      const errors = failed.length ? failed : [password ? failures.join('; ') : requiredText(locale)];
       return this.form(res, locale, live, ticket, cookieValue(req, CSRF_COOKIE) ?? '', user, {
         status: 400,
         errors,
