@@ -381,9 +381,20 @@ describe('authorization code + PKCE', () => {
     });
   });
 
-  it.todo(
-    'userinfo with an access token for an API that also carries openid (served by the /userinfo change)',
-  );
+  it('userinfo with an access token for an API that also carries openid', async () => {
+    const { tokens } = await codeFlow(w.web, basic(w.web), {
+      scope: 'openid email read',
+      resource: w.api.identifier,
+    });
+    expect(decodeProtectedHeader(tokens.access_token).typ).toBe('at+jwt');
+    const info = await oauth.processUserInfoResponse(
+      as,
+      clientOf(w.web),
+      w.user.id,
+      await oauth.userInfoRequest(as, clientOf(w.web), tokens.access_token, insecure),
+    );
+    expect(info).toMatchObject({ sub: w.user.id, email: w.user.email });
+  });
 
   it('an ES256 API: the JWT access token validates too; HS256 has the same shape, checked with its secret', async () => {
     const es = await codeFlow(w.web, basic(w.web), { scope: 'openid write', resource: w.esApi.identifier });

@@ -92,9 +92,13 @@ describe('authorization code + PKCE', () => {
     expect(info).toMatchObject({ sub: w.user.id, email: w.user.email, email_verified: true });
   });
 
-  it.todo(
-    'userinfo with an access token for an API that also carries openid (served by the /userinfo change)',
-  );
+  it('userinfo with an access token for an API that also carries openid', async () => {
+    const config = await configOf(w.web);
+    const tokens = await codeFlow(config, { scope: 'openid email read', resource: w.api.identifier });
+    expect(decodeProtectedHeader(tokens.access_token).typ).toBe('at+jwt');
+    const info = await client.fetchUserInfo(config, tokens.access_token, w.user.id);
+    expect(info).toMatchObject({ sub: w.user.id, email: w.user.email, email_verified: true });
+  });
 
   it('public client (none): a JWT access token (at+jwt) for the API asked for', async () => {
     const config = await configOf(w.spa, client.None());

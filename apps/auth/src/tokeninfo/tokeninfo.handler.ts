@@ -128,7 +128,7 @@ export async function handleTokenInfo(
         given ? 'invalid_request' : 'invalid_client',
         given
           ? 'the Authorization header must be Bearer <token> or Basic <client credentials>'
-          : 'authenticate with a Bearer token or Basic client credentials',
+          : 'authenticate with a Bearer token, Basic client credentials, or client_id and client_secret in the body',
         { 'WWW-Authenticate': `Bearer realm="${realm}", Basic realm="${realm}"` },
       );
     }
