@@ -92,7 +92,11 @@ Access tokens for a resource are JWTs signed with its signing_algorithm (HS256 w
 the server keys at /jwks) or opaque for any other value; tokens without an audience are opaque and only good at
 /userinfo. JWT access tokens follow RFC 9068: header \`typ: at+jwt\`, claims \`iss\`, \`sub\` (the user; the client itself
 for client_credentials), \`aud\`, \`client_id\`, \`iat\`, \`exp\`, \`jti\`, \`scope\` when granted, and \`tenant_id\` where it
-applies. \`fields\` (comma-separated) keeps only those attributes of the answer.`,
+applies. \`fields\` (comma-separated) keeps only those attributes of the answer. Parameters are read from the body
+only (form or JSON; RFC 6749 2.3.1 keeps credentials out of URLs); only \`fields\` is also read from the query.
+\`username\` and \`password\` are required by the password grant only (\`username\` also by \`otp\`).
+\`redirect_uri\` may be left out of an authorization_code request only by a client with exactly one callback; a
+client with several sends the one of its authorize request.`,
   })
   @ApiConsumes(...BOTH)
   @ApiBody({
@@ -255,7 +259,7 @@ expired or altered one, or any other token with this hint (an access token inclu
   @ApiOperation({
     summary: 'Revoke a token (RFC 7009)',
     description:
-      "Body `client_id`, `token` (+ secret). Revoking a refresh token revokes its grant and the grant's access tokens. 200 with an empty body, also for an unknown token.",
+      "Body `client_id`, `token` (+ secret). Revoking a refresh token or an opaque access token revokes its grant and the grant's other tokens. 200 with an empty body, also for an unknown token. A JWT access token (one issued for an API) is 400 `unsupported_token_type` (RFC 7009 2.2.1): it is checked without this server, so it cannot be revoked alone; revoke its refresh token or the user's grant, after which /tokeninfo, /userinfo and introspection refuse it.",
   })
   @ApiConsumes(...BOTH)
   @tokenRequest(
@@ -283,7 +287,9 @@ expired or altered one, or any other token with this hint (an access token inclu
       '9068); its OpenID scopes are those of the grant it was issued from (the consent, or the password / one-time code ' +
       'login that asked for them). Claims by scope: profile, email, address, phone. Such a token is checked as /tokeninfo ' +
       'checks it (signature, issuer, audience, expiry, client still authorized, grant not revoked, user not blocked). ' +
-      'POST works too. `fields` (query or body) keeps only those claims. 401 invalid_token for a missing, bad, expired ' +
+      'POST works too. `fields` (query or body) keeps only those claims. Claim names are OpenID Connect Core 5.1 ' +
+      "ones (`phone_number`, `birthdate`; `updated_at` is seconds since the epoch), as document 1's claims-by-scope " +
+      'list uses them. 401 invalid_token for a missing, bad, expired ' +
       'or revoked token, 403 insufficient_scope (RFC 6750) for a valid token without `openid` (a client token ' +
       'included), each with `WWW-Authenticate: Bearer`.',
   })
@@ -337,7 +343,10 @@ expired or altered one, or any other token with this hint (an access token inclu
     description:
       'Starts the browser flow: login, consent (skipped for first-party clients of resources that skip it), then a ' +
       'redirect to the client with a code or tokens. An unknown client or redirect_uri is an HTML error page (never a ' +
-      'redirect); other errors go back to the redirect_uri as RFC 6749 errors. GET only: a POSTed request (OIDC Core ' +
+      'redirect); other errors go back to the redirect_uri as RFC 6749 errors, with `state` and `iss` (RFC 9207). ' +
+      'Response types: `code`, and OpenID Connect implicit `id_token` / `id_token token`; `token` alone is ' +
+      '`unsupported_response_type` (RFC 9700 advises against an access token in a fragment with nothing binding it ' +
+      'to the request). GET only: a POSTed request (OIDC Core ' +
       'allows both) would need SameSite=None session cookies, which give up their CSRF protection; POST is 405.',
   })
   @BrowserResponses(400, 404)
