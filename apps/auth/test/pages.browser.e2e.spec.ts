@@ -495,6 +495,10 @@ const textOf = (m: SunkMail) => m.body.replace(/=\r?\n/g, '').replace(/=3D/g, '=
         lang: 'mn',
       },
     } as const;
+    const FRIENDLY_REST = {
+      en: 'Please let its owner know; there is nothing you can change to fix it.',
+      mn: 'Програмын эзэмшигчид мэдэгдэнэ үү; та өөрөө засах боломжгүй.',
+    };
 
     const cases = [
       {
@@ -527,6 +531,18 @@ const textOf = (m: SunkMail) => m.body.replace(/=\r?\n/g, '').replace(/=3D/g, '=
           expect(text).toContain(`${f.code} ${c.code}`);
           expect(text).toMatch(f.reference);
           for (const raw of RAW) expect(text).not.toMatch(raw);
+          // the sentence in the alert, the code and the reference on a line of their own (read out or copied whole)
+          expect(await p.textContent('[role="alert"]')).toBe(
+            `${f.sentence} ${locale === 'en-US' ? FRIENDLY_REST.en : FRIENDLY_REST.mn}`,
+          );
+          expect(await p.textContent('#error-reference')).toMatch(
+            new RegExp(`^${f.code} ${c.code} · ${f.reference.source}$`),
+          );
+          // each "label: value" on one line box: no line break between a label and its value
+          const lines = await p
+            .locator('#error-reference span')
+            .evaluateAll((els) => els.map((e) => e.getClientRects().length));
+          expect(lines).toEqual([1, 1]);
           if (locale === 'mn-MN') expect(text).not.toContain('not set up correctly');
           // nothing sent the browser to the unregistered address
           expect(p.url()).toMatch(new RegExp(`^${h.url}/`));
