@@ -12,7 +12,8 @@ import { Fixtures, tokenRequest, type TestClient, type TestUser } from './suppor
  * What a person sees on the token server's pages, in English and Mongolian, in Debian's Chromium: consent (the API
  * by name, scopes in words, only what the tokens will carry, who is signed in, switching account), offline access,
  * sign-up (rules up front, errors as sentences, no account oracle), "Forgot password?" through a real SMTP sink,
- * the focus after a wrong password, a cancelled device, the logout page, the e-mail verified page. Every page is
+ * the focus after a wrong password, a cancelled device, the logout page, the e-mail verified page, the error page
+ * of a browser flow that fails for the application (unknown client, unregistered redirect_uri). Every page is
  * kept as a screenshot under test-artifacts/browser/pages/.
  */
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -469,6 +470,87 @@ const textOf = (m: SunkMail) => m.body.replace(/=\r?\n/g, '').replace(/=3D/g, '=
       await ctx.close();
     }, 60_000);
   }
+
+  describe('a browser flow that fails for the application', () => {
+    // oidc-provider's own descriptions of these errors: a person never reads them
+    const RAW = [
+      /redirect_uri did not match/i,
+      /registered redirect_uris/i,
+      /client is invalid/i,
+      /client not found/i,
+      /invalid_client_metadata/,
+      /error_description/,
+    ];
+    const FRIENDLY = {
+      'en-US': {
+        sentence: 'This application is not set up correctly to sign you in.',
+        code: 'Error code:',
+        reference: /Reference: [0-9a-f]{12}/,
+        lang: 'en',
+      },
+      'mn-MN': {
+        sentence: 'Энэ програм таныг нэвтрүүлэхээр зөв тохируулагдаагүй байна.',
+        code: 'Алдааны код:',
+        reference: /Лавлах дугаар: [0-9a-f]{12}/,
+        lang: 'mn',
+      },
+    } as const;
+    const FRIENDLY_REST = {
+      en: 'Please let its owner know; there is nothing you can change to fix it.',
+      mn: 'Програмын эзэмшигчид мэдэгдэнэ үү; та өөрөө засах боломжгүй.',
+    };
+
+    const cases = [
+      {
+        name: 'client',
+        what: 'an unknown client id',
+        code: 'invalid_client',
+        url: () => authorize({ id: `unknown-${randomBytes(4).toString('hex')}` } as TestClient, {}).url,
+      },
+      {
+        name: 'redirect',
+        what: 'a known client with an unregistered redirect_uri',
+        code: 'invalid_redirect_uri',
+        url: () => authorize(client, { redirect_uri: 'https://evil.example.test/cb' }).url,
+      },
+    ];
+
+    for (const c of cases) {
+      for (const locale of ['en-US', 'mn-MN'] as const) {
+        it(`${c.what}: a friendly page with the error code and a reference (${locale})`, async () => {
+          const ctx = await context(locale);
+          const p = await ctx.newPage();
+          const res = await p.goto(c.url());
+          expect(res?.status()).toBe(400);
+          await p.waitForSelector('main');
+          await shot(p, `error-${c.name}-${locale}`);
+          const f = FRIENDLY[locale];
+          expect(await p.getAttribute('html', 'lang')).toBe(f.lang);
+          const text = (await p.textContent('body'))!;
+          expect(text).toContain(f.sentence);
+          expect(text).toContain(`${f.code} ${c.code}`);
+          expect(text).toMatch(f.reference);
+          for (const raw of RAW) expect(text).not.toMatch(raw);
+          // the sentence in the alert, the code and the reference on a line of their own (read out or copied whole)
+          expect(await p.textContent('[role="alert"]')).toBe(
+            `${f.sentence} ${locale === 'en-US' ? FRIENDLY_REST.en : FRIENDLY_REST.mn}`,
+          );
+          expect(await p.textContent('#error-reference')).toMatch(
+            new RegExp(`^${f.code} ${c.code} · ${f.reference.source}$`),
+          );
+          // each "label: value" on one line box: no line break between a label and its value
+          const lines = await p
+            .locator('#error-reference span')
+            .evaluateAll((els) => els.map((e) => e.getClientRects().length));
+          expect(lines).toEqual([1, 1]);
+          if (locale === 'mn-MN') expect(text).not.toContain('not set up correctly');
+          // nothing sent the browser to the unregistered address
+          expect(p.url()).toMatch(new RegExp(`^${h.url}/`));
+          await ctx.close();
+        }, 60_000);
+      }
+    }
+  });
 
   for (const locale of ['en-US', 'mn-MN'] as const) {
     it(`the logout page names the application and the account (${locale})`, async () => {

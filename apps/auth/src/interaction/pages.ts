@@ -310,7 +310,7 @@ background:#0b57d0;color:#fff;cursor:pointer}button.secondary{background:#fff;co
 padding:.75rem;border-radius:.25rem}ul{padding-left:1.25rem}.notice{background:#e8f0fe;border:1px solid #0b57d0;
 padding:.75rem;border-radius:.25rem}.hint{font-size:.9rem;color:#444;margin:.25rem 0 0}.field-error{color:#b3261e;
 font-size:.9rem;margin:.25rem 0 0}.who{display:flex;flex-wrap:wrap;gap:.5rem;align-items:baseline;margin:1.5rem 0 0;padding-top:1rem;
-border-top:1px solid #ddd}.who p,.who form{margin:0}
+border-top:1px solid #ddd}.who p,.who form{margin:0}.nowrap{white-space:nowrap}
 a.button{display:inline-block;padding:.6rem 1.2rem;border-radius:.25rem;background:#0b57d0;color:#fff;
 text-decoration:none}button.link{background:none;border:none;color:#0b57d0;padding:0;margin:0;text-decoration:underline;font-size:1rem}
 h2{font-size:1rem;margin:1rem 0 .25rem}`;
@@ -612,14 +612,18 @@ ${who}`,
   );
 }
 
-export function errorPage(o: { locale: Locale; nonce: string; message: string }): string {
+export function errorPage(o: { locale: Locale; nonce: string; message: string; details?: string[] }): string {
   const t = TEXT[o.locale];
+  // the error code and reference below the sentence, each unbroken: someone reads them out to support or copies them
+  const details = o.details?.length
+    ? `\n<p id="error-reference">${o.details.map((d) => `<span class="nowrap">${escapeHtml(d)}</span>`).join(' · ')}</p>`
+    : '';
   return layout(
     o.locale,
     t.errorTitle,
     o.nonce,
     `<h1>${escapeHtml(t.errorTitle)}</h1>
-<p class="alert" role="alert">${escapeHtml(o.message)}</p>
+<p class="alert" role="alert">${escapeHtml(o.message)}</p>${details}
 <p>${escapeHtml(t.back)}</p>`,
   );
 }

@@ -29,7 +29,7 @@ const APPLICATION_AT_FAULT = new Set([
 
 type Kind = 'application' | 'session' | 'other';
 
-const TEXT: Record<Locale, Record<Kind, string> & { reference: (code: string, ref: string) => string }> = {
+const TEXT: Record<Locale, Record<Kind, string> & { reference: (code: string, ref: string) => string[] }> = {
   en: {
     application:
       'This application is not set up correctly to sign you in. Please let its owner know; there is nothing ' +
@@ -37,7 +37,7 @@ const TEXT: Record<Locale, Record<Kind, string> & { reference: (code: string, re
     session:
       'This sign-in has expired or was started in another browser. Go back to the application and start again.',
     other: 'The request could not be completed. Go back to the application and try again.',
-    reference: (code, ref) => `Error code: ${code} · Reference: ${ref}`,
+    reference: (code, ref) => [`Error code: ${code}`, `Reference: ${ref}`],
   },
   mn: {
     application:
@@ -46,13 +46,18 @@ const TEXT: Record<Locale, Record<Kind, string> & { reference: (code: string, re
     session:
       'Энэ нэвтрэлтийн хугацаа дууссан эсвэл өөр хөтөч дээр эхэлсэн байна. Програм руугаа буцаж дахин эхлүүлнэ үү.',
     other: 'Хүсэлтийг гүйцэтгэж чадсангүй. Програм руугаа буцаж дахин оролдоно уу.',
-    reference: (code, ref) => `Алдааны код: ${code} · Лавлах дугаар: ${ref}`,
+    reference: (code, ref) => [`Алдааны код: ${code}`, `Лавлах дугаар: ${ref}`],
   },
 };
 
 export interface BrowserError {
   /** What the page says. */
   message: string;
+  /**
+   * The error code and the reference ("label: value" each), shown apart from the sentence and each kept on one line:
+   * a person reads them out to support or copies them, a line break inside one would split a label from its value.
+   */
+  details?: string[];
   /** What the log gets (undefined: nothing to log, the message is our own). */
   logged?: { reference: string; error: string; error_description?: string };
 }
@@ -75,7 +80,8 @@ export function browserError(
   const reference = randomBytes(6).toString('hex');
   const t = TEXT[locale];
   return {
-    message: `${t[kind]} ${t.reference(code, reference)}`,
+    message: t[kind],
+    details: t.reference(code, reference),
     logged: {
       reference,
       error: code,

@@ -533,7 +533,7 @@ export function createProvider(deps: ProviderDeps): Provider {
           const clientId = ctx.oidc?.client?.clientId ?? ctx.oidc?.params?.client_id;
           deps.log.warn({ ...shown.logged, client_id: clientId, path: ctx.path }, 'browser flow error');
         }
-        ctx.body = errorPage({ locale, nonce, message: shown.message });
+        ctx.body = errorPage({ locale, nonce, message: shown.message, details: shown.details });
         return;
       }
       ctx.type = 'json';
