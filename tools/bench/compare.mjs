@@ -26,7 +26,8 @@
 //
 // Reading the ratios: > 1.00 is faster after, < 1.00 slower. For req/s rows the ratio is after/before of req/s; for
 // the tree's ms rows it is before/after of the time (speed, so the same direction). The spread is the lowest and the
-// highest per-round ratio: a spread that straddles 1.00 means no difference this run can tell.
+// highest per-round ratio: a spread that straddles 1.00 means no difference this run can tell (the "reading" column
+// says "within noise"; "faster" or "SLOWER" only when every round agrees by more than 5%). One round gives no spread.
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -335,8 +336,8 @@ const median = (xs) => {
 };
 const num = (x, unit) => (unit === 'ms' ? x.toFixed(1) : String(Math.round(x)));
 const lines = [
-  '| path | unit | before (median) | after (median) | ratio | spread (per round) | p99 ms before / after | non-2xx+errors |',
-  '|---|---|---:|---:|---:|---|---|---:|',
+  '| path | unit | before (median) | after (median) | ratio | spread (per round) | reading | p99 ms before / after | non-2xx+errors |',
+  '|---|---|---:|---:|---:|---|---|---|---:|',
 ];
 for (const p of paths) {
   const { before, after } = samples.get(p.name);
@@ -350,9 +351,20 @@ for (const p of paths) {
       ? '-'
       : `${median(before.map((s) => s.p99))} / ${median(after.map((s) => s.p99))}`;
   const bad = [...before, ...after].reduce((n, s) => n + s.bad, 0);
+  const lo = Math.min(...perRound);
+  const hi = Math.max(...perRound);
+  // Every round on the same side of 1.00, by more than 5%: a difference. Otherwise this run cannot tell.
+  const reading =
+    perRound.length < 2
+      ? 'one round: no spread'
+      : lo > 1.05
+        ? 'faster'
+        : hi < 0.95
+          ? 'SLOWER'
+          : 'within noise';
   lines.push(
     `| ${p.label} | ${p.unit} | ${num(mb, p.unit)} | ${num(ma, p.unit)} | ${ratioOf(mb, ma).toFixed(2)} | ` +
-      `${Math.min(...perRound).toFixed(2)}..${Math.max(...perRound).toFixed(2)} | ${p99} | ${bad} |`,
+      `${lo.toFixed(2)}..${hi.toFixed(2)} | ${reading} | ${p99} | ${bad} |`,
   );
 }
 const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
@@ -365,4 +377,13 @@ console.log(
     `runs; load average ${loadStart.toFixed(1)} at start, ${os.loadavg()[0].toFixed(1)} at end\n`,
 );
 console.log(lines.join('\n'));
-console.log('\nratio > 1.00: faster after (req/s after/before; for ms rows, time before/after).');
+console.log(
+  '\nratio > 1.00: faster after (req/s after/before; for ms rows, time before/after). reading: "faster" or' +
+    ' "SLOWER" when every round says so by more than 5%, else "within noise".',
+);
+const busy = Math.max(loadStart, os.loadavg()[0]) > os.cpus().length * 0.75;
+if (busy)
+  console.log(
+    `Warning: the machine was busy (load average above ${(os.cpus().length * 0.75).toFixed(1)} on ` +
+      `${os.cpus().length} vCPU): other work moves single runs by tens of percent; re-run when it is quiet, with more rounds.`,
+  );
