@@ -291,7 +291,12 @@ async function runBench(bench, side, buildRoot, round) {
     child.on('exit', (code) => {
       current = undefined;
       writeFileSync(logFile, out);
-      if (stopping) return;
+      if (stopping) {
+        log(
+          `ended; its throw-away database (gh_bench_${bench}_*) may be left behind, and its log: ${logFile}`,
+        );
+        process.exit(130);
+      }
       // identity and rbac exit 1 when one of their own targets is missed: their results still count here.
       if (!existsSync(json)) {
         return reject(
