@@ -27,7 +27,8 @@
 // Reading the ratios: > 1.00 is faster after, < 1.00 slower. For req/s rows the ratio is after/before of req/s; for
 // the tree's ms rows it is before/after of the time (speed, so the same direction). The spread is the lowest and the
 // highest per-round ratio: a spread that straddles 1.00 means no difference this run can tell (the "reading" column
-// says "within noise"; "faster" or "SLOWER" only when every round agrees by more than 5%). One round gives no spread.
+// says "within noise"; "faster" or "SLOWER" only when every round agrees by more than 5%, with a "?" when the load
+// average was above 0.75 per vCPU: on a shared machine that can be noise too). One round gives no spread.
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -340,6 +341,8 @@ const median = (xs) => {
   return s.length % 2 === 1 ? s[m] : (s[m - 1] + s[m]) / 2;
 };
 const num = (x, unit) => (unit === 'ms' ? x.toFixed(1) : String(Math.round(x)));
+// Busy: a load average above 0.75 per vCPU at the start or the end (other work shares the machine).
+const busy = Math.max(loadStart, os.loadavg()[0]) > os.cpus().length * 0.75;
 const lines = [
   '| path | unit | before (median) | after (median) | ratio | spread (per round) | reading | p99 ms before / after | non-2xx+errors |',
   '|---|---|---:|---:|---:|---|---|---|---:|',
@@ -367,9 +370,11 @@ for (const p of paths) {
         : hi < 0.95
           ? 'SLOWER'
           : 'within noise';
+  const qualified =
+    busy && reading !== 'within noise' && perRound.length > 1 ? `${reading}? (busy)` : reading;
   lines.push(
     `| ${p.label} | ${p.unit} | ${num(mb, p.unit)} | ${num(ma, p.unit)} | ${ratioOf(mb, ma).toFixed(2)} | ` +
-      `${lo.toFixed(2)}..${hi.toFixed(2)} | ${reading} | ${p99} | ${bad} |`,
+      `${lo.toFixed(2)}..${hi.toFixed(2)} | ${qualified} | ${p99} | ${bad} |`,
   );
 }
 const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
@@ -386,9 +391,9 @@ console.log(
   '\nratio > 1.00: faster after (req/s after/before; for ms rows, time before/after). reading: "faster" or' +
     ' "SLOWER" when every round says so by more than 5%, else "within noise".',
 );
-const busy = Math.max(loadStart, os.loadavg()[0]) > os.cpus().length * 0.75;
 if (busy)
   console.log(
     `Warning: the machine was busy (load average above ${(os.cpus().length * 0.75).toFixed(1)} on ` +
-      `${os.cpus().length} vCPU): other work moves single runs by tens of percent; re-run when it is quiet, with more rounds.`,
+      `${os.cpus().length} vCPU): other work moves single runs by tens of percent, and a "faster?" or "SLOWER?"` +
+      ' can be that; re-run when it is quiet, with more rounds.',
   );
