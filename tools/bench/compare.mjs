@@ -21,8 +21,9 @@
 // tree's node_modules, and built there with Nx; it stays there for the next run (delete the folder to rebuild). The
 // work tree is built too (`nx run-many -t build -p auth,identity,tree`). PostgreSQL: BENCH_PG_URL, TEST_PG_URL,
 // DATABASE_URL or postgres://postgres@127.0.0.1:5432/postgres, as the benchmarks themselves (the tree benchmark too,
-// not its embedded server); every run makes and drops its own databases, after a CHECKPOINT. Each benchmark runs in its own process group: on Ctrl-C or SIGTERM the group is ended, servers
-// included. Variables the benchmarks read (BENCH_SERVER_CPUS, BENCH_CONNECTIONS, ...) pass through.
+// not its embedded server); every run makes and drops its own databases, after a CHECKPOINT. Each benchmark runs in
+// its own process group: on Ctrl-C or SIGTERM the group is ended, servers included (that benchmark's throw-away
+// database may stay). Variables the benchmarks read (BENCH_SERVER_CPUS, BENCH_CONNECTIONS, ...) pass through.
 //
 // Reading the ratios: > 1.00 is faster after, < 1.00 slower. For req/s rows the ratio is after/before of req/s; for
 // the tree's ms rows it is before/after of the time (speed, so the same direction). The spread is the lowest and the
