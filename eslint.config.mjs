@@ -31,7 +31,16 @@ const NODE_GLOBALS = Object.fromEntries(
 
 export default [
   {
-    ignores: ['**/dist', '**/node_modules', '**/.nx', '**/.data', '**/.jest-cache', '**/coverage', '**/*.js'],
+    ignores: [
+      '**/dist',
+      '**/node_modules',
+      '**/.nx',
+      '**/.data',
+      '**/.jest-cache',
+      '**/coverage',
+      '.bench-compare',
+      '**/*.js',
+    ],
   },
   // The plain-ESM tools (launcher, benchmarks, test runner, Jest setup): `npm run lint:tools`.
   {

@@ -10,7 +10,9 @@
 // with the others, and the median is reported, so a burst of load elsewhere on the machine skews one run, not
 // the comparison), BENCH_SERVER_CPUS (taskset CPU list for the servers, default 0: one core;
 // empty: no pinning), BENCH_ONLY (comma-separated scenario names), BENCH_JSON (write the results there),
-// BENCH_NODE_ARGS (node flags for apps/auth, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
+// BENCH_NODE_ARGS (node flags for apps/auth, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`), BENCH_ROOT (the checkout
+// whose dist/ is measured, default this one: bench:compare points it at another build), BENCH_BARE=0 (no bare
+// oidc-provider: its scenarios are skipped), BENCH_MEMORY=0 (skip the idle and after-run RSS readings and their waits).
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -27,7 +29,8 @@ import {
   withDb,
 } from '../lib/processes.mjs';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = process.env.BENCH_ROOT ? path.resolve(process.env.BENCH_ROOT) : path.resolve(here, '../../..');
 const dist = path.join(root, 'dist/apps/auth');
 const mainJs = path.join(dist, 'apps/auth/src/main.js');
 if (!existsSync(mainJs)) {
@@ -44,6 +47,8 @@ const connections = Number(env.BENCH_CONNECTIONS || 10);
 const cpus = env.BENCH_SERVER_CPUS ?? '0';
 const only = env.BENCH_ONLY ? new Set(env.BENCH_ONLY.split(',')) : undefined;
 const hasTaskset = cpus !== '' && tasksetAvailable();
+const withBare = env.BENCH_BARE !== '0';
+const withMemory = env.BENCH_MEMORY !== '0';
 
 const procs = processGroup({ cwd: root, env });
 const start = (name, args, childEnv, ready) =>
@@ -130,8 +135,10 @@ try {
   );
 
   // Idle RSS: 5 s after it answers /readyz, before any load.
-  await new Promise((r) => setTimeout(r, 5000));
-  memory.idleMiB = rssMiB(ghProcess.pid);
+  if (withMemory) {
+    await new Promise((r) => setTimeout(r, 5000));
+    memory.idleMiB = rssMiB(ghProcess.pid);
+  }
 
   // Two more resources for the bootstrap client, in the same shape as the system ones: ES256 and opaque.
   const db = new pg.Client({ connectionString: dbUrl });
@@ -181,34 +188,35 @@ try {
   // ---- bare oidc-provider ----
   const barePort = await freePort();
   const bare = `http://127.0.0.1:${barePort}`;
-  await start(
-    'bare oidc-provider',
-    [path.join(root, 'tools/bench/auth/bare-provider.mjs')],
-    {
-      BARE_PORT: String(barePort),
-      BARE_ISSUER: bare,
-      BARE_DATABASE_URL: dbUrl,
-      BARE_CLIENT_ID: clientId,
-      BARE_CLIENT_SECRET: clientSecret,
-      BARE_JWKS: JSON.stringify({ keys: keys.keys.map((k) => k.privateJwk) }),
-      BARE_RESOURCES: JSON.stringify({
-        'urn:gatehouse:management': {
-          format: 'jwt',
-          alg: 'RS256',
-          kid: keys.active.RS256,
-          scope: 'clients:read clients:write',
-        },
-        'https://bench-es256.test/': {
-          format: 'jwt',
-          alg: 'ES256',
-          kid: keys.active.ES256,
-          scope: 'bench:read',
-        },
-        'https://bench-opaque.test/': { format: 'opaque', scope: 'bench:read' },
-      }),
-    },
-    async () => (await fetch(`${bare}/.well-known/openid-configuration`)).status === 200,
-  );
+  if (withBare)
+    await start(
+      'bare oidc-provider',
+      [path.join(here, 'bare-provider.mjs')],
+      {
+        BARE_PORT: String(barePort),
+        BARE_ISSUER: bare,
+        BARE_DATABASE_URL: dbUrl,
+        BARE_CLIENT_ID: clientId,
+        BARE_CLIENT_SECRET: clientSecret,
+        BARE_JWKS: JSON.stringify({ keys: keys.keys.map((k) => k.privateJwk) }),
+        BARE_RESOURCES: JSON.stringify({
+          'urn:gatehouse:management': {
+            format: 'jwt',
+            alg: 'RS256',
+            kid: keys.active.RS256,
+            scope: 'clients:read clients:write',
+          },
+          'https://bench-es256.test/': {
+            format: 'jwt',
+            alg: 'ES256',
+            kid: keys.active.ES256,
+            scope: 'bench:read',
+          },
+          'https://bench-opaque.test/': { format: 'opaque', scope: 'bench:read' },
+        }),
+      },
+      async () => (await fetch(`${bare}/.well-known/openid-configuration`)).status === 200,
+    );
 
   const auth = { authorization: basicAuth(clientId, clientSecret) };
   const cc = (audience, scope) => form({ grant_type: 'client_credentials', audience, scope });
@@ -220,7 +228,9 @@ try {
   // Tokens to introspect (long-lived enough for the run).
   const ghJwt = (await post(`${gh}/token`, cc(M, 'clients:read clients:write'), auth)).access_token;
   const ghOpaque = (await post(`${gh}/token`, cc(OP, 'bench:read'), auth)).access_token;
-  const bareOpaque = (await post(`${bare}/token`, ccBare(OP, 'bench:read'), auth)).access_token;
+  const bareOpaque = withBare
+    ? (await post(`${bare}/token`, ccBare(OP, 'bench:read'), auth)).access_token
+    : undefined;
   const ghInfo = await post(`${gh}/tokeninfo`, form({ token: ghJwt }), auth);
   if (!ghInfo.active) throw new Error('tokeninfo says the fresh token is inactive');
 
@@ -278,6 +288,7 @@ try {
   for (let round = 1; round <= rounds; round++) {
     for (const [name, server, opts] of scenarios) {
       if (only && !only.has(name)) continue;
+      if (server === 'bare' && !withBare) continue;
       process.stderr.write(`  round ${round} ${server.padEnd(9)} ${name} ...`);
       const r = await measure(name, opts, round === 1);
       const key = `${server}\t${name}`;
@@ -286,9 +297,11 @@ try {
       process.stderr.write(` ${Math.round(r.rps)}/s p99 ${r.p99} ms\n`);
     }
   }
-  memory.afterMiB = rssMiB(ghProcess.pid);
-  await new Promise((r) => setTimeout(r, 10_000));
-  memory.after10sMiB = rssMiB(ghProcess.pid);
+  if (withMemory) {
+    memory.afterMiB = rssMiB(ghProcess.pid);
+    await new Promise((r) => setTimeout(r, 10_000));
+    memory.after10sMiB = rssMiB(ghProcess.pid);
+  }
   const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   for (const [key, rs] of runs) {
     const [server, name] = key.split('\t');
@@ -360,8 +373,10 @@ for (const r of ratios)
   console.log(`| ${r.label} | ${r.ratio.toFixed(2)}x | ${r.target ? `>= ${r.target.toFixed(1)}x` : ''} |`);
 console.log(
   `\nGatehouse p99 at ${connections} connections: at most ${p99Max} ms over its scenarios (target < 25 ms).` +
-    `\nRSS of apps/auth: ${memory.idleMiB} MiB idle after start (target < 150), ${memory.afterMiB} MiB right after` +
-    ` the benchmark, ${memory.after10sMiB} MiB 10 s later (target < 250).`,
+    (withMemory
+      ? `\nRSS of apps/auth: ${memory.idleMiB} MiB idle after start (target < 150), ${memory.afterMiB} MiB right after` +
+        ` the benchmark, ${memory.after10sMiB} MiB 10 s later (target < 250).`
+      : ''),
 );
 if (env.BENCH_JSON)
   writeFileSync(

@@ -11,7 +11,8 @@
 // this process with autocannon, the token server and PostgreSQL's backends serving the benchmark database; default:
 // the other CPUs when the service is on CPU 0, empty: no pinning), BENCH_ONLY (scenarios whose name contains one of these |-separated strings),
 // BENCH_JSON (write the results there), BENCH_KEEP=1 (keep the database, for a closer look), BENCH_NODE_ARGS (extra node flags of the identity service, e.g.
-// `--cpu-prof --cpu-prof-dir=/tmp/prof`).
+// `--cpu-prof --cpu-prof-dir=/tmp/prof`), BENCH_ROOT (the checkout whose dist/ is measured, default this one:
+// bench:compare points it at another build).
 //
 // Targets (issue 5): the filtered, sorted, counted list at >= 1,000 requests/s on one core with p99 < 50 ms, its
 // statements served by an index. The run fails (exit 1) when a target is missed.
@@ -32,7 +33,9 @@ import {
   withDb,
 } from '../lib/processes.mjs';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+const root = process.env.BENCH_ROOT
+  ? path.resolve(process.env.BENCH_ROOT)
+  : path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const identityMain = path.join(root, 'dist/apps/identity/apps/identity/src/main.js');
 const authMain = path.join(root, 'dist/apps/auth/apps/auth/src/main.js');
 for (const f of [identityMain, authMain]) {
@@ -108,10 +111,17 @@ function pinToLoadCpus(pids) {
   }
 }
 
-function measure(name, url, headers, pid) {
+/**
+ * @param {string} name
+ * @param {string} url
+ * @param {Record<string, string>} headers
+ * @param {number} pid
+ * @param {{ method?: 'GET' | 'PATCH'; body?: string }} [write]
+ */
+function measure(name, url, headers, pid, { method = 'GET', body } = {}) {
   return new Promise((resolve, reject) => {
     /** @type {import('autocannon').Options} */
-    const opts = { url, method: 'GET', connections, pipelining: 1, headers };
+    const opts = { url, method, connections, pipelining: 1, headers, body };
     // Warm-up (JIT, pools, the bearer cache), then the measured run.
     autocannon({ ...opts, duration: 2 }, async (err) => {
       if (err) return reject(err);
@@ -255,6 +265,11 @@ try {
   const tenantToken = /** @type {any} */ (await (await tokenFor(tc.id, tc.client_secret)).json())
     .access_token;
   const tenantHeaders = { authorization: `Bearer ${tenantToken}` };
+  // The client the write scenario updates (the same row every time: the write path, not lock-free parallelism).
+  /** @type {any} */
+  const writeTarget = await (
+    await api('POST', '/api/v1/clients', { client_name: 'bench-write-target', tenant_id: tenant })
+  ).json();
 
   const q1 = `tenant_id = '${tenant}'`;
   const q2 = `client_type = 'spa'`;
@@ -312,6 +327,17 @@ try {
       url: `${idUrl}/api/v1/clients`,
       version: 'v1',
     },
+    {
+      // A management write: the update, its change-feed record and the response, as a client sends it.
+      name: 'v1 write: PATCH a client (client_description)',
+      target: false,
+      url: `${idUrl}/api/v1/clients/${writeTarget.id}`,
+      headers: { ...headers, 'content-type': 'application/json' },
+      write: {
+        method: /** @type {const} */ ('PATCH'),
+        body: JSON.stringify({ client_description: 'Updated by the benchmark' }),
+      },
+    },
   ];
 
   // The statements the service runs for these requests, built by its own code (dist), and their plans.
@@ -326,6 +352,11 @@ try {
   );
   for (const s of scenarios) {
     if (s.baseline) continue;
+    if (s.write) {
+      const res = await fetch(s.url, { method: s.write.method, headers: s.headers, body: s.write.body });
+      if (res.status !== 200) throw new Error(`${s.name}: ${res.status} ${await res.text()}`);
+      continue;
+    }
     const first = await fetch(s.url, { headers: s.headers });
     const body = await first.json();
     if (first.status !== 200) throw new Error(`${s.name}: ${first.status} ${JSON.stringify(body)}`);
@@ -360,7 +391,7 @@ try {
     for (const s of scenarios) {
       if (only && !only.some((o) => s.name.includes(o))) continue;
       process.stderr.write(`  round ${round}: ${s.name} ...`);
-      const r = await measure(s.name, s.url, s.headers, identity.pid);
+      const r = await measure(s.name, s.url, s.headers, identity.pid, s.write);
       runs.set(s.name, [...(runs.get(s.name) ?? []), r]);
       process.stderr.write(
         ` ${Math.round(r.rps)}/s p99 ${r.p99} ms, ${r.cpuPerRequest?.toFixed(2) ?? '?'} CPU ms per request` +
@@ -376,7 +407,7 @@ try {
       ...median,
       runs: all.map((r) => Math.round(r.rps)),
       target: s.target,
-      indexed: s.baseline ? undefined : plans.find((p) => p.name === s.name)?.indexed,
+      indexed: s.baseline || s.write ? undefined : plans.find((p) => p.name === s.name)?.indexed,
     });
   }
 } catch (err) {

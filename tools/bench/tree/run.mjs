@@ -15,8 +15,10 @@
 //   BENCH_KEEP=1     keep the databases (with BENCH_PG_URL) for a closer look; their names are printed.
 //   BENCH_PG_FLAGS   extra settings of the embedded PostgreSQL, "name=value name=value" (later ones win).
 //   BENCH_TREE_NODE_ARGS  extra node flags for apps/tree (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
-//   BENCH_ONLY       comma-separated subset of read,move,insert,clone,export,import to run (default: all; import
-//                    runs the export too, it imports that file). For experiments: a full run takes 8-25 minutes.
+//   BENCH_ONLY       comma-separated subset of list,read,move,insert,clone,export,import to run (default: all;
+//                    import runs the export too, it imports that file). For experiments: a full run takes 8-25 minutes.
+//   BENCH_LIST_REQUESTS  sequential GET /api/v1/trees timed by the list operation (default 500).
+//   BENCH_ROOT       the checkout whose dist/ is measured (default this one: bench:compare points it at another build).
 // Prints a table (API | raw SQL | ratio | target) and the machine it ran on.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -30,7 +32,9 @@ import pg from 'pg';
 import { processGroup } from '../lib/processes.mjs';
 import { randomPassword, startEmbeddedPostgres, stopEmbeddedPostgres } from '../../launcher/embedded-pg.mjs';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+const root = process.env.BENCH_ROOT
+  ? path.resolve(process.env.BENCH_ROOT)
+  : path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const mains = {
   auth: path.join(root, 'dist/apps/auth/apps/auth/src/main.js'),
   tree: path.join(root, 'dist/apps/tree/apps/tree/src/main.js'),
@@ -48,7 +52,8 @@ const DEPTH = Number(env.BENCH_DEPTH || 6);
 const INSERTS = Number(env.BENCH_INSERTS || 300);
 const REPEAT = Number(env.BENCH_REPEAT || 5);
 const ROUNDS = Number(env.BENCH_ROUNDS || 3);
-const OPERATIONS = ['read', 'move', 'insert', 'clone', 'export', 'import'];
+const LIST_REQUESTS = Number(env.BENCH_LIST_REQUESTS || 500);
+const OPERATIONS = ['list', 'read', 'move', 'insert', 'clone', 'export', 'import'];
 const ONLY = env.BENCH_ONLY ? env.BENCH_ONLY.split(',').map((s) => s.trim()) : OPERATIONS;
 for (const o of ONLY) {
   if (!OPERATIONS.includes(o)) {
@@ -316,6 +321,26 @@ try {
   }
   const idOf = async (label) => (await q(`SELECT tree_node_id($1, $2) AS id`, [v1.id, label])).rows[0].id;
   const first = (d) => (FANOUT ** d - 1) / (FANOUT - 1) + 1;
+
+  // ------------------------------------------------------------------ 0. list the trees (10 trees)
+  if (selected('list')) {
+    for (let i = 1; i < 10; i++)
+      await call('POST', '/api/v1/trees', { code: `list-${i}`, name: `List tree ${i}` });
+    for (let i = 0; i < 50; i++) await quick('GET', '/api/v1/trees'); // warm-up
+    const xs = [];
+    for (let i = 0; i < LIST_REQUESTS; i++) {
+      t0 = performance.now();
+      await quick('GET', '/api/v1/trees');
+      xs.push(ms(t0));
+    }
+    row(
+      'List the trees (GET /api/v1/trees, 10 trees, sequential)',
+      median(xs),
+      undefined,
+      '-',
+      `p50 of ${LIST_REQUESTS} requests over one kept-alive connection; p99 ${pct(xs, 99).toFixed(2)} ms`,
+    );
+  }
 
   // ------------------------------------------------------------------ 1. subtree read (111,111 nodes)
   if (selected('read')) {
