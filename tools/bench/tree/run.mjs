@@ -18,8 +18,11 @@
 //   BENCH_ONLY       comma-separated subset of list,read,move,insert,clone,export,import to run (default: all;
 //                    import runs the export too, it imports that file). For experiments: a full run takes 8-25 minutes.
 //   BENCH_LIST_REQUESTS  sequential GET /api/v1/trees timed by the list operation (default 500).
+//   BENCH_LIST_SECONDS   seconds of each throughput run of the list operation (default 10; 0: none).
+//   BENCH_LIST_ROUTES    which throughput runs: comma-separated subset of trees,settings,404 (default all three).
 //   BENCH_ROOT       the checkout whose dist/ is measured (default this one: bench:compare points it at another build).
 // Prints a table (API | raw SQL | ratio | target) and the machine it ran on.
+import { execFileSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -28,8 +31,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
 import pg from 'pg';
-import { processGroup } from '../lib/processes.mjs';
+import { autocannonSummary, cpuMs, processGroup, tasksetAvailable } from '../lib/processes.mjs';
 import { randomPassword, startEmbeddedPostgres, stopEmbeddedPostgres } from '../../launcher/embedded-pg.mjs';
 
 const root = process.env.BENCH_ROOT
@@ -53,6 +57,8 @@ const INSERTS = Number(env.BENCH_INSERTS || 300);
 const REPEAT = Number(env.BENCH_REPEAT || 5);
 const ROUNDS = Number(env.BENCH_ROUNDS || 3);
 const LIST_REQUESTS = Number(env.BENCH_LIST_REQUESTS || 500);
+const LIST_SECONDS = Number(env.BENCH_LIST_SECONDS ?? 10);
+const LIST_ROUTES = (env.BENCH_LIST_ROUTES ?? 'trees,settings,404').split(',').map((r) => r.trim());
 const OPERATIONS = ['list', 'read', 'move', 'insert', 'clone', 'export', 'import'];
 const ONLY = env.BENCH_ONLY ? env.BENCH_ONLY.split(',').map((s) => s.trim()) : OPERATIONS;
 for (const o of ONLY) {
@@ -179,6 +185,8 @@ dataDirs.push(authData);
 
 const results = [];
 const notes = [];
+/** Throughput runs of the list operation (autocannon summaries). */
+const throughput = [];
 const row = (name, api, raw, target, extra = '') => {
   results.push({ name, api, raw, ratio: raw ? api / raw : undefined, target, extra });
   log(`${name}: API ${api.toFixed(1)} ms, raw SQL ${raw?.toFixed(1) ?? '-'} ms ${extra}`);
@@ -211,7 +219,7 @@ try {
     },
     `${authUrl}/readyz`,
   );
-  await start(
+  const treeProc = await start(
     'apps/tree',
     mains.tree,
     {
@@ -275,6 +283,67 @@ try {
       req.on('error', reject);
       req.end(payload);
     });
+
+  /**
+   * Requests/s of the list at 10 connections, the identity benchmark's method: apps/tree pinned to CPU 0,
+   * autocannon (this process) and the tree database's PostgreSQL backends to the other CPUs. Beside it, on the same
+   * run and pinning: a bearer-guarded route that reads one row (`/api/v1/settings`) and an unauthenticated 404 (the
+   * stack's floor), so the list's own cost shows as the difference.
+   */
+  async function listThroughput(headers) {
+    const pin = tasksetAvailable() && os.cpus().length > 1;
+    const all = `0-${os.cpus().length - 1}`;
+    const taskset = (cpus, pid) => {
+      try {
+        execFileSync('taskset', ['-a', '-p', '-c', cpus, String(pid)], { stdio: 'ignore' });
+      } catch {
+        // a process that exited or is not ours: left where it is
+      }
+    };
+    const routes = [
+      ['trees', 'List the trees, 10 connections (GET /api/v1/trees)', '/api/v1/trees', headers],
+      ['settings', 'Bearer-guarded one-row read (GET /api/v1/settings)', '/api/v1/settings', headers],
+      ['404', 'Unauthenticated 404 (GET /api/v1/no-such-route)', '/api/v1/no-such-route', {}],
+    ].filter(([key]) => LIST_ROUTES.includes(key));
+    try {
+      for (const [, name, route, h] of routes) {
+        const opts = { url: `${api}${route}`, connections: 10, headers: h };
+        await autocannon({ ...opts, duration: 2 }); // warm-up; opens the pool's connections
+        const backends = (
+          await q(
+            `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`,
+          )
+        ).rows.map((r) => r.pid);
+        if (pin) {
+          taskset('0', treeProc.pid);
+          for (const pid of backends) taskset(`1-${os.cpus().length - 1}`, pid);
+          taskset(`1-${os.cpus().length - 1}`, process.pid);
+        }
+        const cpuOf = () => [cpuMs(treeProc.pid), ...backends.map((pid) => cpuMs(pid) ?? 0)];
+        const before = cpuOf();
+        const result = await autocannon({ ...opts, duration: LIST_SECONDS });
+        const after = cpuOf();
+        const s = autocannonSummary(name, result);
+        const per = (used) => (result.requests.total ? used / result.requests.total : undefined);
+        const cpuPerRequest =
+          before[0] !== undefined && after[0] !== undefined ? per(after[0] - before[0]) : undefined;
+        const pgCpuPerRequest = per(
+          after.slice(1).reduce((a, b) => a + b, 0) - before.slice(1).reduce((a, b) => a + b, 0),
+        );
+        throughput.push({ ...s, cpuPerRequest, pgCpuPerRequest, pinned: pin });
+        log(
+          `${name}: ${Math.round(s.rps)} req/s, p50 ${s.p50} ms, p99 ${s.p99} ms, non-2xx ${s.non2xx}` +
+            (cpuPerRequest !== undefined ? `, apps/tree CPU ${cpuPerRequest.toFixed(2)} ms a request` : '') +
+            (pgCpuPerRequest !== undefined ? `, PostgreSQL ${pgCpuPerRequest.toFixed(2)} ms` : ''),
+        );
+      }
+    } finally {
+      if (pin) {
+        taskset(all, treeProc.pid);
+        taskset(all, process.pid);
+      }
+    }
+  }
 
   // ---------------------------------------------------------------------------------------- data
   const code = 'bench';
@@ -340,6 +409,7 @@ try {
       '-',
       `p50 of ${LIST_REQUESTS} requests over one kept-alive connection; p99 ${pct(xs, 99).toFixed(2)} ms`,
     );
+    if (LIST_SECONDS > 0) await listThroughput(H);
   }
 
   // ------------------------------------------------------------------ 1. subtree read (111,111 nodes)
@@ -805,6 +875,17 @@ const lines = [
   ),
 ];
 console.log(lines.join('\n'));
+if (throughput.length) {
+  console.log('');
+  console.log(
+    `| Throughput (10 connections, apps/tree on one core${throughput[0].pinned ? '' : ': not pinned'}) | req/s | p50 ms | p99 ms | apps/tree CPU ms a request | PostgreSQL CPU ms a request | non-2xx + errors |`,
+  );
+  console.log('|---|---:|---:|---:|---:|---:|---:|');
+  for (const t of throughput)
+    console.log(
+      `| ${t.name} | ${Math.round(t.rps)} | ${t.p50} | ${t.p99} | ${t.cpuPerRequest?.toFixed(2) ?? '-'} | ${t.pgCpuPerRequest?.toFixed(2) ?? '-'} | ${t.non2xx + t.errors} |`,
+    );
+}
 console.log('');
 for (const n of notes) console.log(`- ${n}`);
 console.log(
@@ -812,4 +893,7 @@ console.log(
     `${embedded ? ` (embedded, ${PG_FLAGS.map(([k, v]) => `${k}=${v}`).join(', ')})` : ''}; load average ${startLoad.toFixed(2)} at start, ${m.loadavg} at end`,
 );
 if (env.BENCH_JSON)
-  writeFileSync(env.BENCH_JSON, JSON.stringify({ results, notes, machine: m, serverVersion }, null, 2));
+  writeFileSync(
+    env.BENCH_JSON,
+    JSON.stringify({ results, throughput, notes, machine: m, serverVersion }, null, 2),
+  );

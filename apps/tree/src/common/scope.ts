@@ -15,7 +15,8 @@ export interface VersionScope extends TreeScope {
 }
 
 export async function resolveTree(sql: Sql, instance: InstanceKey, treeCode: string): Promise<TreeScope> {
-  const row = await sql.one<{ id: string }>(`SELECT id FROM trees WHERE instance_id = $1 AND code = $2`, [
+  // Look-ups by key on every request run as prepared statements (Sql.read): no planning per request.
+  const [row] = await sql.read<{ id: string }>(`SELECT id FROM trees WHERE instance_id = $1 AND code = $2`, [
     instance,
     treeCode,
   ]);
@@ -29,7 +30,7 @@ export async function resolveVersion(
   treeCode: string,
   version: string,
 ): Promise<VersionScope> {
-  const row = await sql.one<{ tree_id: string; version_id: string | null }>(
+  const [row] = await sql.read<{ tree_id: string; version_id: string | null }>(
     `SELECT t.id AS tree_id, v.id AS version_id
        FROM trees t LEFT JOIN tree_versions v ON v.tree_id = t.id AND v.version = $3
       WHERE t.instance_id = $1 AND t.code = $2`,

@@ -28,7 +28,7 @@ export class SettingsService {
   async get(instance: InstanceKey, query: Record<string, unknown>): Promise<Partial<SettingsRecord>> {
     const read = parseReadQuery(query, settingsSpec, 'v1');
     return this.db.connection(async (sql) => {
-      const row = await sql.one<SettingsRecord>(
+      const [row] = await sql.read<SettingsRecord>(
         `SELECT environment FROM tree_settings WHERE instance_id = $1`,
         [instance],
       );

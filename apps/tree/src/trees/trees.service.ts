@@ -236,7 +236,7 @@ export class TreesService {
     const p = new Params();
     const where = `t.instance_id = ${p.add(instance)} AND t.code = ${p.add(treeCode)}`;
     const tr = translationJoin(p, lang);
-    const row = await sql.one<TreeRow>(
+    const [row] = await sql.read<TreeRow>(
       `SELECT ${TREE_COLUMNS}${tr.columns} FROM trees t ${tr.join} WHERE ${where}`,
       p.values,
     );

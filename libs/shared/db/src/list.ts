@@ -8,7 +8,7 @@ import {
   type RecordSpec,
 } from '@gatehouse/query';
 import { Params } from './params.js';
-import { Db, type Sql } from './sql.js';
+import type { Sql } from './sql.js';
 
 /**
  * The one implementation of a list operation's statements (identity and tree lists alike): `q` compiled to
@@ -117,10 +117,6 @@ export function countedPageSql(pageSql: string, countSql: string): string {
        SELECT page.*, total.__total FROM total LEFT JOIN page ON true ORDER BY page.__ord`;
 }
 
-/** Reads on the pool run as prepared statements (Db.read); inside a transaction, plainly. */
-const read = <T>(sql: Sql, text: string, params: unknown[]): Promise<T[]> =>
-  sql instanceof Db ? sql.read<T>(text, params) : sql.rows<T>(text, params);
-
 /**
  * One page of a list operation and, when asked, the total count of matching rows. With the count, page and count
  * travel as one statement (two CTEs: the page reads `limit + 1` rows through the sort's index, the count an
@@ -131,8 +127,7 @@ export async function listPage<Row>(sql: Sql, plan: ListPlan): Promise<ListPage<
   let fetched: Row[];
   let total: number | undefined;
   if (list.totalCount && !(plan.knownTotal && !list.where)) {
-    const joined = await read<Row & { __total: string; __ord: string | null }>(
-      sql,
+    const joined = await sql.read<Row & { __total: string; __ord: string | null }>(
       countedPageSql(pageSql, countSql),
       params,
     );
@@ -146,7 +141,7 @@ export async function listPage<Row>(sql: Sql, plan: ListPlan): Promise<ListPage<
       fetched.push(row as Row);
     }
   } else {
-    fetched = await read<Row>(sql, pageSql, params);
+    fetched = await sql.read<Row>(pageSql, params);
     if (list.totalCount && plan.knownTotal) total = await plan.knownTotal();
   }
   const page = takePage(fetched, list.limit);

@@ -42,15 +42,10 @@ export class PreparedStatements {
 
   /** Rows of a read statement on the pool, prepared as described above. */
   async rows<T>(pool: pg.Pool, text: string, values: readonly unknown[] = []): Promise<T[]> {
-    const { client: checkedOut, release } = await checkout(pool);
-    const client = checkedOut as PgClient;
+    const { client, release } = await checkout(pool);
     let failed: Error | undefined;
     try {
-      const name = await this.nameFor(client, text);
-      const result = await client.query(
-        name ? { name, text, values: values as unknown[] } : { text, values: values as unknown[] },
-      );
-      return result.rows as T[];
+      return await this.rowsOn<T>(client, text, values);
     } catch (err) {
       // A broken connection is destroyed by the pool; a statement error leaves the connection usable.
       failed = isConnectionError(err) ? (err as Error) : undefined;
@@ -58,6 +53,18 @@ export class PreparedStatements {
     } finally {
       release(failed);
     }
+  }
+
+  /**
+   * Rows of a read statement on a connection the caller holds (one checked out for several statements, or a
+   * transaction's), prepared as described above. Connection errors are the caller's to handle.
+   */
+  async rowsOn<T>(client: pg.PoolClient, text: string, values: readonly unknown[] = []): Promise<T[]> {
+    const name = await this.nameFor(client as PgClient, text);
+    const result = await client.query(
+      name ? { name, text, values: values as unknown[] } : { text, values: values as unknown[] },
+    );
+    return result.rows as T[];
   }
 
   private async nameFor(client: PgClient, text: string): Promise<string | undefined> {

@@ -21,6 +21,11 @@ export interface Sql {
   /** The number of rows a statement touched. */
   exec(text: string, params?: readonly unknown[]): Promise<number>;
   /**
+   * The rows of a read on a hot path (a list, a look-up by key), as a named prepared statement from its second use
+   * (PreparedStatements): PostgreSQL stops planning it on every request. For statements whose text repeats.
+   */
+  read<T = AnyRow>(text: string, params?: readonly unknown[]): Promise<T[]>;
+  /**
    * `fn` in one transaction (commit when it resolves, roll back when it throws). Inside a transaction it runs in the
    * transaction already open.
    */
@@ -66,10 +71,20 @@ class ConnectionSql implements Sql {
   constructor(
     readonly client: Client,
     private readonly inTransaction: boolean,
+    private readonly prepared: PreparedStatements,
   ) {}
 
   async rows<T = AnyRow>(text: string, params: readonly unknown[] = []): Promise<T[]> {
     return (await query(this.client, text, params)).rows as T[];
+  }
+
+  async read<T = AnyRow>(text: string, params: readonly unknown[] = []): Promise<T[]> {
+    try {
+      return await this.prepared.rowsOn<T>(this.client, text, params);
+    } catch (err) {
+      if (isConnectionError(err)) broken.add(this.client);
+      throw err;
+    }
   }
 
   async one<T = AnyRow>(text: string, params: readonly unknown[] = []): Promise<T | undefined> {
@@ -82,18 +97,19 @@ class ConnectionSql implements Sql {
 
   transaction<T>(fn: (tx: Sql) => Promise<T>, opts?: TransactionOptions): Promise<T> {
     if (this.inTransaction) return fn(this);
-    return runTransaction(this.client, fn, opts);
+    return runTransaction(this.client, this.prepared, fn, opts);
   }
 }
 
 async function runTransaction<T>(
   client: Client,
+  prepared: PreparedStatements,
   fn: (tx: Sql) => Promise<T>,
   opts: TransactionOptions = {},
 ): Promise<T> {
   await query(client, beginStatement(opts));
   try {
-    const out = await fn(new ConnectionSql(client, true));
+    const out = await fn(new ConnectionSql(client, true, prepared));
     await query(client, 'COMMIT');
     return out;
   } catch (err) {
@@ -163,12 +179,12 @@ export class Db implements Sql {
   }
 
   transaction<T>(fn: (tx: Sql) => Promise<T>, opts?: TransactionOptions): Promise<T> {
-    return this.withClient((client) => runTransaction(client, fn, opts));
+    return this.withClient((client) => runTransaction(client, this.prepared, fn, opts));
   }
 
   /** `fn` on one connection outside a transaction (each statement its own snapshot; session settings stay). */
   connection<T>(fn: (sql: Sql) => Promise<T>): Promise<T> {
-    return this.withClient((client) => fn(new ConnectionSql(client, false)));
+    return this.withClient((client) => fn(new ConnectionSql(client, false, this.prepared)));
   }
 
   /** A transaction the caller ends with `commit()` or `rollback()` (which also return the connection). */
@@ -180,7 +196,7 @@ export class Db implements Sql {
       release(broken.has(client) ? (err as Error) : undefined);
       throw err;
     }
-    const sql = new ConnectionSql(client, true);
+    const sql = new ConnectionSql(client, true, this.prepared);
     let ended = false;
     const end = async (statement: string) => {
       if (ended) return;

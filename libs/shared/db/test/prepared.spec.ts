@@ -76,6 +76,29 @@ describe('PreparedStatements', () => {
     await expect(prepared.rows(ds.pool, `SELECT nope FROM t`)).rejects.toMatchObject({ code: '42703' });
     expect(await prepared.rows(ds.pool, bad, [7])).toEqual([{ id: 7 }]);
   });
+
+  it('Sql.read prepares on a held connection and in a transaction too, and survives a rollback', async () => {
+    await ds.rows('DEALLOCATE ALL');
+    const text = `SELECT name FROM t WHERE id = $1`;
+    // first use (seen) and second (prepared) on one checked-out connection
+    await ds.connection(async (sql) => {
+      expect(await sql.read(text, [1])).toEqual([{ name: 'n1' }]);
+      expect(await sql.read(text, [2])).toEqual([{ name: 'n2' }]);
+    });
+    const names = await preparedNames(ds);
+    expect(names).toHaveLength(1);
+    // a transaction that reads it and then fails: the statement stays prepared and usable (not transactional)
+    await expect(
+      ds.transaction(async (tx) => {
+        expect(await tx.read(text, [3])).toEqual([{ name: 'n3' }]);
+        await tx.rows(`SELECT 1/0`);
+      }),
+    ).rejects.toMatchObject({ code: '22012' });
+    expect(await preparedNames(ds)).toEqual(names);
+    expect(await ds.transaction((tx) => tx.read(text, [4]))).toEqual([{ name: 'n4' }]);
+    expect(await ds.read(text, [5])).toEqual([{ name: 'n5' }]);
+    expect(await preparedNames(ds)).toEqual(names);
+  });
 });
 
 describe('Db when PostgreSQL drops its connections', () => {
