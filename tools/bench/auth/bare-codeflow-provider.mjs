@@ -103,6 +103,8 @@ const provider = new Provider(env.BARE_ISSUER, {
     },
   ],
   jwks: JSON.parse(env.BARE_JWKS),
+  // Gatehouse's paths (oidc-provider's own default for the authorization endpoint is /auth)
+  routes: { authorization: '/authorize', token: '/token' },
   scopes: ['openid', 'offline_access', 'profile'],
   claims: { openid: ['sub'], profile: PROFILE },
   // Signed cookies, as Gatehouse's (its cookie keys).

@@ -27,7 +27,8 @@
 // default 10), BENCH_SERVER_CPUS (taskset CPU list of both servers, default 0; empty: no pinning), BENCH_LOAD_CPUS
 // (taskset CPU list of this process, the load; default every CPU but the servers'), BENCH_ONLY (comma-separated
 // scenario names: full,sso,password), BENCH_BARE=0 (Gatehouse alone), BENCH_JSON (write the results there),
-// BENCH_NODE_ARGS (node flags for apps/auth, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`), BENCH_ROOT (the checkout
+// BENCH_NODE_ARGS (node flags for apps/auth, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`), BENCH_BARE_NODE_ARGS (the
+// same for the bare provider), BENCH_ROOT (the checkout
 // whose dist/ is measured, default this one), BENCH_ACCOUNTS (accounts cycled by the full flow and the password
 // grant, default 1000).
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
@@ -231,7 +232,8 @@ async function exchange(target, request, callbackUrl) {
 async function fullFlow(target, jar, username) {
   const request = authorizationRequest(target.origin, target.clientId);
   const loginPage = await walk(jar, target.origin, request.url);
-  if (loginPage.status !== 200) throw new Error(`login page: ${loginPage.status} at ${loginPage.url}`);
+  if (loginPage.status !== 200)
+    throw new Error(`login page: ${loginPage.status} at ${loginPage.url}: ${loginPage.html.slice(0, 600)}`);
   let consent;
   if (target.kind === 'gatehouse') {
     consent = await walk(jar, target.origin, actionOf(loginPage.html, loginPage.url, /\/login$/), {
@@ -296,12 +298,14 @@ const pct = (sorted, p) =>
  * @param {number} seconds
  * @param {(vu: number, i: number) => Promise<unknown>} flow
  * @param {number} pid the server's process (its CPU time over the run)
+ * @param {() => Promise<number>} [statements] statements run so far in the benchmark's database (PostgreSQL's count)
  */
-async function drive(seconds, flow, pid) {
+async function drive(seconds, flow, pid, statements) {
   const latencies = [];
   const errors = [];
   let late = 0;
   let next = 0;
+  const tx0 = statements ? await statements() : undefined;
   const cpu0 = cpuMs(pid);
   const t0 = performance.now();
   const deadline = t0 + seconds * 1000;
@@ -321,6 +325,10 @@ async function drive(seconds, flow, pid) {
     }),
   );
   const cpu1 = cpuMs(pid);
+  const busy = performance.now() - t0;
+  // PostgreSQL counts a backend's transactions when it reports its statistics (at most once a second)
+  if (statements) await new Promise((r) => setTimeout(r, 1200));
+  const tx1 = statements ? await statements() : undefined;
   latencies.sort((a, b) => a - b);
   const serverCpuMs = cpu0 !== undefined && cpu1 !== undefined ? cpu1 - cpu0 : undefined;
   return {
@@ -337,8 +345,12 @@ async function drive(seconds, flow, pid) {
       serverCpuMs !== undefined && latencies.length
         ? Number((serverCpuMs / latencies.length).toFixed(2))
         : undefined,
-    coreBusy:
-      serverCpuMs !== undefined ? Number((serverCpuMs / (performance.now() - t0)).toFixed(2)) : undefined,
+    coreBusy: serverCpuMs !== undefined ? Number((serverCpuMs / busy).toFixed(2)) : undefined,
+    // PostgreSQL transactions (a statement outside a transaction is one) per flow: work on the database's side
+    txPerFlow:
+      tx0 !== undefined && tx1 !== undefined && latencies.length
+        ? Number(((tx1 - tx0) / latencies.length).toFixed(1))
+        : undefined,
   };
 }
 
@@ -394,6 +406,7 @@ try {
   const db = new pg.Client({ connectionString: dbUrl });
   db.on('error', () => undefined); // the final DROP ... WITH (FORCE) ends it if a step above failed
   await db.connect();
+  /** @type {(text: string, params?: unknown[]) => Promise<import('pg').QueryResult<any>>} */
   const q = (text, params) => db.query(text, params);
   const { hashPassword } = await import(
     pathToFileURL(path.join(dist, 'libs/identity/data/src/passwords.js')).href
@@ -486,7 +499,10 @@ try {
   const bareProcess = withBare
     ? await start(
         'bare oidc-provider',
-        [path.join(here, 'bare-codeflow-provider.mjs')],
+        [
+          ...(env.BENCH_BARE_NODE_ARGS ? env.BENCH_BARE_NODE_ARGS.split(' ') : []),
+          path.join(here, 'bare-codeflow-provider.mjs'),
+        ],
         {
           BARE_PORT: String(barePort),
           BARE_ISSUER: bare,
@@ -572,6 +588,15 @@ try {
     flow: (_vu, i) => passwordGrant(targets.gatehouse, login(i)),
   });
 
+  const statements = async () =>
+    Number(
+      (
+        await admin.query(
+          `SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = $1`,
+          [dbName],
+        )
+      ).rows[0].n,
+    );
   const runs = new Map();
   for (let round = 1; round <= rounds; round++) {
     for (const s of scenarios) {
@@ -580,12 +605,12 @@ try {
       // a warm-up (JIT, pools) on the first round
       if (round === 1) await drive(2, s.flow, pid);
       process.stderr.write(`  round ${round} ${s.server.padEnd(9)} ${s.key} ...`);
-      const r = await drive(duration, s.flow, pid);
+      const r = await drive(duration, s.flow, pid, statements);
       const id = `${s.server}\t${s.key}`;
       runs.set(id, [...(runs.get(id) ?? []), r]);
       process.stderr.write(
         ` ${r.perSec.toFixed(1)}/s p50 ${r.p50} ms p99 ${r.p99} ms, ${r.cpuMsPerFlow ?? '?'} ms CPU/flow, ` +
-          `core ${r.coreBusy ?? '?'} busy, errors ${r.errors}${r.errors ? ` (${r.firstErrors[0]})` : ''}\n`,
+          `core ${r.coreBusy ?? '?'} busy, ${r.txPerFlow ?? '?'} pg tx/flow, errors ${r.errors}${r.errors ? ` (${r.firstErrors[0]})` : ''}\n`,
       );
     }
   }
@@ -604,6 +629,7 @@ try {
       max: Math.max(...rs.map((r) => r.max)),
       cpuMsPerFlow: median(rs.map((r) => r.cpuMsPerFlow ?? NaN)),
       coreBusy: median(rs.map((r) => r.coreBusy ?? NaN)),
+      txPerFlow: median(rs.map((r) => r.txPerFlow ?? NaN)),
       flows: rs.reduce((a, r) => a + r.flows, 0),
       errors: rs.reduce((a, r) => a + r.errors, 0),
       firstErrors: [...new Set(rs.flatMap((r) => r.firstErrors))].slice(0, 3),
@@ -631,11 +657,11 @@ const machine =
 const label = (server) =>
   server === 'bare' ? 'bare oidc-provider, dev interactions + argon2id login' : 'Gatehouse apps/auth';
 const lines = [
-  `| scenario | server | flows/s (median) | runs flows/s | p50 ms | p99 ms | max ms | server CPU ms/flow | core busy | errors |`,
-  `|---|---|---:|---|---:|---:|---:|---:|---:|---:|`,
+  `| scenario | server | flows/s (median) | runs flows/s | p50 ms | p99 ms | max ms | server CPU ms/flow | core busy | pg tx/flow | errors |`,
+  `|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|`,
   ...results.map(
     (r) =>
-      `| ${r.name} | ${label(r.server)} | ${r.perSec.toFixed(1)} | ${r.runs.join(', ')} | ${r.p50} | ${r.p99} | ${r.max} | ${r.cpuMsPerFlow} | ${r.coreBusy} | ${r.errors} |`,
+      `| ${r.name} | ${label(r.server)} | ${r.perSec.toFixed(1)} | ${r.runs.join(', ')} | ${r.p50} | ${r.p99} | ${r.max} | ${r.cpuMsPerFlow} | ${r.coreBusy} | ${r.txPerFlow} | ${r.errors} |`,
   ),
 ];
 const of = (server, key) => results.find((r) => r.server === server && r.key === key);
@@ -648,7 +674,7 @@ const ratios = ['full', 'sso'].flatMap((key) => {
 });
 console.log(`\nStarted ${startedAt}. Machine: ${machine}`);
 console.log(
-  `argon2id (Gatehouse's passwords.ts, @node-rs/argon2): ${argon2.algorithm} v=${argon2.version} ${argon2.params}; ` +
+  `argon2id (Gatehouse's passwords.ts, @node-rs/argon2): ${argon2.algorithm} ${argon2.version} ${argon2.params}; ` +
     `one verify ${argon2.medianMs} ms median, ${argon2.p90Ms} ms p90 on the servers' core: at most ` +
     `${argon2.ceilingPerCore} logins/s per core\n`,
 );
