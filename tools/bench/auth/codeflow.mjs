@@ -30,7 +30,7 @@
 // BENCH_NODE_ARGS (node flags for apps/auth, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`), BENCH_BARE_NODE_ARGS (the
 // same for the bare provider), BENCH_ROOT (the checkout
 // whose dist/ is measured, default this one), BENCH_ACCOUNTS (accounts cycled by the full flow and the password
-// grant, default 1000).
+// grant, default 1000), BENCH_TRACE=1 (print every request of every flow, method, URL and status).
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -155,6 +155,7 @@ async function walk(jar, origin, url, form) {
       body,
     });
     jar.store(res);
+    if (env.BENCH_TRACE === '1') console.error(`[trace] ${body ? 'POST' : 'GET'} ${at} -> ${res.status}`);
     const html = await res.text();
     if (res.status < 300 || res.status >= 400) return { status: res.status, url: at, html };
     const next = new URL(res.headers.get('location') ?? '', at).toString();
