@@ -4,6 +4,11 @@ import path from 'node:path';
 
 const root = path.dirname(fileURLToPath(import.meta.url));
 
+// TEST_WORKERS: Jest workers of one project's run (a count, or a share of the cores such as `50%`). Unset: Jest's
+// default, cores - 1, which on a 2-core machine runs every file of a project in one process, one after another.
+// `npm test` sets it (tools/scripts/test.mjs).
+const workers = process.env.TEST_WORKERS?.trim();
+
 export default {
   testEnvironment: 'node',
   extensionsToTreatAsEsm: ['.ts'],
@@ -29,4 +34,5 @@ export default {
   globalTeardown: path.join(root, 'tools/jest/global-teardown.mjs'),
   reporters: ['default', path.join(root, 'tools/jest/summary-reporter.mjs')],
   testTimeout: 30000,
+  ...(workers ? { maxWorkers: /^\d+$/.test(workers) ? Number(workers) : workers } : {}),
 };

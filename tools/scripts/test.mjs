@@ -10,7 +10,8 @@ import { constants, tmpdir } from 'node:os';
 import path from 'node:path';
 import { prepareTestEnvironment } from '../jest/test-env.mjs';
 
-const args = ['nx', 'run-many', '-t', 'test', '--parallel=2', ...process.argv.slice(2)];
+const parallel = process.env.TEST_PARALLEL || '2';
+const args = ['nx', 'run-many', '-t', 'test', `--parallel=${parallel}`, ...process.argv.slice(2)];
 
 let env;
 try {
@@ -27,7 +28,11 @@ const summaryDir = mkdtempSync(path.join(tmpdir(), 'gh-test-summary-'));
 const summaryFile = path.join(summaryDir, 'runs.jsonl');
 const child = spawn('npx', args, {
   stdio: 'inherit',
-  env: { ...process.env, GATEHOUSE_TEST_SUMMARY_FILE: summaryFile },
+  env: {
+    ...process.env,
+    TEST_WORKERS: process.env.TEST_WORKERS || '2',
+    GATEHOUSE_TEST_SUMMARY_FILE: summaryFile,
+  },
 });
 
 let signalled;

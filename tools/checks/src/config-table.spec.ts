@@ -36,6 +36,12 @@ const toolVars: [string, string, string][] = [
     'tests: PostgreSQL where test databases are created (falls back to DATABASE_URL)',
   ],
   ['TEST_REDIS_URL', 'redis://127.0.0.1:6379 when it answers', 'tests: Redis for the Redis-backed tests'],
+  ['TEST_PARALLEL', '2', '`npm test`: projects whose tests run at the same time (`nx run-many --parallel`)'],
+  [
+    'TEST_WORKERS',
+    '2 (`npm test`)',
+    "tests: Jest worker processes of one project's run (a count, or a share of the cores such as `50%`); unset outside `npm test`: Jest's default, cores - 1",
+  ],
 ];
 
 function table(): string {

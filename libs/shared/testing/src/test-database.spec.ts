@@ -130,6 +130,15 @@ describe('createTestDatabase', () => {
     created.push(db);
     expect(await query(db.url, "SELECT tablename FROM pg_tables WHERE schemaname = 'public'")).toEqual([]);
   });
+
+  it('test databases do not wait for the disk at commit (they are thrown away)', async () => {
+    const copy = await createTestDatabase({ template: uniqueKey(), migrate: async () => undefined });
+    const empty = await createEmptyTestDatabase();
+    created.push(copy, empty);
+    for (const db of [copy, empty]) {
+      expect(await query(db.url, 'SHOW synchronous_commit')).toEqual([{ synchronous_commit: 'off' }]);
+    }
+  });
 });
 
 describe('helpers', () => {
