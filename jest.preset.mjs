@@ -6,7 +6,7 @@ const root = path.dirname(fileURLToPath(import.meta.url));
 
 // TEST_WORKERS: Jest workers of one project's run (a count, or a share of the cores such as `50%`). Unset: Jest's
 // default, cores - 1, which on a 2-core machine runs every file of a project in one process, one after another.
-// `npm test` sets it (tools/scripts/test.mjs).
+// Set it for `npm test` or a project's target alike (docs/benchmarks.md, "The test loop").
 const workers = process.env.TEST_WORKERS?.trim();
 
 export default {

@@ -39,8 +39,8 @@ const toolVars: [string, string, string][] = [
   ['TEST_PARALLEL', '2', '`npm test`: projects whose tests run at the same time (`nx run-many --parallel`)'],
   [
     'TEST_WORKERS',
-    '2 (`npm test`)',
-    "tests: Jest worker processes of one project's run (a count, or a share of the cores such as `50%`); unset outside `npm test`: Jest's default, cores - 1",
+    "Jest's default (cores - 1)",
+    "tests: Jest worker processes of one project's run (a count, or a share of the cores such as `50%`)",
   ],
 ];
 
