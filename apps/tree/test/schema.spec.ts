@@ -49,6 +49,7 @@ describe('tree migrations', () => {
   });
 
   it('moves existing nodes into one partition per version with byte paths, and back (1790000300000, 1790000400000)', async () => {
+    await ds.undoLastMigration(); // node-local indexes
     await ds.undoLastMigration(); // version roots (keeps every node)
     await ds.undoLastMigration(); // trees without instances
     await ds.undoLastMigration(); // integer-array paths
@@ -109,6 +110,7 @@ describe('tree migrations', () => {
     const [none] = await ds.query(`SELECT tree_node_version(tree_node_id($1, 99)) AS v`, [versions[1]]);
     expect(none.v).toBeNull();
 
+    await ds.undoLastMigration(); // node-local indexes
     await ds.undoLastMigration(); // version roots
     await ds.undoLastMigration(); // trees without instances
     await ds.undoLastMigration();
@@ -123,6 +125,7 @@ describe('tree migrations', () => {
   });
 
   it('gives existing trees and settings to the default instance, codes unique per instance, and back (1790000500000)', async () => {
+    await ds.undoLastMigration(); // node-local indexes
     await ds.undoLastMigration(); // version roots
     await ds.undoLastMigration();
     const [old] = await ds.query(`INSERT INTO trees (code, name) VALUES ('old', 'Old') RETURNING id`);
@@ -165,6 +168,7 @@ describe('tree migrations', () => {
     );
     expect(node.tree_id).toBe(mine.id);
 
+    await ds.undoLastMigration(); // node-local indexes
     await ds.undoLastMigration(); // version roots
     await ds.undoLastMigration(); // the other instance's tree, version, nodes and settings go
     expect(await ds.query(`SELECT id FROM trees`)).toEqual([{ id: old.id }]);
@@ -181,6 +185,7 @@ describe('tree migrations', () => {
   });
 
   it('gives every version stored without nodes its root node, and keeps it on revert (1790000600000)', async () => {
+    await ds.undoLastMigration(); // node-local indexes
     await ds.undoLastMigration();
     const [t] = await ds.query(
       `INSERT INTO trees (instance_id, code, name, description) VALUES ($1, 'roots', 'Roots', 'd') RETURNING id`,
@@ -243,6 +248,7 @@ describe('tree migrations', () => {
       ),
     ).toEqual([{ tree_node_id: nodes[0].id, language: 'mn_MN', name: 'Үндэс' }]);
 
+    await ds.undoLastMigration(); // node-local indexes
     await ds.undoLastMigration();
     expect(await ds.query(`SELECT count(*)::int AS n FROM tree_nodes WHERE tree_id = $1`, [t.id])).toEqual([
       { n: 2 },
@@ -255,6 +261,90 @@ describe('tree migrations', () => {
       Object.values(ids),
     ]);
     await ds.query(`SELECT tree_nodes_drop_partition(v) FROM unnest($1::uuid[]) v`, [Object.values(ids)]);
+    await ds.query(`DELETE FROM trees WHERE id = $1`, [t.id]);
+  });
+
+  it('gives each node partition its own code, path and depth indexes, and back (1790000700000)', async () => {
+    /** Index name -> definition of every partition of tree_nodes, and the parent's constraints. */
+    const indexes = async () =>
+      Object.fromEntries(
+        (
+          (await ds.query(
+            `SELECT replace(x.indexname, c.relname, 'P') AS name,
+                    replace(regexp_replace(x.indexdef, '^.* USING ', ''), c.relname, 'P') AS def
+               FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_indexes x ON x.tablename = c.relname
+              WHERE i.inhparent = 'tree_nodes'::regclass ORDER BY 1`,
+          )) as { name: string; def: string }[]
+        ).map((r) => [r.name, r.def]),
+      );
+    const parentConstraints = async () =>
+      (
+        (await ds.query(
+          `SELECT conname FROM pg_constraint WHERE conrelid = 'tree_nodes'::regclass ORDER BY 1`,
+        )) as { conname: string }[]
+      ).map((r) => r.conname);
+    const [t] = await ds.query(
+      `INSERT INTO trees (instance_id, code, name) VALUES ($1, 'ix', 'Ix') RETURNING id`,
+      [NIL],
+    );
+    const vs: string[] = [];
+    for (const v of ['v1', 'v2']) {
+      const [row] = await ds.query(
+        `INSERT INTO tree_versions (tree_id, version, next_label, node_count) VALUES ($1, $2, 1, 1) RETURNING id`,
+        [t.id, v],
+      );
+      vs.push(row.id);
+      await ds.query(`SELECT tree_nodes_add_partition($1)`, [row.id]);
+      await ds.query(
+        `INSERT INTO tree_nodes (id, tree_id, tree_version_id, code, name, depth, leaf, parent_id, path)
+         VALUES (tree_node_id($1, 1), $2, $1, 'R', 'Root', 0, true, NULL, int4send(1))`,
+        [row.id, t.id],
+      );
+    }
+    const after = {
+      P_code_key: 'btree (code)',
+      P_depth_idx: 'btree (depth) WITH (deduplicate_items=off)',
+      P_parent_idx: 'btree (parent_id) WITH (deduplicate_items=off)',
+      P_path_idx: 'btree (path)',
+      P_pkey: 'btree (tree_version_id, id)',
+    };
+    const before = {
+      P_code_key: 'btree (tree_version_id, code)',
+      P_depth_idx: 'btree (tree_version_id, depth) WITH (deduplicate_items=off)',
+      P_parent_idx: 'btree (parent_id) WITH (deduplicate_items=off)',
+      P_path_key: 'btree (tree_version_id, path)',
+      P_pkey: 'btree (tree_version_id, id)',
+    };
+    expect(await indexes()).toEqual(after);
+    expect(await parentConstraints()).toEqual(['ck_tree_nodes_depth', 'pk_tree_nodes']);
+
+    await ds.undoLastMigration();
+    expect(await indexes()).toEqual(before);
+    expect(await parentConstraints()).toEqual([
+      'ck_tree_nodes_depth',
+      'pk_tree_nodes',
+      'uq_tree_nodes_code',
+      'uq_tree_nodes_path',
+    ]);
+    // a partition made by the earlier attach has the earlier indexes
+    const [{ v3 }] = await ds.query(`SELECT gen_random_uuid() AS v3`);
+    await ds.query(`SELECT tree_nodes_add_partition($1)`, [v3]);
+    await ds.query(`SELECT tree_nodes_drop_partition($1)`, [v3]);
+
+    await runMigrations(ds);
+    expect(await indexes()).toEqual(after);
+    expect(await pendingSchemaChanges(ds)).toEqual([]);
+    // Codes stay unique per version, reported under the partition's index name; the same code in another version is fine.
+    await expect(
+      ds.query(
+        `INSERT INTO tree_nodes (id, tree_id, tree_version_id, code, name, depth, leaf, parent_id, path)
+         VALUES (tree_node_id($1, 2), $2, $1, 'R', 'Again', 0, true, NULL, int4send(2))`,
+        [vs[0], t.id],
+      ),
+    ).rejects.toMatchObject({
+      driverError: { code: '23505', constraint: `tree_nodes_${vs[0].replace(/-/g, '')}_code_key` },
+    });
+    await ds.query(`SELECT tree_nodes_drop_partition(v) FROM unnest($1::uuid[]) v`, [vs]);
     await ds.query(`DELETE FROM trees WHERE id = $1`, [t.id]);
   });
 

@@ -15,8 +15,9 @@ export async function allowBulkStatements(sql: Sql): Promise<void> {
 }
 
 /**
- * A unique violation in a partition of tree_nodes names the partition's constraint (`tree_nodes_<version>_code_key`,
- * migration 1790000300000); it is reported as the parent's (`uq_tree_nodes_code`).
+ * A unique violation in a partition of tree_nodes names the partition's index (`tree_nodes_<version>_code_key`,
+ * migrations 1790000300000 and 1790000700000); it is reported under the name the parent's constraint had
+ * (`uq_tree_nodes_code`), which the messages are keyed by.
  */
 const PARTITION_UNIQUE = /^tree_nodes_[0-9a-f]{32}_(code|path)_key$/;
 

@@ -4,6 +4,7 @@ import { TreeNodePartitions1790000300000 } from './1790000300000-tree-node-parti
 import { TreeNodeBytePaths1790000400000 } from './1790000400000-tree-node-byte-paths.js';
 import { TreeInstances1790000500000 } from './1790000500000-tree-instances.js';
 import { TreeVersionRoots1790000600000 } from './1790000600000-tree-version-roots.js';
+import { TreeNodeLocalIndexes1790000700000 } from './1790000700000-tree-node-local-indexes.js';
 
 /** Every migration of apps/tree, in order. */
 export const treeMigrations = [
@@ -13,4 +14,5 @@ export const treeMigrations = [
   TreeNodeBytePaths1790000400000,
   TreeInstances1790000500000,
   TreeVersionRoots1790000600000,
+  TreeNodeLocalIndexes1790000700000,
 ];

@@ -1,4 +1,4 @@
-import { Check, Column, Entity, Index, PrimaryColumn, Unique } from 'typeorm';
+import { Check, Column, Entity, Index, PrimaryColumn } from 'typeorm';
 import { Audited } from '../common/audit.entity.js';
 
 /**
@@ -6,17 +6,15 @@ import { Audited } from '../common/audit.entity.js';
  * migrations). No foreign keys and no TypeORM tree entity: the service writes nodes set-based in SQL.
  *
  * The table is partitioned by LIST (tree_version_id), one partition per version (migration 1790000300000).
- * TypeORM cannot express partitioning: this entity describes the partitioned parent (its columns, constraints and
- * indexes, which every partition has too); the partitions themselves are created and dropped by the service. Nor
- * can it express the index option `deduplicate_items = off` of ix_tree_nodes_parent and ix_tree_nodes_depth (the
+ * TypeORM cannot express partitioning: this entity describes the partitioned parent (its columns, primary key,
+ * CHECK and parent index, which every partition has too); the partitions themselves are created and dropped by the
+ * service, each with its own unique index on `code`, index on `path` and index on `depth` (migration 1790000700000,
+ * `tree_nodes_attach`). Nor can it express the index option `deduplicate_items = off` of ix_tree_nodes_parent (the
  * drift check does not compare index options).
  */
 @Entity({ name: 'tree_nodes' })
-@Unique('uq_tree_nodes_code', ['treeVersionId', 'code'])
-@Unique('uq_tree_nodes_path', ['treeVersionId', 'path'])
 @Check('ck_tree_nodes_depth', 'depth >= 0 AND length(path) = 4 * (depth + 1)')
 @Index('ix_tree_nodes_parent', ['parentId'])
-@Index('ix_tree_nodes_depth', ['treeVersionId', 'depth'])
 export class TreeNode extends Audited {
   @PrimaryColumn('uuid', { primaryKeyConstraintName: 'pk_tree_nodes' })
   id: string;

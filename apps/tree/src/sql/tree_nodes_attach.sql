@@ -5,12 +5,11 @@ CREATE OR REPLACE FUNCTION public.tree_nodes_attach(version_id uuid)
 AS $function$
       DECLARE t text := tree_nodes_partition(version_id);
       BEGIN
-        EXECUTE format('ALTER TABLE %I ADD CONSTRAINT %I PRIMARY KEY (tree_version_id, id),'
-                       ' ADD CONSTRAINT %I UNIQUE (tree_version_id, code), ADD CONSTRAINT %I UNIQUE (tree_version_id, path)',
-                       t, t || '_pkey', t || '_code_key', t || '_path_key');
+        EXECUTE format('ALTER TABLE %I ADD CONSTRAINT %I PRIMARY KEY (tree_version_id, id)', t, t || '_pkey');
+        EXECUTE format('CREATE UNIQUE INDEX %I ON %I (code)', t || '_code_key', t);
+        EXECUTE format('CREATE INDEX %I ON %I (path)', t || '_path_idx', t);
         EXECUTE format('CREATE INDEX %I ON %I (parent_id) WITH (deduplicate_items = off)', t || '_parent_idx', t);
-        EXECUTE format('CREATE INDEX %I ON %I (tree_version_id, depth) WITH (deduplicate_items = off)',
-                       t || '_depth_idx', t);
+        EXECUTE format('CREATE INDEX %I ON %I (depth) WITH (deduplicate_items = off)', t || '_depth_idx', t);
         EXECUTE format('ALTER TABLE tree_nodes ATTACH PARTITION %I FOR VALUES IN (%L)', t, version_id);
       END
       $function$
