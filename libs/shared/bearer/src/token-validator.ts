@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import { decodeJwt } from 'jose';
+import { tokenDigest } from '@gatehouse/http';
 
 /** The authenticated caller of a request, from the token server's /tokeninfo. */
 export interface CallerInfo {
@@ -73,7 +73,8 @@ export interface TokenValidatorStats {
  * Validates access tokens through the token server's `POST /tokeninfo` (the token is sent as the form field and as
  * its own Bearer credential). Active results are cached until the earlier of the token's expiry and `cacheTtlSec`;
  * inactive results for `negativeTtlSec`; concurrent look-ups of one token share one call. Cache keys are SHA-256
- * digests, so the cache never holds raw tokens. Failures to reach the token server are never cached.
+ * digests (`tokenDigest`, the one the rate limits key on, memoised per process for the tokens seen last, so a request
+ * hashes its token once at most). Failures to reach the token server are never cached.
  */
 export class TokenValidator {
   private readonly cache = new Map<string, Entry>();
@@ -93,7 +94,7 @@ export class TokenValidator {
   /** The caller of an active token, or null for an inactive or malformed one. Throws TokenServerUnavailableError. */
   async validate(token: string): Promise<CallerInfo | null> {
     if (typeof token !== 'string' || token.length > MAX_TOKEN_LENGTH || !TOKEN_RE.test(token)) return null;
-    const key = createHash('sha256').update(token).digest('base64url');
+    const key = tokenDigest(token);
     const cached = this.cache.get(key);
     if (cached) {
       if (cached.until > this.now()) {

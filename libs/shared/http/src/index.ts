@@ -39,6 +39,7 @@ export {
   callerKey,
   canonicalClientId,
   presentedCredential,
+  tokenDigest,
   type PresentedCredential,
   endpointKey,
   RATE_LIMIT_EXEMPT_PATHS,

@@ -1,5 +1,6 @@
 import { RouteTable, UNMATCHED_ROUTE } from './route-table.js';
-import { callerKey, endpointKey } from './rate-limit.js';
+import { createHash } from 'node:crypto';
+import { callerKey, endpointKey, tokenDigest } from './rate-limit.js';
 
 describe('rate-limit keys', () => {
   it('identifies the caller by bearer token hash, Basic client id, else IP', () => {
@@ -15,6 +16,16 @@ describe('rate-limit keys', () => {
     expect(callerKey({ headers: { authorization: basic('client-1', 'other') }, ip: '5.6.7.8' })).toBe(c1);
     expect(callerKey({ headers: {}, ip: '1.2.3.4' })).toBe('ip:1.2.3.4');
     expect(callerKey({ headers: { authorization: 'Bearer' }, ip: '1.2.3.4' })).toBe('ip:1.2.3.4');
+  });
+
+  it("keys a bearer token by its SHA-256 digest, the one the token validator's cache uses", () => {
+    const token = 'eyJ.payload.signature';
+    const digest = createHash('sha256').update(token).digest('base64url');
+    expect(tokenDigest(token)).toBe(digest);
+    expect(tokenDigest(token)).toBe(digest); // memoised: the same answer
+    expect(callerKey({ headers: { authorization: `Bearer ${token}` }, ip: '1.2.3.4' })).toBe(
+      `bearer:${digest.slice(0, 32)}`,
+    );
   });
 
   it('keys by method and route pattern, unknown routes together', () => {
