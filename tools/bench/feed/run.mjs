@@ -32,30 +32,20 @@
 //
 // Target (issue 25): p99 of a management write under 20 ms with 3 token servers subscribed; 0 violations.
 import { randomBytes, randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { freePort, processGroup, tasksetAvailable, withDb } from '../lib/processes.mjs';
+import { adminPgUrl, benchRoot, builtFiles } from '../lib/setup.mjs';
 
-const root = process.env.BENCH_ROOT
-  ? path.resolve(process.env.BENCH_ROOT)
-  : path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-const identityMain = path.join(root, 'dist/apps/identity/apps/identity/src/main.js');
-const authMain = path.join(root, 'dist/apps/auth/apps/auth/src/main.js');
-for (const f of [identityMain, authMain]) {
-  if (!existsSync(f)) {
-    console.error(`${f} is missing: build first (npx nx run-many -t build -p auth,identity)`);
-    process.exit(1);
-  }
-}
+const root = benchRoot;
+const { identity: identityMain, auth: authMain } = builtFiles(['auth', 'identity']);
 
 const env = process.env;
-const adminUrl =
-  env.BENCH_PG_URL || env.TEST_PG_URL || env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
+const adminUrl = adminPgUrl();
 const WRITES = Number(env.BENCH_WRITES || 1000);
 const CONCURRENCY = Number(env.BENCH_CONCURRENCY || 8);
 const PHASES = (env.BENCH_SUBSCRIBERS ?? '0,1,3')

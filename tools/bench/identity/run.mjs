@@ -18,10 +18,10 @@
 // statements served by an index. The run fails (exit 1) when a target is missed.
 import { execFileSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import {
@@ -32,22 +32,13 @@ import {
   tasksetAvailable,
   withDb,
 } from '../lib/processes.mjs';
+import { adminPgUrl, benchRoot, builtFiles, loadCpusFor } from '../lib/setup.mjs';
 
-const root = process.env.BENCH_ROOT
-  ? path.resolve(process.env.BENCH_ROOT)
-  : path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-const identityMain = path.join(root, 'dist/apps/identity/apps/identity/src/main.js');
-const authMain = path.join(root, 'dist/apps/auth/apps/auth/src/main.js');
-for (const f of [identityMain, authMain]) {
-  if (!existsSync(f)) {
-    console.error(`${f} is missing: build first (npx nx run-many -t build -p auth identity)`);
-    process.exit(1);
-  }
-}
+const root = benchRoot;
+const { identity: identityMain, auth: authMain } = builtFiles(['auth', 'identity']);
 
 const env = process.env;
-const adminUrl =
-  env.BENCH_PG_URL || env.TEST_PG_URL || env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
+const adminUrl = adminPgUrl();
 const clientCount = Number(env.BENCH_CLIENTS || 100_000);
 const duration = Number(env.BENCH_DURATION || 10);
 const connections = Number(env.BENCH_CONNECTIONS || 10);
@@ -55,11 +46,7 @@ const rounds = Number(env.BENCH_ROUNDS || 3);
 const cpus = env.BENCH_SERVER_CPUS ?? '0';
 // Where the load side runs (autocannon in this process, PostgreSQL's backends of the benchmark database, the token
 // server): by default the CPUs the service is not pinned to, so the service has its core to itself.
-const loadCpus =
-  env.BENCH_LOAD_CPUS ??
-  (cpus === '0' && os.cpus().length > 1
-    ? Array.from({ length: os.cpus().length - 1 }, (_, i) => i + 1).join(',')
-    : '');
+const loadCpus = loadCpusFor(cpus);
 const only = env.BENCH_ONLY ? env.BENCH_ONLY.split('|') : undefined;
 const TENANTS = 100;
 const TYPES = ['spa', 'native', 'regular_web', 'non_interactive'];

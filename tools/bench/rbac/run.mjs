@@ -16,30 +16,24 @@
 // Targets: RBAC password-grant tokens/s within 10% of the non-RBAC ones; effective-permission list p99 < 20 ms.
 // The run fails (exit 1) when a target is missed.
 import { randomBytes, randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { autocannonSummary, freePort, processGroup, tasksetAvailable, withDb } from '../lib/processes.mjs';
+import { adminPgUrl, benchRoot, builtFiles } from '../lib/setup.mjs';
 
-const root = process.env.BENCH_ROOT
-  ? path.resolve(process.env.BENCH_ROOT)
-  : path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-const identityMain = path.join(root, 'dist/apps/identity/apps/identity/src/main.js');
-const authMain = path.join(root, 'dist/apps/auth/apps/auth/src/main.js');
-const passwordsJs = path.join(root, 'dist/apps/auth/libs/identity/data/src/passwords.js');
-for (const f of [identityMain, authMain, passwordsJs]) {
-  if (!existsSync(f)) {
-    console.error(`${f} is missing: build first (npx nx run-many -t build -p auth identity)`);
-    process.exit(1);
-  }
-}
+const root = benchRoot;
+const {
+  identity: identityMain,
+  auth: authMain,
+  passwords: passwordsJs,
+} = builtFiles(['auth', 'identity'], { passwords: 'auth/libs/identity/data/src/passwords.js' });
 
 const env = process.env;
-const adminUrl =
-  env.BENCH_PG_URL || env.TEST_PG_URL || env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
+const adminUrl = adminPgUrl();
 const duration = Number(env.BENCH_DURATION || 10);
 const connections = Number(env.BENCH_CONNECTIONS || 10);
 // The latency target of the effective-permission list is measured below saturation of the one core: at

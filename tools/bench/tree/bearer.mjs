@@ -27,39 +27,26 @@
 // Target (issue 25): the guarded GET costs at most 1.1x its unauthenticated twin.
 import { execFileSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { cpuMs, freePort, processGroup, tasksetAvailable, withDb } from '../lib/processes.mjs';
+import { adminPgUrl, benchRoot, builtFiles, loadCpusFor } from '../lib/setup.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const root = process.env.BENCH_ROOT ? path.resolve(process.env.BENCH_ROOT) : path.resolve(here, '../../..');
-const mains = {
-  auth: path.join(root, 'dist/apps/auth/apps/auth/src/main.js'),
-  tree: path.join(root, 'dist/apps/tree/apps/tree/src/main.js'),
-};
-for (const main of Object.values(mains)) {
-  if (!existsSync(main)) {
-    console.error(`${main} is missing: build first (npx nx run-many -t build -p auth,tree)`);
-    process.exit(1);
-  }
-}
+const root = benchRoot;
+const mains = builtFiles(['auth', 'tree']);
 
 const env = process.env;
-const adminUrl =
-  env.BENCH_PG_URL || env.TEST_PG_URL || env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
+const adminUrl = adminPgUrl();
 const duration = Number(env.BENCH_DURATION || 5);
 const rounds = Number(env.BENCH_ROUNDS || 5);
 const connections = Number(env.BENCH_CONNECTIONS || 10);
 const cpus = env.BENCH_SERVER_CPUS ?? '0';
-const loadCpus =
-  env.BENCH_LOAD_CPUS ??
-  (cpus === '0' && os.cpus().length > 1
-    ? Array.from({ length: os.cpus().length - 1 }, (_, i) => i + 1).join(',')
-    : '');
+const loadCpus = loadCpusFor(cpus);
 const hasTaskset = cpus !== '' && tasksetAvailable();
 const log = (...a) => console.error('[bench]', ...a);
 const loadavg = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');

@@ -24,31 +24,20 @@
 // Prints a table (API | raw SQL | ratio | target) and the machine it ran on.
 import { execFileSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { autocannonSummary, cpuMs, processGroup, tasksetAvailable } from '../lib/processes.mjs';
+import { benchRoot, builtFiles } from '../lib/setup.mjs';
 import { randomPassword, startEmbeddedPostgres, stopEmbeddedPostgres } from '../../launcher/embedded-pg.mjs';
 
-const root = process.env.BENCH_ROOT
-  ? path.resolve(process.env.BENCH_ROOT)
-  : path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-const mains = {
-  auth: path.join(root, 'dist/apps/auth/apps/auth/src/main.js'),
-  tree: path.join(root, 'dist/apps/tree/apps/tree/src/main.js'),
-};
-for (const main of Object.values(mains)) {
-  if (!existsSync(main)) {
-    console.error(`${main} is missing: build first (npx nx run-many -t build -p auth,tree)`);
-    process.exit(1);
-  }
-}
+const root = benchRoot;
+const mains = builtFiles(['auth', 'tree']);
 
 const env = process.env;
 const FANOUT = Number(env.BENCH_FANOUT || 10);

@@ -1,0 +1,55 @@
+// What every benchmark script starts with: the checkout it measures, the built services it starts, the PostgreSQL
+// it makes its throw-away databases on, and where its load side runs.
+import { existsSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The checkout whose dist/ is measured: BENCH_ROOT, else this one (bench:compare points it at another build). */
+export const benchRoot = process.env.BENCH_ROOT
+  ? path.resolve(process.env.BENCH_ROOT)
+  : path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+
+/**
+ * The built entry point of each named app (`auth`, `identity`, `tree`) under benchRoot, plus `extra` files of the
+ * build (name -> path below dist/apps/...); exits with the build command when one is missing.
+ * @param {string[]} apps
+ * @param {Record<string, string>} [extra]
+ * @returns {Record<string, string>}
+ */
+export function builtFiles(apps, extra = {}) {
+  const files = {
+    ...Object.fromEntries(
+      apps.map((app) => [app, path.join(benchRoot, `dist/apps/${app}/apps/${app}/src/main.js`)]),
+    ),
+    ...Object.fromEntries(Object.entries(extra).map(([k, p]) => [k, path.join(benchRoot, 'dist/apps', p)])),
+  };
+  for (const f of Object.values(files)) {
+    if (!existsSync(f)) {
+      console.error(`${f} is missing: build first (npx nx run-many -t build -p ${apps.join(',')})`);
+      process.exit(1);
+    }
+  }
+  return files;
+}
+
+/** The admin URL of a PostgreSQL where throw-away databases may be created. */
+export function adminPgUrl(env = process.env) {
+  return (
+    env.BENCH_PG_URL || env.TEST_PG_URL || env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres'
+  );
+}
+
+/**
+ * Where the load side runs (autocannon in the script, PostgreSQL's backends, the other services): BENCH_LOAD_CPUS,
+ * else, when the service is pinned to CPU 0, every other CPU, so the service has its core to itself.
+ * @param {string} serverCpus the taskset CPU list of the measured service
+ */
+export function loadCpusFor(serverCpus, env = process.env) {
+  return (
+    env.BENCH_LOAD_CPUS ??
+    (serverCpus === '0' && os.cpus().length > 1
+      ? Array.from({ length: os.cpus().length - 1 }, (_, i) => i + 1).join(',')
+      : '')
+  );
+}
