@@ -93,16 +93,9 @@ export class TokenValidator {
 
   /** The caller of an active token, or null for an inactive or malformed one. Throws TokenServerUnavailableError. */
   async validate(token: string): Promise<CallerInfo | null> {
-    if (typeof token !== 'string' || token.length > MAX_TOKEN_LENGTH || !TOKEN_RE.test(token)) return null;
+    const known = this.cached(token);
+    if (known !== undefined) return known;
     const key = tokenDigest(token);
-    const cached = this.cache.get(key);
-    if (cached) {
-      if (cached.until > this.now()) {
-        this.stats.hits++;
-        return cached.caller;
-      }
-      this.cache.delete(key);
-    }
     let pending = this.inflight.get(key);
     if (pending) {
       this.stats.joined++;
@@ -116,6 +109,23 @@ export class TokenValidator {
       this.inflight.set(key, pending);
     }
     return (await pending).caller;
+  }
+
+  /**
+   * What `validate` would answer without asking the token server, synchronously: the cached caller of an active
+   * token, null for a malformed token or a cached inactive one, undefined when the token server must be asked.
+   */
+  cached(token: string): CallerInfo | null | undefined {
+    if (typeof token !== 'string' || token.length > MAX_TOKEN_LENGTH || !TOKEN_RE.test(token)) return null;
+    const key = tokenDigest(token);
+    const entry = this.cache.get(key);
+    if (entry === undefined) return undefined;
+    if (entry.until > this.now()) {
+      this.stats.hits++;
+      return entry.caller;
+    }
+    this.cache.delete(key);
+    return undefined;
   }
 
   /** Forget every cached result (e.g. after a known revocation). */

@@ -161,6 +161,23 @@ describe('BearerGuard in a Nest app', () => {
     server.status = 200;
   });
 
+  it('answers a cached token as the strategy does: the same header forms, the same refusals', async () => {
+    await request(http).get('/api/v1/trees').set('Authorization', 'Bearer reader').expect(200); // cached now
+    await request(http).get('/api/v1/trees').set('Authorization', 'bearer reader').expect(200);
+    // passport-http-bearer reads `<scheme> <token>` with exactly one space: two stay refused when the token is cached
+    // (a trailing space never arrives: node's HTTP parser trims header values)
+    const spaced = await request(http)
+      .get('/api/v1/trees')
+      .set('Authorization', 'Bearer  reader')
+      .expect(401);
+    expect(spaced.headers['www-authenticate']).toBe('Bearer realm="gatehouse", error="invalid_token"');
+    // a cached inactive answer is the strategy's 401 too
+    await request(http).get('/api/v1/trees').set('Authorization', 'Bearer gone').expect(401);
+    const again = await request(http).get('/api/v1/trees').set('Authorization', 'Bearer gone').expect(401);
+    expect(again.headers['www-authenticate']).toBe('Bearer realm="gatehouse", error="invalid_token"');
+    expect(again.body.message).toBe('The access token is invalid, expired or revoked');
+  });
+
   it('reads a token from the Authorization header only, never from access_token in the query or body', async () => {
     // passport-http-bearer would take these: the guard refuses them before it runs.
     const query = await request(http).get('/api/v1/trees?access_token=reader').expect(401);
