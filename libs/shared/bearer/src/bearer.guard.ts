@@ -36,6 +36,8 @@ const BEARER_RE = /^Bearer[ ]+([A-Za-z0-9\-._~+/]+=*)[ ]*$/i;
  */
 @Injectable()
 export class BearerGuard implements CanActivate {
+  private readonly routes = new WeakMap<object, WeakMap<object, RouteAccess>>();
+
   constructor(
     @Inject(Reflector) private readonly reflector: Reflector,
     @Inject(BEARER_GUARD_OPTIONS) private readonly opts: BearerGuardOptions,
@@ -45,8 +47,8 @@ export class BearerGuard implements CanActivate {
 
   async canActivate(ctx: ExecutionContext): Promise<boolean> {
     if (ctx.getType() !== 'http') return true;
-    const targets = [ctx.getHandler(), ctx.getClass()];
-    if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC_KEY, targets)) return true;
+    const route = this.routeOf(ctx);
+    if (route.isPublic) return true;
 
     const http = ctx.switchToHttp();
     const req = http.getRequest<Request & Record<string, unknown>>();
@@ -78,7 +80,7 @@ export class BearerGuard implements CanActivate {
       challenge(`, error="invalid_token", error_description="audience must be ${this.opts.audience}"`);
       throw forbidden(`The access token is not for this API: its audience must be ${this.opts.audience}`);
     }
-    const required = this.reflector.getAllAndMerge<string[]>(SCOPES_KEY, targets) ?? [];
+    const required = route.scopes;
     const missing = required.filter((s) => !caller.scopes.includes(s));
     if (missing.length) {
       challenge(`, error="insufficient_scope", scope="${required.join(' ')}"`);
@@ -110,6 +112,30 @@ export class BearerGuard implements CanActivate {
   }
 
   /**
+   * A route's `@Public()` and `@Scopes()` (handler and controller class), read once: decorator metadata does not
+   * change after start-up. Keyed by class, then handler: one inherited handler may serve several controllers.
+   */
+  private routeOf(ctx: ExecutionContext): RouteAccess {
+    const handler = ctx.getHandler();
+    const controller = ctx.getClass();
+    let byHandler = this.routes.get(controller);
+    if (byHandler === undefined) {
+      byHandler = new WeakMap();
+      this.routes.set(controller, byHandler);
+    }
+    let route = byHandler.get(handler);
+    if (route === undefined) {
+      const targets = [handler, controller];
+      route = {
+        isPublic: this.reflector.getAllAndOverride<boolean>(IS_PUBLIC_KEY, targets) === true,
+        scopes: this.reflector.getAllAndMerge<string[]>(SCOPES_KEY, targets) ?? [],
+      };
+      byHandler.set(handler, route);
+    }
+    return route;
+  }
+
+  /**
    * The caller of a token the validator has cached, without the strategy's round of callbacks and promises: the
    * answer the strategy would give for it (its verify function asks the same validator, which would answer from the
    * same cache). Only for the header the strategy itself reads as a token (`Bearer <token>`, one space, nothing
@@ -128,6 +154,12 @@ export class BearerGuard implements CanActivate {
     const realm = this.opts.realm ?? 'gatehouse';
     return (extra = '') => res.setHeader('WWW-Authenticate', `Bearer realm="${realm}"${extra}`);
   }
+}
+
+/** What a route asks of its callers. */
+interface RouteAccess {
+  isPublic: boolean;
+  scopes: string[];
 }
 
 /** The 401 of a token the validator does not accept, with its challenge. */
