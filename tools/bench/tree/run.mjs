@@ -308,7 +308,9 @@ try {
           for (const pid of backends) taskset(`1-${os.cpus().length - 1}`, pid);
           taskset(`1-${os.cpus().length - 1}`, process.pid);
         }
-        const cpuOf = () => [cpuMs(treeProc.pid), ...backends.map((pid) => cpuMs(pid) ?? 0)];
+        // A backend that exits during the run (the pool closes idle connections, e.g. while the 404 runs) has no
+        // second reading: it counts for nothing rather than for minus what it had used before.
+        const cpuOf = () => [cpuMs(treeProc.pid), ...backends.map((pid) => cpuMs(pid))];
         const before = cpuOf();
         const result = await autocannon({ ...opts, duration: LIST_SECONDS });
         const after = cpuOf();
@@ -317,7 +319,12 @@ try {
         const cpuPerRequest =
           before[0] !== undefined && after[0] !== undefined ? per(after[0] - before[0]) : undefined;
         const pgCpuPerRequest = per(
-          after.slice(1).reduce((a, b) => a + b, 0) - before.slice(1).reduce((a, b) => a + b, 0),
+          after
+            .slice(1)
+            .reduce(
+              (sum, a, i) => (a !== undefined && before[i + 1] !== undefined ? sum + a - before[i + 1] : sum),
+              0,
+            ),
         );
         throughput.push({ ...s, cpuPerRequest, pgCpuPerRequest, pinned: pin });
         log(
