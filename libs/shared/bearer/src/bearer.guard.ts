@@ -28,7 +28,8 @@ const BEARER_RE = /^Bearer[ ]+([A-Za-z0-9\-._~+/]+=*)[ ]*$/i;
 /**
  * The global guard of an application, with its bearer strategy (see bearer.strategy.ts): every route not
  * marked `@Public()` needs `Authorization: Bearer <access token>` for this API's audience, plus the scopes of its
- * `@Scopes()`. The token is extracted and checked through @nestjs/passport and passport-http-bearer; the answers are
+ * `@Scopes()`. The token is extracted and checked through @nestjs/passport and passport-http-bearer (a token the
+ * validator has cached is answered from that cache directly, as the strategy would answer it); the answers are
  * ours: 401 `unauthorized` with a `WWW-Authenticate: Bearer` challenge when the token is missing, malformed or
  * inactive; 403 `forbidden` for another audience or a missing scope; 503 `service_unavailable` when the token server
  * cannot be reached and the token is not cached. A token is only ever read from the Authorization header (never
