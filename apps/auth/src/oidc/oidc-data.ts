@@ -5,6 +5,7 @@ import {
   MANAGEMENT_AUDIENCE,
   placeOfSystemAccess,
   systemScopeSources,
+  findAccountUser,
   findUserById,
   findUserByLogin,
   isDefaultInstance,
@@ -14,6 +15,7 @@ import {
   type OidcClientRecord,
   type OidcResourceRecord,
   type SystemUserAccess,
+  type AccountUser,
   type SecretBox,
   type User,
 } from '@gatehouse/identity-data';
@@ -30,7 +32,7 @@ export function isClientId(value: unknown): value is string {
 }
 import { StateCache } from './state-cache.js';
 
-export type { ClientResourceAccess, OidcClientRecord, User };
+export type { AccountUser, ClientResourceAccess, OidcClientRecord, User };
 
 /**
  * What one request already read: a token request names its client and its audience up front, so both are read
@@ -247,6 +249,11 @@ export class OidcData {
 
   async findUserById(userId: string): Promise<User | undefined> {
     return (await findUserById(this.sql, userId)) ?? undefined;
+  }
+
+  /** A user as the account of a token or a session (findAccount): the columns of its claims and its sign-in. */
+  async findAccountUser(userId: string): Promise<AccountUser | undefined> {
+    return (await findAccountUser(this.sql, userId)) ?? undefined;
   }
 
   /** A user of the instance by e-mail or user name (case-insensitive) or phone number. */
