@@ -1,7 +1,14 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
-import { completionLine, createLogger, requestLog, requestLogging, sanitizeRequestId } from './logging.js';
+import {
+  completionLine,
+  createLogger,
+  redactUrl,
+  requestLog,
+  requestLogging,
+  sanitizeRequestId,
+} from './logging.js';
 
 /** A real node:http server running `requestLogging` in front of a handler answering `status`. */
 async function serve(level: string, lines: string[]): Promise<{ server: Server; url: string }> {
@@ -170,5 +177,22 @@ describe('logging', () => {
       expect(withoutTime(ours)).toBe(withoutTime(lines.at(-1)!));
       expect(JSON.parse(ours).time).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     }
+  });
+
+  it('redacts a credential of the query however its name is written, and leaves other URLs as they are', () => {
+    const R = '%5Bredacted%5D';
+    expect(redactUrl('/authorize?client_id=a&redirect_uri=https%3A%2F%2Fx&state=s')).toBe(
+      '/authorize?client_id=a&redirect_uri=https%3A%2F%2Fx&state=s',
+    );
+    expect(redactUrl('/cb?state=code&x=token')).toBe('/cb?state=code&x=token');
+    expect(redactUrl('/cb?code=abc&state=s')).toBe(`/cb?code=${R}&state=s`);
+    expect(redactUrl('/cb?a=1&CODE=abc')).toBe(`/cb?a=1&CODE=${R}`);
+    expect(redactUrl('/cb?c%6Fde=abc')).toBe(`/cb?code=${R}`);
+    expect(redactUrl('/cb??code=abc')).toBe(`/cb?code=${R}`);
+    expect(redactUrl('/cb?id+token=1&password')).toBe(`/cb?id+token=1&password=${R}`);
+    expect(redactUrl('/cb?&&x&token=1')).toBe(`/cb?x=&token=${R}`);
+    expect(redactUrl('/cb?')).toBe('/cb?');
+    expect(redactUrl('/plain')).toBe('/plain');
+    expect(redactUrl(undefined)).toBeUndefined();
   });
 });

@@ -177,7 +177,7 @@ const SECRET_QUERY_PARAMS = new Set([
 export function redactUrl(url: string | undefined): string | undefined {
   if (url === undefined) return undefined;
   const q = url.indexOf('?');
-  if (q === -1) return url;
+  if (q === -1 || !mayNameSecret(url, q + 1)) return url;
   const params = new URLSearchParams(url.slice(q + 1));
   let changed = false;
   for (const name of new Set(params.keys())) {
@@ -187,6 +187,27 @@ export function redactUrl(url: string | undefined): string | undefined {
     }
   }
   return changed ? `${url.slice(0, q)}?${params.toString()}` : url;
+}
+
+/**
+ * Whether a parameter of the query starting at `from` may be a credential: one of SECRET_QUERY_PARAMS by name, or a
+ * name that is only known once decoded (`%` or `+` in it). A query naming none as written is logged as it is
+ * without being parsed (an authorization request's long query, on every request of a code flow).
+ */
+function mayNameSecret(url: string, from: number): boolean {
+  // URLSearchParams drops a leading `?` of what it is given (`/x??code=...` names `code`)
+  if (url.charCodeAt(from) === 0x3f) return true;
+  let start = from;
+  while (start <= url.length) {
+    let end = url.indexOf('&', start);
+    if (end === -1) end = url.length;
+    let nameEnd = url.indexOf('=', start);
+    if (nameEnd === -1 || nameEnd > end) nameEnd = end;
+    const name = url.slice(start, nameEnd);
+    if (name.includes('%') || name.includes('+') || SECRET_QUERY_PARAMS.has(name.toLowerCase())) return true;
+    start = end + 1;
+  }
+  return false;
 }
 
 function pathOf(url: string | undefined): string {
