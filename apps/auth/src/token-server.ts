@@ -542,13 +542,11 @@ export class TokenServer {
     if (path === TICKET_PASSWORD_PATH || path === TICKET_EMAIL_PATH)
       return this.tickets.handle(req, res, path);
     if (method !== 'POST') {
-      const fieldsError = rememberFields(
-        req,
-        path,
-        new URLSearchParams((req.url ?? '').split('?')[1] ?? '').get('fields') ?? undefined,
-      );
+      // parsed once for both readers (an authorization request's query is long)
+      const query = new URLSearchParams((req.url ?? '').split('?')[1] ?? '');
+      const fieldsError = rememberFields(req, path, query.get('fields') ?? undefined);
       if (fieldsError) return sendOAuthError(res, 400, 'invalid_request', fieldsError);
-      if (path === ROUTES.authorization) this.linkPkce.check(req);
+      if (path === ROUTES.authorization) this.linkPkce.check(req, query);
       if (path === ROUTES.userinfo && (await this.apiUserinfo.handle(req, res))) return;
       return this.callback(req, res);
     }
