@@ -508,18 +508,19 @@ export class TokenServer {
       path.startsWith(`${ROUTES.end_session}/`) ||
       (path.startsWith(`${ROUTES.code_verification}/`) && path !== ROUTES.device_authorization)
     ) {
-      this.data.withRequestMemo(() => this.callback(req, res));
+      this.data.withRequestMemo(req, () => this.callback(req, res));
       return;
     }
     const methods = TOKEN_SERVER_ROUTES[path];
     if (!methods) return next();
-    // The hot paths read through the state cache and need no per-request memo (an AsyncLocalStorage context):
-    // GET /jwks, /tokeninfo, and /token up to the point where oidc-provider takes the request (`toProvider`).
+    // The hot paths read through the state cache and need no per-request memo: GET /jwks, /tokeninfo, and /token up
+    // to the point where oidc-provider takes the request (`toProvider`). On the others, what oidc-provider reads
+    // while serving the request is memoised (our own code before it reads through the state cache, as /tokeninfo).
     if (path === ROUTES.jwks && method === 'GET' && this.serveJwks(req, res)) return;
     const hot = path === TOKENINFO_PATH || path === ROUTES.token;
     (hot
       ? this.dispatch(req, res, path, methods)
-      : this.data.withRequestMemo(() => this.dispatch(req, res, path, methods))
+      : this.data.withRequestMemo(req, () => this.dispatch(req, res, path, methods))
     ).catch((err: unknown) => this.fail(res, err));
   }
 
@@ -576,6 +577,7 @@ export class TokenServer {
     }
     const query = new URLSearchParams((req.url ?? '').split('?')[1] ?? '');
     const replay = replayAsForm(req, params);
+    this.data.carryRequestMemo(req, replay);
     const fieldsError = rememberFields(
       replay,
       path,
@@ -597,8 +599,9 @@ export class TokenServer {
       // oidc-provider's token endpoint reads the same rows several times: within one request memo.
       const clientId = basicClientId(req.headers.authorization) ?? one(params, 'client_id');
       const resource = params.resource;
-      this.data.withRequestMemo(() => {
-        if (clientId && typeof resource === 'string') this.data.prefetchTokenRequest(clientId, resource);
+      this.data.withRequestMemo(replay, () => {
+        if (clientId && typeof resource === 'string')
+          this.data.prefetchTokenRequest(replay, clientId, resource);
         this.callback(replay, res);
       });
       return;

@@ -1,4 +1,5 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
+import type { IncomingMessage } from 'node:http';
+import Provider from 'oidc-provider';
 import {
   effectiveUserScopes,
   findClientForOidc,
@@ -48,7 +49,20 @@ interface RequestMemo {
   system: Map<string, Promise<SystemUserAccess>>;
 }
 
-const requestMemo = new AsyncLocalStorage<RequestMemo>();
+/**
+ * The memo of each request served with one (withRequestMemo), by its node request. A look-up finds it through the
+ * request oidc-provider is serving (`Provider.ctx`: oidc-provider's own AsyncLocalStorage, whose context every
+ * promise already carries) rather than through an AsyncLocalStorage of ours: a second enabled storage made every
+ * promise of the process carry one more context (its init hook, a property per promise), a visible part of a code
+ * flow's CPU and garbage. Code of ours running before oidc-provider takes the request names the request itself.
+ */
+const requestMemos = new WeakMap<IncomingMessage, RequestMemo>();
+
+/** The memo of the request oidc-provider is serving now, if it was given one. */
+function currentMemo(): RequestMemo | undefined {
+  const req = Provider.ctx?.req;
+  return req === undefined ? undefined : requestMemos.get(req);
+}
 const accessKey = (clientId: string, identifier: string) => `${clientId}\n${identifier}`;
 
 interface JoinedRow {
@@ -106,20 +120,27 @@ export class OidcData {
     return this.cache.version();
   }
 
-  /** Run `fn` (one HTTP request) with its own memo of rows read. */
-  withRequestMemo<T>(fn: () => T): T {
-    return requestMemo.run(
-      { clients: new Map(), access: new Map(), effective: new Map(), system: new Map() },
-      fn,
-    );
+  /**
+   * Run `fn`, which hands `req` (one HTTP request) to oidc-provider, with its own memo of the rows oidc-provider's
+   * look-ups read while serving it.
+   */
+  withRequestMemo<T>(req: IncomingMessage, fn: () => T): T {
+    requestMemos.set(req, { clients: new Map(), access: new Map(), effective: new Map(), system: new Map() });
+    return fn();
+  }
+
+  /** `to` (a request rebuilt from `from`, its body replayed) is served with the memo of `from`. */
+  carryRequestMemo(from: IncomingMessage, to: IncomingMessage): void {
+    const memo = requestMemos.get(from);
+    if (memo) requestMemos.set(to, memo);
   }
 
   /**
-   * A token request for `clientId` and audience `identifier`: read the client and the resource access in one
+   * A token request `req` for `clientId` and audience `identifier`: read the client and the resource access in one
    * statement, for the rest of this request. Errors surface where the rows are used.
    */
-  prefetchTokenRequest(clientId: string, identifier: string): void {
-    const memo = requestMemo.getStore();
+  prefetchTokenRequest(req: IncomingMessage, clientId: string, identifier: string): void {
+    const memo = requestMemos.get(req);
     if (!memo || !isClientId(clientId) || memo.clients.has(clientId)) return;
     const joined = this.readClientAndAccess(clientId, identifier);
     const client = joined.then((r) => r.client);
@@ -134,7 +155,7 @@ export class OidcData {
   /** The client and its decrypted secret; a secret that cannot be opened (wrong key, tampered) makes it unusable. */
   findClient(clientId: string): Promise<OidcClientRecord | undefined> {
     if (!isClientId(clientId)) return Promise.resolve(undefined);
-    const memo = requestMemo.getStore();
+    const memo = currentMemo();
     const known = memo?.clients.get(clientId);
     if (known) return known;
     const read = this.cache.through(
@@ -149,7 +170,7 @@ export class OidcData {
 
   /** The resource of the client's instance with this identifier, whether it is authorized, the granted scopes. */
   async resourceAccess(clientId: string, identifier: string): Promise<ClientResourceAccess | undefined> {
-    const known = requestMemo.getStore()?.access.get(accessKey(clientId, identifier));
+    const known = currentMemo()?.access.get(accessKey(clientId, identifier));
     if (known) return known;
     if (!isClientId(clientId) || typeof identifier !== 'string') return undefined;
     return (await this.readClientAndAccess(clientId, identifier)).access;
@@ -164,7 +185,7 @@ export class OidcData {
     identifier: string,
   ): Promise<{ client?: OidcClientRecord; access?: ClientResourceAccess }> {
     if (!isClientId(clientId)) return {};
-    const memo = requestMemo.getStore();
+    const memo = currentMemo();
     const key = accessKey(clientId, identifier);
     const knownClient = memo?.clients.get(clientId);
     const knownAccess = memo?.access.get(key);
@@ -183,7 +204,7 @@ export class OidcData {
 
   /** The scopes of `resourceId` that the user holds in effect (its permissions, roles and groups). */
   effectiveUserScopes(userId: string, resourceId: string): Promise<string[]> {
-    const memo = requestMemo.getStore()?.effective;
+    const memo = currentMemo()?.effective;
     const key = `${userId}\n${resourceId}`;
     const known = memo?.get(key);
     if (known) return known;
@@ -217,7 +238,7 @@ export class OidcData {
     userId: string,
     resource: OidcResourceRecord,
   ): Promise<SystemUserAccess> {
-    const memo = requestMemo.getStore()?.system;
+    const memo = currentMemo()?.system;
     const key = `${client.id}\n${userId}\n${resource.id}`;
     const known = memo?.get(key);
     if (known) return known;
