@@ -211,8 +211,21 @@ export async function supportedLocalesOfClient(db: Sql, clientId: string): Promi
        FROM clients c JOIN instances i ON i.id = c.instance_id WHERE c.id = $1`,
     [clientId],
   );
-  return Array.isArray(r?.locales) ? r.locales.filter((l): l is string => typeof l === 'string') : [];
+  return localeList(r?.locales);
 }
+
+/** The `supported_locales` of an instance (as supportedLocalesOfClient of one of its clients); empty when unknown. */
+export async function instanceSupportedLocales(db: Sql, instanceId: string): Promise<string[]> {
+  if (!isUuid(instanceId)) return [];
+  const [r] = await db.rows<{ locales: unknown }>(
+    `SELECT settings->'supported_locales' AS locales FROM instances WHERE id = $1`,
+    [instanceId],
+  );
+  return localeList(r?.locales);
+}
+
+const localeList = (locales: unknown): string[] =>
+  Array.isArray(locales) ? locales.filter((l): l is string => typeof l === 'string') : [];
 
 /** Phone numbers compare without spaces, dashes, dots and parentheses (`+976 9911-2233` is `+97699112233`). */
 export function normalizePhone(phone: string): string {
