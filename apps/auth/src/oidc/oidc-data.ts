@@ -9,8 +9,10 @@ import {
   findAccountUser,
   findUserById,
   findUserByLogin,
+  instanceSupportedLocales,
   isDefaultInstance,
   sealedIn,
+  supportedLocalesOfClient,
   type ClientMetadata,
   type ClientResourceAccess,
   type OidcClientRecord,
@@ -270,6 +272,25 @@ export class OidcData {
 
   async findUserById(userId: string): Promise<User | undefined> {
     return (await findUserById(this.sql, userId)) ?? undefined;
+  }
+
+  /**
+   * The `supported_locales` of the client's instance (its pages' languages; empty when unknown), on every login,
+   * consent and sign-in link page. Kept in `cache` by instance while the cache is trusted: a change of an instance
+   * drops everything (`all`), and a client's instance is that of its cached row, dropped with the client. Otherwise
+   * (cache off or not trusted, a client without a usable row) read as before, in one statement.
+   */
+  async supportedLocalesOfClient(clientId: string): Promise<string[]> {
+    if (this.stateVersion() === undefined) return supportedLocalesOfClient(this.sql, clientId);
+    const client = await this.findClient(clientId);
+    if (!client) return supportedLocalesOfClient(this.sql, clientId);
+    const instanceId = client.instanceId;
+    return this.cache.through(
+      `l:${instanceId}`,
+      () => ({}),
+      () => instanceSupportedLocales(this.sql, instanceId),
+      () => true,
+    );
   }
 
   /** A user as the account of a token or a session (findAccount): the columns of its claims and its sign-in. */
