@@ -508,18 +508,19 @@ export class TokenServer {
       path.startsWith(`${ROUTES.end_session}/`) ||
       (path.startsWith(`${ROUTES.code_verification}/`) && path !== ROUTES.device_authorization)
     ) {
-      this.data.withRequestMemo(() => this.callback(req, res));
+      this.data.withRequestMemo(req, () => this.callback(req, res));
       return;
     }
     const methods = TOKEN_SERVER_ROUTES[path];
     if (!methods) return next();
-    // The hot paths read through the state cache and need no per-request memo (an AsyncLocalStorage context):
-    // GET /jwks, /tokeninfo, and /token up to the point where oidc-provider takes the request (`toProvider`).
+    // The hot paths read through the state cache and need no per-request memo: GET /jwks, /tokeninfo, and /token up
+    // to the point where oidc-provider takes the request (`toProvider`). On the others, what oidc-provider reads
+    // while serving the request is memoised (our own code before it reads through the state cache, as /tokeninfo).
     if (path === ROUTES.jwks && method === 'GET' && this.serveJwks(req, res)) return;
     const hot = path === TOKENINFO_PATH || path === ROUTES.token;
     (hot
       ? this.dispatch(req, res, path, methods)
-      : this.data.withRequestMemo(() => this.dispatch(req, res, path, methods))
+      : this.data.withRequestMemo(req, () => this.dispatch(req, res, path, methods))
     ).catch((err: unknown) => this.fail(res, err));
   }
 
@@ -542,13 +543,11 @@ export class TokenServer {
     if (path === TICKET_PASSWORD_PATH || path === TICKET_EMAIL_PATH)
       return this.tickets.handle(req, res, path);
     if (method !== 'POST') {
-      const fieldsError = rememberFields(
-        req,
-        path,
-        new URLSearchParams((req.url ?? '').split('?')[1] ?? '').get('fields') ?? undefined,
-      );
+      // parsed once for both readers (an authorization request's query is long)
+      const query = new URLSearchParams((req.url ?? '').split('?')[1] ?? '');
+      const fieldsError = rememberFields(req, path, query.get('fields') ?? undefined);
       if (fieldsError) return sendOAuthError(res, 400, 'invalid_request', fieldsError);
-      if (path === ROUTES.authorization) this.linkPkce.check(req);
+      if (path === ROUTES.authorization) this.linkPkce.check(req, query);
       if (path === ROUTES.userinfo && (await this.apiUserinfo.handle(req, res))) return;
       return this.callback(req, res);
     }
@@ -578,6 +577,7 @@ export class TokenServer {
     }
     const query = new URLSearchParams((req.url ?? '').split('?')[1] ?? '');
     const replay = replayAsForm(req, params);
+    this.data.carryRequestMemo(req, replay);
     const fieldsError = rememberFields(
       replay,
       path,
@@ -599,8 +599,9 @@ export class TokenServer {
       // oidc-provider's token endpoint reads the same rows several times: within one request memo.
       const clientId = basicClientId(req.headers.authorization) ?? one(params, 'client_id');
       const resource = params.resource;
-      this.data.withRequestMemo(() => {
-        if (clientId && typeof resource === 'string') this.data.prefetchTokenRequest(clientId, resource);
+      this.data.withRequestMemo(replay, () => {
+        if (clientId && typeof resource === 'string')
+          this.data.prefetchTokenRequest(replay, clientId, resource);
         this.callback(replay, res);
       });
       return;

@@ -30,7 +30,9 @@
 // BENCH_NODE_ARGS (node flags for apps/auth, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`), BENCH_BARE_NODE_ARGS (the
 // same for the bare provider), BENCH_ROOT (the checkout
 // whose dist/ is measured, default this one), BENCH_ACCOUNTS (accounts cycled by the full flow and the password
-// grant, default 1000), BENCH_TRACE=1 (print every request of every flow, method, URL and status).
+// grant, default 1000), BENCH_TRACE=1 (print every request of every flow, method, URL and status). BENCH_JSON's
+// results carry each run's measured window (`windows`, µs on the monotonic clock of --cpu-prof's sample times), so
+// a profile can be cut to the measured runs alone (warm-up, seeding and start excluded).
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -308,6 +310,7 @@ async function drive(seconds, flow, pid, statements) {
   let next = 0;
   const tx0 = statements ? await statements() : undefined;
   const cpu0 = cpuMs(pid);
+  const mono0 = process.hrtime.bigint();
   const t0 = performance.now();
   const deadline = t0 + seconds * 1000;
   await Promise.all(
@@ -326,6 +329,7 @@ async function drive(seconds, flow, pid, statements) {
     }),
   );
   const cpu1 = cpuMs(pid);
+  const mono1 = process.hrtime.bigint();
   const busy = performance.now() - t0;
   // PostgreSQL counts a backend's transactions when it reports its statistics (at most once a second)
   if (statements) await new Promise((r) => setTimeout(r, 1200));
@@ -341,6 +345,9 @@ async function drive(seconds, flow, pid, statements) {
     errors: errors.length,
     firstErrors: [...new Set(errors)].slice(0, 3),
     late,
+    // the measured window on the monotonic clock (µs), the clock of a --cpu-prof profile's sample times on Linux:
+    // the profile of a server can be cut to the runs it served
+    window: [Number(mono0 / 1000n), Number(mono1 / 1000n)],
     // CPU of the server process (all its threads: the argon2 pool too) per completed flow, and its share of a core
     cpuMsPerFlow:
       serverCpuMs !== undefined && latencies.length
@@ -634,6 +641,7 @@ try {
       flows: rs.reduce((a, r) => a + r.flows, 0),
       errors: rs.reduce((a, r) => a + r.errors, 0),
       firstErrors: [...new Set(rs.flatMap((r) => r.firstErrors))].slice(0, 3),
+      windows: rs.map((r) => r.window),
     });
   }
 } catch (err) {

@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type Provider from 'oidc-provider';
 import type { Sql } from '@gatehouse/db';
-import { supportedLocalesOfClient } from '@gatehouse/identity-data';
 import { BodyError, one, parseParams, readBody } from '../oidc/request-body.js';
 import { LoginError, type PasswordLogin } from '../oidc/password-login.js';
 import type { OidcData } from '../oidc/oidc-data.js';
@@ -94,7 +93,7 @@ export class InteractionHandler {
   /** The page language: ui_locales, then Accept-Language, among the client's instance's supported_locales. */
   private async localeOf(req: IncomingMessage, params: Record<string, unknown> | undefined): Promise<Locale> {
     const ui = typeof params?.ui_locales === 'string' ? params.ui_locales : undefined;
-    const supported = await supportedLocalesOfClient(this.deps.sql, String(params?.client_id ?? ''));
+    const supported = await this.deps.data.supportedLocalesOfClient(String(params?.client_id ?? ''));
     return pickLocale(ui, req.headers['accept-language'], supported);
   }
 

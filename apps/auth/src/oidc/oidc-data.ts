@@ -1,19 +1,24 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
+import type { IncomingMessage } from 'node:http';
+import Provider from 'oidc-provider';
 import {
   effectiveUserScopes,
   findClientForOidc,
   MANAGEMENT_AUDIENCE,
   placeOfSystemAccess,
   systemScopeSources,
+  findAccountUser,
   findUserById,
   findUserByLogin,
+  instanceSupportedLocales,
   isDefaultInstance,
   sealedIn,
+  supportedLocalesOfClient,
   type ClientMetadata,
   type ClientResourceAccess,
   type OidcClientRecord,
   type OidcResourceRecord,
   type SystemUserAccess,
+  type AccountUser,
   type SecretBox,
   type User,
 } from '@gatehouse/identity-data';
@@ -30,7 +35,7 @@ export function isClientId(value: unknown): value is string {
 }
 import { StateCache } from './state-cache.js';
 
-export type { ClientResourceAccess, OidcClientRecord, User };
+export type { AccountUser, ClientResourceAccess, OidcClientRecord, User };
 
 /**
  * What one request already read: a token request names its client and its audience up front, so both are read
@@ -46,7 +51,20 @@ interface RequestMemo {
   system: Map<string, Promise<SystemUserAccess>>;
 }
 
-const requestMemo = new AsyncLocalStorage<RequestMemo>();
+/**
+ * The memo of each request served with one (withRequestMemo), by its node request. A look-up finds it through the
+ * request oidc-provider is serving (`Provider.ctx`: oidc-provider's own AsyncLocalStorage, whose context every
+ * promise already carries) rather than through an AsyncLocalStorage of ours: a second enabled storage made every
+ * promise of the process carry one more context (its init hook, a property per promise), a visible part of a code
+ * flow's CPU and garbage. Code of ours running before oidc-provider takes the request names the request itself.
+ */
+const requestMemos = new WeakMap<IncomingMessage, RequestMemo>();
+
+/** The memo of the request oidc-provider is serving now, if it was given one. */
+function currentMemo(): RequestMemo | undefined {
+  const req = Provider.ctx?.req;
+  return req === undefined ? undefined : requestMemos.get(req);
+}
 const accessKey = (clientId: string, identifier: string) => `${clientId}\n${identifier}`;
 
 interface JoinedRow {
@@ -104,20 +122,27 @@ export class OidcData {
     return this.cache.version();
   }
 
-  /** Run `fn` (one HTTP request) with its own memo of rows read. */
-  withRequestMemo<T>(fn: () => T): T {
-    return requestMemo.run(
-      { clients: new Map(), access: new Map(), effective: new Map(), system: new Map() },
-      fn,
-    );
+  /**
+   * Run `fn`, which hands `req` (one HTTP request) to oidc-provider, with its own memo of the rows oidc-provider's
+   * look-ups read while serving it.
+   */
+  withRequestMemo<T>(req: IncomingMessage, fn: () => T): T {
+    requestMemos.set(req, { clients: new Map(), access: new Map(), effective: new Map(), system: new Map() });
+    return fn();
+  }
+
+  /** `to` (a request rebuilt from `from`, its body replayed) is served with the memo of `from`. */
+  carryRequestMemo(from: IncomingMessage, to: IncomingMessage): void {
+    const memo = requestMemos.get(from);
+    if (memo) requestMemos.set(to, memo);
   }
 
   /**
-   * A token request for `clientId` and audience `identifier`: read the client and the resource access in one
+   * A token request `req` for `clientId` and audience `identifier`: read the client and the resource access in one
    * statement, for the rest of this request. Errors surface where the rows are used.
    */
-  prefetchTokenRequest(clientId: string, identifier: string): void {
-    const memo = requestMemo.getStore();
+  prefetchTokenRequest(req: IncomingMessage, clientId: string, identifier: string): void {
+    const memo = requestMemos.get(req);
     if (!memo || !isClientId(clientId) || memo.clients.has(clientId)) return;
     const joined = this.readClientAndAccess(clientId, identifier);
     const client = joined.then((r) => r.client);
@@ -132,7 +157,7 @@ export class OidcData {
   /** The client and its decrypted secret; a secret that cannot be opened (wrong key, tampered) makes it unusable. */
   findClient(clientId: string): Promise<OidcClientRecord | undefined> {
     if (!isClientId(clientId)) return Promise.resolve(undefined);
-    const memo = requestMemo.getStore();
+    const memo = currentMemo();
     const known = memo?.clients.get(clientId);
     if (known) return known;
     const read = this.cache.through(
@@ -147,7 +172,7 @@ export class OidcData {
 
   /** The resource of the client's instance with this identifier, whether it is authorized, the granted scopes. */
   async resourceAccess(clientId: string, identifier: string): Promise<ClientResourceAccess | undefined> {
-    const known = requestMemo.getStore()?.access.get(accessKey(clientId, identifier));
+    const known = currentMemo()?.access.get(accessKey(clientId, identifier));
     if (known) return known;
     if (!isClientId(clientId) || typeof identifier !== 'string') return undefined;
     return (await this.readClientAndAccess(clientId, identifier)).access;
@@ -162,7 +187,7 @@ export class OidcData {
     identifier: string,
   ): Promise<{ client?: OidcClientRecord; access?: ClientResourceAccess }> {
     if (!isClientId(clientId)) return {};
-    const memo = requestMemo.getStore();
+    const memo = currentMemo();
     const key = accessKey(clientId, identifier);
     const knownClient = memo?.clients.get(clientId);
     const knownAccess = memo?.access.get(key);
@@ -181,7 +206,7 @@ export class OidcData {
 
   /** The scopes of `resourceId` that the user holds in effect (its permissions, roles and groups). */
   effectiveUserScopes(userId: string, resourceId: string): Promise<string[]> {
-    const memo = requestMemo.getStore()?.effective;
+    const memo = currentMemo()?.effective;
     const key = `${userId}\n${resourceId}`;
     const known = memo?.get(key);
     if (known) return known;
@@ -215,7 +240,7 @@ export class OidcData {
     userId: string,
     resource: OidcResourceRecord,
   ): Promise<SystemUserAccess> {
-    const memo = requestMemo.getStore()?.system;
+    const memo = currentMemo()?.system;
     const key = `${client.id}\n${userId}\n${resource.id}`;
     const known = memo?.get(key);
     if (known) return known;
@@ -247,6 +272,30 @@ export class OidcData {
 
   async findUserById(userId: string): Promise<User | undefined> {
     return (await findUserById(this.sql, userId)) ?? undefined;
+  }
+
+  /**
+   * The `supported_locales` of the client's instance (its pages' languages; empty when unknown), on every login,
+   * consent and sign-in link page. Kept in `cache` by instance while the cache is trusted: a change of an instance
+   * drops everything (`all`), and a client's instance is that of its cached row, dropped with the client. Otherwise
+   * (cache off or not trusted, a client without a usable row) read as before, in one statement.
+   */
+  async supportedLocalesOfClient(clientId: string): Promise<string[]> {
+    if (this.stateVersion() === undefined) return supportedLocalesOfClient(this.sql, clientId);
+    const client = await this.findClient(clientId);
+    if (!client) return supportedLocalesOfClient(this.sql, clientId);
+    const instanceId = client.instanceId;
+    return this.cache.through(
+      `l:${instanceId}`,
+      () => ({}),
+      () => instanceSupportedLocales(this.sql, instanceId),
+      () => true,
+    );
+  }
+
+  /** A user as the account of a token or a session (findAccount): the columns of its claims and its sign-in. */
+  async findAccountUser(userId: string): Promise<AccountUser | undefined> {
+    return (await findAccountUser(this.sql, userId)) ?? undefined;
   }
 
   /** A user of the instance by e-mail or user name (case-insensitive) or phone number. */

@@ -2,6 +2,7 @@ import { createSecretKey, randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import Provider, {
   errors,
+  type AdapterPayload,
   interactionPolicy,
   type Account,
   type AccountClaims,
@@ -15,12 +16,13 @@ import type { Sql } from '@gatehouse/db';
 import {
   clientRules,
   EXTRA_CLIENT_PROPERTIES,
+  secretExpired,
   SUPPORTED_GRANT_TYPES,
   toProviderClient,
 } from '@gatehouse/oidc-clients';
 import { browserError } from './browser-errors.js';
 import { isStoreUnavailable, oauthError, withCommonShape } from './oauth-errors.js';
-import type { OidcData, User } from './oidc-data.js';
+import { isClientId, type AccountUser, type OidcClientRecord, type OidcData } from './oidc-data.js';
 import {
   PASSWORD_GRANT,
   PASSWORD_GRANT_PARAMS,
@@ -150,7 +152,7 @@ interface GatehouseClient {
   is_first_party?: boolean;
 }
 
-export function userClaims(user: User): AccountClaims {
+export function userClaims(user: AccountUser): AccountClaims {
   const epoch = (d: Date | string | null | undefined) =>
     d ? Math.floor(new Date(d).getTime() / 1000) : undefined;
   const claims: Record<string, unknown> = {
@@ -178,7 +180,7 @@ export function userClaims(user: User): AccountClaims {
   return claims as AccountClaims;
 }
 
-const toAccount = (user: User): Account => ({
+const toAccount = (user: AccountUser): Account => ({
   accountId: user.id,
   claims: () => userClaims(user),
 });
@@ -249,6 +251,46 @@ async function keepOfflineAccess(ctx: KoaContextWithOIDC, value: string | undefi
   oidc.params!.scope = [...scopes, 'offline_access'].join(' ');
 }
 
+type ProviderClient = NonNullable<Awaited<ReturnType<Provider['Client']['find']>>>;
+
+/**
+ * oidc-provider's Client of a client row, kept with the row object: the state cache (and a request's memo) hand back
+ * the same object until the row changes, so a row already turned into a Client is answered at once. Otherwise
+ * oidc-provider rebuilds the client's metadata on every look-up (several per request) and finds the Client it made
+ * before by a SHA-256 of the metadata's JSON, a visible share of a code flow's CPU. The metadata depends on the
+ * time in one way only, whether the secret has expired (toProviderClient), which is part of the key. A row not seen
+ * before goes through oidc-provider's own find (its validation, its errors), with the metadata just built handed to
+ * its adapter read (`handOff`) rather than read and built a second time.
+ */
+function keepClientsWithTheirRows(
+  provider: Provider,
+  data: OidcData,
+  handOff: (metadata: { id: string; metadata: AdapterPayload } | undefined) => void,
+): void {
+  const Client = provider.Client;
+  const find = Client.find.bind(Client);
+  const made = new WeakMap<OidcClientRecord, { expired: boolean; client: ProviderClient }>();
+  Client.find = async (id: string) => {
+    // Only a well-formed client id can name a row (anything else: oidc-provider's own answer, none).
+    if (!isClientId(id)) return find(id);
+    const record = await data.findClient(id);
+    // No row, or a row that makes no client (a confidential one without a secret): no client, as the adapter says.
+    if (!record) return undefined;
+    const expired = secretExpired(record);
+    const known = made.get(record);
+    if (known && known.expired === expired) return known.client;
+    const metadata = toProviderClient(record, SUPPORTED_GRANT_TYPES);
+    if (!metadata) return undefined;
+    // oidc-provider asks its adapter at once (before its first await); should it not, the adapter reads the row.
+    handOff({ id, metadata });
+    const pending = find(id);
+    handOff(undefined);
+    const client = await pending;
+    if (client) made.set(record, { expired, client });
+    return client;
+  };
+}
+
 /**
  * Build the oidc-provider instance of the token server. Everything it knows comes from PostgreSQL (clients,
  * resources, users, signing keys) and its artifacts go through our adapters; the instance itself is stateless,
@@ -305,6 +347,9 @@ export function createProvider(deps: ProviderDeps): Provider {
 
   const supportedGrants = SUPPORTED_GRANT_TYPES;
 
+  // Client metadata handed to oidc-provider's adapter read by `Client.find` below, instead of building it again.
+  let handoff: { id: string; metadata: AdapterPayload } | undefined;
+
   const configuration: Configuration = {
     adapter: createAdapterFactory({
       sql: deps.sql,
@@ -313,6 +358,11 @@ export function createProvider(deps: ProviderDeps): Provider {
       onGrantGone: (grantId) => data.forgetGrant(grantId),
       clients: {
         find: async (clientId: string) => {
+          if (handoff?.id === clientId) {
+            const { metadata } = handoff;
+            handoff = undefined;
+            return metadata;
+          }
           const record = await data.findClient(clientId);
           return record ? toProviderClient(record, supportedGrants) : undefined;
         },
@@ -468,7 +518,7 @@ export function createProvider(deps: ProviderDeps): Provider {
       pushedAuthorizationRequests: { enabled: false },
     },
     findAccount: async (ctx, sub) => {
-      const user = await data.findUserById(sub);
+      const user = await data.findAccountUser(sub);
       if (!user || user.isBlocked) return undefined;
       // A user signs in (and refreshes) only through global clients or clients of its own tenant.
       const client = ctx?.oidc?.client as unknown as GatehouseClient | undefined;
@@ -543,6 +593,9 @@ export function createProvider(deps: ProviderDeps): Provider {
 
   const provider = new Provider(deps.issuer, configuration);
   provider.proxy = deps.proxy ?? false;
+  keepClientsWithTheirRows(provider, data, (metadata) => {
+    handoff = metadata;
+  });
 
   provider.registerGrantType(
     PASSWORD_GRANT,

@@ -32,9 +32,11 @@ export class LinkPkceWaiver {
     return `${exp}.${this.mac(this.keys[0], clientId, redirectUri, state ?? '', exp)}`;
   }
 
-  /** Marks `req` (GET /authorize) as waived when its query carries a valid waiver for its own parameters. */
-  check(req: IncomingMessage): void {
-    const query = new URLSearchParams((req.url ?? '').split('?')[1] ?? '');
+  /**
+   * Marks `req` (GET /authorize) as waived when its query carries a valid waiver for its own parameters. `query`:
+   * the request's query when the caller parsed it already.
+   */
+  check(req: IncomingMessage, query = new URLSearchParams((req.url ?? '').split('?')[1] ?? '')): void {
     const waiver = query.get(LINK_PKCE_PARAM);
     if (!waiver) return;
     const [expText, mac] = waiver.split('.');

@@ -1,7 +1,6 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Sql } from '@gatehouse/db';
-import { supportedLocalesOfClient } from '@gatehouse/identity-data';
 import { sendOAuthError } from '../oidc/oauth-errors.js';
 import type { OidcClientRecord, OidcData } from '../oidc/oidc-data.js';
 import { BodyError, one, parseParams, readBody, type Params } from '../oidc/request-body.js';
@@ -329,7 +328,7 @@ export class PasswordlessStart {
       const locale = pickLocale(
         asked,
         acceptLanguage,
-        await supportedLocalesOfClient(this.deps.sql, client.id),
+        await this.deps.data.supportedLocalesOfClient(client.id),
       );
       const csrf = cookieValue(req, LINK_CSRF_COOKIE) ?? randomBytes(24).toString('base64url');
       res.setHeader('Set-Cookie', this.csrfCookie(csrf));

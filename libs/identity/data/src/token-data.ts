@@ -211,8 +211,21 @@ export async function supportedLocalesOfClient(db: Sql, clientId: string): Promi
        FROM clients c JOIN instances i ON i.id = c.instance_id WHERE c.id = $1`,
     [clientId],
   );
-  return Array.isArray(r?.locales) ? r.locales.filter((l): l is string => typeof l === 'string') : [];
+  return localeList(r?.locales);
 }
+
+/** The `supported_locales` of an instance (as supportedLocalesOfClient of one of its clients); empty when unknown. */
+export async function instanceSupportedLocales(db: Sql, instanceId: string): Promise<string[]> {
+  if (!isUuid(instanceId)) return [];
+  const [r] = await db.rows<{ locales: unknown }>(
+    `SELECT settings->'supported_locales' AS locales FROM instances WHERE id = $1`,
+    [instanceId],
+  );
+  return localeList(r?.locales);
+}
+
+const localeList = (locales: unknown): string[] =>
+  Array.isArray(locales) ? locales.filter((l): l is string => typeof l === 'string') : [];
 
 /** Phone numbers compare without spaces, dashes, dots and parentheses (`+976 9911-2233` is `+97699112233`). */
 export function normalizePhone(phone: string): string {
@@ -257,19 +270,71 @@ export async function findUserById(db: Sql, userId: string): Promise<User | null
  */
 const USER_ACCOUNT_COLUMNS = entityColumns(User, 'u');
 
-/** `alias.column AS "property"` for every column the entity class declares (its decorators are the one list). */
-export function entityColumns(entity: abstract new () => object, alias: string): string {
+/** What a token's account is made of: its claims (OpenID Connect's standard ones) and what decides its sign-in. */
+export const ACCOUNT_USER_PROPERTIES = [
+  'id',
+  'instanceId',
+  'tenantId',
+  'isBlocked',
+  'name',
+  'givenName',
+  'familyName',
+  'middleName',
+  'nickname',
+  'userName',
+  'picture',
+  'gender',
+  'birthdate',
+  'zoneinfo',
+  'locale',
+  'updatedAt',
+  'userEmail',
+  'emailVerified',
+  'address',
+  'phoneNumber',
+  'phoneVerified',
+] as const satisfies readonly (keyof User)[];
+
+/** A user as the account of a token or a session (ACCOUNT_USER_PROPERTIES of the row, typed as the entity's). */
+export type AccountUser = Pick<User, (typeof ACCOUNT_USER_PROPERTIES)[number]>;
+
+const ACCOUNT_COLUMNS = entityColumns(User, 'u', ACCOUNT_USER_PROPERTIES);
+
+/**
+ * A user by id as the account of a token or a session, or null (a malformed id is no user): only the columns of
+ * AccountUser. The token server looks the account up on every authorization and token request of a user; the
+ * password hash, metadata and counters of the whole row are of no use there and cost their parsing each time.
+ */
+export async function findAccountUser(db: Sql, userId: string): Promise<AccountUser | null> {
+  if (!isUuid(userId)) return null;
+  return (
+    (await db.one<AccountUser>(`SELECT ${ACCOUNT_COLUMNS} FROM users u WHERE u.id = $1`, [userId])) ?? null
+  );
+}
+
+/**
+ * `alias.column AS "property"` for every column the entity class declares (its decorators are the one list), or
+ * for those of the properties `only`.
+ */
+export function entityColumns(
+  entity: abstract new () => object,
+  alias: string,
+  only?: readonly string[],
+): string {
   const columns = getMetadataArgsStorage()
     .columns.filter(
       (c) =>
-        c.target === entity ||
-        (typeof c.target === 'function' &&
-          entity.prototype instanceof (c.target as abstract new () => object)),
+        (c.target === entity ||
+          (typeof c.target === 'function' &&
+            entity.prototype instanceof (c.target as abstract new () => object))) &&
+        (!only || only.includes(c.propertyName)),
     )
     .map((c) => {
       const column = c.options.name ?? c.propertyName;
       return column === c.propertyName ? `${alias}.${column}` : `${alias}.${column} AS "${c.propertyName}"`;
     });
   if (!columns.length) throw new Error(`${entity.name} declares no columns`);
+  if (only && columns.length !== only.length)
+    throw new Error(`${entity.name} does not declare every column of ${only.join(', ')}`);
   return columns.join(', ');
 }

@@ -1,6 +1,14 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createLogger, requestLog, requestLogging, sanitizeRequestId } from './logging.js';
+import { pino } from 'pino';
+import {
+  completionLine,
+  createLogger,
+  redactUrl,
+  requestLog,
+  requestLogging,
+  sanitizeRequestId,
+} from './logging.js';
 
 /** A real node:http server running `requestLogging` in front of a handler answering `status`. */
 async function serve(level: string, lines: string[]): Promise<{ server: Server; url: string }> {
@@ -131,5 +139,60 @@ describe('logging', () => {
     } finally {
       await close(server);
     }
+  });
+
+  it('writes the completion line byte for byte as pino wrote it with the same options', () => {
+    const lines: string[] = [];
+    const reference = pino(
+      {
+        level: 'debug',
+        base: { service: 'svc "x"' },
+        timestamp: pino.stdTimeFunctions.isoTime,
+        formatters: { level: (label: string) => ({ level: label }) },
+      },
+      { write: (s: string) => lines.push(s) },
+    );
+    const cases: [string, string | undefined, string | undefined, number, number][] = [
+      ['info', 'GET', '/authorize?client_id=a&redirect_uri=https%3A%2F%2Fx&state=%22', 303, 1.234],
+      ['warn', 'POST', '/token', 400, 0],
+      ['error', undefined, undefined, 500, 12.5],
+      ['debug', 'GET', '/livez', 200, 0.001],
+      ['info', 'GET', '/p\u00e9\u007f"\\\ttab?x=\u2028', 200, 3],
+    ];
+    for (const [level, method, url, status, responseTime] of cases) {
+      reference[level as 'info'](
+        { req: { id: 'r-1.A_', method, url }, res: { statusCode: status }, responseTime },
+        'request completed',
+      );
+      const ours = completionLine(
+        level,
+        JSON.stringify('svc "x"'),
+        'r-1.A_',
+        method,
+        url,
+        status,
+        responseTime,
+      );
+      const withoutTime = (line: string) => line.replace(/"time":"[^"]+"/, '"time":""');
+      expect(withoutTime(ours)).toBe(withoutTime(lines.at(-1)!));
+      expect(JSON.parse(ours).time).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    }
+  });
+
+  it('redacts a credential of the query however its name is written, and leaves other URLs as they are', () => {
+    const R = '%5Bredacted%5D';
+    expect(redactUrl('/authorize?client_id=a&redirect_uri=https%3A%2F%2Fx&state=s')).toBe(
+      '/authorize?client_id=a&redirect_uri=https%3A%2F%2Fx&state=s',
+    );
+    expect(redactUrl('/cb?state=code&x=token')).toBe('/cb?state=code&x=token');
+    expect(redactUrl('/cb?code=abc&state=s')).toBe(`/cb?code=${R}&state=s`);
+    expect(redactUrl('/cb?a=1&CODE=abc')).toBe(`/cb?a=1&CODE=${R}`);
+    expect(redactUrl('/cb?c%6Fde=abc')).toBe(`/cb?code=${R}`);
+    expect(redactUrl('/cb??code=abc')).toBe(`/cb?code=${R}`);
+    expect(redactUrl('/cb?id+token=1&password')).toBe(`/cb?id+token=1&password=${R}`);
+    expect(redactUrl('/cb?&&x&token=1')).toBe(`/cb?x=&token=${R}`);
+    expect(redactUrl('/cb?')).toBe('/cb?');
+    expect(redactUrl('/plain')).toBe('/plain');
+    expect(redactUrl(undefined)).toBeUndefined();
   });
 });
