@@ -15,62 +15,13 @@ import querystring from 'node:querystring';
 import { verify } from '@node-rs/argon2';
 import pg from 'pg';
 import Provider from 'oidc-provider';
+import { minimalPgAdapter } from './bare-adapter.mjs';
 
 const env = process.env;
 const pool = new pg.Pool({ connectionString: env.BARE_DATABASE_URL, max: 10 });
 
-await pool.query(`CREATE TABLE IF NOT EXISTS bench_bare_flow (
-  model text NOT NULL, id text NOT NULL, payload jsonb NOT NULL, grant_id text, uid text, expires_at timestamptz,
-  PRIMARY KEY (model, id))`);
-await pool.query(`CREATE INDEX IF NOT EXISTS bench_bare_flow_uid ON bench_bare_flow (model, uid)`);
-
-/** bare-provider.mjs's adapter (upsert, find, consume, destroy), plus findByUid: a session by its uid. */
-class MinimalPgAdapter {
-  constructor(model) {
-    this.model = model;
-  }
-  async upsert(id, payload, expiresIn) {
-    await pool.query(
-      `INSERT INTO bench_bare_flow (model, id, payload, grant_id, uid, expires_at) VALUES ($1, $2, $3, $4, $5, $6)
-       ON CONFLICT (model, id) DO UPDATE SET payload = EXCLUDED.payload, expires_at = EXCLUDED.expires_at`,
-      [
-        this.model,
-        id,
-        payload,
-        payload.grantId ?? null,
-        payload.uid ?? null,
-        expiresIn ? new Date(Date.now() + expiresIn * 1000) : null,
-      ],
-    );
-  }
-  async find(id) {
-    const r = await pool.query(
-      'SELECT payload FROM bench_bare_flow WHERE model = $1 AND id = $2 AND (expires_at IS NULL OR expires_at > now())',
-      [this.model, id],
-    );
-    return r.rows[0]?.payload;
-  }
-  async findByUid(uid) {
-    const r = await pool.query(
-      'SELECT payload FROM bench_bare_flow WHERE model = $1 AND uid = $2 AND (expires_at IS NULL OR expires_at > now())',
-      [this.model, uid],
-    );
-    return r.rows[0]?.payload;
-  }
-  async findByUserCode() {}
-  async consume(id) {
-    await pool.query(
-      `UPDATE bench_bare_flow SET payload = payload || '{"consumed":1}' WHERE model = $1 AND id = $2`,
-      [this.model, id],
-    );
-  }
-  async destroy(id) {
-    await pool.query('DELETE FROM bench_bare_flow WHERE model = $1 AND id = $2', [this.model, id]);
-  }
-  async revokeByGrantId(grantId) {
-    await pool.query('DELETE FROM bench_bare_flow WHERE model = $1 AND grant_id = $2', [this.model, grantId]);
-  }
-}
+/** bare-provider.mjs's adapter, with findByUid: a session by its uid (./bare-adapter.mjs). */
+const MinimalPgAdapter = await minimalPgAdapter(pool, 'bench_bare_flow', { uid: true });
 
 // The standard claims of the scopes the benchmark asks for (openid profile), as Gatehouse's provider lists them.
 const PROFILE = [

@@ -6,54 +6,13 @@
 import http from 'node:http';
 import pg from 'pg';
 import Provider, { errors } from 'oidc-provider';
+import { minimalPgAdapter } from './bare-adapter.mjs';
 
 const env = process.env;
 const pool = new pg.Pool({ connectionString: env.BARE_DATABASE_URL, max: 10 });
 
-await pool.query(`CREATE TABLE IF NOT EXISTS bench_bare_oidc (
-  model text NOT NULL, id text NOT NULL, payload jsonb NOT NULL, grant_id text, expires_at timestamptz,
-  PRIMARY KEY (model, id))`);
-
-/** The smallest adapter that serves client_credentials and introspection: upsert, find, destroy. */
-class MinimalPgAdapter {
-  constructor(model) {
-    this.model = model;
-  }
-  async upsert(id, payload, expiresIn) {
-    await pool.query(
-      `INSERT INTO bench_bare_oidc (model, id, payload, grant_id, expires_at) VALUES ($1, $2, $3, $4, $5)
-       ON CONFLICT (model, id) DO UPDATE SET payload = EXCLUDED.payload, expires_at = EXCLUDED.expires_at`,
-      [
-        this.model,
-        id,
-        payload,
-        payload.grantId ?? null,
-        expiresIn ? new Date(Date.now() + expiresIn * 1000) : null,
-      ],
-    );
-  }
-  async find(id) {
-    const r = await pool.query(
-      'SELECT payload FROM bench_bare_oidc WHERE model = $1 AND id = $2 AND (expires_at IS NULL OR expires_at > now())',
-      [this.model, id],
-    );
-    return r.rows[0]?.payload;
-  }
-  async findByUid() {}
-  async findByUserCode() {}
-  async consume(id) {
-    await pool.query(
-      `UPDATE bench_bare_oidc SET payload = payload || '{"consumed":1}' WHERE model = $1 AND id = $2`,
-      [this.model, id],
-    );
-  }
-  async destroy(id) {
-    await pool.query('DELETE FROM bench_bare_oidc WHERE model = $1 AND id = $2', [this.model, id]);
-  }
-  async revokeByGrantId(grantId) {
-    await pool.query('DELETE FROM bench_bare_oidc WHERE model = $1 AND grant_id = $2', [this.model, grantId]);
-  }
-}
+/** The smallest adapter that serves client_credentials and introspection (./bare-adapter.mjs). */
+const MinimalPgAdapter = await minimalPgAdapter(pool, 'bench_bare_oidc');
 
 const resources = JSON.parse(env.BARE_RESOURCES);
 const provider = new Provider(env.BARE_ISSUER, {

@@ -35,25 +35,21 @@
 // a profile can be cut to the measured runs alone (warm-up, seeding and start excluded).
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { cpuMs, freePort, processGroup, tasksetAvailable, withDb } from '../lib/processes.mjs';
+import { adminPgUrl, benchRoot, builtFiles } from '../lib/setup.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const root = process.env.BENCH_ROOT ? path.resolve(process.env.BENCH_ROOT) : path.resolve(here, '../../..');
+const root = benchRoot;
 const dist = path.join(root, 'dist/apps/auth');
-const mainJs = path.join(dist, 'apps/auth/src/main.js');
-if (!existsSync(mainJs)) {
-  console.error(`${mainJs} is missing: build first (npx nx run auth:build)`);
-  process.exit(1);
-}
+const { auth: mainJs } = builtFiles(['auth']);
 
 const env = process.env;
-const adminUrl =
-  env.BENCH_PG_URL || env.TEST_PG_URL || env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
+const adminUrl = adminPgUrl();
 const duration = Number(env.BENCH_DURATION || 10);
 const rounds = Number(env.BENCH_ROUNDS || 3);
 const vus = Number(env.BENCH_VUS || 10);

@@ -14,7 +14,7 @@
 // whose dist/ is measured, default this one: bench:compare points it at another build), BENCH_BARE=0 (no bare
 // oidc-provider: its scenarios are skipped), BENCH_MEMORY=0 (skip the idle and after-run RSS readings and their waits).
 import { randomBytes, randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -28,19 +28,15 @@ import {
   tasksetAvailable,
   withDb,
 } from '../lib/processes.mjs';
+import { adminPgUrl, benchRoot, builtFiles } from '../lib/setup.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const root = process.env.BENCH_ROOT ? path.resolve(process.env.BENCH_ROOT) : path.resolve(here, '../../..');
+const root = benchRoot;
 const dist = path.join(root, 'dist/apps/auth');
-const mainJs = path.join(dist, 'apps/auth/src/main.js');
-if (!existsSync(mainJs)) {
-  console.error(`${mainJs} is missing: build first (npx nx run auth:build)`);
-  process.exit(1);
-}
+const { auth: mainJs } = builtFiles(['auth']);
 
 const env = process.env;
-const adminUrl =
-  env.BENCH_PG_URL || env.TEST_PG_URL || env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
+const adminUrl = adminPgUrl();
 const duration = Number(env.BENCH_DURATION || 10);
 const rounds = Number(env.BENCH_ROUNDS || 3);
 const connections = Number(env.BENCH_CONNECTIONS || 10);
