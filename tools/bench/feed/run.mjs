@@ -39,7 +39,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { freePort, processGroup, tasksetAvailable, withDb } from '../lib/processes.mjs';
-import { adminPgUrl, benchRoot, builtFiles } from '../lib/setup.mjs';
+import { adminPgUrl, benchRoot, benchServiceEnv, builtFiles } from '../lib/setup.mjs';
 
 const root = benchRoot;
 const { identity: identityMain, auth: authMain } = builtFiles(['auth', 'identity']);
@@ -135,16 +135,7 @@ let failure;
 /** @type {pg.Client | undefined} */
 let db;
 try {
-  const shared = {
-    DATABASE_URL: dbUrl,
-    SECRET_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-    BOOTSTRAP_CLIENT_ID: randomUUID(),
-    BOOTSTRAP_CLIENT_SECRET: randomBytes(24).toString('base64url'),
-    BOOTSTRAP_ADMIN_PASSWORD: randomBytes(12).toString('hex'),
-    LOG_LEVEL: 'warn',
-    RATE_LIMIT_POINTS: '1000000000',
-    REDIS_URL: '',
-  };
+  const shared = benchServiceEnv({ DATABASE_URL: dbUrl });
   /** A token server; `cache` false: AUTH_STATE_CACHE_MAX=0, no cache and no subscription to the feed. */
   const startAuth = async (name, cache) => {
     const port = await freePort();

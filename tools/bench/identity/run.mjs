@@ -17,7 +17,7 @@
 // Targets (issue 5): the filtered, sorted, counted list at >= 1,000 requests/s on one core with p99 < 50 ms, its
 // statements served by an index. The run fails (exit 1) when a target is missed.
 import { execFileSync } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -32,7 +32,14 @@ import {
   tasksetAvailable,
   withDb,
 } from '../lib/processes.mjs';
-import { adminPgUrl, benchRoot, builtFiles, loadCpusFor } from '../lib/setup.mjs';
+import {
+  adminPgUrl,
+  benchRoot,
+  benchServiceEnv,
+  builtFiles,
+  clientCredentialsToken,
+  loadCpusFor,
+} from '../lib/setup.mjs';
 
 const root = benchRoot;
 const { identity: identityMain, auth: authMain } = builtFiles(['auth', 'identity']);
@@ -144,17 +151,7 @@ const plans = [];
 let seedSeconds = 0;
 let failure;
 try {
-  const shared = {
-    DATABASE_URL: dbUrl,
-    DATA_DIR: dataDir,
-    SECRET_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-    BOOTSTRAP_CLIENT_ID: randomUUID(),
-    BOOTSTRAP_CLIENT_SECRET: randomBytes(24).toString('base64url'),
-    BOOTSTRAP_ADMIN_PASSWORD: randomBytes(12).toString('hex'),
-    LOG_LEVEL: 'warn',
-    RATE_LIMIT_POINTS: '1000000000',
-    REDIS_URL: '',
-  };
+  const shared = benchServiceEnv({ DATABASE_URL: dbUrl, DATA_DIR: dataDir });
   const authPort = await freePort();
   const authUrl = `http://127.0.0.1:${authPort}`;
   // The token server answers one /tokeninfo per token (the identity service caches it): it is not pinned.
@@ -203,17 +200,13 @@ try {
   await db.query('VACUUM ANALYZE');
   seedSeconds = (performance.now() - t0) / 1000;
 
-  const tokenFor = (id, secret) =>
-    fetch(`${authUrl}/token`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/x-www-form-urlencoded',
-        authorization: `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`,
-      },
-      body: new URLSearchParams({ grant_type: 'client_credentials', audience: 'urn:gatehouse:management' }),
-    });
-  const { access_token: token } = /** @type {any} */ (
-    await (await tokenFor(shared.BOOTSTRAP_CLIENT_ID, shared.BOOTSTRAP_CLIENT_SECRET)).json()
+  const token = await clientCredentialsToken(
+    authUrl,
+    shared.BOOTSTRAP_CLIENT_ID,
+    shared.BOOTSTRAP_CLIENT_SECRET,
+    {
+      audience: 'urn:gatehouse:management',
+    },
   );
   const headers = { authorization: `Bearer ${token}` };
 
@@ -249,8 +242,9 @@ try {
   await api('POST', `/api/v1/clients/${tc.id}/permissions`, {
     permissions: [{ resource_id: mgmtId, scopes: [readScope] }],
   });
-  const tenantToken = /** @type {any} */ (await (await tokenFor(tc.id, tc.client_secret)).json())
-    .access_token;
+  const tenantToken = await clientCredentialsToken(authUrl, tc.id, tc.client_secret, {
+    audience: 'urn:gatehouse:management',
+  });
   const tenantHeaders = { authorization: `Bearer ${tenantToken}` };
   // The client the write scenario updates (the same row every time: the write path, not lock-free parallelism).
   /** @type {any} */

@@ -23,7 +23,7 @@ import { pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { autocannonSummary, freePort, processGroup, tasksetAvailable, withDb } from '../lib/processes.mjs';
-import { adminPgUrl, benchRoot, builtFiles } from '../lib/setup.mjs';
+import { adminPgUrl, benchRoot, benchServiceEnv, builtFiles } from '../lib/setup.mjs';
 
 const root = benchRoot;
 const {
@@ -82,18 +82,11 @@ const results = [];
 const seed = {};
 let failure;
 try {
-  const shared = {
+  const shared = benchServiceEnv({
     DATABASE_URL: dbUrl,
     DATA_DIR: dataDir,
-    SECRET_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-    BOOTSTRAP_CLIENT_ID: randomUUID(),
-    BOOTSTRAP_CLIENT_SECRET: randomBytes(24).toString('base64url'),
-    BOOTSTRAP_ADMIN_PASSWORD: randomBytes(12).toString('hex'),
-    LOG_LEVEL: 'warn',
-    RATE_LIMIT_POINTS: '1000000000',
     RATE_LIMIT_AUTH_FAILURES: '1000000000',
-    REDIS_URL: '',
-  };
+  });
   const authPort = await freePort();
   const authUrl = `http://127.0.0.1:${authPort}`;
   await procs.start('apps/auth', [authMain], {

@@ -34,7 +34,7 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { cpuMs, freePort, processGroup, tasksetAvailable, withDb } from '../lib/processes.mjs';
-import { adminPgUrl, benchRoot, builtFiles, loadCpusFor } from '../lib/setup.mjs';
+import { adminPgUrl, benchRoot, builtFiles, clientCredentialsToken, loadCpusFor } from '../lib/setup.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = benchRoot;
@@ -111,19 +111,9 @@ try {
     ready: async () => (await fetch(`${authUrl}/readyz`)).status === 200,
     timeoutMs: 90_000,
   });
-  const tokenRes = await fetch(`${authUrl}/token`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/x-www-form-urlencoded',
-      authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`,
-    },
-    body: new URLSearchParams({
-      grant_type: 'client_credentials',
-      resource: 'urn:gatehouse:tree',
-    }).toString(),
+  const token = await clientCredentialsToken(authUrl, clientId, clientSecret, {
+    resource: 'urn:gatehouse:tree',
   });
-  if (tokenRes.status !== 200) throw new Error(`token: ${tokenRes.status} ${await tokenRes.text()}`);
-  const token = /** @type {any} */ (await tokenRes.json()).access_token;
 
   // The two tree processes, one after the other (each migrates the tree database at start-up).
   const servers = {};

@@ -33,7 +33,7 @@ import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { autocannonSummary, cpuMs, processGroup, tasksetAvailable } from '../lib/processes.mjs';
-import { benchRoot, builtFiles } from '../lib/setup.mjs';
+import { benchRoot, builtFiles, clientCredentialsToken } from '../lib/setup.mjs';
 import { randomPassword, startEmbeddedPostgres, stopEmbeddedPostgres } from '../../launcher/embedded-pg.mjs';
 
 const root = benchRoot;
@@ -220,19 +220,9 @@ try {
     },
     `${api}/readyz`,
   );
-  const tokenRes = await fetch(`${authUrl}/token`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/x-www-form-urlencoded',
-      authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`,
-    },
-    body: new URLSearchParams({
-      grant_type: 'client_credentials',
-      resource: 'urn:gatehouse:tree',
-    }).toString(),
+  const token = await clientCredentialsToken(authUrl, clientId, clientSecret, {
+    resource: 'urn:gatehouse:tree',
   });
-  if (tokenRes.status !== 200) throw new Error(`token: ${tokenRes.status} ${await tokenRes.text()}`);
-  const token = /** @type {any} */ (await tokenRes.json()).access_token;
   const H = { authorization: `Bearer ${token}` };
   const call = async (method, p, body, expect = [200, 201, 204]) => {
     const r = await fetch(`${api}${p}`, {
