@@ -4,9 +4,9 @@ import path from 'node:path';
 
 const root = path.dirname(fileURLToPath(import.meta.url));
 
-// TEST_WORKERS: Jest workers of one project's run (a count, or a share of the cores such as `50%`). Unset: Jest's
+// TEST_WORKERS: Jest workers of one project's own run (a count, or a share of the cores such as `50%`). Unset: Jest's
 // default, cores - 1, which on a 2-core machine runs every file of a project in one process, one after another.
-// Set it for `npm test` or a project's target alike (docs/benchmarks.md, "The test loop").
+// `npm test`'s one-queue run (tools/jest/all-projects.config.mjs) takes its worker count from tools/scripts/test.mjs.
 const workers = process.env.TEST_WORKERS?.trim();
 
 export default {

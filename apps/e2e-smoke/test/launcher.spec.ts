@@ -6,10 +6,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { getFreePort, isPortFree } from '@gatehouse/testing';
+import { jest } from '@jest/globals';
+import { getFreePort, holdTestLock, isPortFree, type TestLock } from '@gatehouse/testing';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const READY_WITHIN_MS = 30_000;
+// Also set here, not only in jest.config.mjs: `npm test` runs every project in one Jest run, which takes the timeout
+// from its root config.
+jest.setTimeout(120_000);
+
 const skipBuild = ['1', 'true', 'yes'].includes(String(process.env.LAUNCHER_SKIP_BUILD ?? '').toLowerCase());
 
 interface Launcher {
@@ -106,8 +111,12 @@ describe('npm start (tools/launcher/start.mjs)', () => {
   let env: NodeJS.ProcessEnv;
   let ports: { auth: number; identity: number; tree: number; pg: number };
   let current: Launcher | undefined;
+  // Builds (this file's and the launcher's own, an Nx cache restore that deletes and rewrites dist/apps/*) must not
+  // run while another test file runs services from dist/ (the reliability smoke holds the lock shared meanwhile).
+  let distLock: TestLock | undefined;
 
   beforeAll(async () => {
+    if (!skipBuild) distLock = await holdTestLock('dist');
     if (!skipBuild) {
       // Build outside the timed part; the launcher's own build is then an Nx cache hit.
       const build = spawnSync('npx', ['nx', 'run-many', '-t', 'build', '-p', 'auth,identity,tree'], {
@@ -138,6 +147,7 @@ describe('npm start (tools/launcher/start.mjs)', () => {
   }, 180_000);
 
   afterAll(async () => {
+    await distLock?.release();
     if (current && current.child.exitCode === null && current.child.signalCode === null) {
       await stopLauncher(current).catch(() => current?.child.kill('SIGKILL'));
     }
@@ -151,6 +161,8 @@ describe('npm start (tools/launcher/start.mjs)', () => {
     // First start: creates the embedded cluster and the databases.
     current = startLauncher(env);
     await waitAllReady(current, servicePorts, !skipBuild);
+    // Built and started: the second start below does not build.
+    await distLock?.release();
     expect(current.output()).toMatch(/embedded PostgreSQL created and started/);
     for (const name of ['[auth] ', '[identity] ', '[tree] ']) expect(current.output()).toContain(name);
     await withGatehouseDb(dataDir, ports.pg, async (c) => {

@@ -36,11 +36,20 @@ const toolVars: [string, string, string][] = [
     'tests: PostgreSQL where test databases are created (falls back to DATABASE_URL)',
   ],
   ['TEST_REDIS_URL', 'redis://127.0.0.1:6379 when it answers', 'tests: Redis for the Redis-backed tests'],
-  ['TEST_PARALLEL', '2', '`npm test`: projects whose tests run at the same time (`nx run-many --parallel`)'],
+  [
+    'TEST_SCHEDULE',
+    'files',
+    "`npm test`: `files` runs the selected projects' test files in one Jest run (one queue, `TEST_WORKERS` files at a time); `projects` runs each project's own Jest run through Nx (`TEST_PARALLEL` at a time), as CI's `nx affected` does",
+  ],
+  [
+    'TEST_PARALLEL',
+    '2',
+    '`npm test` with `TEST_SCHEDULE=projects`: projects whose tests run at the same time (`nx run-many --parallel`)',
+  ],
   [
     'TEST_WORKERS',
-    "Jest's default (cores - 1)",
-    "tests: Jest worker processes of one project's run (a count, or a share of the cores such as `50%`)",
+    "cores + 1 (a project's: cores - 1)",
+    "tests: Jest worker processes (a count, or a share of the cores such as `50%`) of `npm test`'s one queue, or of one project's own run (Jest's default there)",
   ],
 ];
 

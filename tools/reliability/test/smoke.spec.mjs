@@ -2,17 +2,34 @@
 // (docs/reliability.md). One stack (embedded PostgreSQL, the three services from dist/, built by the test target's
 // dependencies): the OpenAPI tour and a short seeded fuzz, a 2-second PostgreSQL outage under 10 connections, the
 // token server down with a 5-second bearer cache, and 15 seconds of mixed load.
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import pg from 'pg';
 import { authDown } from '../auth-down.mjs';
 import { fuzzStack, summarizeFailures } from '../fuzz.mjs';
 import { pgRestart } from '../pg-restart.mjs';
 import { soak } from '../soak.mjs';
 import { startStack } from '../lib/stack.mjs';
 
+// Also set here, not only in jest.config.mjs: `npm test` runs every project in one Jest run, which takes the timeout
+// from its root config.
+jest.setTimeout(240_000);
+
 /** @type {import('../lib/stack.mjs').Stack} */
 let stack;
+/** @type {pg.Client | undefined} */
+let distLock;
 
 beforeAll(async () => {
+  // The services start (and restart) from dist/, which the launcher smoke rebuilds (an Nx cache restore deletes and
+  // rewrites it) under the same lock held exclusively; see holdTestLock in @gatehouse/testing. Held shared until the
+  // stack is closed.
+  distLock = new pg.Client({
+    connectionString: process.env.TEST_PG_URL,
+    application_name: 'gatehouse-test-lock-dist',
+  });
+  distLock.on('error', () => undefined);
+  await distLock.connect();
+  await distLock.query('SELECT pg_advisory_lock_shared(hashtextextended($1, 0))', ['gatehouse:test:dist']);
   stack = await startStack({
     embedded: true,
     env: {
@@ -26,6 +43,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await stack?.close();
+  await distLock?.end().catch(() => undefined);
 });
 
 describe('reliability smoke', () => {

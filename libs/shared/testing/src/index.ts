@@ -7,6 +7,7 @@ export {
   type CreateTestDatabaseOptions,
   type TestDatabase,
 } from './test-database.js';
+export { holdTestLock, type TestLock } from './test-lock.js';
 export {
   getFreePort,
   isPortFree,
