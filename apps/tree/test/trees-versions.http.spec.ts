@@ -120,6 +120,31 @@ describe('trees and versions over HTTP', () => {
     expect(expanded.body.items[0].versions).toHaveLength(1);
   });
 
+  it('embeds the versions of every tree and the nodes of every version on a page', async () => {
+    const tag = uniq('emb');
+    await api.post('/api/v1/trees', { code: `${tag}-a`, name: 'A' }).expect(201);
+    await api.post('/api/v1/trees', { code: `${tag}-b`, name: 'B' }).expect(201);
+    const base = `/api/v1/trees/${tag}-a/versions`;
+    await api.post(`${base}/v1/clone`, { version: 'v2', name: 'Second' }).expect(201);
+    const [root2] = (await api.get(`${base}/v2/nodes`).expect(200)).body.items;
+    await api.post(`${base}/v2/nodes`, { code: 'leaf', name: 'Leaf', parent_id: root2.id }).expect(201);
+
+    const q = encodeURIComponent(`code like '${tag}-%'`);
+    const trees = (await api.get(`/api/v1/trees?q=${q}&sort=code&expand=all`).expect(200)).body.items;
+    expect(trees.map((t: { code: string }) => t.code)).toEqual([`${tag}-a`, `${tag}-b`]);
+    expect(trees[0].versions.map((v: { version: string }) => v.version)).toEqual(['v1', 'v2']);
+    expect(trees[1].versions.map((v: { version: string }) => v.version)).toEqual(['v1']);
+    for (const t of trees) for (const v of t.versions) expect(v.tree_id).toBe(t.id);
+
+    const versions = (await api.get(`${base}?expand=all`).expect(200)).body.items;
+    expect(versions.map((v: { version: string }) => v.version)).toEqual(['v1', 'v2']);
+    expect(versions[0].nodes.map((n: { depth: number }) => n.depth)).toEqual([0]);
+    expect(versions[1].nodes.map((n: { code: string }) => n.code)).toEqual([root2.code, 'leaf']);
+    expect(versions[1].nodes[0].aggregations.child_nodes).toBe(1);
+    for (const v of versions) for (const n of v.nodes) expect(n.tree_version_id).toBe(v.id);
+    expect(versions[1].nodes[1].links.self).toBe(`${base}/v2/nodes/${versions[1].nodes[1].id}`);
+  });
+
   it('updates, disables, changes the code and deletes a tree', async () => {
     const { code } = await createTree();
     const upd = await api

@@ -55,13 +55,16 @@ export class TreesService {
         defaultOrder: 'ORDER BY t.code',
       });
       const wantVersions = page.list.expand && (!page.list.fields || page.list.fields.includes('versions'));
-      const items: Partial<TreeRecord>[] = [];
-      for (const row of page.rows) {
-        const versions = wantVersions
-          ? await this.versions.embedded(sql, { treeId: row.id, treeCode: row.code }, lang)
-          : undefined;
-        items.push(pickFields(toTreeRecord(row, versions), page.list.fields));
-      }
+      const versions = wantVersions
+        ? await this.versions.embedded(
+            sql,
+            page.rows.map((row) => ({ treeId: row.id, treeCode: row.code })),
+            lang,
+          )
+        : undefined;
+      const items = page.rows.map((row) =>
+        pickFields(toTreeRecord(row, versions?.get(row.id)), page.list.fields),
+      );
       return toEnvelope(
         items,
         { offset: page.list.offset, limit: page.list.limit, total: page.total, hasMore: page.hasMore },
@@ -80,7 +83,7 @@ export class TreesService {
     return this.db.connection(async (sql) => {
       const row = await this.row(sql, instance, treeCode, lang);
       const versions = read.expand
-        ? await this.versions.embedded(sql, { treeId: row.id, treeCode: row.code }, lang)
+        ? (await this.versions.embedded(sql, [{ treeId: row.id, treeCode: row.code }], lang)).get(row.id)
         : undefined;
       return pickFields(toTreeRecord(row, versions), read.fields);
     });

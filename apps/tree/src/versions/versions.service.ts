@@ -7,6 +7,7 @@ import { resolveTree, type TreeScope, type VersionScope } from '../common/scope.
 import type { InstanceKey } from '../common/instance.js';
 import { uniqueConflict } from '../common/tree-db.js';
 import { nodeColumns, toNodeRecord, type NodeRow } from '../nodes/node.record.js';
+import { translationJoin as nodeTranslationJoin } from '../nodes/nodes.queries.js';
 import type { Actor } from '../common/actor.js';
 import type {
   ChangeVersionCodeDto,
@@ -81,11 +82,13 @@ export class VersionsService {
         defaultOrder: 'ORDER BY v.created_at, v.id',
       });
       const wantNodes = page.list.expand && (!page.list.fields || page.list.fields.includes('nodes'));
-      const items: Partial<VersionRecord>[] = [];
-      for (const row of page.rows) {
-        const nodes = wantNodes ? await this.embeddedNodes(sql, tree, row, lang) : undefined;
-        items.push(pickFields(toVersionRecord(row, treeCode, nodes), page.list.fields));
-      }
+      const nodes = wantNodes ? await this.embeddedNodes(sql, tree, page.rows, lang) : undefined;
+      const items = page.rows.map((row) =>
+        pickFields(
+          toVersionRecord(row, treeCode, nodes ? (nodes.get(row.id) ?? []) : undefined),
+          page.list.fields,
+        ),
+      );
       return toEnvelope(
         items,
         { offset: page.list.offset, limit: page.list.limit, total: page.total, hasMore: page.hasMore },
@@ -105,22 +108,35 @@ export class VersionsService {
     return this.db.connection(async (sql) => {
       const tree = await resolveTree(sql, instance, treeCode);
       const row = await this.row(sql, tree, version, lang);
-      const nodes = read.expand ? await this.embeddedNodes(sql, tree, row, lang) : undefined;
+      const nodes = read.expand ? (await this.embeddedNodes(sql, tree, [row], lang)).get(row.id) : undefined;
       return pickFields(toVersionRecord(row, treeCode, nodes), read.fields);
     });
   }
 
-  /** Version rows of a tree for embedding in the tree record (no nodes; links instead). */
-  async embedded(sql: Sql, tree: TreeScope, lang?: Language): Promise<VersionRecord[]> {
+  /**
+   * Version rows of trees for embedding in their tree records (no nodes; links instead), at most 100 per tree, by
+   * tree id: one query for all the trees of a page.
+   */
+  async embedded(
+    sql: Sql,
+    trees: readonly TreeScope[],
+    lang?: Language,
+  ): Promise<Map<string, VersionRecord[]>> {
+    const out = new Map<string, VersionRecord[]>(trees.map((t) => [t.treeId, []]));
+    if (trees.length === 0) return out;
+    const codes = new Map(trees.map((t) => [t.treeId, t.treeCode]));
     const p = new Params();
-    const treeParam = p.add(tree.treeId);
+    const ids = p.add(trees.map((t) => t.treeId));
     const tr = translationJoin(p, lang);
     const rows = await sql.rows<VersionRow>(
-      `SELECT ${VERSION_COLUMNS}${tr.columns} FROM tree_versions v ${tr.join}
-        WHERE v.tree_id = ${treeParam} ORDER BY v.created_at, v.id LIMIT 100`,
+      `SELECT v.* FROM unnest(${ids}::uuid[]) WITH ORDINALITY AS t(id, ord) CROSS JOIN LATERAL (
+         SELECT ${VERSION_COLUMNS}${tr.columns} FROM tree_versions v ${tr.join}
+          WHERE v.tree_id = t.id ORDER BY v.created_at, v.id LIMIT 100) v
+        ORDER BY t.ord, v.created_at, v.id`,
       p.values,
     );
-    return rows.map((r) => toVersionRecord(r, tree.treeCode));
+    for (const r of rows) out.get(r.tree_id)!.push(toVersionRecord(r, codes.get(r.tree_id)!));
+    return out;
   }
 
   async create(
@@ -286,21 +302,35 @@ export class VersionsService {
   }
 
   /** The first MAX_EMBEDDED_NODES nodes of the version, depth-first. */
-  private async embeddedNodes(sql: Sql, tree: TreeScope, row: VersionRow, lang?: Language) {
-    const scope: VersionScope = { ...tree, versionId: row.id, version: row.version };
-    const p = new Params();
-    const versionParam = p.add(row.id);
-    const join = lang
-      ? {
-          columns: `, tr.name AS tr_name, tr.description AS tr_description`,
-          sql: `LEFT JOIN tree_node_translations tr ON tr.tree_node_id = n.id AND tr.language = ${p.add(lang)}`,
-        }
-      : { columns: '', sql: '' };
-    const rows = await sql.rows<NodeRow>(
-      `SELECT ${nodeColumns(versionParam)}${join.columns} FROM tree_nodes n ${join.sql}
-        WHERE n.tree_version_id = ${versionParam} ORDER BY n.path LIMIT ${MAX_EMBEDDED_NODES}`,
-      p.values,
+  /**
+   * The first MAX_EMBEDDED_NODES nodes (depth-first) of each version, by version id: one query for all the versions
+   * of a page.
+   */
+  private async embeddedNodes(
+    sql: Sql,
+    tree: TreeScope,
+    versions: readonly VersionRow[],
+    lang?: Language,
+  ): Promise<Map<string, ReturnType<typeof toNodeRecord>[]>> {
+    const out = new Map<string, ReturnType<typeof toNodeRecord>[]>(versions.map((v) => [v.id, []]));
+    if (versions.length === 0) return out;
+    const scopes = new Map<string, VersionScope>(
+      versions.map((v) => [v.id, { ...tree, versionId: v.id, version: v.version }]),
     );
-    return rows.map((r) => toNodeRecord(r, scope));
+    const p = new Params();
+    const join = nodeTranslationJoin(p, lang);
+    const first = (version: string) =>
+      `SELECT ${nodeColumns(version)}${join.columns} FROM tree_nodes n ${join.sql}
+        WHERE n.tree_version_id = ${version} ORDER BY n.path LIMIT ${MAX_EMBEDDED_NODES}`;
+    // One version: its id as a parameter, so the plan names its one partition. Several: a lateral join, where the
+    // executor prunes to one partition per version.
+    const text =
+      versions.length === 1
+        ? first(p.add(versions[0].id))
+        : `SELECT x.* FROM unnest(${p.add(versions.map((v) => v.id))}::uuid[]) WITH ORDINALITY AS ver(id, ord)
+            CROSS JOIN LATERAL (${first('ver.id')}) x ORDER BY ver.ord, x.path`;
+    const rows = await sql.rows<NodeRow>(text, p.values);
+    for (const r of rows) out.get(r.tree_version_id)!.push(toNodeRecord(r, scopes.get(r.tree_version_id)!));
+    return out;
   }
 }
