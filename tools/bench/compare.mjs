@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The regression guard (issue 25): the hot paths of a git ref ("before") and of this work tree ("after"), built side
+// The regression guard: the hot paths of a git ref ("before") and of this work tree ("after"), built side
 // by side and measured in short interleaved A/B rounds by the same benchmark scripts (this work tree's
 // tools/bench/{auth,rbac,identity,tree}/run.mjs, pointed at either build with BENCH_ROOT). Prints, per path, the
 // median of each side, the ratio after/before and its spread over the rounds. A benchmark, not a test: CI does not

@@ -1,4 +1,4 @@
-// Token server down (issue 17, part 3). identity and tree validate bearer tokens at the token server's /tokeninfo and
+// Token server down. identity and tree validate bearer tokens at the token server's /tokeninfo and
 // cache the answers (BEARER_CACHE_TTL_SEC). With the token server stopped: tokens in their cache keep working until
 // the cache entry expires; any other token is 503 service_unavailable (never 401, never 500, never a hang); when the
 // token server is back, every valid token works again without restarting identity or tree.

@@ -1,4 +1,4 @@
-// Fuzzing from the OpenAPI documents (issue 17, part 1). For every operation of the three services, property-based
+// Fuzzing from the OpenAPI documents. For every operation of the three services, property-based
 // requests (fast-check, seeded) that break the operation's contract: wrong types, missing and unknown fields, huge and
 // deeply nested bodies, NUL and invalid UTF-8, hostile q/sort/fields/expand/paging, bad ids, wrong methods and
 // content types, bad, forged and wrong-audience tokens. A request passes when the answer is not 5xx, its status is one

@@ -1,4 +1,4 @@
-// PostgreSQL restart under load (issue 17, part 2). 50 connections of mixed writes (tree node creates and moves,
+// PostgreSQL restart under load. 50 connections of mixed writes (tree node creates and moves,
 // client and user creates, token issuance) while the embedded PostgreSQL is stopped for 5 s and started again.
 // Pass: every request answered 2xx or 503 (never 500, never a hang over the timeout), readiness false during the
 // outage, every write that got a 2xx present afterwards, nothing written twice, and every kind of request succeeding

@@ -1,4 +1,4 @@
-// Soak (issue 17, part 4): mixed load (tree node creates and moves, client and user creates, token issuance) at 50
+// Soak: mixed load (tree node creates and moves, client and user creates, token issuance) at 50
 // connections for 10 minutes. Pass: zero errors (every answer 2xx), the RSS of each service grows less than 10% from
 // the end of the warm-up to the end, and p99 is steady (the last minute within 20% of the first minute after the
 // warm-up).

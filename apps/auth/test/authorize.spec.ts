@@ -6,7 +6,7 @@ import { Fixtures, type TestClient, type TestResource, type TestUser } from './s
 
 /**
  * Authorization code + PKCE through the login and consent pages, with `openid-client` as the relying party and a
- * cookie-keeping HTTP agent as the browser (issue 14, first part).
+ * cookie-keeping HTTP agent as the browser.
  */
 const CALLBACK = 'https://rp.example.test/callback';
 const LOGGED_OUT = 'https://rp.example.test/bye';

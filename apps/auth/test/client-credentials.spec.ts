@@ -320,7 +320,7 @@ describe('discovery', () => {
   });
 });
 
-describe('the plain client_credentials path (issue 16) answers as oidc-provider does', () => {
+describe('the plain client_credentials path answers as oidc-provider does', () => {
   // An extra parameter oidc-provider ignores sends the same request through oidc-provider's own pipeline.
   const throughProvider = { x_through_provider: '1' };
 
@@ -416,7 +416,7 @@ describe('the plain client_credentials path (issue 16) answers as oidc-provider 
   });
 });
 
-describe('GET /jwks (issue 16)', () => {
+describe('GET /jwks', () => {
   it("replays oidc-provider's own answer: the same headers and bytes, after a key change too", async () => {
     const get = async (query = '') => {
       const r = await fetch(`${h.url}/jwks${query}`);

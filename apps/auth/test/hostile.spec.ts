@@ -2,7 +2,7 @@ import * as oidc from 'openid-client';
 import { startAuth, type AuthHarness } from './support/auth-app.js';
 import { Fixtures, tokenInfo, tokenRequest, type TestClient } from './support/fixtures.js';
 
-/** Issue 11 hole 8: bad input and token-server policy, against the real token server. */
+/** Bad input and token-server policy, against the real token server. */
 let h: AuthHarness;
 let fx: Fixtures;
 let client: TestClient;
@@ -55,7 +55,7 @@ const ccToken = async (identifier: string, c: TestClient = client) => {
   return String(r.body.access_token);
 };
 
-describe('issue 11 hole 8: crashes and leaks on bad input', () => {
+describe('crashes and leaks on bad input', () => {
   it('a NUL byte in audience/resource at /token is 400 with the error object (form and JSON)', async () => {
     const form = await tokenRequest(
       h.url,
@@ -216,7 +216,7 @@ describe('issue 11 hole 8: crashes and leaks on bad input', () => {
   });
 });
 
-describe('issue 11 hole 6: rate limits keyed by unauthenticated strings', () => {
+describe('rate limits keyed by unauthenticated strings', () => {
   let rl: AuthHarness;
   let rfx: Fixtures;
   beforeAll(async () => {
@@ -275,7 +275,7 @@ describe('issue 11 hole 6: rate limits keyed by unauthenticated strings', () => 
   });
 });
 
-describe('issue 11 hole 7: lockout as a weapon, and an account oracle', () => {
+describe('lockout as a weapon, and an account oracle', () => {
   let lh: AuthHarness;
   let lfx: Fixtures;
   let c: TestClient;

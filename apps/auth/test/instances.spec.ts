@@ -7,7 +7,7 @@ import { Fixtures, type TestUser } from './support/fixtures.js';
 
 /**
  * Instances are closed worlds at the token server too: a browser session of one instance's user signs in nobody at
- * a client of another instance (issue 15). Instance B is seeded as POST /instances seeds it (seedInstance).
+ * a client of another instance. Instance B is seeded as POST /instances seeds it (seedInstance).
  */
 const CALLBACK = 'https://rp.example.test/callback';
 const csrfOf = (html: string) => /name="csrf" value="([^"]+)"/.exec(html)?.[1] ?? '';

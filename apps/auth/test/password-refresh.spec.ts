@@ -130,7 +130,7 @@ describe('password grant', () => {
     for (let i = 1; i <= LOCKOUT_THRESHOLD; i++) {
       expect((await attempt('wrong')).body.message).toBe('invalid username or password');
     }
-    // The right password is refused while locked, with the very answer of a wrong one (issue 11 hole 7) ...
+    // The right password is refused while locked, with the very answer of a wrong one ...
     const whileLocked = await attempt(user.password);
     expect(whileLocked.status).toBe(400);
     expect(whileLocked.body.message).toBe('invalid username or password');

@@ -6,7 +6,7 @@ import { startAuth, type AuthHarness } from './support/auth-app.js';
 import { BrowserAgent } from './support/browser-agent.js';
 import { Fixtures, type TestClient } from './support/fixtures.js';
 
-/** Sign-up: POST /signup, the e-mail verification link, and the sign-up page of /authorize (issue 14). */
+/** Sign-up: POST /signup, the e-mail verification link, and the sign-up page of /authorize. */
 const mails: SunkMail[] = [];
 const smtp = smtpSink(mails, { refuse: /^bounce/ });
 const CALLBACK = 'https://rp.example.test/cb';

@@ -15,7 +15,7 @@ import {
   type TestUser,
 } from './support/fixtures.js';
 
-// A user signs in only through global clients or clients of its own tenant (issue 15): real tokens from the real
+// A user signs in only through global clients or clients of its own tenant: real tokens from the real
 // token server, for password and refresh grants.
 
 let h: AuthHarness;

@@ -92,7 +92,7 @@ describe('/tokeninfo: active tokens', () => {
     const api = await fx.resource();
     await fx.grant(client, api);
     const other = await ccToken(api);
-    // Issue 11 hole 8: another client's token is visible only to a caller authorized on its audience.
+    // Another client's token is visible only to a caller authorized on its audience.
     expect((await tokenInfo(h.url, other, { bearer: token })).body).toEqual({ active: false });
     await fx.grant({ id: h.boot.clientId }, api, []);
     const viaOther = await tokenInfo(h.url, other, { bearer: token });
@@ -140,7 +140,7 @@ describe('/tokeninfo: active tokens', () => {
   });
 });
 
-describe('/tokeninfo: the instance of the token (issue 15)', () => {
+describe('/tokeninfo: the instance of the token', () => {
   it("names the instance of the token's client and whether it is the default one", async () => {
     const b = await fx.ds.transaction((tx) => seedInstance(tx, { name: `b-${randomUUID()}` }, fx.box));
     const own: TestClient = { id: b.clientId, secret: b.clientSecret };

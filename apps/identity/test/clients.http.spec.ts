@@ -189,7 +189,7 @@ describe.each(VERSIONS)('Clients under /api/%s', (v: Version) => {
       expect(expanded.body.permissions).toEqual([]);
       expect(expanded.body).not.toHaveProperty('links');
       expect(expanded.body.resources).toEqual([]);
-      // Issue 11 hole 2: clients:read alone shows no secret; the default client holds clients:read_secrets.
+      // clients:read alone shows no secret; the default client holds clients:read_secrets.
       const plain = await m.call('get', `${base}/${id}`, reader.token).expect(200);
       expect(plain.body).not.toHaveProperty('client_secret');
     });
@@ -313,7 +313,7 @@ describe.each(VERSIONS)('Clients under /api/%s', (v: Version) => {
         updated_by: updater.id,
         created_by: m.auth.clientId,
       });
-      // Issue 11 hole 2: a modify answer shows no secret to a caller without clients:read_secrets.
+      // A modify answer shows no secret to a caller without clients:read_secrets.
       expect(res.body).not.toHaveProperty('client_secret');
       expect(res.body.client_metadata).not.toHaveProperty('refresh_token');
       if (v === 'v2') {

@@ -4,7 +4,7 @@ import { MANAGEMENT_AUDIENCE } from '@gatehouse/identity-data';
 import { Management, uniq } from './management-harness.js';
 
 /**
- * Issue 15, end to end (real token server in-process, real tokens): an instance created through the API gets its
+ * End to end (real token server in-process, real tokens): an instance created through the API gets its
  * own default client, whose client_credentials token for urn:gatehouse:management works at once and reaches only its
  * own instance; the default instance's caller does not reach the new instance's records either. Users sign in only
  * through clients of their own instance, and /tokeninfo shows a token only to callers of its instance.
@@ -145,7 +145,7 @@ async function seesNothingOf(viewer: Side, other: Side) {
     .expect(404);
 }
 
-describe('issue 15: a second instance is a closed world', () => {
+describe('a second instance is a closed world', () => {
   let a: Side;
   let b: Side;
   let bInstance: string;

@@ -1,4 +1,4 @@
-/** Every management operation (issues 5 and 13), as `METHOD path` under `/api/<version>`. */
+/** Every management operation, as `METHOD path` under `/api/<version>`. */
 export const OPERATIONS = [
   'GET /clients',
   'POST /clients',

@@ -2,7 +2,7 @@ import * as oidc from 'openid-client';
 import { Management, uniq } from './management-harness.js';
 
 /**
- * Issue 13 end to end: user tokens for an RBAC resource (real token server, `openid-client` as the client) carry the
+ * End to end: user tokens for an RBAC resource (real token server, `openid-client` as the client) carry the
  * intersection of the client's grants and the user's effective scopes, and every change to where those come from
  * shows in the next token and in /tokeninfo of tokens already issued.
  */
@@ -89,7 +89,7 @@ const newGroup = async () =>
       .expect(201)
   ).body.id as string;
 
-describe('issue 13: effective permissions in user tokens', () => {
+describe('effective permissions in user tokens', () => {
   it("a user in a group nested three deep under a group holding a role gets exactly that role's scopes; un-nested, loses them", async () => {
     const s = await setup(['orders:read', 'orders:write', 'orders:delete']);
     const role = await newRole();

@@ -96,7 +96,7 @@ describe.each(VERSIONS)('Resources and Resource Scopes under /api/%s', (v: Versi
       expect(r.tenant_id).toBeNull();
       if (v === 'v1') expect(r.resource_metadata).toMatchObject({ rbac_enabled: false, scopes_added: false });
 
-      // Issue 11 hole 2: resources:read alone shows no signing secret; resources:read_secrets (the default
+      // resources:read alone shows no signing secret; resources:read_secrets (the default
       // client's) does.
       const read = await m.call('get', `${base}/${r.id}`, reader.token).expect(200);
       expect(flat(v, read.body.resource_metadata)).not.toHaveProperty('signing_secret');

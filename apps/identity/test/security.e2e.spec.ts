@@ -5,7 +5,7 @@ import { MANAGEMENT_AUDIENCE } from '@gatehouse/identity-data';
 import { Management, uniq } from './management-harness.js';
 
 /**
- * Issue 11: the holes found by trying the identity service and the token server as an attacker would, each
+ * The holes found by trying the identity service and the token server as an attacker would, each
  * reproduced through the real services (token server + management API on one database).
  */
 let m: Management;
@@ -47,7 +47,7 @@ const forge = (claims: Record<string, unknown>, secret: string, exp: number | nu
   return jwt.sign(Buffer.from(secret));
 };
 
-describe('issue 11 hole 1: forged HS256 tokens', () => {
+describe('forged HS256 tokens', () => {
   it('a client with resources:write cannot mint a management token with its own HS256 resource', async () => {
     const attacker = await m.caller(['resources:write', 'resources:read']);
     const secret = 'attacker-chosen-secret-of-enough-length-0123456789';
@@ -120,7 +120,7 @@ describe('issue 11 hole 1: forged HS256 tokens', () => {
   });
 });
 
-describe('issue 11 hole 2: secrets on read', () => {
+describe('secrets on read', () => {
   it("clients:read shows no client secret, not even the default client's; clients:read_secrets does", async () => {
     const reader = await m.caller(['clients:read', 'resources:read']);
     const one = await m.call('get', `/api/v1/clients/${m.auth.clientId}`, reader.token).expect(200);
@@ -229,7 +229,7 @@ describe('issue 11 hole 2: secrets on read', () => {
   });
 });
 
-describe('issue 11 hole 3: tenant-less non-global clients', () => {
+describe('tenant-less non-global clients', () => {
   it('is_global false without tenant_id is 400 and writes nothing', async () => {
     const name = uniq('nontenant');
     const res = await m
@@ -331,7 +331,7 @@ async function apiAndClient(
   return { api: { id: api.id, identifier, scopes }, client };
 }
 
-describe('issue 11 hole 5: revocation reaches issued tokens', () => {
+describe('revocation reaches issued tokens', () => {
   it('a revoked permission leaves /tokeninfo scope at once; a revoked resource or a deleted client: inactive', async () => {
     const { api, client } = await apiAndClient(['orders:read', 'orders:write']);
     const config = await m.oidcConfig(client.id, client.client_secret);
@@ -410,7 +410,7 @@ describe('issue 11 hole 5: revocation reaches issued tokens', () => {
   });
 });
 
-describe("issue 11 hole 4: user tokens carry the client's scopes", () => {
+describe("user tokens carry the client's scopes", () => {
   const passwordToken = async (
     client: { id: string; client_secret: string },
     username: string,
@@ -498,7 +498,7 @@ describe("issue 11 hole 4: user tokens carry the client's scopes", () => {
   });
 });
 
-describe('issue 11 hole 8: hostile bodies at the management API', () => {
+describe('hostile bodies at the management API', () => {
   it('JSON nested 4,000 levels is 400, never 500', async () => {
     const deep = `${'{"a":'.repeat(4000)}1${'}'.repeat(4000)}`;
     const res = await m
@@ -540,7 +540,7 @@ describe('issue 11 hole 8: hostile bodies at the management API', () => {
   });
 });
 
-describe('issue 11 hole 6: random bearer tokens at the management API', () => {
+describe('random bearer tokens at the management API', () => {
   let limited: Management;
   beforeAll(async () => {
     limited = await Management.start({

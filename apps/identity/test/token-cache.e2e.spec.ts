@@ -8,7 +8,7 @@ import { passwordClient } from './ticket-pages.js';
 const PASSWORD = 'cache-password-1';
 
 /**
- * Issue 16: the token server keeps client, client-resource, user and grant rows in memory across requests. Every
+ * The token server keeps client, client-resource, user and grant rows in memory across requests. Every
  * change below is made by ANOTHER pool (the identity app, through its API); the token server learns of it from the
  * change feed (LISTEN/NOTIFY, sent by triggers), and identity answers a change only once every live token server
  * has acknowledged it (the settle protocol), so the change counts from the very next request. With the feed down

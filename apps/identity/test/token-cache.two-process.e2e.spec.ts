@@ -4,8 +4,8 @@ import { basic, cacheClient, cacheResource, scopesOf, tokenRequest } from './tok
 import { passwordClient } from './ticket-pages.js';
 
 /**
- * Issue 16: "proven not to serve a revoked secret, permission or client one request after the change (tests with
- * two processes)". The token server runs in its OWN OS PROCESS (built from the current sources) with its state
+ * The token server never serves a revoked secret, permission or client one request after the change, shown with
+ * two processes. The token server runs in its OWN OS PROCESS (built from the current sources) with its state
  * cache on (entries kept up to a minute); identity runs in this one. Every change is made through identity's HTTP
  * API and checked on the VERY NEXT request to the token server, ROUNDS times each, so that a race would show: the
  * notification of the change (sent by a trigger at commit) must have been applied by the token server before

@@ -13,7 +13,7 @@ instance of the client the token was issued to (\`instance_id\` and \`default_in
 sees and changes only its own instance's trees: another instance's tree is 404, as if it did not exist; tree codes
 are unique within an instance, so two instances may use the same code; each instance has its own settings (an
 instance that never set them has the defaults). A token whose \`/tokeninfo\` answer does not name its instance (a
-token server older than issue 15) is 401.
+token server without instances) is 401.
 
 ## Decisions
 

@@ -5,10 +5,10 @@ import { client, startTree, treeTokens, uniq, type Client, type TreeApp } from '
 import { startTokenServer, type TokenServer } from './support/token-server.js';
 
 /**
- * Issue 11 hole 9: a CSV upload is bounded in bytes, in bytes a line and in idle time; a stalled upload holds no
+ * A CSV upload is bounded in bytes, in bytes a line and in idle time; a stalled upload holds no
  * version lock and is aborted with nothing written. Also hostile JSON at the tree API (hole 8).
  */
-describe('issue 11 hole 9: tree resource exhaustion', () => {
+describe('tree resource exhaustion', () => {
   let auth: TokenServer;
   let tree: TreeApp;
   let api: Client;
@@ -138,7 +138,7 @@ describe('issue 11 hole 9: tree resource exhaustion', () => {
     expect(await nodeCount(t.base)).toBe(1); // only X
   });
 
-  it('issue 11 hole 8: JSON nested 4,000 levels and __proto__ keys are 400 at the tree API', async () => {
+  it('JSON nested 4,000 levels and __proto__ keys are 400 at the tree API', async () => {
     const deep = `${'{"a":'.repeat(4000)}1${'}'.repeat(4000)}`;
     const nested = await request(tree.http)
       .post('/api/v1/trees')

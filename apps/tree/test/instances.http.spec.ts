@@ -4,7 +4,7 @@ import { client, startTree, treeTokens, uniq, type Client, type TreeApp } from '
 import { startTokenServer, type InstanceClient, type TokenServer } from './support/token-server.js';
 
 /**
- * Issue 15: every tree record belongs to an instance and every tree request is confined to the caller's instance
+ * Every tree record belongs to an instance and every tree request is confined to the caller's instance
  * (the instance of its token's client, as /tokeninfo names it). Instance A is the default instance (the bootstrap
  * client); instance B is seeded as POST /instances seeds it, with its own `urn:gatehouse:tree` and default client.
  */

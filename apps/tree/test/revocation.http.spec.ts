@@ -6,10 +6,10 @@ import { startTree, type TreeApp } from './support/app.js';
 import { startTokenServer, type TokenServer } from './support/token-server.js';
 
 /**
- * Issue 11 hole 5: the tree service caches token checks (BEARER_CACHE_TTL_SEC) but drops them as soon as the
+ * The tree service caches token checks (BEARER_CACHE_TTL_SEC) but drops them as soon as the
  * identity service announces a change on its database (DATABASE_URL): a revoked scope does not outlive the cache.
  */
-describe('issue 11 hole 5: tree drops cached validations on the identity change feed', () => {
+describe('tree drops cached validations on the identity change feed', () => {
   let auth: TokenServer;
   let tree: TreeApp;
   let identityDb: pg.Client;

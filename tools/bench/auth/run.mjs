@@ -6,7 +6,7 @@
 //
 // Variables: BENCH_PG_URL (admin URL of a PostgreSQL where a throw-away database may be created; default
 // TEST_PG_URL, DATABASE_URL, postgres://postgres@127.0.0.1:5432/postgres), BENCH_DURATION (s, default 10),
-// BENCH_CONNECTIONS (default 10, as issue 16's p99 target), BENCH_ROUNDS (default 3: every scenario is measured that many times, interleaved
+// BENCH_CONNECTIONS (default 10, as the p99 target), BENCH_ROUNDS (default 3: every scenario is measured that many times, interleaved
 // with the others, and the median is reported, so a burst of load elsewhere on the machine skews one run, not
 // the comparison), BENCH_SERVER_CPUS (taskset CPU list for the servers, default 0: one core;
 // empty: no pinning), BENCH_ONLY (comma-separated scenario names), BENCH_JSON (write the results there),
@@ -342,7 +342,7 @@ const lines = [
       `| ${r.name} | ${r.server === 'bare' ? 'bare oidc-provider' : 'Gatehouse apps/auth'} | ${Math.round(r.rps)} | ${r.runs.join(', ')} | ${r.p50} | ${r.p99} | ${r.max} | ${r.non2xx} | ${r.errors} |`,
   ),
 ];
-// Issue 16's comparisons: Gatehouse / bare, each from the medians of the same run.
+// The comparisons with the bare provider: Gatehouse / bare, each from the medians of the same run.
 const rpsOf = (server, name) => results.find((r) => r.server === server && r.name === name)?.rps;
 /** @type {{ label: string; ours: string; theirs: string; target?: number }[]} */
 const comparisons = [

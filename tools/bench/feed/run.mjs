@@ -30,7 +30,7 @@
 // |-separated strings, e.g. `settle`), BENCH_JSON (write the results there), BENCH_KEEP=1
 // (keep the database), BENCH_ROOT (the checkout whose dist/ is measured, default this one).
 //
-// Target (issue 25): p99 of a management write under 20 ms with 3 token servers subscribed; 0 violations.
+// Target: p99 of a management write under 20 ms with 3 token servers subscribed; 0 violations.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';

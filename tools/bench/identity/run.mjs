@@ -14,7 +14,7 @@
 // `--cpu-prof --cpu-prof-dir=/tmp/prof`), BENCH_ROOT (the checkout whose dist/ is measured, default this one:
 // bench:compare points it at another build).
 //
-// Targets (issue 5): the filtered, sorted, counted list at >= 1,000 requests/s on one core with p99 < 50 ms, its
+// Targets: the filtered, sorted, counted list at >= 1,000 requests/s on one core with p99 < 50 ms, its
 // statements served by an index. The run fails (exit 1) when a target is missed.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Memory of the three services (issue 16): RSS of each, as shipped (tools/launcher/node-flags.mjs, the default log
+// Memory of the three services: RSS of each, as shipped (tools/launcher/node-flags.mjs, the default log
 // level), 5 s after all three answer (idle), then right after and 10 s after a mixed load at 10 connections: tree
 // node creates and moves, client and user creates, client_credentials tokens, /tokeninfo and GET /jwks.
 // Targets: idle under 150 MB, after the load under 250 MB.

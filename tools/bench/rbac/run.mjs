@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// RBAC benchmark (issue 13): 10,000 users, 1,000 groups nested up to depth 8 (some with two parents), 200 roles.
+// RBAC benchmark: 10,000 users, 1,000 groups nested up to depth 8 (some with two parents), 200 roles.
 // Measures, in the same run and interleaved, password-grant tokens/s for an RBAC resource (the token carries the
 // user's effective scopes, one more indexed query per token) and for a resource without RBAC, and the effective
 // permission list of a user (GET /api/v1/users/:id/permissions?effective=true) at the management API.

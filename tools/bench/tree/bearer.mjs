@@ -24,7 +24,7 @@
 // both apps/tree processes, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`), BENCH_JSON (write the results there),
 // BENCH_ROOT (the checkout whose dist/ is measured, default this one).
 //
-// Target (issue 25): the guarded GET costs at most 1.1x its unauthenticated twin.
+// Target: the guarded GET costs at most 1.1x its unauthenticated twin.
 import { execFileSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// OpenAPI completeness (issue 17, part 5): a live answer is checked against the schema its operation documents for
+// OpenAPI completeness: a live answer is checked against the schema its operation documents for
 // that status, with ajv (JSON Schema 2020-12, as OpenAPI 3.1 uses). Objects are checked closed: a field the
 // service answers but the document does not name is a finding too, as is a field typed otherwise than it is sent.
 import { Ajv2020 } from 'ajv/dist/2020.js';

@@ -7,7 +7,7 @@ import pg from 'pg';
  * - `login_failures`: a refused password counts toward the lockout (docs/security.md);
  * - `oidc_payloads`: oidc-provider's artifacts; the token server's rejected requests write none, but sessions and
  *   interactions of the browser flows are artifacts too;
- * - `cache_subscribers`: each token server's heartbeat row (every 500 ms, issue 16's exact cache invalidation),
+ * - `cache_subscribers`: each token server's heartbeat row (every 500 ms, exact cache invalidation),
  *   liveness rather than data: it changes whether or not a request comes.
  * Everything else must be unchanged.
  */

@@ -1,4 +1,4 @@
-// A fast smoke of every reliability scenario (issue 17), part of `npm test`; the full runs are `npm run reliability`
+// A fast smoke of every reliability scenario, part of `npm test`; the full runs are `npm run reliability`
 // (docs/reliability.md). One stack (embedded PostgreSQL, the three services from dist/, built by the test target's
 // dependencies): the OpenAPI tour and a short seeded fuzz, a 2-second PostgreSQL outage under 10 connections, the
 // token server down with a 5-second bearer cache, and 15 seconds of mixed load.

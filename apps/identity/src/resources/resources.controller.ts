@@ -73,7 +73,7 @@ export function resourcesController(v: ApiVersion): Type<unknown> {
     @ApiOperation({
       summary: 'Create a resource',
       description:
-        'signing_algorithm ES256 (default; resources made before issue 16 and the system resources keep RS256), ' +
+        'signing_algorithm ES256 (default; resources made before ES256 became the default, and the system resources keep RS256), ' +
         'RS256 or HS256 (with signing_secret, generated when not given). ' +
         'An identifier_url already used in the instance: 409. A caller that is not global creates in its tenant.',
     })

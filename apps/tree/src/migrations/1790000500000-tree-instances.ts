@@ -2,7 +2,7 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 import { CREATE_NODE_FN } from './1790000400000-tree-node-byte-paths.js';
 
 /**
- * Trees and settings belong to an instance (issue 15: every record is confined to its instance).
+ * Trees and settings belong to an instance: every record is confined to its instance.
  *
  * - `trees.instance_id`: the instance of the client whose token created the tree, as `/tokeninfo` reports it
  *   (`instance_id`), except that the default instance is stored as the nil uuid

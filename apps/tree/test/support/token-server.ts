@@ -10,7 +10,7 @@ import { migrateDatabase } from '@gatehouse/db';
 import { listen } from '@gatehouse/http';
 import { buildService, type BuiltService } from '@gatehouse/service';
 import { createTestDatabase, getFreePort, type TestDatabase } from '@gatehouse/testing';
-// Instances are seeded into the token server's database as POST /instances seeds them (issue 15). Tests only.
+// Instances are seeded into the token server's database as POST /instances seeds them. Tests only.
 import { SECRET_BOX, seedInstance, type SecretBox } from '@gatehouse/identity-data';
 // The real token server (apps/auth), booted in-process exactly as its main.ts does. Tests only.
 // eslint-disable-next-line @nx/enforce-module-boundaries

@@ -44,7 +44,7 @@ describe('logging', () => {
       expect(sanitizeRequestId(bad)).toBeUndefined();
   });
 
-  it('issue 11 hole 8: the completion line never carries a token or secret from the query string', async () => {
+  it('the completion line never carries a token or secret from the query string', async () => {
     const lines: string[] = [];
     const { server, url } = await serve('info', lines);
     try {

@@ -48,7 +48,7 @@ export function createLogger(opts: CreateLoggerOptions): Logger {
   const destination = opts.destination ?? pino.destination({ dest: 1, sync: true });
   const logger = pino({ ...options, redact: { paths: REDACT_PATHS, censor: '[redacted]' } }, destination);
   // The completion line of every request is built from known fields (a redacted URL, no header, no body), so it is
-  // written without the redaction walk, which cost more than the rest of the line (issue 16's token server profile:
+  // written without the redaction walk, which cost more than the rest of the line (a token server profile:
   // 8% of a token request), and without pino's generic serialization (the code flow's profile: most of what was
   // left of the line's cost). Same destination, the line pino wrote (completionLine).
   completionDestinations.set(logger, {
