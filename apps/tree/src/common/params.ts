@@ -1,10 +1,7 @@
+import { isUuid } from '@gatehouse/db';
 import { invalidRequest } from '@gatehouse/errors';
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-export function isUuid(value: unknown): value is string {
-  return typeof value === 'string' && UUID_RE.test(value);
-}
+export { isUuid };
 
 /** A uuid path parameter, lower-cased; a malformed one is 400 naming the parameter. */
 export function uuidParam(name: string, value: string): string {

@@ -1,5 +1,5 @@
 import { Check, Column, Entity, Index, PrimaryColumn } from 'typeorm';
-import { Audited } from '../common/audit.entity.js';
+import { Audited } from '@gatehouse/db';
 
 /**
  * A node: adjacency list (`parent_id`) plus materialized path of version-local integer labels (see the

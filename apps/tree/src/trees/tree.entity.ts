@@ -1,5 +1,5 @@
 import { Column, Entity, PrimaryGeneratedColumn, Unique } from 'typeorm';
-import { Audited } from '../common/audit.entity.js';
+import { Audited } from '@gatehouse/db';
 
 @Entity({ name: 'trees' })
 @Unique('uq_trees_code', ['instanceId', 'code'])

@@ -7,7 +7,7 @@ import {
   Unique,
   type Relation,
 } from 'typeorm';
-import { Audited } from '../common/audit.entity.js';
+import { Audited } from '@gatehouse/db';
 import { Tree } from '../trees/tree.entity.js';
 
 @Entity({ name: 'tree_versions' })

@@ -10,6 +10,7 @@ export {
 } from './sql.js';
 export { isConnectionError } from './connection-errors.js';
 export { Params, isUuid, iso, type Timestamp } from './params.js';
+export { Audited } from './audited.js';
 export { uniqueConflict, withConflicts } from './conflicts.js';
 export { listPage, listSql, countedPageSql, type ListPlan, type ListPage, type ListSql } from './list.js';
 export { ScopedTable, inScope, type RecordScope, type TableDef } from './scope.js';
