@@ -1,6 +1,6 @@
 import { applyDecorators, type Type } from '@nestjs/common';
 import { ApiExtraModels, ApiQuery, ApiResponse, getSchemaPath } from '@nestjs/swagger';
-import { ApiErrorResponses } from '@gatehouse/http';
+import { ApiListParams } from '@gatehouse/http';
 import type { ApiVersion } from './version.js';
 
 const fields = ApiQuery({
@@ -25,33 +25,16 @@ export function ApiListQuery(v: ApiVersion) {
   return applyDecorators(
     fields,
     expand,
-    ApiQuery({
-      name: 'q',
-      required: false,
-      description:
+    ApiListParams({
+      q:
         "Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` " +
         '(or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach ' +
         'into metadata objects); compiled to parameterized SQL; at most 2,000 characters',
+      sort: 'e.g. `client_name:asc,created_at:desc`; ties broken by id',
+      totalCount: v === 'v2' ? 'totalCount' : 'total_count',
+      totalCountDescription: 'Include the number of matching records',
+      errors: [400],
     }),
-    ApiQuery({
-      name: 'sort',
-      required: false,
-      description: 'e.g. `client_name:asc,created_at:desc`; ties broken by id',
-    }),
-    ApiQuery({ name: 'offset', required: false, schema: { type: 'integer', minimum: 0, default: 0 } }),
-    ApiQuery({
-      name: 'limit',
-      required: false,
-      schema: { type: 'integer', minimum: 1, default: 10 },
-      description: 'Page size; above 100 is served as 100',
-    }),
-    ApiQuery({
-      name: v === 'v2' ? 'totalCount' : 'total_count',
-      required: false,
-      schema: { type: 'boolean', default: false },
-      description: 'Include the number of matching records',
-    }),
-    ApiErrorResponses(400),
   );
 }
 

@@ -1,6 +1,6 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiHeader, ApiQuery } from '@nestjs/swagger';
-import { ApiErrorResponses } from '@gatehouse/http';
+import { ApiListParams } from '@gatehouse/http';
 
 const fields = ApiQuery({
   name: 'fields',
@@ -31,25 +31,11 @@ export function ApiListQuery() {
     fields,
     expand,
     acceptLanguage,
-    ApiQuery({
-      name: 'q',
-      required: false,
-      description:
-        "Where clause, e.g. `name ilike 'acc%' and depth <= 2` (attributes as in `fields`; base values)",
+    ApiListParams({
+      q: "Where clause, e.g. `name ilike 'acc%' and depth <= 2` (attributes as in `fields`; base values)",
+      sort: 'e.g. `name:asc,created_at:desc`; ties broken by id',
+      totalCount: 'total_count',
+      errors: [400, 404],
     }),
-    ApiQuery({
-      name: 'sort',
-      required: false,
-      description: 'e.g. `name:asc,created_at:desc`; ties broken by id',
-    }),
-    ApiQuery({ name: 'offset', required: false, schema: { type: 'integer', minimum: 0, default: 0 } }),
-    ApiQuery({
-      name: 'limit',
-      required: false,
-      schema: { type: 'integer', minimum: 1, default: 10 },
-      description: 'Page size; above 100 is served as 100',
-    }),
-    ApiQuery({ name: 'total_count', required: false, schema: { type: 'boolean', default: false } }),
-    ApiErrorResponses(400, 404),
   );
 }

@@ -71,6 +71,8 @@ export {
   buildOpenApiDocument,
   setupOpenApi,
   COMMON_API_NOTES,
+  ApiListParams,
+  type ListQueryDocs,
   type OpenApiOptions,
 } from './openapi.js';
 export { createValidationPipe, flattenValidationErrors, validationException } from './validation.js';

@@ -4,6 +4,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import {
   ApiProperty,
   ApiPropertyOptional,
+  ApiQuery,
   ApiResponse,
   DocumentBuilder,
   SwaggerModule,
@@ -67,6 +68,41 @@ export function ApiErrorResponses(...statuses: number[]) {
     ...statuses.map((status) =>
       ApiResponse({ status, description: ERROR_DESCRIPTIONS[status] ?? 'Error', type: ErrorResponseDto }),
     ),
+  );
+}
+
+/** How a service words the list parameters that differ between its documents. */
+export interface ListQueryDocs {
+  /** Description of `q`, with an example over the service's own attributes. */
+  q: string;
+  /** Description of `sort`, with an example. */
+  sort: string;
+  /** The name of the total flag in this presentation (`total_count`, or `totalCount` in identity's v2). */
+  totalCount: string;
+  totalCountDescription?: string;
+  /** Error statuses of the list operation. */
+  errors: number[];
+}
+
+/** `q`, `sort`, `offset`, `limit` and the total flag of a list operation, as both JSON APIs take them. */
+export function ApiListParams(docs: ListQueryDocs) {
+  return applyDecorators(
+    ApiQuery({ name: 'q', required: false, description: docs.q }),
+    ApiQuery({ name: 'sort', required: false, description: docs.sort }),
+    ApiQuery({ name: 'offset', required: false, schema: { type: 'integer', minimum: 0, default: 0 } }),
+    ApiQuery({
+      name: 'limit',
+      required: false,
+      schema: { type: 'integer', minimum: 1, default: 10 },
+      description: 'Page size; above 100 is served as 100',
+    }),
+    ApiQuery({
+      name: docs.totalCount,
+      required: false,
+      schema: { type: 'boolean', default: false },
+      ...(docs.totalCountDescription ? { description: docs.totalCountDescription } : {}),
+    }),
+    ApiErrorResponses(...docs.errors),
   );
 }
 
