@@ -36,6 +36,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { median } from './lib/stats.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');
@@ -338,11 +339,6 @@ for (let round = 1; round <= rounds; round++) {
 rmSync(tmp, { recursive: true, force: true });
 
 // ------------------------------------------------------------------------------------------------ report
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 === 1 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
 const num = (x, unit) => (unit === 'ms' ? x.toFixed(1) : String(Math.round(x)));
 // Busy: a load average above 0.75 per vCPU at the start or the end (other work shares the machine).
 const busy = Math.max(loadStart, os.loadavg()[0]) > os.cpus().length * 0.75;

@@ -10,6 +10,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { median, percentile } from '../lib/stats.mjs';
 
 const root = process.env.BENCH_ROOT
   ? path.resolve(process.env.BENCH_ROOT)
@@ -33,16 +34,16 @@ for (let i = 0; i < runs + 3; i++) {
   if (i >= 3) times.push(performance.now() - t0);
 }
 times.sort((a, b) => a - b);
-const median = times[Math.floor(times.length / 2)];
-const p90 = times[Math.floor(times.length * 0.9)];
+const p50 = median(times);
+const p90 = percentile(times, 90);
 console.log(
   JSON.stringify({
     algorithm,
     version,
     params,
     runs,
-    medianMs: Number(median.toFixed(2)),
+    medianMs: Number(p50.toFixed(2)),
     p90Ms: Number(p90.toFixed(2)),
-    ceilingPerCore: Number((1000 / median).toFixed(1)),
+    ceilingPerCore: Number((1000 / p50).toFixed(1)),
   }),
 );

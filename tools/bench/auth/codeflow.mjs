@@ -42,6 +42,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { cpuMs, freePort, processGroup, tasksetAvailable, withDb } from '../lib/processes.mjs';
 import { adminPgUrl, benchRoot, builtFiles } from '../lib/setup.mjs';
+import { median, percentile } from '../lib/stats.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = benchRoot;
@@ -289,9 +290,6 @@ async function passwordGrant(target, username) {
     throw new Error(`password grant: ${res.status} ${JSON.stringify(body)}`);
 }
 
-const pct = (sorted, p) =>
-  sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] : 0;
-
 /**
  * `vus` virtual users run `flow(vu, i)` in a loop for `seconds`; flows that end after the deadline are not counted.
  * @param {number} seconds
@@ -335,8 +333,8 @@ async function drive(seconds, flow, pid, statements) {
   return {
     flows: latencies.length,
     perSec: latencies.length / seconds,
-    p50: Number(pct(latencies, 0.5).toFixed(1)),
-    p99: Number(pct(latencies, 0.99).toFixed(1)),
+    p50: Number(percentile(latencies, 50).toFixed(1)),
+    p99: Number(percentile(latencies, 99).toFixed(1)),
     max: Number((latencies.at(-1) ?? 0).toFixed(1)),
     errors: errors.length,
     firstErrors: [...new Set(errors)].slice(0, 3),
@@ -618,7 +616,6 @@ try {
       );
     }
   }
-  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   for (const s of scenarios) {
     const rs = runs.get(`${s.server}\t${s.key}`);
     if (!rs) continue;

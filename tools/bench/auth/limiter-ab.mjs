@@ -8,6 +8,7 @@
 import { EventEmitter } from 'node:events';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { median } from '../lib/stats.mjs';
 
 const [distA, distB] = process.argv.slice(2);
 if (!distA || !distB) {
@@ -63,7 +64,6 @@ for (let round = 0; round < 7; round++) {
     }
   }
 }
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 for (const kind of ['basic', 'bearer']) {
   const a = median(results.A[kind]);
   const b = median(results.B[kind]);

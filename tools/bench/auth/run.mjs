@@ -29,6 +29,7 @@ import {
   withDb,
 } from '../lib/processes.mjs';
 import { adminPgUrl, benchRoot, builtFiles } from '../lib/setup.mjs';
+import { median } from '../lib/stats.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = benchRoot;
@@ -298,7 +299,6 @@ try {
     await new Promise((r) => setTimeout(r, 10_000));
     memory.after10sMiB = rssMiB(ghProcess.pid);
   }
-  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   for (const [key, rs] of runs) {
     const [server, name] = key.split('\t');
     results.push({

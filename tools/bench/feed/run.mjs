@@ -40,6 +40,7 @@ import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { freePort, processGroup, tasksetAvailable, withDb } from '../lib/processes.mjs';
 import { adminPgUrl, benchRoot, benchServiceEnv, builtFiles } from '../lib/setup.mjs';
+import { percentile } from '../lib/stats.mjs';
 
 const root = benchRoot;
 const { identity: identityMain, auth: authMain } = builtFiles(['auth', 'identity']);
@@ -98,16 +99,15 @@ function httpClient(base, maxSockets = 1) {
   return { request, close: () => agent.destroy() };
 }
 
-const pct = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.ceil((sorted.length * p) / 100) - 1)];
 /** @param {number[]} xs @param {number} wallMs */
 function summary(xs, wallMs) {
   const s = [...xs].sort((a, b) => a - b);
   const r2 = (x) => Math.round(x * 100) / 100;
   return {
     n: s.length,
-    p50: r2(pct(s, 50)),
-    p95: r2(pct(s, 95)),
-    p99: r2(pct(s, 99)),
+    p50: r2(percentile(s, 50)),
+    p95: r2(percentile(s, 95)),
+    p99: r2(percentile(s, 99)),
     max: r2(s[s.length - 1]),
     mean: r2(s.reduce((a, b) => a + b, 0) / s.length),
     perSec: Math.round((s.length / wallMs) * 1000),

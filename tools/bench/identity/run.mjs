@@ -40,6 +40,7 @@ import {
   clientCredentialsToken,
   loadCpusFor,
 } from '../lib/setup.mjs';
+import { medianBy } from '../lib/stats.mjs';
 
 const root = benchRoot;
 const { identity: identityMain, auth: authMain } = builtFiles(['auth', 'identity']);
@@ -383,7 +384,7 @@ try {
   for (const s of scenarios) {
     const all = runs.get(s.name);
     if (!all) continue;
-    const median = [...all].sort((a, b) => a.rps - b.rps)[Math.floor(all.length / 2)];
+    const median = medianBy(all, (r) => r.rps);
     results.push({
       ...median,
       runs: all.map((r) => Math.round(r.rps)),

@@ -24,6 +24,7 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import { autocannonSummary, freePort, processGroup, tasksetAvailable, withDb } from '../lib/processes.mjs';
 import { adminPgUrl, benchRoot, benchServiceEnv, builtFiles } from '../lib/setup.mjs';
+import { medianBy } from '../lib/stats.mjs';
 
 const root = benchRoot;
 const {
@@ -361,7 +362,7 @@ try {
   for (const s of scenarios) {
     const all = runs.get(s.name);
     if (!all) continue;
-    const median = [...all].sort((a, b) => a.rps - b.rps)[Math.floor(all.length / 2)];
+    const median = medianBy(all, (r) => r.rps);
     results.push({ ...median, runs: all.map((r) => Math.round(r.rps)), p99s: all.map((r) => r.p99) });
   }
 } catch (err) {

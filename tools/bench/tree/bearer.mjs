@@ -35,6 +35,7 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import { cpuMs, freePort, processGroup, tasksetAvailable, withDb } from '../lib/processes.mjs';
 import { adminPgUrl, benchRoot, builtFiles, clientCredentialsToken, loadCpusFor } from '../lib/setup.mjs';
+import { median } from '../lib/stats.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = benchRoot;
@@ -50,7 +51,6 @@ const loadCpus = loadCpusFor(cpus);
 const hasTaskset = cpus !== '' && tasksetAvailable();
 const log = (...a) => console.error('[bench]', ...a);
 const loadavg = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 function pinToLoadCpus(pids) {
   if (!loadCpus || !hasTaskset) return;

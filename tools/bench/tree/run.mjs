@@ -35,6 +35,7 @@ import pg from 'pg';
 import { autocannonSummary, cpuMs, processGroup, tasksetAvailable } from '../lib/processes.mjs';
 import { benchRoot, builtFiles, clientCredentialsToken } from '../lib/setup.mjs';
 import { randomPassword, startEmbeddedPostgres, stopEmbeddedPostgres } from '../../launcher/embedded-pg.mjs';
+import { median, percentile } from '../lib/stats.mjs';
 
 const root = benchRoot;
 const mains = builtFiles(['auth', 'tree']);
@@ -92,13 +93,6 @@ const subtreeEnd = (path) => {
   return end;
 };
 const ms = (t0) => performance.now() - t0;
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 === 1 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
-const pct = (xs, p) =>
-  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))];
 
 function freePort() {
   return new Promise((resolve, reject) => {
@@ -393,7 +387,7 @@ try {
       median(xs),
       undefined,
       '-',
-      `p50 of ${LIST_REQUESTS} requests over one kept-alive connection; p99 ${pct(xs, 99).toFixed(2)} ms`,
+      `p50 of ${LIST_REQUESTS} requests over one kept-alive connection; p99 ${percentile(xs, 99).toFixed(2)} ms`,
     );
     if (LIST_SECONDS > 0) await listThroughput(H);
   }
@@ -652,7 +646,7 @@ try {
       median(apiIns),
       median(rawIns),
       'API p50 under 5 ms',
-      `p95 API ${pct(apiIns, 95).toFixed(1)} ms, SQL ${pct(rawIns, 95).toFixed(1)} ms`,
+      `p95 API ${percentile(apiIns, 95).toFixed(1)} ms, SQL ${percentile(rawIns, 95).toFixed(1)} ms`,
     );
   }
 

@@ -183,9 +183,4 @@ export async function prepareLoad(stack, o = {}) {
   };
 }
 
-/** p-th percentile (0-100) of numbers. */
-export function percentile(values, p) {
-  if (!values.length) return 0;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
-}
+export { percentile } from '../../bench/lib/stats.mjs';
