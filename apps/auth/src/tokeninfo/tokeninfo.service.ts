@@ -11,7 +11,7 @@ import {
 import type Provider from 'oidc-provider';
 import { clientBySecret, publicClientById } from '../client-auth/index.js';
 import type { ClientResourceAccess, OidcClientRecord, OidcData, User } from '../oidc/oidc-data.js';
-import { CLAIMS } from '../oidc/provider.js';
+import { CLAIMS } from '../oidc/config/claims.js';
 
 /**
  * Document 1's introspection response, plus `aud`, `sub`, `iss` (RFC 7662), `tenant_id` when the client has one,
