@@ -30,6 +30,16 @@ async function visibleTo(
   return INACTIVE;
 }
 
+/** The fields `fields` names, or the error message naming those it may not name. */
+function fieldList(raw: string): string[] | string {
+  const fields = raw
+    .split(',')
+    .map((f) => f.trim())
+    .filter(Boolean);
+  const unknown = fields.filter((f) => !FIELD_SET.has(f));
+  return unknown.length ? `unknown field(s) in fields: ${unknown.join(', ')}` : fields;
+}
+
 /** 400 when the query string names a parameter that belongs in the body (a token must never sit in a URL). */
 function queryTokenError(req: IncomingMessage): string | undefined {
   const query = new URLSearchParams((req.url ?? '').split('?')[1] ?? '');
@@ -60,17 +70,8 @@ export async function handleTokenInfo(
   const hint = one(body, 'token_type_hint');
   const fieldsRaw = one(body, 'fields') ?? query.get('fields') ?? undefined;
 
-  let fields: string[] | undefined;
-  if (fieldsRaw) {
-    fields = fieldsRaw
-      .split(',')
-      .map((f) => f.trim())
-      .filter(Boolean);
-    const unknown = fields.filter((f) => !FIELD_SET.has(f));
-    if (unknown.length) {
-      return sendOAuthError(res, 400, 'invalid_request', `unknown field(s) in fields: ${unknown.join(', ')}`);
-    }
-  }
+  const fields = fieldsRaw ? fieldList(fieldsRaw) : undefined;
+  if (typeof fields === 'string') return sendOAuthError(res, 400, 'invalid_request', fields);
   if (!token) return sendOAuthError(res, 400, 'invalid_request', "missing required parameter 'token'");
 
   const authz = req.headers.authorization ?? '';
