@@ -51,6 +51,7 @@ import { ForgotPassword } from './tickets/forgot-password.js';
 import { outboundFetcherFromEnv, type OutboundEnv } from '@gatehouse/outbound';
 import { UpstreamKeys } from './oidc/upstream-keys.js';
 import { ApiUserinfo } from './oidc/api-userinfo.js';
+import { basicClientId } from './client-auth/index.js';
 
 export const TOKENINFO_PATH = '/tokeninfo';
 
@@ -148,19 +149,6 @@ export const issuerOf = (env: Pick<TokenServerEnv, 'ISSUER' | 'AUTH_PORT'>) =>
   (env.ISSUER ?? `http://localhost:${env.AUTH_PORT}`).replace(/\/+$/, '');
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
-
-/** The client id of a Basic Authorization header (URL-decoded, as OAuth requires), or undefined. */
-function basicClientId(header: string | undefined): string | undefined {
-  if (!header || !/^basic /i.test(header)) return undefined;
-  const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
-  const i = decoded.indexOf(':');
-  if (i <= 0) return undefined;
-  try {
-    return decodeURIComponent(decoded.slice(0, i).replace(/\+/g, '%20'));
-  } catch {
-    return undefined;
-  }
-}
 
 /**
  * The token server: oidc-provider (rebuilt whenever the published signing keys change), our /tokeninfo, the

@@ -60,6 +60,47 @@ export function passwordGrantHandler(deps: PasswordGrantDeps) {
   });
 }
 
+/** The one resource a user grant is for (`resource`, a single value), if any. */
+function singleResource(raw: unknown): string | undefined {
+  if (!Array.isArray(raw)) return str(raw);
+  if (raw.length > 1) {
+    throw new errors.InvalidTarget('only a single resource indicator value is supported for this grant type');
+  }
+  return str(raw[0]);
+}
+
+/** Sets how long a grant lives (oidc-provider's Grant has no typed expiresIn). */
+function grantLifetime(grant: object, seconds: number): void {
+  (grant as { expiresIn: number }).expiresIn = seconds;
+}
+
+/** The scopes asked for on the resource that the client was granted there; none asked: every granted one. */
+function askedOfResource(
+  requested: ReadonlySet<string>,
+  oidcScopes: ReadonlySet<string>,
+  granted: ReadonlySet<string>,
+): string[] {
+  const asked = [...requested].filter((s) => !oidcScopes.has(s));
+  return asked.length ? asked.filter((s) => granted.has(s)) : [...granted];
+}
+
+/** The token endpoint's answer of a user grant. */
+function tokenResponse(
+  accessToken: string,
+  at: { expiration: number; tokenType: string; scope?: string },
+  refreshToken: string | undefined,
+  idToken: string | undefined,
+) {
+  return {
+    access_token: accessToken,
+    expires_in: at.expiration,
+    token_type: at.tokenType,
+    scope: at.scope ?? '',
+    ...(refreshToken ? { refresh_token: refreshToken } : {}),
+    ...(idToken ? { id_token: idToken } : {}),
+  };
+}
+
 /** Checks a user grant's credentials (password, one-time code) and answers the user, or throws an OAuth error. */
 export type Authenticate = (ctx: TokenEndpointGrantContext) => Promise<User>;
 
@@ -73,107 +114,92 @@ export function userGrantHandler(
   gty: string,
   authenticate: Authenticate,
 ) {
-  return async function userGrant(ctx: TokenEndpointGrantContext): Promise<void> {
-    const { client, params, provider } = ctx.oidc;
+  const grant: UserGrant = { deps, gty, authenticate };
+  return (ctx: TokenEndpointGrantContext): Promise<void> => userGrant(grant, ctx);
+}
 
-    let resource: string | undefined;
-    const rawResource = params.resource as unknown;
-    if (Array.isArray(rawResource)) {
-      if (rawResource.length > 1) {
-        throw new errors.InvalidTarget(
-          'only a single resource indicator value is supported for this grant type',
-        );
-      }
-      resource = str(rawResource[0]);
-    } else {
-      resource = str(rawResource);
-    }
+interface UserGrant {
+  deps: Omit<PasswordGrantDeps, 'login'>;
+  gty: string;
+  authenticate: Authenticate;
+}
 
-    // Resolve the resource before checking the password: an unknown or unauthorized audience costs no login attempt.
-    let rs: InstanceType<typeof provider.ResourceServer> | undefined;
-    if (resource) {
-      const info = await deps.resourceServerInfo(ctx, resource);
-      rs = new provider.ResourceServer(resource, info);
-    }
+async function userGrant(
+  { deps, gty, authenticate }: UserGrant,
+  ctx: TokenEndpointGrantContext,
+): Promise<void> {
+  const { client, params, provider } = ctx.oidc;
+  const resource = singleResource(params.resource);
 
-    const user = await authenticate(ctx);
-    const account = deps.account(user);
+  // Resolve the resource before checking the password: an unknown or unauthorized audience costs no login attempt.
+  const rs = resource
+    ? new provider.ResourceServer(resource, await deps.resourceServerInfo(ctx, resource))
+    : undefined;
+  const user = await authenticate(ctx);
+  const account = deps.account(user);
+  const requested = new Set((str(params.scope) ?? '').split(' ').filter(Boolean));
+  const oidcRequested = [...requested].filter((s) => deps.oidcScopes.has(s));
 
-    const requested = new Set((str(params.scope) ?? '').split(' ').filter(Boolean));
-    const oidcRequested = [...requested].filter((s) => deps.oidcScopes.has(s));
+  const issueRefresh = client.grantTypeAllowed('refresh_token') && requested.has('offline_access');
+  const grant = new provider.Grant({ clientId: client.clientId, accountId: user.id });
+  // A grant lives as long as something can still use it: its refresh tokens, or else its one access token
+  // (a login without a refresh token must not leave a year-long grant row behind).
+  grantLifetime(
+    grant,
+    issueRefresh ? deps.lifetimes.grant : (rs?.accessTokenTTL ?? deps.lifetimes.accessToken) + 60,
+  );
+  if (oidcRequested.length) grant.addOIDCScope(oidcRequested.join(' '));
+  let resourceScopes: string[] = [];
+  if (rs && resource) {
+    resourceScopes = askedOfResource(requested, deps.oidcScopes, rs.scopes);
+    // An RBAC resource: of what the client may ask for, only what this user holds in effect.
+    const effective = await deps.rbacScopes(client.clientId, resource, user.id);
+    if (effective) resourceScopes = resourceScopes.filter((s) => effective.has(s));
+    if (resourceScopes.length) grant.addResourceScope(resource, resourceScopes.join(' '));
+  }
+  const grantId = await grant.save();
+  ctx.oidc.entity('Grant', grant);
+  ctx.oidc.entity('Account', account);
 
-    const issueRefresh = client.grantTypeAllowed('refresh_token') && requested.has('offline_access');
-    const grant = new provider.Grant({ clientId: client.clientId, accountId: user.id });
-    // A grant lives as long as something can still use it: its refresh tokens, or else its one access token
-    // (a login without a refresh token must not leave a year-long grant row behind).
-    (grant as unknown as { expiresIn: number }).expiresIn = issueRefresh
-      ? deps.lifetimes.grant
-      : (rs?.accessTokenTTL ?? deps.lifetimes.accessToken) + 60;
-    if (oidcRequested.length) grant.addOIDCScope(oidcRequested.join(' '));
-    let resourceScopes: string[] = [];
-    if (rs && resource) {
-      const askedForResource = [...requested].filter((s) => !deps.oidcScopes.has(s));
-      resourceScopes = askedForResource.length
-        ? askedForResource.filter((s) => rs.scopes.has(s))
-        : [...rs.scopes];
-      // An RBAC resource: of what the client may ask for, only what this user holds in effect.
-      const effective = await deps.rbacScopes(client.clientId, resource, user.id);
-      if (effective) resourceScopes = resourceScopes.filter((s) => effective.has(s));
-      if (resourceScopes.length) grant.addResourceScope(resource, resourceScopes.join(' '));
-    }
-    const grantId = await grant.save();
-    ctx.oidc.entity('Grant', grant);
-    ctx.oidc.entity('Account', account);
+  const at = new provider.AccessToken({ accountId: user.id, client, grantId, gty });
+  if (rs && resource) at.resourceServer = rs;
+  at.scope =
+    (rs && resource
+      ? grant.getResourceScopeFiltered(resource, resourceScopes)
+      : grant.getOIDCScopeFiltered(new Set(oidcRequested))) || undefined;
+  ctx.oidc.entity('AccessToken', at);
+  const accessToken = await at.save();
 
-    const at = new provider.AccessToken({ accountId: user.id, client, grantId, gty });
-    if (rs && resource) {
-      at.resourceServer = rs;
-      at.scope = grant.getResourceScopeFiltered(resource, resourceScopes) || undefined;
-    } else {
-      at.scope = grant.getOIDCScopeFiltered(new Set(oidcRequested)) || undefined;
-    }
-    ctx.oidc.entity('AccessToken', at);
-    const accessToken = await at.save();
+  let refreshToken: string | undefined;
+  if (issueRefresh) {
+    const rt = new provider.RefreshToken({
+      accountId: user.id,
+      client,
+      grantId,
+      gty,
+      resource,
+      rotations: 0,
+      scope: [...oidcRequested, ...resourceScopes].join(' '),
+    });
+    ctx.oidc.entity('RefreshToken', rt);
+    refreshToken = await rt.save();
+  }
 
-    const scopeOfGrant = [...oidcRequested, ...resourceScopes].join(' ');
-    let refreshToken: string | undefined;
-    if (issueRefresh) {
-      const rt = new provider.RefreshToken({
-        accountId: user.id,
-        client,
-        grantId,
-        gty,
-        resource,
-        rotations: 0,
-        scope: scopeOfGrant,
-      });
-      ctx.oidc.entity('RefreshToken', rt);
-      refreshToken = await rt.save();
-    }
+  let idToken: string | undefined;
+  if (requested.has('openid')) {
+    const claims = await account.claims(
+      'id_token',
+      grant.getOIDCScopeFiltered(new Set(oidcRequested)),
+      {},
+      [],
+    );
+    const token = new provider.IdToken({ ...claims, sub: user.id }, { ctx });
+    // As oidc-provider does: with an access token usable at userinfo, the ID token carries only `sub`.
+    (token as unknown as { scope: string }).scope = at.aud
+      ? grant.getOIDCScopeFiltered(new Set(oidcRequested))
+      : 'openid';
+    idToken = (await token.issue({ use: 'idtoken' })) as string;
+  }
 
-    let idToken: string | undefined;
-    if (requested.has('openid')) {
-      const claims = await account.claims(
-        'id_token',
-        grant.getOIDCScopeFiltered(new Set(oidcRequested)),
-        {},
-        [],
-      );
-      const token = new provider.IdToken({ ...claims, sub: user.id }, { ctx });
-      // As oidc-provider does: with an access token usable at userinfo, the ID token carries only `sub`.
-      (token as unknown as { scope: string }).scope = at.aud
-        ? grant.getOIDCScopeFiltered(new Set(oidcRequested))
-        : 'openid';
-      idToken = (await token.issue({ use: 'idtoken' })) as string;
-    }
-
-    ctx.body = {
-      access_token: accessToken,
-      expires_in: at.expiration,
-      token_type: at.tokenType,
-      scope: at.scope ?? '',
-      ...(refreshToken ? { refresh_token: refreshToken } : {}),
-      ...(idToken ? { id_token: idToken } : {}),
-    };
-  };
+  ctx.body = tokenResponse(accessToken, at, refreshToken, idToken);
 }

@@ -317,6 +317,61 @@ async function matchUser(
 /** Attempts at matching a user when concurrent exchanges conflict (unique violation, deadlock). */
 const MATCH_ATTEMPTS = 3;
 
+/**
+ * The user of the instance whose address the provider's token names, linked to it: only when the provider verified
+ * the address and the user is of the provider's tenant (else refused); null when no user has the address.
+ */
+async function userHoldingEmail(
+  tx: Sql,
+  instanceId: string,
+  tenantId: TrustedIdentityProvider['tenant_id'],
+  data: ReturnType<typeof identityData>,
+): Promise<User | null> {
+  if (!data.email) return null;
+  const holder = await tx.one<{ id: string; tenant_id: string | null; email_verified: boolean }>(
+    `SELECT u.id, u.tenant_id, u.email_verified FROM users u
+      WHERE u.instance_id = $1 AND lower(u.user_email) = lower($2)
+      FOR UPDATE`,
+    [instanceId, data.email],
+  );
+  if (!holder) return null;
+  // Linked by e-mail only when the provider verified it, and only to a user of the provider's tenant.
+  if (data.email_verified !== true || holder.tenant_id !== tenantId) throw refused();
+  // The local account never proved the address, its owner just did: nothing set up before survives.
+  if (!holder.email_verified) await takeOverUnverifiedAccount(tx, holder.id);
+  const found = await findUserById(tx, holder.id);
+  if (!found) throw refused();
+  return found;
+}
+
+/** A new user of the provider's tenant, from the token's claims; its id. */
+async function createUser(
+  tx: Sql,
+  instanceId: string,
+  tenantId: TrustedIdentityProvider['tenant_id'],
+  data: ReturnType<typeof identityData>,
+  claims: JWTPayload,
+): Promise<string> {
+  const [created] = await tx.rows<{ id: string }>(
+    `INSERT INTO users (instance_id, tenant_id, user_email, email_verified, name, given_name, family_name,
+                        nickname, picture, locale)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`,
+    [
+      instanceId,
+      tenantId,
+      data.email,
+      data.email !== null && data.email_verified === true,
+      data.user_fullname,
+      clip(claims.given_name, 500),
+      clip(claims.family_name, 500),
+      clip(claims.nickname, 500),
+      data.profile_picture,
+      clip(claims.locale, 35),
+    ],
+  );
+  return created.id;
+}
+
 async function matchUserOnce(
   tx: Sql,
   provider: TrustedIdentityProvider,
@@ -349,45 +404,10 @@ async function matchUserOnce(
       [identity.id, JSON.stringify(data), provider.id],
     );
   } else {
-    let found: User | null = null;
-    if (data.email) {
-      const holder = await tx.one<{ id: string; tenant_id: string | null; email_verified: boolean }>(
-        `SELECT u.id, u.tenant_id, u.email_verified FROM users u
-          WHERE u.instance_id = $1 AND lower(u.user_email) = lower($2)
-          FOR UPDATE`,
-        [client.instance_id, data.email],
-      );
-      if (holder) {
-        // Linked by e-mail only when the provider verified it, and only to a user of the provider's tenant.
-        if (data.email_verified !== true || holder.tenant_id !== tenantId) throw refused();
-        // The local account never proved the address, its owner just did: nothing set up before survives.
-        if (!holder.email_verified) await takeOverUnverifiedAccount(tx, holder.id);
-        found = await findUserById(tx, holder.id);
-        if (!found) throw refused();
-      }
-    }
-    if (found) {
-      user = admit(found);
-    } else {
-      const [created] = await tx.rows<{ id: string }>(
-        `INSERT INTO users (instance_id, tenant_id, user_email, email_verified, name, given_name, family_name,
-                            nickname, picture, locale)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`,
-        [
-          client.instance_id,
-          tenantId,
-          data.email,
-          data.email !== null && data.email_verified === true,
-          data.user_fullname,
-          clip(claims.given_name, 500),
-          clip(claims.family_name, 500),
-          clip(claims.nickname, 500),
-          data.profile_picture,
-          clip(claims.locale, 35),
-        ],
-      );
-      user = admit(await findUserById(tx, created.id));
-    }
+    const found = await userHoldingEmail(tx, client.instance_id, tenantId, data);
+    user = admit(
+      found ?? (await findUserById(tx, await createUser(tx, client.instance_id, tenantId, data, claims))),
+    );
     await tx.exec(
       `INSERT INTO user_identities (instance_id, user_id, provider, identity_provider_id, issuer, provider_user_id,
                                     profile, last_sign_in_at)

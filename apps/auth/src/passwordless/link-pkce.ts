@@ -17,7 +17,7 @@ const waived = new WeakSet<IncomingMessage>();
  * its secret (as Auth0's passwordless link of a regular web application). Every other authorization request keeps
  * needing PKCE. The link's redirect carries this waiver: an HMAC (a key derived from SECRET_ENCRYPTION_KEY, so
  * every replica checks it) over the client, the redirect URI and the state, valid for two minutes; a request whose
- * waiver checks out skips PKCE, and only for a confidential client (see provider.ts, `pkce.required`).
+ * waiver checks out skips PKCE, and only for a confidential client (see oidc/config/interactions.ts, `pkce.required`).
  */
 export class LinkPkceWaiver {
   constructor(

@@ -1,4 +1,4 @@
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Sql } from '@gatehouse/db';
 import { sendOAuthError } from '../oidc/oauth-errors.js';
@@ -6,7 +6,7 @@ import type { OidcClientRecord, OidcData } from '../oidc/oidc-data.js';
 import { BodyError, one, parseParams, readBody, type Params } from '../oidc/request-body.js';
 import { userMaySignInThrough } from '../oidc/sign-in-policy.js';
 import type { Delivery } from '@gatehouse/delivery';
-import { secretExpired } from '@gatehouse/oidc-clients';
+import { basicElseBodyCredentials, PASSWORDLESS_BASIC, secretAuthenticates } from '../client-auth/index.js';
 import { cookieValue, sameSecret } from '../interaction/cookies.js';
 import { originOf, pageHeaders, pickLocale, type Locale } from '../interaction/pages.js';
 import { CODE_TTL_SEC, type OneTimeCodes } from './one-time-codes.js';
@@ -24,22 +24,6 @@ export const OTP_GRANT = 'otp';
 
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
 const PHONE = /^\+[1-9][\d\s\-.()]{4,24}$/;
-
-function basicCredentials(header: string | undefined): { id: string; secret: string } | undefined {
-  if (!header?.toLowerCase().startsWith('basic ')) return undefined;
-  const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
-  const i = decoded.indexOf(':');
-  if (i < 0) return undefined;
-  try {
-    return { id: decodeURIComponent(decoded.slice(0, i)), secret: decodeURIComponent(decoded.slice(i + 1)) };
-  } catch {
-    // not form-url-encoded (RFC 6749 2.3.1): no credentials, so the caller gets 401 invalid_client
-    return undefined;
-  }
-}
-
-const same = (a: string | null | undefined, b: string | undefined) =>
-  !!a && !!b && a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 
 /**
  * Document 2's `options` (send_type, redirect_url, response_type, scope), each also accepted at the top level (the
@@ -100,11 +84,13 @@ export class PasswordlessStart {
   ) {}
 
   async handle(req: IncomingMessage, res: ServerResponse, params: Params): Promise<void> {
-    const basic = basicCredentials(req.headers.authorization);
-    const clientId = basic?.id ?? one(params, 'client_id');
-    const secret = basic?.secret ?? one(params, 'client_secret');
+    const { id: clientId, secret } = basicElseBodyCredentials(
+      req.headers.authorization,
+      params,
+      PASSWORDLESS_BASIC,
+    );
     const client = clientId ? await this.deps.data.findClient(clientId) : undefined;
-    if (!client || (!client.isPublic && (!same(client.clientSecret, secret) || secretExpired(client)))) {
+    if (!client || !(client.isPublic || secretAuthenticates(client, secret))) {
       return sendOAuthError(res, 401, 'invalid_client', 'client authentication failed');
     }
     if (!client.grantTypes.includes(OTP_GRANT)) {

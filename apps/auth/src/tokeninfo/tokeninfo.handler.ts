@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { basicOrPostCredentials, TOKENINFO_BASIC } from '../client-auth/index.js';
 import { sendOAuthError } from '../oidc/oauth-errors.js';
 import type { OidcClientRecord } from '../oidc/oidc-data.js';
 import { one, type Params } from '../oidc/request-body.js';
@@ -12,29 +13,6 @@ import {
 
 /** What `fields` may name: document 1's fields, and the claims an ID token's answer adds (token_type_hint=id_token). */
 const FIELD_SET: ReadonlySet<string> = new Set<string>([...TOKENINFO_FIELDS, ...ID_TOKEN_CLAIMS]);
-
-function basicCredentials(header: string): { id: string; secret: string } | undefined {
-  const b64 = header.slice(6).trim();
-  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(b64)) return undefined;
-  const decoded = Buffer.from(b64, 'base64').toString('utf8');
-  const i = decoded.indexOf(':');
-  if (i <= 0) return undefined;
-  try {
-    const dec = (s: string) => decodeURIComponent(s.replace(/\+/g, '%20'));
-    return { id: dec(decoded.slice(0, i)), secret: dec(decoded.slice(i + 1)) };
-  } catch {
-    return undefined;
-  }
-}
-
-/** Client credentials of a request: Basic, or client_id/client_secret in the body (never both). */
-function clientCredentials(authz: string, body: Params): { id: string; secret: string } | undefined {
-  if (/^basic /i.test(authz)) return basicCredentials(authz);
-  if (authz) return undefined;
-  const id = one(body, 'client_id');
-  const secret = one(body, 'client_secret');
-  return id && secret ? { id, secret } : undefined;
-}
 
 /**
  * What a caller may learn about a token: its own client's tokens, and the tokens for a resource it is authorized on
@@ -50,6 +28,16 @@ async function visibleTo(
   const aud = typeof info.aud === 'string' ? info.aud : undefined;
   if (aud && (await service.isAuthorizedOn(callerClientId, aud, info.client_id))) return info;
   return INACTIVE;
+}
+
+/** The fields `fields` names, or the error message naming those it may not name. */
+function fieldList(raw: string): string[] | string {
+  const fields = raw
+    .split(',')
+    .map((f) => f.trim())
+    .filter(Boolean);
+  const unknown = fields.filter((f) => !FIELD_SET.has(f));
+  return unknown.length ? `unknown field(s) in fields: ${unknown.join(', ')}` : fields;
 }
 
 /** 400 when the query string names a parameter that belongs in the body (a token must never sit in a URL). */
@@ -82,17 +70,8 @@ export async function handleTokenInfo(
   const hint = one(body, 'token_type_hint');
   const fieldsRaw = one(body, 'fields') ?? query.get('fields') ?? undefined;
 
-  let fields: string[] | undefined;
-  if (fieldsRaw) {
-    fields = fieldsRaw
-      .split(',')
-      .map((f) => f.trim())
-      .filter(Boolean);
-    const unknown = fields.filter((f) => !FIELD_SET.has(f));
-    if (unknown.length) {
-      return sendOAuthError(res, 400, 'invalid_request', `unknown field(s) in fields: ${unknown.join(', ')}`);
-    }
-  }
+  const fields = fieldsRaw ? fieldList(fieldsRaw) : undefined;
+  if (typeof fields === 'string') return sendOAuthError(res, 400, 'invalid_request', fields);
   if (!token) return sendOAuthError(res, 400, 'invalid_request', "missing required parameter 'token'");
 
   const authz = req.headers.authorization ?? '';
@@ -119,7 +98,7 @@ export async function handleTokenInfo(
     callerClientId = described.client_id;
     callerUntil = described.exp ? Date.parse(described.exp) : undefined;
   } else {
-    const creds = clientCredentials(authz, body);
+    const creds = basicOrPostCredentials(authz, body, TOKENINFO_BASIC);
     if (!creds) {
       const given = Boolean(authz);
       return sendOAuthError(
@@ -234,7 +213,7 @@ export async function handleIntrospection(
   const inUrl = queryTokenError(req);
   if (inUrl) return sendOAuthError(res, 400, 'invalid_request', inUrl);
   const authz = req.headers.authorization ?? '';
-  const creds = clientCredentials(authz, body);
+  const creds = basicOrPostCredentials(authz, body, TOKENINFO_BASIC);
   let callerId: string | undefined;
   let caller: OidcClientRecord | undefined;
   if (creds) {

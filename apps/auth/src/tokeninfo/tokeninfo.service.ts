@@ -1,4 +1,3 @@
-import { timingSafeEqual } from 'node:crypto';
 import {
   createLocalJWKSet,
   decodeJwt,
@@ -10,8 +9,9 @@ import {
   type JWTVerifyOptions,
 } from 'jose';
 import type Provider from 'oidc-provider';
+import { clientBySecret, publicClientById } from '../client-auth/index.js';
 import type { ClientResourceAccess, OidcClientRecord, OidcData, User } from '../oidc/oidc-data.js';
-import { CLAIMS } from '../oidc/provider.js';
+import { CLAIMS } from '../oidc/config/claims.js';
 
 /**
  * Document 1's introspection response, plus `aud`, `sub`, `iss` (RFC 7662), `tenant_id` when the client has one,
@@ -521,22 +521,15 @@ export class TokenInfoService {
   }
 
   /** A public client (one that authenticates with its client_id alone), or undefined. */
-  async publicClient(clientId: string): Promise<OidcClientRecord | undefined> {
-    const client = await this.deps.data.findClient(clientId);
-    return client?.isPublic ? client : undefined;
+  publicClient(clientId: string): Promise<OidcClientRecord | undefined> {
+    return publicClientById(this.deps.data, clientId);
   }
 
   /**
    * Basic client credentials of a caller: the client exists, is confidential, its secret matches and is current.
    * Returns the client, or undefined.
    */
-  async authenticateClient(clientId: string, secret: string): Promise<OidcClientRecord | undefined> {
-    const client = await this.deps.data.findClient(clientId);
-    if (!client || client.isPublic || !client.clientSecret) return undefined;
-    const expires = client.clientSecretExpiresAt;
-    if (expires && new Date(expires).getTime() <= Date.now()) return undefined;
-    const a = Buffer.from(client.clientSecret);
-    const b = Buffer.from(secret);
-    return a.length === b.length && timingSafeEqual(a, b) ? client : undefined;
+  authenticateClient(clientId: string, secret: string): Promise<OidcClientRecord | undefined> {
+    return clientBySecret(this.deps.data, clientId, secret);
   }
 }
