@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Redis } from 'ioredis';
 import type Provider from 'oidc-provider';
+import type { Logger } from 'pino';
 import type { CacheSubscriber } from '@gatehouse/bearer';
 import type { Delivery } from '@gatehouse/delivery';
 import type { FastLane } from '@gatehouse/http';
@@ -43,6 +44,7 @@ export class TokenServer {
    * (undefined when the cache is off).
    */
   feed?: CacheSubscriber;
+  readonly log: Logger;
   /** This process's delivery worker: the messages the token server queued (codes, links), sent after the answer. */
   private readonly delivery: Delivery;
   private readonly host: ProviderHost;
@@ -59,6 +61,7 @@ export class TokenServer {
     this.fastClientCredentials = parts.endpoints.fastClientCredentials;
     this.login = parts.login;
     this.feed = parts.feed;
+    this.log = parts.log;
     this.delivery = parts.delivery;
     this.host = parts.host;
     this.router = new TokenServerRouter(parts.endpoints);
@@ -90,6 +93,11 @@ export class TokenServer {
   }
 
   get currentProvider(): Provider {
+    return this.host.provider;
+  }
+
+  /** oidc-provider as currently built (the name tests know it by). */
+  get provider(): Provider {
     return this.host.provider;
   }
 
