@@ -7,8 +7,8 @@ import { AuthAppModule } from './app.module.js';
 import { authEntities } from './entities.js';
 import { authMigrations } from './migrations/index.js';
 import { SigningKeys } from './keys/signing-keys.js';
-import { TOKEN_SERVER_ROUTES, TokenServer } from './token-server.js';
-import { INTERACTION_PATH } from './interaction/pages.js';
+import { TokenServer } from './token-server.js';
+import { BODY_PARSER_EXCLUDED_PATHS, OAUTH_ERROR_PATHS, ROUTE_SPECS } from './endpoints/routes.js';
 
 export const authService: ServiceDefinition<typeof authEnv> = {
   name: 'auth',
@@ -41,14 +41,13 @@ export const authService: ServiceDefinition<typeof authEnv> = {
     await resealUnboundSecrets(db, box, createLogger({ serviceName: 'auth', level: env.LOG_LEVEL }));
     await new SigningKeys(db, box).ensureActiveKeys();
   },
-  // oidc-provider and /tokeninfo read their own bodies (JSON or form); the foundation knows their routes (rate-limit
-  // keys, metrics labels, 405) and answers its own errors there (429, 404...) in the OAuth shape too.
-  excludeBodyParserPaths: [...Object.keys(TOKEN_SERVER_ROUTES), INTERACTION_PATH, '/session/end', '/device'],
-  routes: Object.entries(TOKEN_SERVER_ROUTES).flatMap(([path, methods]) =>
-    methods.map((m) => `${m} ${path}`),
-  ),
-  oauthErrorPaths: Object.keys(TOKEN_SERVER_ROUTES),
-  // Everything the token server serves (TOKEN_SERVER_ROUTES, the interaction pages, /authorize/<uid>, logout,
+  // oidc-provider and our endpoints read their own bodies (JSON or form); the foundation knows their routes
+  // (rate-limit keys, metrics labels, 405) and answers its own errors there (429, 404...) in the OAuth shape too.
+  // All three lists are derived from the token server's route table (endpoints/routes.ts).
+  excludeBodyParserPaths: [...BODY_PARSER_EXCLUDED_PATHS],
+  routes: [...ROUTE_SPECS],
+  oauthErrorPaths: [...OAUTH_ERROR_PATHS],
+  // Everything the token server serves (the route table, the interaction pages, /authorize/<uid>, logout steps,
   // /device/...) runs on the foundation's fast lane, straight on node's request event behind the same request id,
   // log line, metrics and rate limits; health, metrics, docs and anything else stay on Express and Nest.
   fastLane: (app, { env }) => withHsts(app.get(TokenServer).lane(), env),
