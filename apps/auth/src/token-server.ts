@@ -12,7 +12,7 @@ import type { Db, Sql } from '@gatehouse/db';
 import { isStoreUnavailable, sendOAuthError } from './oidc/oauth-errors.js';
 import { OidcData } from './oidc/oidc-data.js';
 import { StateCache } from './oidc/state-cache.js';
-import { CacheSubscriber, STALE_SUBSCRIBER_SEC } from '@gatehouse/bearer';
+import { CacheSubscriber, STALE_SUBSCRIBER_SEC } from '@gatehouse/changes';
 import { PasswordLogin } from './oidc/password-login.js';
 import { createProvider, ROUTES, type TokenLifetimes } from './oidc/provider.js';
 import { BodyError, one, parseParams, readBody, replayAsForm, type Params } from './oidc/request-body.js';

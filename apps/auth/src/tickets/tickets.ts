@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { changePayload, IDENTITY_CHANGES_CHANNEL } from '@gatehouse/bearer';
+import { changePayload, IDENTITY_CHANGES_CHANNEL } from '@gatehouse/changes';
 import type { Sql } from '@gatehouse/db';
 import {
   checkPasswordPolicy,
