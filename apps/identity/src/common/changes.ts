@@ -10,27 +10,17 @@ import {
 } from '@nestjs/common';
 import { catchError, concatMap, from, throwError, type Observable } from 'rxjs';
 import { TokenValidator } from '@gatehouse/bearer';
-import {
-  changePayload,
-  IDENTITY_CHANGES_CHANNEL,
-  SettlingChangeFeed,
-  type IdentityChange,
-} from '@gatehouse/changes';
-import { Db, type Sql } from '@gatehouse/db';
+import { SettlingChangeFeed, type IdentityChange } from '@gatehouse/changes';
+import { Db } from '@gatehouse/db';
 import { AccessCache } from './access.js';
 
 /**
- * Announces a change to every replica (this one included) and to the tree service, in the caller's transaction:
- * PostgreSQL delivers the notification at commit, and never for a rolled-back transaction.
- */
-export async function announce(db: Sql, change: IdentityChange): Promise<void> {
-  await db.exec(`SELECT pg_notify($1, $2)`, [IDENTITY_CHANGES_CHANNEL, changePayload(change)]);
-}
-
-/**
  * Keeps the caches of this replica in step with changes made through any replica: a dedicated connection LISTENs on
- * the identity change channel and drops what a change makes stale, so a client made tenant-bound, deleted or stripped of a
- * grant is held to it by every replica at once (not after the caller cache's 5 s or the bearer cache's TTL).
+ * the identity change channel and drops what a change makes stale, so a client made tenant-bound, deleted or
+ * stripped of a grant is held to it by every replica at once (not after the caller cache's 5 s or the bearer
+ * cache's TTL).
+ * The changes are announced by the triggers of the changed tables alone (@gatehouse/changes watched.ts), in the
+ * writing transaction: no service code announces anything.
  * When the connection is lost it reconnects with back-off and then forgets everything (notifications sent in
  * between were missed); until then the caches' own lifetimes bound staleness, as without this feed.
  */
