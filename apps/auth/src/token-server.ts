@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Redis } from 'ioredis';
 import type Provider from 'oidc-provider';
 import type { Logger } from 'pino';
-import type { CacheSubscriber } from '@gatehouse/bearer';
+import type { CacheSubscriber } from '@gatehouse/changes';
 import type { Delivery } from '@gatehouse/delivery';
 import type { FastLane } from '@gatehouse/http';
 import type { FastClientCredentials } from './oidc/client-credentials.fast.js';

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Change feed benchmark: the latency of a management write as its caller sees it, with 0, 1 and 3 token servers
 // subscribed to the identity change feed. After every mutating request the identity service waits until each live
-// subscriber has acknowledged a settle marker sent after the change (libs/shared/bearer cache-sync.ts), so that the
+// subscriber has acknowledged a settle marker sent after the change (libs/shared/changes settle.ts), so that the
 // change counts at every token server from its very next request. This measures what that wait costs and checks
 // that it holds: after each write that changes what the token servers cache (a client's grant types), the next
 // token request to every token server must be answered by the new state (a violation otherwise; the run fails on
@@ -57,7 +57,7 @@ const cpus = env.BENCH_SERVER_CPUS ?? '';
 const only = env.BENCH_ONLY ? env.BENCH_ONLY.split('|') : undefined;
 const selected = (name) => !only || only.some((o) => name.includes(o));
 const hasTaskset = cpus !== '' && tasksetAvailable();
-/** The identity service's channels (libs/shared/bearer change-feed.ts, cache-sync.ts). */
+/** The identity service's channels (libs/shared/changes channel.ts). */
 const CHANGES_CHANNEL = 'gatehouse_identity_changes';
 const ACKS_CHANNEL = 'gatehouse_cache_acks';
 const GRANTS_ON = ['client_credentials'];

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { STALE_SUBSCRIBER_SEC } from '@gatehouse/bearer';
+import { STALE_SUBSCRIBER_SEC } from '@gatehouse/changes';
 import type { Sql } from '@gatehouse/db';
 import { purgeLoginFailures, purgeTickets } from '@gatehouse/identity-data';
 import { purgeExpiredPayloads } from '../oidc/adapters/pg.adapter.js';

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { pino, type Logger } from 'pino';
-import { CacheSubscriber } from '@gatehouse/bearer';
+import { CacheSubscriber } from '@gatehouse/changes';
 import type { Sql } from '@gatehouse/db';
 import { Delivery } from '@gatehouse/delivery';
 import { TICKET_KEY_PURPOSE } from '@gatehouse/identity-data';

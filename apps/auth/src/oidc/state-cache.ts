@@ -1,16 +1,9 @@
-import type { IdentityChange } from '@gatehouse/bearer';
+import { changeTag, TaggedCache, type IdentityChange } from '@gatehouse/changes';
 
 /** What an entry depends on: a change of this client or of this user drops it. */
 export interface StateTags {
   client?: string;
   user?: string;
-}
-
-interface Entry {
-  value: unknown;
-  expires: number;
-  /** Its index keys (`client:<id>`, `user:<id>`). */
-  tags: string[];
 }
 
 export interface StateCacheOptions {
@@ -28,27 +21,25 @@ export interface StateCacheOptions {
 
 const tagKeys = (tags: StateTags): string[] => {
   const keys: string[] = [];
-  if (tags.client) keys.push(`client:${tags.client.toLowerCase()}`);
-  if (tags.user) keys.push(`user:${tags.user.toLowerCase()}`);
+  if (tags.client) keys.push(changeTag('client', tags.client));
+  if (tags.user) keys.push(changeTag('user', tags.user));
   return keys;
 };
 
 /**
  * The identity rows the token server reads on every token request and /tokeninfo call (a client with its decrypted
- * secret, its access to a resource, a user, a live grant), kept in memory across requests (issue 16):
- * - bounded: at most `max` entries, least recently used first out (a Map in use order);
+ * secret, its access to a resource, a user, a live grant), kept in memory across requests:
+ * - bounded: at most `max` entries, least recently used first out (a TaggedCache that moves a hit last);
  * - dropped by the identity change feed (LISTEN/NOTIFY): `client:<id>` drops that client's entries, `user:<id>`
- *   that user's (through a tag -> keys index, no scan), `all` (and a lost feed) everything; the feed's settle
- *   protocol makes this exact (libs/shared/bearer cache-sync.ts);
+ *   that user's (through the TaggedCache's tag -> keys index, no scan), `all` (and a lost feed) everything; the
+ *   feed's settle protocol makes this exact (@gatehouse/changes settle.ts);
  * - used only while `trusted()` (the subscriber's heartbeat is recent);
  * - kept `ttlMs` at most.
  * A read that started before a change is not stored after it (the generation check), so a change is never
  * overwritten by the stale row a concurrent request was reading.
  */
 export class StateCache {
-  private readonly entries = new Map<string, Entry>();
-  /** `client:<id>` / `user:<id>` -> the keys of the entries tagged so. */
-  private readonly index = new Map<string, Set<string>>();
+  private readonly entries: TaggedCache<unknown>;
   private generation = 0;
   private readonly now: () => number;
   private readonly trustedNow: () => boolean;
@@ -58,6 +49,7 @@ export class StateCache {
   constructor(private readonly opts: StateCacheOptions) {
     this.now = opts.now ?? Date.now;
     this.trustedNow = opts.trusted ?? (() => true);
+    this.entries = new TaggedCache({ max: opts.max, touch: true, now: this.now });
   }
 
   get enabled(): boolean {
@@ -70,7 +62,7 @@ export class StateCache {
 
   /** Keys indexed under a tag (for tests). */
   indexed(tag: string): number {
-    return this.index.get(tag)?.size ?? 0;
+    return this.entries.indexed(tag);
   }
 
   /** Whether the cache may be used now; when not, it is emptied (and a read in flight will not be stored). */
@@ -82,21 +74,14 @@ export class StateCache {
 
   /** The value kept under `key`, or undefined (unknown, expired, or the cache is not trusted now). */
   get<T>(key: string): T | undefined {
-    const e = this.entries.get(key);
-    if (!e || !this.trusted()) {
+    // (no value kept is undefined: see `through`)
+    const value = this.entries.get(key);
+    if (value === undefined || !this.trusted()) {
       this.misses++;
       return undefined;
     }
-    if (e.expires <= this.now()) {
-      this.remove(key);
-      this.misses++;
-      return undefined;
-    }
-    // most recently used goes last
-    this.entries.delete(key);
-    this.entries.set(key, e);
     this.hits++;
-    return e.value as T;
+    return value as T;
   }
 
   /**
@@ -136,48 +121,22 @@ export class StateCache {
    */
   store(key: string, value: unknown, tags: StateTags, snapshot: number, expiresAt = Infinity): void {
     if (!this.enabled || snapshot !== this.generation || !this.trusted()) return;
-    this.remove(key);
-    const keys = tagKeys(tags);
-    this.entries.set(key, { value, expires: Math.min(this.now() + this.opts.ttlMs, expiresAt), tags: keys });
-    for (const t of keys) {
-      let set = this.index.get(t);
-      if (!set) this.index.set(t, (set = new Set()));
-      set.add(key);
-    }
-    while (this.entries.size > this.opts.max) this.remove(this.entries.keys().next().value as string);
+    this.entries.set(key, value, Math.min(this.now() + this.opts.ttlMs, expiresAt), tagKeys(tags));
   }
 
   /** Drops what `change` makes stale. */
   forget(change: IdentityChange): void {
     this.generation++;
-    if (change.kind === 'all') {
-      this.entries.clear();
-      this.index.clear();
-      return;
-    }
-    const keys = this.index.get(`${change.kind}:${change.id.toLowerCase()}`);
-    if (keys) for (const key of [...keys]) this.remove(key);
+    this.entries.forget(change);
   }
 
   /** Drops one entry (a change this process made itself and knows exactly). */
   delete(key: string): void {
     this.generation++;
-    this.remove(key);
+    this.entries.delete(key);
   }
 
   clear(): void {
     this.forget({ kind: 'all' });
-  }
-
-  private remove(key: string): void {
-    const e = this.entries.get(key);
-    if (!e) return;
-    this.entries.delete(key);
-    for (const t of e.tags) {
-      const set = this.index.get(t);
-      if (!set) continue;
-      set.delete(key);
-      if (!set.size) this.index.delete(t);
-    }
   }
 }

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { changePayload, IDENTITY_CHANGES_CHANNEL } from '@gatehouse/bearer';
 import type { Sql } from '@gatehouse/db';
 import {
   checkPasswordPolicy,
@@ -196,10 +195,6 @@ export class TicketPages {
              OR grant_id IN (SELECT id FROM oidc_payloads WHERE model = 'Grant' AND payload->>'accountId' = $1)`,
         [used.user_id],
       );
-      await tx.exec(`SELECT pg_notify($1, $2)`, [
-        IDENTITY_CHANGES_CHANNEL,
-        changePayload({ kind: 'user', id: used.user_id }),
-      ]);
       return used;
     });
     if (done) this.deps.forgetUser?.(done.user_id);

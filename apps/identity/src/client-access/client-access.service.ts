@@ -29,7 +29,6 @@ import {
 import type { ClientPermissionRecord } from './client-permission.record.js';
 import type { ClientResourceRecord } from './client-resource.record.js';
 import type { ResourceClientRecord } from './resource-client.record.js';
-import { announce } from '../common/changes.js';
 import { assertGrantable, dedupe, resolveScopes, type PermissionEntry } from '../common/permissions.js';
 
 export type { PermissionEntry };
@@ -120,8 +119,6 @@ export class ClientAccessService {
          ON CONFLICT (client_id, resource_id) DO NOTHING`,
         [access.instanceId, clients.map((c) => c.id), resources.map((r) => r.id), access.actor],
       );
-      // The token server caches each client's access to a resource (issue 16): it learns of it at once.
-      for (const c of clients) await announce(m, { kind: 'client', id: c.id });
     });
   }
 
@@ -140,7 +137,6 @@ export class ClientAccessService {
         `DELETE FROM client_resources WHERE client_id = ANY($1::uuid[]) AND resource_id = ANY($2::uuid[])`,
         [clients.map((c) => c.id), resources.map((r) => r.id)],
       );
-      for (const c of clients) await announce(m, { kind: 'client', id: c.id });
     });
   }
 
@@ -174,7 +170,6 @@ export class ClientAccessService {
           access.actor,
         ],
       );
-      await announce(m, { kind: 'client', id: client.id });
     });
   }
 
@@ -190,7 +185,6 @@ export class ClientAccessService {
         client.id,
         pairs.map((p) => p.scope_id),
       ]);
-      await announce(m, { kind: 'client', id: client.id });
     });
   }
 

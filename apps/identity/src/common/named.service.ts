@@ -1,7 +1,6 @@
 import { listPage, Params, type Db, type ListPage, type Sql } from '@gatehouse/db';
 import { wants, type ReadQuery } from '@gatehouse/query';
 import type { Access } from './access.js';
-import { announce } from './changes.js';
 import {
   insertNamed,
   namedRecord,
@@ -92,7 +91,6 @@ export class NamedService {
       const current = await this.kind.find(tx, access, id, { lock: true });
       await this.beforeDelete(tx, current);
       await tx.exec(`DELETE FROM ${this.kind.table.name} WHERE id = $1`, [current.id]);
-      await announce(tx, { kind: 'all' });
     });
   }
 }

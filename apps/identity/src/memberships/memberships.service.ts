@@ -10,7 +10,6 @@ import {
   unnestGroup,
 } from '@gatehouse/identity-data';
 import type { Access } from '../common/access.js';
-import { announce } from '../common/changes.js';
 import { assertGrantable, dedupe, resolveScopes, type PermissionEntry } from '../common/permissions.js';
 import type { ListRequest } from '../common/presenter.js';
 import {
@@ -106,7 +105,6 @@ export class MembershipsService {
           [owner.id, targets.map((t) => t.id)],
         );
       }
-      await announce(tx, { kind: 'all' });
     });
   }
 
@@ -169,7 +167,6 @@ export class MembershipsService {
         owner.id,
         pairs.map((p) => p.scope_id),
       ]);
-      await announce(tx, { kind: 'all' });
     });
   }
 

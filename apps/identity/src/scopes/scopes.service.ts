@@ -5,7 +5,6 @@ import type { Access } from '../common/access.js';
 import type { ListRequest } from '../common/presenter.js';
 import { findResource } from '@gatehouse/identity-data';
 import { SCOPE_COLUMNS, type ScopeRecord } from './scope.record.js';
-import { announce } from '../common/changes.js';
 
 export interface ScopeInput {
   scope_name?: string;
@@ -58,7 +57,6 @@ export class ScopesService {
       await m.exec(`UPDATE resources SET scopes_added = true WHERE id = $1 AND NOT scopes_added`, [
         resource.id,
       ]);
-      await announce(m, { kind: 'all' }); // the resource's scopes_added, cached by the token server
       return this.find(m, resource.id, row.id);
     });
   }
@@ -80,7 +78,6 @@ export class ScopesService {
           ],
         ),
       );
-      await announce(m, { kind: 'all' }); // a renamed scope: the token server's cached grants name it
       return this.find(m, resource.id, cur.id);
     });
   }
@@ -91,7 +88,6 @@ export class ScopesService {
       const cur = await this.find(m, resource.id, scopeId);
       if (resource.is_system) throw forbidden('The scopes of a system resource cannot be changed');
       await m.exec(`DELETE FROM scopes WHERE id = $1`, [cur.id]);
-      await announce(m, { kind: 'all' }); // its grants went with it
       await m.exec(
         `UPDATE resources SET scopes_added = EXISTS (SELECT 1 FROM scopes WHERE resource_id = $1) WHERE id = $1`,
         [resource.id],

@@ -3,7 +3,6 @@ import { Db, iso, listPage, type ListPage } from '@gatehouse/db';
 import { invalidRequest, notFound } from '@gatehouse/errors';
 import { findUser } from '@gatehouse/identity-data';
 import type { Access } from '../common/access.js';
-import { announce } from '../common/changes.js';
 import type { ListRequest } from '../common/presenter.js';
 import { userGrantRecord, type UserGrantRecord, type UserGrantRow } from './user-grant.record.js';
 
@@ -66,7 +65,6 @@ export class UserGrantsService {
       await tx.exec(`DELETE FROM oidc_payloads WHERE grant_id = $1 OR (model = 'Grant' AND id = $1)`, [
         grant.id,
       ]);
-      await announce(tx, { kind: 'user', id: user.id });
     });
   }
 }

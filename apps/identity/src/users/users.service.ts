@@ -34,7 +34,6 @@ import type { ListRequest } from '../common/presenter.js';
 import { tenantForNewRecord } from '../common/tenants.js';
 import { EMBED_LIMIT } from '../client-access/client-access.queries.js';
 import { USER_COLUMNS, userRecord, type UserIdentityRecord, type UserRecord } from './user.record.js';
-import { announce } from '../common/changes.js';
 import { embedChildren } from '../memberships/embed.js';
 import { LINK_KINDS } from '../memberships/link-kinds.js';
 import { PERMISSION_KINDS } from '../memberships/memberships.service.js';
@@ -243,8 +242,6 @@ export class UsersService {
           ],
         ),
       );
-      // The token server caches the user for /tokeninfo (its username): it learns of the change at once.
-      await announce(m, { kind: 'user', id: cur.id });
       return this.load(m, access, cur.id, read);
     });
   }
@@ -289,7 +286,6 @@ export class UsersService {
         access.actor,
       ]);
       if (blocked) await this.revokeTokens(m, cur.id);
-      else await announce(m, { kind: 'user', id: cur.id });
       return this.load(m, access, cur.id, read);
     });
   }
@@ -300,7 +296,6 @@ export class UsersService {
    * /tokeninfo reports them inactive once the grant is gone.
    */
   private async revokeTokens(db: Sql, userId: string): Promise<void> {
-    await announce(db, { kind: 'user', id: userId });
     // The same revocation the token server applies when a verified owner takes over an account.
     await revokeUserTokens(db, userId);
   }

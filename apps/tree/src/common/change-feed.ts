@@ -5,12 +5,8 @@ import {
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
-import {
-  forgetValidations,
-  IdentityChangeFeed,
-  TokenValidator,
-  type IdentityChange,
-} from '@gatehouse/bearer';
+import { TokenValidator } from '@gatehouse/bearer';
+import { IdentityChangeFeed, type IdentityChange } from '@gatehouse/changes';
 
 /** Where the identity service announces its changes: its database (DATABASE_URL), when this service is told it. */
 export const IDENTITY_CHANGES_URL = Symbol.for('gatehouse.tree.IdentityChangesUrl');
@@ -38,6 +34,6 @@ export class TreeChangeFeed
   }
 
   protected forget(change: IdentityChange): void {
-    forgetValidations(this.tokens, change);
+    this.tokens.forget(change);
   }
 }

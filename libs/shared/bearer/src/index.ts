@@ -3,6 +3,4 @@ export * from './token-validator.js';
 export * from './decorators.js';
 export * from './bearer.guard.js';
 export * from './bearer.module.js';
-export * from './change-feed.js';
-export * from './cache-sync.js';
 export * from './bearer.strategy.js';

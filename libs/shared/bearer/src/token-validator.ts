@@ -1,4 +1,5 @@
 import { decodeJwt } from 'jose';
+import { changeTag, TaggedCache, type IdentityChange } from '@gatehouse/changes';
 import { tokenDigest } from '@gatehouse/http';
 
 /** The authenticated caller of a request, from the token server's /tokeninfo. */
@@ -74,10 +75,12 @@ export interface TokenValidatorStats {
  * its own Bearer credential). Active results are cached until the earlier of the token's expiry and `cacheTtlSec`;
  * inactive results for `negativeTtlSec`; concurrent look-ups of one token share one call. Cache keys are SHA-256
  * digests (`tokenDigest`, the one the rate limits key on, memoised per process for the tokens seen last, so a request
- * hashes its token once at most). Failures to reach the token server are never cached.
+ * hashes its token once at most). Failures to reach the token server are never cached. An active result is tagged
+ * with its client and subject (`forget` drops it when the change channel announces either); the oldest stored goes
+ * first past `maxEntries`.
  */
 export class TokenValidator {
-  private readonly cache = new Map<string, Entry>();
+  private readonly cache: TaggedCache<CallerInfo | null>;
   private readonly inflight = new Map<string, Promise<Entry>>();
   private readonly endpoint: string;
   private readonly now: () => number;
@@ -89,6 +92,8 @@ export class TokenValidator {
       opts.authUrl.endsWith('/') ? opts.authUrl : `${opts.authUrl}/`,
     ).toString();
     this.now = opts.now ?? Date.now;
+    // (at least one entry: the latest result was always kept)
+    this.cache = new TaggedCache({ max: Math.max(1, opts.maxEntries ?? 10_000), now: this.now });
   }
 
   /** The caller of an active token, or null for an inactive or malformed one. Throws TokenServerUnavailableError. */
@@ -117,15 +122,9 @@ export class TokenValidator {
    */
   cached(token: string): CallerInfo | null | undefined {
     if (typeof token !== 'string' || token.length > MAX_TOKEN_LENGTH || !TOKEN_RE.test(token)) return null;
-    const key = tokenDigest(token);
-    const entry = this.cache.get(key);
-    if (entry === undefined) return undefined;
-    if (entry.until > this.now()) {
-      this.stats.hits++;
-      return entry.caller;
-    }
-    this.cache.delete(key);
-    return undefined;
+    const caller = this.cache.get(tokenDigest(token));
+    if (caller !== undefined) this.stats.hits++;
+    return caller;
   }
 
   /** Forget every cached result (e.g. after a known revocation). */
@@ -134,18 +133,19 @@ export class TokenValidator {
   }
 
   /**
-   * Forget the cached results of the tokens whose caller matches (e.g. every token of a deleted client, of a
-   * blocked user); returns how many were dropped. A look-up in flight is left to finish.
+   * Forget the cached results of the tokens whose caller matches (a scan); returns how many were dropped. A look-up
+   * in flight is left to finish.
    */
   forgetWhere(matches: (caller: CallerInfo) => boolean): number {
-    let dropped = 0;
-    for (const [key, entry] of this.cache) {
-      if (entry.caller && matches(entry.caller)) {
-        this.cache.delete(key);
-        dropped++;
-      }
-    }
-    return dropped;
+    return this.cache.forgetWhere((caller) => caller !== null && matches(caller));
+  }
+
+  /**
+   * Forget the cached results an announced change makes stale: of the tokens of a changed client (`client:<id>`),
+   * of a changed user's tokens (`user:<id>`, their subject), every one for `all`. Through the tags, no scan.
+   */
+  forget(change: IdentityChange): void {
+    this.cache.forget(change);
   }
 
   get size(): number {
@@ -154,14 +154,13 @@ export class TokenValidator {
 
   private remember(key: string, entry: Entry): void {
     if (entry.until <= this.now()) return;
-    this.cache.delete(key);
-    const max = this.opts.maxEntries ?? 10_000;
-    while (this.cache.size >= max) {
-      const oldest = this.cache.keys().next().value;
-      if (oldest === undefined) break;
-      this.cache.delete(oldest);
-    }
-    this.cache.set(key, entry);
+    const c = entry.caller;
+    this.cache.set(
+      key,
+      c,
+      entry.until,
+      c === null ? undefined : [changeTag('client', c.clientId), changeTag('user', c.sub)],
+    );
   }
 
   /** POST /tokeninfo; a pooled keep-alive connection the server had closed is retried once on a new one. */

@@ -1,18 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type pg from 'pg';
-import {
-  IDENTITY_CHANGES_CHANNEL,
-  IdentityChangeListener,
-  SYNC_PREFIX,
-  type IdentityChange,
-} from './change-feed.js';
+import { CACHE_ACKS_CHANNEL, IDENTITY_CHANGES_CHANNEL, SYNC_PREFIX, type IdentityChange } from './channel.js';
+import { IdentityChangeFeed, IdentityChangeListener } from './feed.js';
 
-/**
- * Exact invalidation of the caches of identity rows (issue 16): a change made through the identity service counts
+/*
+ * Exact invalidation of the caches of identity rows: a change made through the identity service counts
  * at every cache subscriber (each token server replica) from the very next request after its HTTP response.
  *
- * - Every write to a cached table notifies the change channel (triggers of identity migration 1790000700000), in
+ * - Every write to a cached table notifies the change channel (its triggers, the only announcer: see watched.ts), in
  *   the writing transaction: PostgreSQL delivers notifications of different transactions in commit order.
  * - A subscriber keeps a row in `cache_subscribers` and heartbeats it every 500 ms on its LISTEN connection. Its
  *   cache is trusted only while the last heartbeat that started less than 1500 ms ago (local monotonic clock)
@@ -23,7 +19,6 @@ import {
  *   every notification before the marker, and settle waits for all of them (3 s at most). A subscriber no longer
  *   counted as live has stopped trusting its cache 1.5 s before.
  */
-export const CACHE_ACKS_CHANNEL = 'gatehouse_cache_acks';
 
 /** How often a subscriber heartbeats. */
 export const HEARTBEAT_MS = 500;
@@ -235,5 +230,43 @@ export class CacheSettler {
     } finally {
       this.waiting.delete(token);
     }
+  }
+}
+
+/**
+ * The writer's feed (the identity service): its own caches follow the change channel as any feed's, and `settle()`
+ * after a change waits for the cache subscribers' acknowledgements (heard on CACHE_ACKS_CHANNEL on the same
+ * connection). A subclass says where the identity database is and what a change makes stale.
+ */
+export abstract class SettlingChangeFeed extends IdentityChangeFeed {
+  /** Waits for the cache subscribers' acknowledgements after a change. */
+  readonly settler: CacheSettler;
+
+  protected constructor(
+    applicationName: string,
+    sql: Rows,
+    private readonly settleLog: { warn(message: string): void },
+  ) {
+    super(applicationName, settleLog);
+    this.settler = new CacheSettler(sql, settleLog);
+  }
+
+  /**
+   * Returns once every live cache subscriber has applied every change committed so far (3 s at most); never throws
+   * (a failure is logged: the change itself is done). Without a feed (no database told) at once.
+   */
+  async settle(): Promise<void> {
+    if (!this.url()) return;
+    await this.settler.settle().catch((err: unknown) => {
+      this.settleLog.warn(`cache settle failed: ${(err as Error)?.message ?? err}`);
+    });
+  }
+
+  protected override channels(): string[] {
+    return [CACHE_ACKS_CHANNEL];
+  }
+
+  protected override notified(channel: string, payload: string): void {
+    if (channel === CACHE_ACKS_CHANNEL) this.settler.ack(payload);
   }
 }

@@ -1,44 +1,5 @@
 import pg from 'pg';
-
-/** The PostgreSQL channel on which the identity service announces changes (in the identity database). */
-export const IDENTITY_CHANGES_CHANNEL = 'gatehouse_identity_changes';
-
-/**
- * One announced change, as the caches of a service care:
- * - `client`: a client's reach (global, tenant), existence or grants;
- * - `user`: a user was blocked, deleted or got a new password;
- * - `all`: anything wider (a resource changed or went, a scope went), or a gap in the feed.
- */
-export type IdentityChange = { kind: 'client'; id: string } | { kind: 'user'; id: string } | { kind: 'all' };
-
-/** The payload `announce` sends for a change: `all`, `client:<id>`, `user:<id>`. */
-export function changePayload(change: IdentityChange): string {
-  return change.kind === 'all' ? 'all' : `${change.kind}:${change.id.toLowerCase()}`;
-}
-
-/**
- * The prefix of a settle marker on the change channel (`sync:<token>`, sent by the identity service after each
- * change: see cache-sync.ts). It changes nothing: a listener that is not a cache subscriber ignores it.
- */
-export const SYNC_PREFIX = 'sync:';
-
-/** A payload back into a change: undefined for a settle marker (nothing changed), anything unknown counts as `all`. */
-export function parseChange(payload: string | undefined): IdentityChange | undefined {
-  if (payload?.startsWith(SYNC_PREFIX)) return undefined;
-  const [kind, id] = (payload ?? 'all').split(':', 2);
-  if ((kind === 'client' || kind === 'user') && id) return { kind, id: id.toLowerCase() };
-  return { kind: 'all' };
-}
-
-/** Drops the cached token checks a change makes stale. */
-export function forgetValidations(
-  tokens: { forgetWhere(m: (c: { clientId: string; sub: string }) => boolean): number; clear(): void },
-  change: IdentityChange,
-): void {
-  if (change.kind === 'client') tokens.forgetWhere((c) => c.clientId.toLowerCase() === change.id);
-  else if (change.kind === 'user') tokens.forgetWhere((c) => c.sub.toLowerCase() === change.id);
-  else tokens.clear();
-}
+import { IDENTITY_CHANGES_CHANNEL, parseChange, SYNC_PREFIX, type IdentityChange } from './channel.js';
 
 export interface ChangeListenerOptions {
   /** Connection string of the identity database. */
