@@ -9,6 +9,14 @@ export {
   type TransactionOptions,
 } from './sql.js';
 export { isConnectionError } from './connection-errors.js';
+export {
+  findPgError,
+  isDatabaseUnavailable,
+  keyColumns,
+  mapPgError,
+  translatePgError,
+  type PgErrorLike,
+} from './pg-errors.js';
 export { Params, isUuid, iso, type Timestamp } from './params.js';
 export { uniqueConflict, withConflicts } from './conflicts.js';
 export { listPage, listSql, countedPageSql, type ListPlan, type ListPage, type ListSql } from './list.js';
