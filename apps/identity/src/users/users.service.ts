@@ -1,20 +1,12 @@
 import { wants } from '@gatehouse/query';
-import {
-  Db,
-  iso,
-  type ListPage,
-  listPage,
-  Params,
-  type Sql,
-  type Timestamp,
-  withConflicts,
-} from '@gatehouse/db';
+import { Db, type ListPage, listPage, Params, type Sql, withConflicts } from '@gatehouse/db';
 import { Inject, Injectable } from '@nestjs/common';
 import { invalidRequest } from '@gatehouse/errors';
 import {
   checkPasswordPolicy,
   findUser,
   hashPassword,
+  identitiesOfUsers,
   isTenantAdmin,
   normalizePhone,
   resetFailedLogins,
@@ -394,26 +386,7 @@ export class UsersService {
   }
 
   private async identitiesOf(db: Sql, userIds: string[]): Promise<UserIdentityRecord[]> {
-    const found = await db.rows<{
-      id: string;
-      user_id: string;
-      provider: string;
-      provider_user_id: string;
-      profile: Record<string, unknown>;
-      last_sign_in_at: Timestamp | null;
-      created_by: string | null;
-      created_at: Timestamp;
-      updated_by: string | null;
-      updated_at: Timestamp;
-    }>(
-      `SELECT * FROM (SELECT i.id, i.user_id, i.provider, i.provider_user_id, i.profile,
-                             ${iso('i.last_sign_in_at')} AS last_sign_in_at, i.created_by,
-                             ${iso('i.created_at')} AS created_at, i.updated_by, ${iso('i.updated_at')} AS updated_at,
-                             row_number() OVER (PARTITION BY i.user_id ORDER BY i.created_at, i.id) AS rn
-                        FROM user_identities i WHERE i.user_id = ANY($1::uuid[])) t
-        WHERE rn <= ${EMBED_LIMIT} ORDER BY created_at, id`,
-      [userIds],
-    );
+    const found = await identitiesOfUsers(db, userIds, EMBED_LIMIT);
     return found.map((i) => {
       const p = i.profile ?? {};
       return {
