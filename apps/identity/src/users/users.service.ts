@@ -8,6 +8,7 @@ import {
   hashPassword,
   identitiesOfUsers,
   isTenantAdmin,
+  liveTokenCounts,
   normalizePhone,
   resetFailedLogins,
   revokeUserTokens,
@@ -335,13 +336,7 @@ export class UsersService {
     if (!found.length) return records;
     const ids = found.map((r) => r.id);
     if (wants(read.fields, 'aggregations')) {
-      const tokens = await db.rows<{ user_id: string; n: number }>(
-        `SELECT payload->>'accountId' AS user_id, count(*)::int AS n FROM oidc_payloads
-          WHERE model IN ('RefreshToken', 'AccessToken') AND payload->>'accountId' = ANY($1::text[])
-            AND consumed_at IS NULL AND (expires_at IS NULL OR expires_at > now())
-          GROUP BY 1`,
-        [ids],
-      );
+      const tokens = await liveTokenCounts(db, ids);
       records.forEach((rec, i) => {
         const row = found[i];
         rec.aggregations = {
