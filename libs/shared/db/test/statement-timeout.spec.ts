@@ -1,6 +1,5 @@
-import { mapPgError } from '@gatehouse/http';
 import { createEmptyTestDatabase, type TestDatabase } from '@gatehouse/testing';
-import { createDataSource, Db, runMigrations } from '../src/index.js';
+import { createDataSource, Db, mapPgError, runMigrations } from '../src/index.js';
 import { SlowGadget1700000000001 } from './fixtures/migrations.js';
 
 /** Every pool of the services has a statement_timeout (DB_STATEMENT_TIMEOUT_MS). */
