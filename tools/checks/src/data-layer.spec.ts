@@ -36,7 +36,7 @@ describe('data layer: one way to run SQL', () => {
   const allowed = (file: string) =>
     file.startsWith('libs/shared/db/src/') ||
     file.startsWith('libs/shared/testing/src/') ||
-    file === 'libs/shared/bearer/src/change-feed.ts';
+    file === 'libs/shared/changes/src/feed.ts';
 
   it.each(RUNTIME.filter((f) => !allowed(f)))('%s', (file) => {
     const text = readFileSync(path.join(root, file), 'utf8');
