@@ -1,29 +1,69 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { rmSync } from 'node:fs';
-import { createServer, request as httpRequest, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import * as oidc from 'openid-client';
 import { commonEnv, loadEnv } from '@gatehouse/config';
+import { migrateDatabase } from '@gatehouse/db';
 import { listen } from '@gatehouse/http';
+// Instances are seeded into the token server's database as POST /instances seeds them. Tests only.
+import { SECRET_BOX, seedInstance, type SecretBox } from '@gatehouse/identity-data';
 import { buildService, type BuiltService } from '@gatehouse/service';
-import { getFreePort } from '@gatehouse/testing';
-// The real token server, booted in-process exactly as its main.ts does: the bearer lib is tested against it.
-// eslint-disable-next-line @nx/enforce-module-boundaries
-import { authEnv } from '../../auth/src/config.js';
-// eslint-disable-next-line @nx/enforce-module-boundaries
-import { authService } from '../../auth/src/auth.service-definition.js';
+import { createTestDatabase, getFreePort } from '@gatehouse/testing';
+// The real token server, booted in-process exactly as apps/auth's main.ts does.
+import { authEntities, authEnv, authMigrations, authService } from '@gatehouse/token-server';
 
-export interface RealTokenServer {
+export interface TokenServer {
   url: string;
+  /** The token server's database (where the identity change feed is announced). */
+  databaseUrl: string;
   clientId: string;
   clientSecret: string;
-  /** The variables identity must share with it (database, encryption key, bootstrap values). */
+  /** The variables another service must share with it (database, DATA_DIR, encryption key, bootstrap values). */
   shared: Record<string, string>;
-  /** The running token server application (its database pool, its TokenServer). */
+  /** The running token server application (its database pool, its TokenServer); in-process servers only. */
   built: BuiltService<Record<string, unknown>>;
+  /** A client_credentials access token of the bootstrap client (which holds every scope) for `audience`. */
+  token(audience: string, scope?: string): Promise<string>;
+  /**
+   * A new instance (multi-instance mode), seeded as POST /instances seeds it: its own system resources and a default
+   * client holding every scope of them; `token` mints that client's client_credentials tokens. In-process only.
+   */
+  newInstance(): Promise<InstanceClient>;
   stop(): Promise<void>;
+}
+
+export interface InstanceClient {
+  instanceId: string;
+  clientId: string;
+  token(audience: string, scope?: string): Promise<string>;
+}
+
+export interface TokenServerOptions {
+  /**
+   * The token server's database (e.g. one it shares with identity). Without it the token server gets a migrated test
+   * database of its own, dropped by `stop()`.
+   */
+  databaseUrl?: string;
+  /** Its DATA_DIR. Without it, a temporary directory of its own, removed by `stop()`. */
+  dataDir?: string;
+  /** More variables of the token server only (e.g. REDIS_URL). */
+  env?: Record<string, string>;
+}
+
+/** client_credentials tokens of one client at the token server `url`. */
+function tokenMinter(url: string, clientId: string, clientSecret: string) {
+  let config: oidc.Configuration | undefined;
+  return async (audience: string, scope?: string): Promise<string> => {
+    config ??= await oidc.discovery(new URL(url), clientId, undefined, oidc.ClientSecretBasic(clientSecret), {
+      execute: [oidc.allowInsecureRequests],
+    });
+    const params: Record<string, string> = { resource: audience };
+    if (scope !== undefined) params.scope = scope;
+    return (await oidc.clientCredentialsGrant(config, params)).access_token;
+  };
 }
 
 /** What the token server and identity share: the database, DATA_DIR, the secret box key, the bootstrap client. */
@@ -33,21 +73,70 @@ function sharedVars(databaseUrl: string, dataDir: string) {
     DATA_DIR: dataDir,
     SECRET_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
     BOOTSTRAP_CLIENT_ID: randomUUID(),
-    BOOTSTRAP_CLIENT_SECRET: `bearer-test-${randomBytes(12).toString('hex')}`,
+    BOOTSTRAP_CLIENT_SECRET: `token-server-test-${randomBytes(12).toString('hex')}`,
     BOOTSTRAP_ADMIN_PASSWORD: `pw-${randomBytes(8).toString('hex')}`,
   };
 }
 
-/** apps/auth on `databaseUrl`, listening on a free port (issuer = its URL). */
-export async function startTokenServer(
-  databaseUrl: string,
-  dataDir: string,
-  /** More variables of the token server only (e.g. REDIS_URL). */
-  extra: Record<string, string> = {},
-): Promise<RealTokenServer> {
+/** The database and DATA_DIR of the options, or ones of its own with what removes them. */
+async function storage(opts: TokenServerOptions) {
+  const db = opts.databaseUrl
+    ? undefined
+    : await createTestDatabase({
+        template: 'tree_auth',
+        migrate: async (url) => {
+          await migrateDatabase({ url, entities: authEntities, migrations: authMigrations });
+        },
+      });
+  const dataDir = opts.dataDir ?? mkdtempSync(path.join(tmpdir(), 'gh-token-server-'));
+  return {
+    databaseUrl: opts.databaseUrl ?? db!.url,
+    dataDir,
+    async remove() {
+      await db?.drop();
+      if (!opts.dataDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+function handle(
+  url: string,
+  shared: Record<string, string>,
+  builtOf: () => BuiltService<Record<string, unknown>>,
+  stop: () => Promise<void>,
+): TokenServer {
+  return {
+    url,
+    databaseUrl: shared.DATABASE_URL,
+    clientId: shared.BOOTSTRAP_CLIENT_ID,
+    clientSecret: shared.BOOTSTRAP_CLIENT_SECRET,
+    shared,
+    get built() {
+      return builtOf();
+    },
+    token: tokenMinter(url, shared.BOOTSTRAP_CLIENT_ID, shared.BOOTSTRAP_CLIENT_SECRET),
+    async newInstance() {
+      const built = builtOf();
+      const box = built.app.get<SecretBox>(SECRET_BOX);
+      const seeded = await built.db.transaction((tx) =>
+        seedInstance(tx, { name: `token-server-test-${randomUUID()}` }, box),
+      );
+      return {
+        instanceId: seeded.instanceId,
+        clientId: seeded.clientId,
+        token: tokenMinter(url, seeded.clientId, seeded.clientSecret),
+      };
+    },
+    stop,
+  };
+}
+
+/** apps/auth in this process, listening on a free port (issuer = its URL); the bootstrap client comes from BOOTSTRAP_*. */
+export async function startTokenServer(opts: TokenServerOptions = {}): Promise<TokenServer> {
+  const store = await storage(opts);
   const port = await getFreePort();
   const url = `http://127.0.0.1:${port}`;
-  const shared = sharedVars(databaseUrl, dataDir);
+  const shared = sharedVars(store.databaseUrl, store.dataDir);
   const env = loadEnv(
     { ...commonEnv, ...authEnv },
     {
@@ -58,38 +147,35 @@ export async function startTokenServer(
       // local identity providers of the tests (http on this machine): the allow-list of outbound fetches admits them
       OUTBOUND_ALLOWLIST: '127.0.0.1',
       ...shared,
-      ...extra,
+      ...opts.env,
     },
   );
-  const built = (await buildService(authService, env)) as BuiltService<typeof env>;
+  const built = (await buildService(authService, env)) as unknown as BuiltService<Record<string, unknown>>;
   await listen(built.app, port, '127.0.0.1');
   let stopped = false;
-  return {
+  return handle(
     url,
-    clientId: shared.BOOTSTRAP_CLIENT_ID,
-    clientSecret: shared.BOOTSTRAP_CLIENT_SECRET,
     shared,
-    built: built as unknown as BuiltService<Record<string, unknown>>,
-    stop: async () => {
+    () => built,
+    async () => {
       if (stopped) return;
       stopped = true;
       await built.close();
+      await store.remove();
     },
-  };
+  );
 }
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../..');
 
 /**
  * apps/auth in its own OS process, as deployed: compiled from the current sources with swc (as the `build` target
- * does, into a directory of its own under tmp/, about a second) and started with node. `built` is not available
- * (another process); `pid` and `log()` are.
+ * does, into a directory of its own under tmp/, about a second) and started with node. `built` and `newInstance` are
+ * not available (another process); `pid` and `log()` are.
  */
 export async function spawnTokenServer(
-  databaseUrl: string,
-  dataDir: string,
-  extra: Record<string, string> = {},
-): Promise<RealTokenServer & { pid: number; log(): string }> {
+  opts: TokenServerOptions = {},
+): Promise<TokenServer & { pid: number; log(): string }> {
   const out = path.join(ROOT, 'tmp', `auth-e2e-${process.pid}-${randomBytes(4).toString('hex')}`);
   execFileSync(
     path.join(ROOT, 'node_modules/.bin/swc'),
@@ -108,9 +194,10 @@ export async function spawnTokenServer(
     ],
     { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] },
   );
+  const store = await storage(opts);
   const port = await getFreePort();
   const url = `http://127.0.0.1:${port}`;
-  const shared = sharedVars(databaseUrl, dataDir);
+  const shared = sharedVars(store.databaseUrl, store.dataDir);
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '',
     HOME: process.env.HOME ?? '',
@@ -121,7 +208,7 @@ export async function spawnTokenServer(
     ISSUER: url,
     OUTBOUND_ALLOWLIST: '127.0.0.1',
     ...shared,
-    ...extra,
+    ...opts.env,
   };
   const child = spawn(process.execPath, [path.join(out, 'apps/auth/src/main.js')], {
     cwd: ROOT,
@@ -132,7 +219,10 @@ export async function spawnTokenServer(
   child.stdout.on('data', (d: Buffer) => (log += d.toString()));
   child.stderr.on('data', (d: Buffer) => (log += d.toString()));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let stopped = false;
   const stop = async () => {
+    if (stopped) return;
+    stopped = true;
     if (child.exitCode === null && child.signalCode === null) {
       child.kill('SIGTERM');
       const killer = setTimeout(() => child.kill('SIGKILL'), 5000);
@@ -140,6 +230,7 @@ export async function spawnTokenServer(
       clearTimeout(killer);
     }
     rmSync(out, { recursive: true, force: true });
+    await store.remove();
   };
   const deadline = Date.now() + 60_000;
   for (;;) {
@@ -157,54 +248,13 @@ export async function spawnTokenServer(
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  return {
+  const server = handle(
     url,
-    clientId: shared.BOOTSTRAP_CLIENT_ID,
-    clientSecret: shared.BOOTSTRAP_CLIENT_SECRET,
     shared,
-    get built(): BuiltService<Record<string, unknown>> {
+    () => {
       throw new Error('the token server runs in another process');
     },
-    pid: child.pid!,
-    log: () => log,
     stop,
-  };
-}
-
-/** A real HTTP proxy in front of the token server that counts the /tokeninfo calls passing through it. */
-export class CountingProxy {
-  tokeninfoCalls = 0;
-  private server?: Server;
-
-  constructor(private readonly target: string) {}
-
-  get url(): string {
-    return `http://127.0.0.1:${(this.server!.address() as AddressInfo).port}`;
-  }
-
-  async start(): Promise<this> {
-    const target = new URL(this.target);
-    this.server = createServer((req, res) => {
-      if (req.url?.startsWith('/tokeninfo')) this.tokeninfoCalls++;
-      const upstream = httpRequest(
-        { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers },
-        (up) => {
-          res.writeHead(up.statusCode ?? 502, up.headers);
-          up.pipe(res);
-        },
-      );
-      // Token server down: drop the client connection, as an unreachable server would look.
-      upstream.on('error', () => res.destroy());
-      req.pipe(upstream);
-    });
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    return this;
-  }
-
-  async stop(): Promise<void> {
-    const s = this.server;
-    if (!s) return;
-    s.closeAllConnections();
-    await new Promise<void>((resolve) => s.close(() => resolve()));
-  }
+  );
+  return Object.assign(server, { pid: child.pid!, log: () => log });
 }
