@@ -47,9 +47,32 @@ describe('data layer: one way to run SQL', () => {
   });
 });
 
+// The scoped tables, read from their declarations (`new ScopedTable({ name: '...', ...})`, or a Table with its
+// columns) anywhere in the runtime source, so a table declared scoped cannot be left out of the check below.
+const declaration = /new\s+(?:ScopedTable|Table)\s*\(\s*\{\s*name:\s*'([a-z_]+)'/g;
+const declared = RUNTIME.map((file) => {
+  const text = readFileSync(path.join(root, file), 'utf8');
+  return { file, text, names: [...text.matchAll(declaration)].map((m) => m[1]) };
+});
+const SCOPED = declared.flatMap((d) => d.names);
+
+describe('data layer: every ScopedTable is declared in the form the scoping check reads', () => {
+  it.each(declared.filter((d) => /new\s+(?:ScopedTable|Table)\b/.test(d.text)).map((d) => d.file))(
+    '%s',
+    (file) => {
+      const { text, names } = declared.find((d) => d.file === file)!;
+      expect(names.length).toBe(text.match(/new\s+(?:ScopedTable|Table)\b/g)?.length);
+    },
+  );
+
+  it('finds the scoped tables', () => {
+    expect(SCOPED.length).toBeGreaterThan(0);
+    expect(new Set(SCOPED).size).toBe(SCOPED.length);
+  });
+});
+
 describe('data layer: tenant and instance scoping in one place', () => {
   const files = sourceFiles('apps/identity/src');
-  const SCOPED = ['clients', 'resources', 'users', 'tenants', 'tenant_identity_providers'];
   const literalRead = new RegExp(`(?<!DELETE\\s)\\b(FROM|JOIN)\\s+(${SCOPED.join('|')})\\b`, 'g');
 
   it.each(files)('%s', (file) => {

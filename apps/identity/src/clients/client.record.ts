@@ -1,8 +1,8 @@
 import { type Timestamp } from '@gatehouse/db';
-import type { AppMetadataEntry, ClientMetadata, ClientRow } from '@gatehouse/identity-data';
+import { clientsTable, type ClientMetadata, type ClientRow } from '@gatehouse/identity-data';
 
 export { CLIENT_COLUMNS, type ClientRow } from '@gatehouse/identity-data';
-import { auditAttributes, defineVersionedRecord } from '../common/records.js';
+import { defineVersionedRecord, type VersionedAttribute } from '../common/records.js';
 import { linksOf, mapKeys } from '../common/present.js';
 import { apiBase, type ApiVersion } from '../common/version.js';
 import { shapeClientResource, type ClientResourceRecord } from '../client-access/client-resource.record.js';
@@ -36,31 +36,16 @@ export interface ClientAggregations {
 }
 
 /**
- * A client as the service returns it. `client_metadata` is the stored object (every key either presentation may
- * have set); `client_secret` only on single-record answers; children only when expanded.
+ * A client as the service returns it: the columns of the clients table (but is_default), so a column added there
+ * is one clientRecord must map (the compiler names it). `client_metadata` is the stored object (every key either
+ * presentation may have set); `client_secret` only on single-record answers; children only when expanded.
  */
-export interface ClientRecord {
-  id: string;
-  instance_id: string;
-  tenant_id: string | null;
-  client_type: string | null;
-  client_name: string;
+export type ClientRecord = Omit<ClientRow, 'is_default'> & {
   client_secret?: string | null;
-  client_secret_expires_at: Timestamp | null;
-  client_description: string | null;
-  client_metadata: ClientMetadata;
-  app_metadata: AppMetadataEntry[];
-  is_public: boolean;
-  is_first_party: boolean;
-  is_global: boolean;
-  created_by: string | null;
-  created_at: Timestamp;
-  updated_by: string | null;
-  updated_at: Timestamp;
   aggregations?: ClientAggregations;
   resources?: ClientResourceRecord[];
   permissions?: ClientPermissionRecord[];
-}
+};
 
 export function clientRecord(row: ClientRow, secret?: string | null): ClientRecord {
   return {
@@ -137,28 +122,13 @@ const CLIENT_MD_V2 = `(c.client_metadata || jsonb_strip_nulls(jsonb_build_object
 
 export const clientSpecs = defineVersionedRecord({
   name: 'client',
-  attributes: [
-    { name: 'id', column: 'c.id', type: 'uuid' },
-    { name: 'instance_id', column: 'c.instance_id', type: 'uuid' },
-    { name: 'client_type', column: 'c.client_type', type: 'string', only: 'v1' },
+  // The columns of the clients table (is_default is no attribute, the secret's ciphertext never read here).
+  attributes: clientsTable.attributes<VersionedAttribute>({
+    client_type: { only: 'v1' },
     // Sorted case-insensitively: the unique index ux_clients_name (instance_id, tenant_id, lower(client_name)) serves it.
-    { name: 'client_name', column: 'c.client_name', sortColumn: 'lower(c.client_name)', type: 'string' },
-    { name: 'client_secret_expires_at', column: 'c.client_secret_expires_at', type: 'datetime' },
-    { name: 'client_description', column: 'c.client_description', type: 'string' },
-    {
-      name: 'client_metadata',
-      column: 'c.client_metadata',
-      v2Column: CLIENT_MD_V2,
-      type: 'json',
-      opaque: false,
-    },
-    { name: 'app_metadata', column: 'c.app_metadata', type: 'json' },
-    { name: 'is_public', column: 'c.is_public', type: 'boolean' },
-    { name: 'is_first_party', column: 'c.is_first_party', type: 'boolean' },
-    { name: 'is_global', column: 'c.is_global', type: 'boolean' },
-    { name: 'tenant_id', column: 'c.tenant_id', type: 'uuid' },
-    ...auditAttributes('c'),
-  ],
+    client_name: { sortColumn: 'lower(c.client_name)' },
+    client_metadata: { v2Column: CLIENT_MD_V2, opaque: false },
+  }),
   children: CLIENT_CHILDREN,
   extraFields: [{ name: 'client_secret' }, { name: 'aggregations', v2Name: 'aggregates' }, { name: 'links' }],
 });

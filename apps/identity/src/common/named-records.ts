@@ -1,6 +1,14 @@
-import { Params, withConflicts, type ScopedTable, type Sql, type Timestamp } from '@gatehouse/db';
+import {
+  Params,
+  withConflicts,
+  type Columns,
+  type ScopedTable,
+  type Sql,
+  type Table,
+  type Timestamp,
+} from '@gatehouse/db';
 import type { AppMetadataEntry } from '@gatehouse/identity-data';
-import { auditAttributes, defineVersionedRecord, type VersionedSpecs } from './records.js';
+import { defineVersionedRecord, type VersionedAttribute, type VersionedSpecs } from './records.js';
 import { linksOf, mapKeys } from './present.js';
 import { apiBase, type ApiVersion } from './version.js';
 
@@ -25,7 +33,8 @@ export interface NamedKind<Row extends NamedRow> {
   noun: 'role' | 'group';
   /** Path segment under /api/<v>: `roles` / `groups`. */
   path: string;
-  table: ScopedTable;
+  /** Its table: the record's attributes are the table's columns. */
+  table: Table<Columns>;
   columns: string;
   aggregationColumns: string;
   /** Aggregation count columns (`agg_<name>`) and the name each has in `aggregations`. */
@@ -49,20 +58,10 @@ export function namedSpecs(kind: Pick<NamedKind<NamedRow>, 'noun' | 'table' | 'c
   const a = kind.table.alias;
   return defineVersionedRecord({
     name: kind.noun,
-    attributes: [
-      { name: 'id', column: `${a}.id`, type: 'uuid' },
-      { name: 'instance_id', column: `${a}.instance_id`, type: 'uuid' },
-      { name: 'tenant_id', column: `${a}.tenant_id`, type: 'uuid' },
-      {
-        name: `${kind.noun}_name`,
-        column: `${a}.${kind.noun}_name`,
-        sortColumn: `lower(${a}.${kind.noun}_name)`,
-        type: 'string',
-      },
-      { name: `${kind.noun}_description`, column: `${a}.${kind.noun}_description`, type: 'string' },
-      { name: 'app_metadata', column: `${a}.app_metadata`, type: 'json' },
-      ...auditAttributes(a),
-    ],
+    // Sorted case-insensitively: the unique index of the name (instance_id, tenant_id, lower(name)) serves it.
+    attributes: kind.table.attributes<VersionedAttribute>({
+      [`${kind.noun}_name`]: { sortColumn: `lower(${a}.${kind.noun}_name)` },
+    }),
     children: { v1: kind.children, v2: kind.children },
     extraFields: [{ name: 'aggregations', v2Name: 'aggregates' }, { name: 'links' }],
   });

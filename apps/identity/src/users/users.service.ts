@@ -1,21 +1,14 @@
 import { wants } from '@gatehouse/query';
-import {
-  Db,
-  iso,
-  type ListPage,
-  listPage,
-  Params,
-  type Sql,
-  type Timestamp,
-  withConflicts,
-} from '@gatehouse/db';
+import { Db, type ListPage, listPage, Params, type Sql, withConflicts } from '@gatehouse/db';
 import { Inject, Injectable } from '@nestjs/common';
 import { invalidRequest } from '@gatehouse/errors';
 import {
   checkPasswordPolicy,
   findUser,
   hashPassword,
+  identitiesOfUsers,
   isTenantAdmin,
+  liveTokenCounts,
   normalizePhone,
   resetFailedLogins,
   revokeUserTokens,
@@ -338,13 +331,7 @@ export class UsersService {
     if (!found.length) return records;
     const ids = found.map((r) => r.id);
     if (wants(read.fields, 'aggregations')) {
-      const tokens = await db.rows<{ user_id: string; n: number }>(
-        `SELECT payload->>'accountId' AS user_id, count(*)::int AS n FROM oidc_payloads
-          WHERE model IN ('RefreshToken', 'AccessToken') AND payload->>'accountId' = ANY($1::text[])
-            AND consumed_at IS NULL AND (expires_at IS NULL OR expires_at > now())
-          GROUP BY 1`,
-        [ids],
-      );
+      const tokens = await liveTokenCounts(db, ids);
       records.forEach((rec, i) => {
         const row = found[i];
         rec.aggregations = {
@@ -389,26 +376,7 @@ export class UsersService {
   }
 
   private async identitiesOf(db: Sql, userIds: string[]): Promise<UserIdentityRecord[]> {
-    const found = await db.rows<{
-      id: string;
-      user_id: string;
-      provider: string;
-      provider_user_id: string;
-      profile: Record<string, unknown>;
-      last_sign_in_at: Timestamp | null;
-      created_by: string | null;
-      created_at: Timestamp;
-      updated_by: string | null;
-      updated_at: Timestamp;
-    }>(
-      `SELECT * FROM (SELECT i.id, i.user_id, i.provider, i.provider_user_id, i.profile,
-                             ${iso('i.last_sign_in_at')} AS last_sign_in_at, i.created_by,
-                             ${iso('i.created_at')} AS created_at, i.updated_by, ${iso('i.updated_at')} AS updated_at,
-                             row_number() OVER (PARTITION BY i.user_id ORDER BY i.created_at, i.id) AS rn
-                        FROM user_identities i WHERE i.user_id = ANY($1::uuid[])) t
-        WHERE rn <= ${EMBED_LIMIT} ORDER BY created_at, id`,
-      [userIds],
-    );
+    const found = await identitiesOfUsers(db, userIds, EMBED_LIMIT);
     return found.map((i) => {
       const p = i.profile ?? {};
       return {

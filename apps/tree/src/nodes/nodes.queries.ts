@@ -1,6 +1,5 @@
-import { listPage, Params, type Sql } from '@gatehouse/db';
+import { findPgError, listPage, Params, type Sql } from '@gatehouse/db';
 import { conflict, DomainError, invalidRequest, notFound } from '@gatehouse/errors';
-import { findPgError } from '@gatehouse/http';
 import { pickFields, toEnvelope, type EnvelopeV1 } from '@gatehouse/query';
 import type { Language } from '../common/language.js';
 import type { VersionScope } from '../common/scope.js';

@@ -1,19 +1,5 @@
 import type { Sql } from '@gatehouse/db';
-
-/**
- * Removes the user's oidc-provider artifacts from PostgreSQL: its grants, every artifact of those grants (refresh
- * and access tokens, codes) and anything else bound to its account (sessions). JWT access tokens carry their grant
- * id, so /tokeninfo reports them inactive once the grant is gone. The oidc_payloads trigger announces the change to
- * every token server replica (their grant caches drop it).
- */
-export async function revokeUserTokens(db: Sql, userId: string): Promise<void> {
-  await db.exec(
-    `DELETE FROM oidc_payloads
-      WHERE payload->>'accountId' = $1
-         OR grant_id IN (SELECT id FROM oidc_payloads WHERE model = 'Grant' AND payload->>'accountId' = $1)`,
-    [userId],
-  );
-}
+import { revokeUserTokens } from './oidc-payloads.js';
 
 /**
  * The owner of an e-mail address proved it (an identity provider of the account's tenant verified it) while the

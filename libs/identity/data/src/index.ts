@@ -5,6 +5,7 @@ export * from './reseal.js';
 export * from './passwords.js';
 export * from './lockout.js';
 export * from './account-takeover.js';
+export * from './oidc-payloads.js';
 export * from './token-data.js';
 export * from './bootstrap.js';
 export * from './system.js';

@@ -87,8 +87,8 @@ async function analyse(source: string): Promise<string | undefined> {
     return `not a valid regular expression (${(err as Error).message})`;
   }
   // recheck's `check` runs in its own process (its native agent) or a worker: the event loop never waits on it.
-  // Loaded on first use: its 2.8 MB bundle would otherwise sit in every service's heap from the start (issue 16's
-  // idle RSS), while only a change of an instance's password rules needs it.
+  // Loaded on first use: its 2.8 MB bundle would otherwise sit in every service's heap from the start (the idle
+  // RSS target), while only a change of an instance's password rules needs it.
   const { check } = await import('recheck');
   const found = await check(source, 'u', { timeout: RULE_CHECK_TIMEOUT_MS });
   if (found.status === 'safe') return undefined;

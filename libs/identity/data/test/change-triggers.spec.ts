@@ -5,7 +5,7 @@ import type { TestDatabase } from '@gatehouse/testing';
 import { identityTestDatabase, openDb, uniq } from './support.js';
 
 /**
- * Issue 16: every write to a table the token server caches announces itself on the change feed, whoever makes it
+ * Every write to a table the token server caches announces itself on the change feed, whoever makes it
  * (here: plain SQL, as an operator would), through the triggers of migration 1790000700000.
  */
 let db: TestDatabase;

@@ -112,7 +112,7 @@ describe('identity migrations', () => {
       expect(plan.map((r) => r['QUERY PLAN']).join('\n')).toContain('ix_oidc_payloads_account');
     });
 
-    // The sparse artifact columns have partial indexes, still used by the adapter's look-ups (issue 16).
+    // The sparse artifact columns have partial indexes, still used by the adapter's look-ups.
     const partial = await q<{ indexname: string; indexdef: string }>(
       `SELECT indexname, indexdef FROM pg_indexes
         WHERE tablename = 'oidc_payloads' AND indexname IN ('ix_oidc_payloads_uid', 'ix_oidc_payloads_user_code',

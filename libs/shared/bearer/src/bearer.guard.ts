@@ -14,7 +14,7 @@ export interface BearerGuardOptions {
   realm?: string;
   /**
    * The API confines its records to the caller's instance: a token whose /tokeninfo answer does not say its instance
-   * (`instance_id` and `default_instance`, e.g. from a token server older than issue 15) is refused with 401.
+   * (`instance_id` and `default_instance`, e.g. from a token server without instances) is refused with 401.
    */
   requireInstance?: boolean;
 }

@@ -134,7 +134,7 @@ describe('BearerGuard in a Nest app', () => {
     expect(aud.body.message).toContain('urn:gatehouse:tree');
   });
 
-  it('issue 11 hole 1: 401 invalid_token for a token naming more than one audience', async () => {
+  it('401 invalid_token for a token naming more than one audience', async () => {
     const res = await request(http)
       .get('/api/v1/trees')
       .set('Authorization', 'Bearer two-audiences')
@@ -203,7 +203,7 @@ describe('BearerGuard in a Nest app', () => {
   });
 });
 
-describe('BearerGuard with requireInstance (issue 15: an API confining its records to an instance)', () => {
+describe('BearerGuard with requireInstance (an API confining its records to an instance)', () => {
   let server: TokenInfoServer;
   let app: NestExpressApplication;
   let http: ReturnType<NestExpressApplication['getHttpServer']>;

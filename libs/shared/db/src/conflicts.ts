@@ -1,5 +1,5 @@
 import { conflict, DomainError } from '@gatehouse/errors';
-import { findPgError } from '@gatehouse/http';
+import { findPgError } from './pg-errors.js';
 
 /**
  * A unique violation of one of the named constraints as a 409 `conflict` with a message a caller understands (which

@@ -9,11 +9,20 @@ export {
   type TransactionOptions,
 } from './sql.js';
 export { isConnectionError } from './connection-errors.js';
+export {
+  findPgError,
+  isDatabaseUnavailable,
+  keyColumns,
+  mapPgError,
+  translatePgError,
+  type PgErrorLike,
+} from './pg-errors.js';
 export { Params, isUuid, iso, type Timestamp } from './params.js';
 export { Audited } from './audited.js';
 export { uniqueConflict, withConflicts } from './conflicts.js';
 export { listPage, listSql, countedPageSql, type ListPlan, type ListPage, type ListSql } from './list.js';
 export { ScopedTable, inScope, type RecordScope, type TableDef } from './scope.js';
+export { Column, column, Table, type Columns, type FullRowOf, type RowOf } from './columns.js';
 export {
   buildDataSourceOptions,
   createDataSource,

@@ -1,10 +1,9 @@
-import { mapPgError } from '@gatehouse/http';
 import { createEmptyTestDatabase, type TestDatabase } from '@gatehouse/testing';
-import { createDataSource, Db, runMigrations } from '../src/index.js';
+import { createDataSource, Db, mapPgError, runMigrations } from '../src/index.js';
 import { SlowGadget1700000000001 } from './fixtures/migrations.js';
 
-/** Issue 11 hole 9: every pool of the services has a statement_timeout (DB_STATEMENT_TIMEOUT_MS). */
-describe('issue 11 hole 9: statement_timeout on every pool', () => {
+/** Every pool of the services has a statement_timeout (DB_STATEMENT_TIMEOUT_MS). */
+describe('statement_timeout on every pool', () => {
   let db: TestDatabase;
   beforeAll(async () => {
     db = await createEmptyTestDatabase();

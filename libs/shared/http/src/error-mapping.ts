@@ -1,6 +1,5 @@
 import { HttpException } from '@nestjs/common';
 import { DomainError, ErrorCode, assertUnreachable, type ErrorDetail } from '@gatehouse/errors';
-import { isConnectionError, mapPgError } from './pg-errors.js';
 
 /** The error object of docs/contract.md. */
 export interface ErrorBody {
@@ -77,6 +76,54 @@ export function codeOfStatus(status: number): ErrorCode {
 
 export const INTERNAL_MESSAGE = 'Internal error';
 
+/**
+ * Turns an error of a backing store into the DomainError it answers with, or undefined when it is not one of
+ * its errors. The data layer registers its own (PostgreSQL's codes live there, and a util lib may not import
+ * it) when it is loaded.
+ */
+export type ErrorTranslator = (err: unknown) => DomainError | undefined;
+
+const translators: ErrorTranslator[] = [];
+
+/** Adds a translator to mapError (once: registering the same function again does nothing). */
+export function addErrorTranslator(translator: ErrorTranslator): void {
+  if (!translators.includes(translator)) translators.push(translator);
+}
+
+const CONNECTION_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
+
+const CONNECTION_MESSAGES = [/Connection is closed/i];
+
+/**
+ * True for "a backend cannot be reached" socket errors (and a closed Redis connection), looked for in `err`,
+ * its `driverError`, its `cause` and an AggregateError's `errors`: these answer 503. A store's own words for
+ * it come from its translator.
+ */
+export function isConnectionError(err: unknown): boolean {
+  const seen = new Set<unknown>();
+  const queue: unknown[] = [err];
+  while (queue.length > 0 && seen.size < 20) {
+    const cur = queue.shift();
+    if (!cur || typeof cur !== 'object' || seen.has(cur)) continue;
+    seen.add(cur);
+    const o = cur as Record<string, unknown>;
+    if (typeof o['code'] === 'string' && CONNECTION_CODES.has(o['code'])) return true;
+    if (typeof o['message'] === 'string' && CONNECTION_MESSAGES.some((re) => re.test(o['message'] as string)))
+      return true;
+    queue.push(o['driverError'], o['cause']);
+    if (Array.isArray(o['errors'])) queue.push(...(o['errors'] as unknown[]));
+  }
+  return false;
+}
+
 function fromDomain(err: DomainError): MappedError {
   const status = statusOf(err.code);
   const body: ErrorBody = { code: err.code, message: err.message };
@@ -120,8 +167,10 @@ export function mapError(err: unknown): MappedError {
       severity: severityOf(status),
     };
   }
-  const pg = mapPgError(err);
-  if (pg) return fromDomain(pg);
+  for (const translate of translators) {
+    const domain = translate(err);
+    if (domain) return fromDomain(domain);
+  }
   if (isConnectionError(err)) {
     return {
       status: 503,

@@ -16,13 +16,15 @@ export {
 } from './fast-lane.js';
 export {
   mapError,
+  addErrorTranslator,
+  isConnectionError,
   statusOf,
   codeOfStatus,
   httpExceptionMessage,
   type ErrorBody,
+  type ErrorTranslator,
   type MappedError,
 } from './error-mapping.js';
-export { mapPgError, isConnectionError, findPgError, keyColumns, type PgErrorLike } from './pg-errors.js';
 export { allowedMethods, classifyRouteMiss, type RouteMiss } from './method-not-allowed.js';
 export {
   RouteTable,

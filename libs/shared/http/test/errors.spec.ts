@@ -150,26 +150,7 @@ describe('errors over HTTP', () => {
   });
 
   describe('PostgreSQL errors', () => {
-    it('maps a real unique violation (23505) to 409 conflict naming the column, not the value', async () => {
-      const name = `dup-${Date.now()}`;
-      await http().post('/fail/unique').send({ name }).expect(201);
-      const res = await http().post('/fail/unique').send({ name }).expect(409);
-      expect(res.body).toEqual({ code: 'conflict', message: 'A record with the same name already exists' });
-      expect(res.text).not.toContain(name);
-    });
-
-    it('maps a real foreign key violation (23503) to 409 conflict', async () => {
-      const res = await http().post('/fail/fk').send().expect(409);
-      expect(res.body.code).toBe('conflict');
-      expect(res.text).not.toMatch(/insert|_child/i);
-    });
-
-    it('maps invalid text representation (22P02) to 400', async () => {
-      const res = await http().get('/fail/bad-uuid').expect(400);
-      expect(res.body.code).toBe('invalid_request');
-      expect(res.text).not.toContain('not-a-uuid');
-    });
-
+    // The answers to PostgreSQL's own errors (23505, 23503, 22P02) are the data layer's: libs/shared/db/test/http-errors.spec.ts.
     it('maps a refused database connection to 503 service_unavailable', async () => {
       const res = await http().get('/fail/db-down').expect(503);
       expect(res.body.code).toBe('service_unavailable');

@@ -1,7 +1,6 @@
 import { decodeJwt, errors as jose, jwtVerify, type JWTPayload } from 'jose';
 import { errors, type TokenEndpointGrantContext } from 'oidc-provider';
-import type { Sql } from '@gatehouse/db';
-import { findPgError } from '@gatehouse/http';
+import { findPgError, type Sql } from '@gatehouse/db';
 import {
   findIdentityByAccount,
   findUserById,

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Sql } from '@gatehouse/db';
-import { clientAddress, findPgError } from '@gatehouse/http';
+import { findPgError, type Sql } from '@gatehouse/db';
+import { clientAddress } from '@gatehouse/http';
 import {
   checkPasswordPolicy,
   hashPassword,

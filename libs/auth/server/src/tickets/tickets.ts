@@ -8,6 +8,7 @@ import {
   hashPassword,
   redeemTicket,
   resetFailedLogins,
+  revokeUserTokens,
   TICKET_PATHS,
   type InstanceSettings,
   type TicketKind,
@@ -189,12 +190,7 @@ export class TicketPages {
       await resetFailedLogins(tx, used.user_id);
       await endOpenTickets(tx, used.user_id, 'password_change');
       // as PUT /users/:user_id/password: whoever held the old password keeps nothing it obtained with it
-      await tx.exec(
-        `DELETE FROM oidc_payloads
-          WHERE payload->>'accountId' = $1
-             OR grant_id IN (SELECT id FROM oidc_payloads WHERE model = 'Grant' AND payload->>'accountId' = $1)`,
-        [used.user_id],
-      );
+      await revokeUserTokens(tx, used.user_id);
       return used;
     });
     if (done) this.deps.forgetUser?.(done.user_id);

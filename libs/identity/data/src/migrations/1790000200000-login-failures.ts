@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Failed password logins per user and source address (issue 11: lockout keyed by account and address, so that
+ * Failed password logins per user and source address (lockout keyed by account and address, so that
  * failing on purpose from one address cannot lock a user out everywhere). The per-user columns of `users`
  * (`failed_login_count`, `locked_until`) no longer lock anyone; they stay for the records that show them.
  */

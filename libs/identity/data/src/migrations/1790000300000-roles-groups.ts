@@ -7,7 +7,7 @@ const audit = `
   updated_at timestamptz NOT NULL DEFAULT now()`;
 
 /**
- * Roles, groups and the permission sources of users (issue 13). A user's effective scopes on a resource are its own
+ * Roles, groups and the permission sources of users. A user's effective scopes on a resource are its own
  * permissions, its roles' permissions, and the permissions of the roles of every group it is in or that group's
  * ancestors. `group_closure` keeps the ancestry of nested groups (a DAG: a group may have several parents) with
  * the number of paths between two groups, so un-nesting one path keeps what another path still gives, and a user's

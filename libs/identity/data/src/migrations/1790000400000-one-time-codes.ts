@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * One-time codes of passwordless sign-in (issue 14): a 6-digit code sent by e-mail or SMS, or a link token, kept only
+ * One-time codes of passwordless sign-in: a 6-digit code sent by e-mail or SMS, or a link token, kept only
  * as a keyed hash, valid minutes, for one client, at most 5 attempts, used once; `params` keeps the authorization
  * request a link signs in to.
  */

@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Tenant Admins (issue 15): users who administer a tenant. A user administers a tenant of its instance when it is a
+ * Tenant Admins: users who administer a tenant. A user administers a tenant of its instance when it is a
  * user of that tenant or a global user (no tenant); the rule is the API's (a user of another tenant: 409). Deleting
  * the tenant or the user drops the link. Tenant names are unique in their instance already (ux_tenants_name).
  */

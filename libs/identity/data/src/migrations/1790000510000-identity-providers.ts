@@ -7,7 +7,7 @@ const audit = `
   updated_at timestamptz NOT NULL DEFAULT now()`;
 
 /**
- * Tenant identity providers (issue 15): the OpenID Connect providers a tenant trusts for token exchange (RFC 8693),
+ * Tenant identity providers: the OpenID Connect providers a tenant trusts for token exchange (RFC 8693),
  * each by its issuer (one per tenant), the client id our tenant has there (the `aud` its ID tokens carry), the client
  * secret sealed with the SecretBox, and its JWKS URI (else found through its discovery document).
  *

@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Tickets (issue 15): single-use links to a page of the token server that sets a user's password
+ * Tickets: single-use links to a page of the token server that sets a user's password
  * (`password_change`, also the invitation's link) or verifies its e-mail (`email_verification`). Only a keyed hash
  * of the link's token is kept (HMAC-SHA256 with a key derived from SECRET_ENCRYPTION_KEY), never the token.
  * `user_email` is the address the ticket was made for: it verifies that address only, not one set later.

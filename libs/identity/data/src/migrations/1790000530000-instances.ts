@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Instance admins (issue 15, document 2's Instance `admins`): the users who administer an instance. An admin is a
+ * Instance admins (document 2's Instance `admins`): the users who administer an instance. An admin is a
  * user of that instance; deleting the user or the instance drops the link.
  *
  * `supported_locales` becomes enforced (the sign-in pages speak only an instance's supported languages); it was

@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Issue 16 (token server speed):
+ * Token server speed:
  * - The artifact columns `grant_id`, `uid` and `user_code` of `oidc_payloads` are set on a few models only (a
  *   client_credentials token, the bulk of the table, has none of them), so their indexes become partial
  *   (`WHERE col IS NOT NULL`): smaller, and not written at all for the rows that do not carry the column. Every

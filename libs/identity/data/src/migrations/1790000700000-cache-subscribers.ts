@@ -45,7 +45,7 @@ const EVENTS = [
 ] as const;
 
 /**
- * Issue 16, exact cache invalidation:
+ * Exact cache invalidation:
  * - `cache_subscribers`: every process that caches identity rows (the token server) keeps a row here and
  *   heartbeats it; after a change, the identity service waits for each live subscriber to acknowledge that it has
  *   applied the change feed up to that point (libs/shared/bearer cache-sync.ts).

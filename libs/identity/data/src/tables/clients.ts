@@ -1,40 +1,49 @@
-import { iso, Params, ScopedTable, type RecordScope, type Sql, type Timestamp } from '@gatehouse/db';
+import { column, Params, Table, type FullRowOf, type RecordScope, type RowOf, type Sql } from '@gatehouse/db';
 import { notFound } from '@gatehouse/errors';
 import type { AppMetadataEntry } from '../entities/audit.js';
 import type { ClientMetadata } from '../entities/client.entity.js';
 
-/** The `clients` table (alias `c`): rows of an instance, each of at most one tenant. */
-export const clientsTable = new ScopedTable({ name: 'clients', alias: 'c', tenantScoped: true });
+/**
+ * The `clients` table (alias `c`): rows of an instance, each of at most one tenant. Its columns, declared once:
+ * ClientRow, CLIENT_COLUMNS and the list spec's attributes (apps/identity client.record.ts) derive from them.
+ */
+export const clientsTable = new Table({
+  name: 'clients',
+  alias: 'c',
+  tenantScoped: true,
+  columns: {
+    id: column.uuid(),
+    instance_id: column.uuid(),
+    tenant_id: column.uuid().nullable(),
+    client_type: column.text().nullable(),
+    client_name: column.text(),
+    client_secret_expires_at: column.timestamp().nullable(),
+    client_description: column.text().nullable(),
+    client_metadata: column.json<ClientMetadata>(),
+    app_metadata: column.json<AppMetadataEntry[]>(),
+    is_public: column.boolean(),
+    is_first_party: column.boolean(),
+    is_global: column.boolean(),
+    /** The instance's own client (cannot be deleted, nor made public, tenant-bound or not global). */
+    is_default: column.boolean().internalColumn(),
+    created_by: column.uuid().nullable(),
+    created_at: column.timestamp(),
+    updated_by: column.uuid().nullable(),
+    updated_at: column.timestamp(),
+    /** The sealed secret: read only where a secret is answered (or checked). */
+    client_secret_enc: column.text().nullable().hiddenColumn(),
+  },
+});
 
 /** A clients row as CLIENT_COLUMNS reads it (timestamps as ISO text; the secret's ciphertext only where asked). */
-export interface ClientRow {
-  id: string;
-  instance_id: string;
-  tenant_id: string | null;
-  client_type: string | null;
-  client_name: string;
-  client_secret_expires_at: Timestamp | null;
-  client_description: string | null;
-  client_metadata: ClientMetadata;
-  app_metadata: AppMetadataEntry[];
-  is_public: boolean;
-  is_first_party: boolean;
-  is_global: boolean;
-  is_default: boolean;
-  created_by: string | null;
-  created_at: Timestamp;
-  updated_by: string | null;
-  updated_at: Timestamp;
-}
+export type ClientRow = RowOf<typeof clientsTable.columns>;
 
-export type ClientRowWithSecret = ClientRow & { client_secret_enc: string | null };
+export type ClientRowWithSecret = ClientRow &
+  Pick<FullRowOf<typeof clientsTable.columns>, 'client_secret_enc'>;
 export type ClientRowWithCounts = ClientRow & { agg_resources?: number; agg_permissions?: number };
 
 /** Columns of a clients row (alias `c`); the secret's ciphertext is read only where a secret is answered. */
-export const CLIENT_COLUMNS = `c.id, c.instance_id, c.tenant_id, c.client_type, c.client_name,
-  ${iso('c.client_secret_expires_at')} AS client_secret_expires_at, c.client_description, c.client_metadata,
-  c.app_metadata, c.is_public, c.is_first_party, c.is_global, c.is_default, c.created_by,
-  ${iso('c.created_at')} AS created_at, c.updated_by, ${iso('c.updated_at')} AS updated_at`;
+export const CLIENT_COLUMNS = clientsTable.select;
 
 /** The counts of a client's `aggregations` (alias `c`). */
 export const CLIENT_AGGREGATION_COLUMNS = `(SELECT count(*) FROM client_resources x WHERE x.client_id = c.id)::int AS agg_resources,

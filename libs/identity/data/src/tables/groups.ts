@@ -1,23 +1,31 @@
-import { iso, Params, ScopedTable, type RecordScope, type Sql, type Timestamp } from '@gatehouse/db';
+import { column, Params, Table, type RecordScope, type RowOf, type Sql } from '@gatehouse/db';
 import { conflict, notFound } from '@gatehouse/errors';
 import type { AppMetadataEntry } from '../entities/audit.js';
 
-/** The `groups` table (alias `gp`): rows of an instance, each of at most one tenant. */
-export const groupsTable = new ScopedTable({ name: 'groups', alias: 'gp', tenantScoped: true });
+/**
+ * The `groups` table (alias `gp`): rows of an instance, each of at most one tenant. Its columns, declared once:
+ * GroupRow, GROUP_COLUMNS and the record spec (apps/identity common/named-records.ts) derive from them.
+ */
+export const groupsTable = new Table({
+  name: 'groups',
+  alias: 'gp',
+  tenantScoped: true,
+  columns: {
+    id: column.uuid(),
+    instance_id: column.uuid(),
+    tenant_id: column.uuid().nullable(),
+    group_name: column.text(),
+    group_description: column.text().nullable(),
+    app_metadata: column.json<AppMetadataEntry[]>(),
+    created_by: column.uuid().nullable(),
+    created_at: column.timestamp(),
+    updated_by: column.uuid().nullable(),
+    updated_at: column.timestamp(),
+  },
+});
 
 /** A groups row as GROUP_COLUMNS reads it (timestamps as ISO text). */
-export interface GroupRow {
-  id: string;
-  instance_id: string;
-  tenant_id: string | null;
-  group_name: string;
-  group_description: string | null;
-  app_metadata: AppMetadataEntry[];
-  created_by: string | null;
-  created_at: Timestamp;
-  updated_by: string | null;
-  updated_at: Timestamp;
-}
+export type GroupRow = RowOf<typeof groupsTable.columns>;
 
 export type GroupRowWithCounts = GroupRow & {
   agg_members?: number;
@@ -26,9 +34,7 @@ export type GroupRowWithCounts = GroupRow & {
   agg_parents?: number;
 };
 
-export const GROUP_COLUMNS = `gp.id, gp.instance_id, gp.tenant_id, gp.group_name, gp.group_description,
-  gp.app_metadata, gp.created_by, ${iso('gp.created_at')} AS created_at, gp.updated_by,
-  ${iso('gp.updated_at')} AS updated_at`;
+export const GROUP_COLUMNS = groupsTable.select;
 
 /** The counts of a group's `aggregations` (alias `gp`). */
 export const GROUP_AGGREGATION_COLUMNS = `(SELECT count(*) FROM group_members x WHERE x.group_id = gp.id)::int AS agg_members,

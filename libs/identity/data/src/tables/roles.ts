@@ -1,23 +1,31 @@
-import { iso, Params, ScopedTable, type RecordScope, type Sql, type Timestamp } from '@gatehouse/db';
+import { column, Params, Table, type RecordScope, type RowOf, type Sql } from '@gatehouse/db';
 import { notFound } from '@gatehouse/errors';
 import type { AppMetadataEntry } from '../entities/audit.js';
 
-/** The `roles` table (alias `ro`): rows of an instance, each of at most one tenant. */
-export const rolesTable = new ScopedTable({ name: 'roles', alias: 'ro', tenantScoped: true });
+/**
+ * The `roles` table (alias `ro`): rows of an instance, each of at most one tenant. Its columns, declared once:
+ * RoleRow, ROLE_COLUMNS and the record spec (apps/identity common/named-records.ts) derive from them.
+ */
+export const rolesTable = new Table({
+  name: 'roles',
+  alias: 'ro',
+  tenantScoped: true,
+  columns: {
+    id: column.uuid(),
+    instance_id: column.uuid(),
+    tenant_id: column.uuid().nullable(),
+    role_name: column.text(),
+    role_description: column.text().nullable(),
+    app_metadata: column.json<AppMetadataEntry[]>(),
+    created_by: column.uuid().nullable(),
+    created_at: column.timestamp(),
+    updated_by: column.uuid().nullable(),
+    updated_at: column.timestamp(),
+  },
+});
 
 /** A roles row as ROLE_COLUMNS reads it (timestamps as ISO text). */
-export interface RoleRow {
-  id: string;
-  instance_id: string;
-  tenant_id: string | null;
-  role_name: string;
-  role_description: string | null;
-  app_metadata: AppMetadataEntry[];
-  created_by: string | null;
-  created_at: Timestamp;
-  updated_by: string | null;
-  updated_at: Timestamp;
-}
+export type RoleRow = RowOf<typeof rolesTable.columns>;
 
 export type RoleRowWithCounts = RoleRow & {
   agg_permissions?: number;
@@ -25,8 +33,7 @@ export type RoleRowWithCounts = RoleRow & {
   agg_groups?: number;
 };
 
-export const ROLE_COLUMNS = `ro.id, ro.instance_id, ro.tenant_id, ro.role_name, ro.role_description, ro.app_metadata,
-  ro.created_by, ${iso('ro.created_at')} AS created_at, ro.updated_by, ${iso('ro.updated_at')} AS updated_at`;
+export const ROLE_COLUMNS = rolesTable.select;
 
 /** The counts of a role's `aggregations` (alias `ro`). */
 export const ROLE_AGGREGATION_COLUMNS = `(SELECT count(*) FROM role_permissions x WHERE x.role_id = ro.id)::int AS agg_permissions,

@@ -76,3 +76,37 @@ export async function findIdentityByAccount(
   );
   return row;
 }
+
+/** An identity as the `identities` child of a user record reads it. */
+export interface UserIdentityChildRow {
+  id: string;
+  user_id: string;
+  provider: string;
+  provider_user_id: string;
+  profile: Record<string, unknown>;
+  last_sign_in_at: Timestamp | null;
+  created_by: string | null;
+  created_at: Timestamp;
+  updated_by: string | null;
+  updated_at: Timestamp;
+}
+
+/**
+ * The first `limit` identities (oldest first) of each of `userIds`. No scoping condition: the users were read in
+ * the caller's scope, and an identity is reached through its user.
+ */
+export function identitiesOfUsers(
+  db: Sql,
+  userIds: string[],
+  limit: number,
+): Promise<UserIdentityChildRow[]> {
+  return db.rows<UserIdentityChildRow>(
+    `SELECT * FROM (SELECT i.id, i.user_id, i.provider, i.provider_user_id, i.profile,
+                             ${iso('i.last_sign_in_at')} AS last_sign_in_at, i.created_by,
+                             ${iso('i.created_at')} AS created_at, i.updated_by, ${iso('i.updated_at')} AS updated_at,
+                             row_number() OVER (PARTITION BY i.user_id ORDER BY i.created_at, i.id) AS rn
+                        FROM user_identities i WHERE i.user_id = ANY($1::uuid[])) t
+        WHERE rn <= ${limit} ORDER BY created_at, id`,
+    [userIds],
+  );
+}

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
-import { storeGraceSec } from './pg.adapter.js';
+import { storeGraceSec } from '@gatehouse/identity-data';
 
 /**
  * oidc-provider artifacts in Redis (ioredis), for the short-lived models when REDIS_URL is set. Each artifact is a

@@ -1,5 +1,10 @@
 import { ErrorCode } from '@gatehouse/errors';
-import { findPgError, isConnectionError, keyColumns, mapPgError } from './pg-errors.js';
+import {
+  findPgError,
+  isDatabaseUnavailable as isConnectionError,
+  keyColumns,
+  mapPgError,
+} from './pg-errors.js';
 
 const pgError = (code: string, extra: Record<string, unknown> = {}) =>
   Object.assign(new Error(`pg error ${code}`), { code, severity: 'ERROR', ...extra });

@@ -1,9 +1,14 @@
 import { DomainError, ErrorCode } from '@gatehouse/errors';
+import { addErrorTranslator } from '@gatehouse/http';
 
 /**
  * PostgreSQL errors, mapped in one place (CONVENTIONS.md "Errors"). Works on `pg`'s DatabaseError and on
  * TypeORM's QueryFailedError (which carries the driver error as `driverError` and copies its fields).
  * Messages are safe: column names at most, never values, SQL or constraint internals.
+ *
+ * The HTTP foundation knows nothing of PostgreSQL (a util lib may not import the data layer): this module hands
+ * it `translatePgError` when it is loaded, and every service that can raise a PostgreSQL error loads it through
+ * `@gatehouse/db`.
  */
 
 export interface PgErrorLike {
@@ -45,30 +50,31 @@ export function keyColumns(detail: string | undefined): string | undefined {
   return cols.length > 0 ? cols.join(', ') : undefined;
 }
 
-const CONNECTION_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENOTFOUND',
-  'EAI_AGAIN',
+// The database cannot be reached: SQLSTATE class 08 (connection exception) plus these. Socket errors
+// (ECONNREFUSED, ...) are the HTTP foundation's own, as every backend raises them.
+const UNAVAILABLE_CODES = new Set([
   '57P01', // admin_shutdown
   '57P02', // crash_shutdown
   '57P03', // cannot_connect_now
   '53300', // too_many_connections
 ]);
 
-const CONNECTION_MESSAGES = [
+// TypeORM's "not connected" errors.
+const UNAVAILABLE_NAMES = new Set(['CannotExecuteNotConnectedError', 'ConnectionIsNotSetError']);
+
+// pg's and pg-pool's words for a lost or never made connection.
+const UNAVAILABLE_MESSAGES = [
   /Connection terminated/i,
   /timeout exceeded when trying to connect/i,
   /Client has encountered a connection error/i,
   /connection is not yet established/i,
-  /Connection is closed/i,
 ];
 
-/** True for "the database (or another backend) cannot be reached" errors: these answer 503. */
-export function isConnectionError(err: unknown): boolean {
+/**
+ * True for "the database cannot be reached" errors (these answer 503), looked for in `err`, its `driverError`,
+ * its `cause` and an AggregateError's `errors`.
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
   const seen = new Set<unknown>();
   const queue: unknown[] = [err];
   while (queue.length > 0 && seen.size < 20) {
@@ -77,10 +83,12 @@ export function isConnectionError(err: unknown): boolean {
     seen.add(cur);
     const o = cur as Record<string, unknown>;
     const code = typeof o['code'] === 'string' ? o['code'] : undefined;
-    if (code && (CONNECTION_CODES.has(code) || code.startsWith('08'))) return true;
-    if (o['name'] === 'CannotExecuteNotConnectedError' || o['name'] === 'ConnectionIsNotSetError')
-      return true;
-    if (typeof o['message'] === 'string' && CONNECTION_MESSAGES.some((re) => re.test(o['message'] as string)))
+    if (code && (UNAVAILABLE_CODES.has(code) || code.startsWith('08'))) return true;
+    if (typeof o['name'] === 'string' && UNAVAILABLE_NAMES.has(o['name'])) return true;
+    if (
+      typeof o['message'] === 'string' &&
+      UNAVAILABLE_MESSAGES.some((re) => re.test(o['message'] as string))
+    )
       return true;
     queue.push(o['driverError'], o['cause']);
     if (Array.isArray(o['errors'])) queue.push(...(o['errors'] as unknown[]));
@@ -148,3 +156,20 @@ export function mapPgError(err: unknown): DomainError | undefined {
       return undefined;
   }
 }
+
+/** The same answer the HTTP foundation gives an unreachable backend. */
+const UNAVAILABLE_MESSAGE = 'A backing service is unavailable; retry later';
+
+/**
+ * The HTTP answer of a database error: a 4xx (or the statement timeout's 503) by mapPgError, a 503 when the
+ * database cannot be reached, undefined for anything else (the foundation then answers 500 with an error id).
+ */
+export function translatePgError(err: unknown): DomainError | undefined {
+  const mapped = mapPgError(err);
+  if (mapped) return mapped;
+  return isDatabaseUnavailable(err)
+    ? new DomainError(ErrorCode.ServiceUnavailable, UNAVAILABLE_MESSAGE)
+    : undefined;
+}
+
+addErrorTranslator(translatePgError);
