@@ -29,6 +29,57 @@ const NODE_GLOBALS = Object.fromEntries(
   ].map((name) => [name, 'readonly']),
 );
 
+/**
+ * Who may import whom, on two tag axes. `scope:identity-data` is the identity tables (and their outbox): read by the
+ * token server and the management API, not by tree. `scope:testing` / `type:testing` are harnesses for tests (the
+ * real token server for identity's and tree's tests): only test files may import them (TEST_DEP_CONSTRAINTS).
+ */
+const DEP_CONSTRAINTS = [
+  { sourceTag: 'scope:shared', onlyDependOnLibsWithTags: ['scope:shared'] },
+  { sourceTag: 'scope:identity-data', onlyDependOnLibsWithTags: ['scope:identity-data', 'scope:shared'] },
+  {
+    sourceTag: 'scope:auth',
+    onlyDependOnLibsWithTags: ['scope:auth', 'scope:identity-data', 'scope:shared'],
+  },
+  {
+    sourceTag: 'scope:identity',
+    onlyDependOnLibsWithTags: ['scope:identity', 'scope:identity-data', 'scope:shared'],
+  },
+  { sourceTag: 'scope:tree', onlyDependOnLibsWithTags: ['scope:tree', 'scope:shared'] },
+  {
+    sourceTag: 'scope:testing',
+    onlyDependOnLibsWithTags: ['scope:testing', 'scope:auth', 'scope:identity-data', 'scope:shared'],
+  },
+  { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:feature', 'type:data-access', 'type:util'] },
+  { sourceTag: 'type:feature', onlyDependOnLibsWithTags: ['type:feature', 'type:data-access', 'type:util'] },
+  { sourceTag: 'type:data-access', onlyDependOnLibsWithTags: ['type:data-access', 'type:util'] },
+  { sourceTag: 'type:util', onlyDependOnLibsWithTags: ['type:util'] },
+  {
+    sourceTag: 'type:testing',
+    onlyDependOnLibsWithTags: ['type:testing', 'type:feature', 'type:data-access', 'type:util'],
+  },
+];
+
+/** Test files of identity and tree may also use the testing harnesses. */
+const TEST_DEP_CONSTRAINTS = DEP_CONSTRAINTS.map((c) =>
+  ['scope:identity', 'scope:tree', 'type:app'].includes(c.sourceTag)
+    ? {
+        ...c,
+        onlyDependOnLibsWithTags: [
+          ...c.onlyDependOnLibsWithTags,
+          c.sourceTag === 'type:app' ? 'type:testing' : 'scope:testing',
+        ],
+      }
+    : c,
+);
+
+const TEST_FILES = ['**/*.spec.ts', '**/test/**/*.ts'];
+
+/** Options of @nx/enforce-module-boundaries. */
+function moduleBoundaries(depConstraints) {
+  return { enforceBuildableLibDependency: false, allow: [], depConstraints };
+}
+
 export default [
   {
     ignores: [
@@ -56,29 +107,7 @@ export default [
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
     },
     rules: {
-      '@nx/enforce-module-boundaries': [
-        'error',
-        {
-          enforceBuildableLibDependency: false,
-          allow: [],
-          depConstraints: [
-            { sourceTag: 'scope:shared', onlyDependOnLibsWithTags: ['scope:shared'] },
-            { sourceTag: 'scope:auth', onlyDependOnLibsWithTags: ['scope:auth', 'scope:shared'] },
-            { sourceTag: 'scope:identity', onlyDependOnLibsWithTags: ['scope:identity', 'scope:shared'] },
-            { sourceTag: 'scope:tree', onlyDependOnLibsWithTags: ['scope:tree', 'scope:shared'] },
-            {
-              sourceTag: 'type:app',
-              onlyDependOnLibsWithTags: ['type:feature', 'type:data-access', 'type:util'],
-            },
-            {
-              sourceTag: 'type:feature',
-              onlyDependOnLibsWithTags: ['type:feature', 'type:data-access', 'type:util'],
-            },
-            { sourceTag: 'type:data-access', onlyDependOnLibsWithTags: ['type:data-access', 'type:util'] },
-            { sourceTag: 'type:util', onlyDependOnLibsWithTags: ['type:util'] },
-          ],
-        },
-      ],
+      '@nx/enforce-module-boundaries': ['error', moduleBoundaries(DEP_CONSTRAINTS)],
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-misused-promises': [
         'error',
@@ -104,7 +133,11 @@ export default [
     },
   },
   {
-    files: ['**/*.spec.ts', '**/test/**/*.ts', 'tools/**/*.ts'],
+    files: TEST_FILES,
+    rules: { '@nx/enforce-module-boundaries': ['error', moduleBoundaries(TEST_DEP_CONSTRAINTS)] },
+  },
+  {
+    files: [...TEST_FILES, 'tools/**/*.ts'],
     rules: { '@typescript-eslint/no-non-null-assertion': 'off', '@typescript-eslint/no-explicit-any': 'off' },
   },
   prettier,

@@ -1,4 +1,4 @@
 import { runService } from '@gatehouse/service';
-import { authService } from './auth.service-definition.js';
+import { authService } from '@gatehouse/token-server';
 
 await runService(authService);

@@ -1,8 +1,7 @@
 import { commonEnv, loadEnvOrExit } from '@gatehouse/config';
 import { Db } from '@gatehouse/db';
 import { loadSecretBox } from '@gatehouse/identity-data';
-import { authEnv } from './config.js';
-import { rotateSigningKeys } from './keys/rotate.js';
+import { authEnv, rotateSigningKeys } from '@gatehouse/token-server';
 
 /**
  * `nx run auth:rotate-keys` (or `node dist/apps/auth/apps/auth/src/rotate-keys.js [--grace-seconds N]`): add new

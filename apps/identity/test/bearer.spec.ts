@@ -11,7 +11,11 @@ import type { TestDatabase } from '@gatehouse/testing';
 import { IdentityAppModule } from '../src/app.module.js';
 import { identityService } from '../src/identity.service-definition.js';
 import { identityTestDatabase, loadIdentityEnv, type IdentityEnv } from './support.js';
-import { CountingProxy, startTokenServer, type RealTokenServer } from './token-server.js';
+import {
+  CountingProxy,
+  startTokenServer,
+  type TokenServer as RealTokenServer,
+} from '@gatehouse/token-server-testing';
 
 /** A probe route inside the real identity app, guarded like every /api route will be. */
 @Controller('api/v1/bearer-probe')
@@ -55,7 +59,7 @@ describe('identity API behind the bearer guard, with the real token server', () 
   beforeAll(async () => {
     db = await identityTestDatabase();
     dataDir = mkdtempSync(path.join(tmpdir(), 'gh-bearer-'));
-    auth = await startTokenServer(db.url, dataDir);
+    auth = await startTokenServer({ databaseUrl: db.url, dataDir });
     proxy = await new CountingProxy(auth.url).start();
     const env = loadIdentityEnv({ ...auth.shared, AUTH_URL: proxy.url, BEARER_TIMEOUT_MS: '1000' });
     identity = (await buildService(

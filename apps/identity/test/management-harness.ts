@@ -10,7 +10,11 @@ import { buildService, type BuiltService } from '@gatehouse/service';
 import type { TestDatabase } from '@gatehouse/testing';
 import { identityService } from '../src/identity.service-definition.js';
 import { identityTestDatabase, loadIdentityEnv, type IdentityEnv } from './support.js';
-import { spawnTokenServer, startTokenServer, type RealTokenServer } from './token-server.js';
+import {
+  spawnTokenServer,
+  startTokenServer,
+  type TokenServer as RealTokenServer,
+} from '@gatehouse/token-server-testing';
 
 export type Version = 'v1' | 'v2';
 export const VERSIONS: Version[] = ['v1', 'v2'];
@@ -56,8 +60,8 @@ export class Management {
     const db = await identityTestDatabase();
     const dataDir = mkdtempSync(path.join(tmpdir(), 'gh-mgmt-'));
     const auth = opts.process
-      ? await spawnTokenServer(db.url, dataDir, authVars)
-      : await startTokenServer(db.url, dataDir, authVars);
+      ? await spawnTokenServer({ databaseUrl: db.url, dataDir, env: authVars })
+      : await startTokenServer({ databaseUrl: db.url, dataDir, env: authVars });
     const env = loadIdentityEnv({
       ...auth.shared,
       AUTH_URL: auth.url,

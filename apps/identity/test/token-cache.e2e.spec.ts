@@ -1,6 +1,5 @@
 // The token server's cache and its TokenServer, to stop its change feed and count its statements.
-// eslint-disable-next-line @nx/enforce-module-boundaries
-import { TokenServer } from '../../auth/src/token-server.js';
+import { TokenServerApp as TokenServer } from '@gatehouse/token-server-testing';
 import { Management, uniq } from './management-harness.js';
 import { cacheClient, cacheResource, scopesOf, tokenRequest } from './token-cache-fixtures.js';
 import { passwordClient } from './ticket-pages.js';

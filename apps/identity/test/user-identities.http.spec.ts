@@ -1,7 +1,6 @@
 import { decodeJwt } from 'jose';
 // A real external OIDC issuer (JWKS and discovery on a free port, jose-signed ID tokens), shared with apps/auth's tests.
-// eslint-disable-next-line @nx/enforce-module-boundaries
-import { LocalIssuer } from '../../auth/test/support/local-issuer.js';
+import { LocalIssuer } from '@gatehouse/testing';
 import { ENVELOPE, Management, missingId, uniq, VERSIONS, type Version } from './management-harness.js';
 
 /**

@@ -1,6 +1,6 @@
 // Foundation error shapes on the tree API: bodies over the limit, malformed JSON and unknown fields.
 import { client, startTree, treeTokens, type TreeApp } from './support/app.js';
-import { startTokenServer, type TokenServer } from './support/token-server.js';
+import { startTokenServer, type TokenServer } from '@gatehouse/token-server-testing';
 
 describe('tree: request bodies', () => {
   let auth: TokenServer;

@@ -1,6 +1,6 @@
 import { NO_PROBLEMS, treeProblems } from './support/consistency.js';
 import { client, startTree, treeTokens, uniq, type Client, type TreeApp } from './support/app.js';
-import { startTokenServer, type TokenServer } from './support/token-server.js';
+import { startTokenServer, type TokenServer } from '@gatehouse/token-server-testing';
 
 /**
  * Many clients move subtrees, insert, clone and delete in one version at the same time. Whatever the interleaving,

@@ -2,7 +2,7 @@ import request from 'supertest';
 import { eventually } from '@gatehouse/testing';
 import { NO_PROBLEMS, treeProblems } from './support/consistency.js';
 import { client, startTree, treeTokens, uniq, type Client, type TreeApp } from './support/app.js';
-import { startTokenServer, type TokenServer } from './support/token-server.js';
+import { startTokenServer, type TokenServer } from '@gatehouse/token-server-testing';
 
 describe('CSV export and import over HTTP', () => {
   let auth: TokenServer;

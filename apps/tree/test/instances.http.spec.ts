@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { TREE_AUDIENCE } from '../src/common/scopes.js';
 import { client, startTree, treeTokens, uniq, type Client, type TreeApp } from './support/app.js';
-import { startTokenServer, type InstanceClient, type TokenServer } from './support/token-server.js';
+import { startTokenServer, type InstanceClient, type TokenServer } from '@gatehouse/token-server-testing';
 
 /**
  * Every tree record belongs to an instance and every tree request is confined to the caller's instance

@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { client, startTree, treeTokens, uniq, type Client, type TreeApp } from './support/app.js';
-import { startTokenServer, type TokenServer } from './support/token-server.js';
+import { startTokenServer, type TokenServer } from '@gatehouse/token-server-testing';
 
 /**
  * Every request example of the tree manager's OpenAPI document is a valid request: each one is sent, as it stands,

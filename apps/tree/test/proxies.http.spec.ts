@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { loadTreeEnv, startTree, treeTokens, type TreeApp } from './support/app.js';
-import { startTokenServer, type TokenServer } from './support/token-server.js';
+import { startTokenServer, type TokenServer } from '@gatehouse/token-server-testing';
 
 describe('hole 6: one noisy address blocks everyone behind it', () => {
   let auth: TokenServer;

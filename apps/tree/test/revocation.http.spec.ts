@@ -3,7 +3,7 @@ import request from 'supertest';
 import { eventually } from '@gatehouse/testing';
 import { TreeChangeFeed } from '../src/common/change-feed.js';
 import { startTree, type TreeApp } from './support/app.js';
-import { startTokenServer, type TokenServer } from './support/token-server.js';
+import { startTokenServer, type TokenServer } from '@gatehouse/token-server-testing';
 
 /**
  * The tree service caches token checks (BEARER_CACHE_TTL_SEC) but drops them as soon as the

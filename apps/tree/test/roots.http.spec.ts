@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { NO_PROBLEMS, treeProblems } from './support/consistency.js';
 import { client, startTree, treeTokens, uniq, type Client, type TreeApp } from './support/app.js';
-import { startTokenServer, type TokenServer } from './support/token-server.js';
+import { startTokenServer, type TokenServer } from '@gatehouse/token-server-testing';
 
 interface Node {
   id: string;

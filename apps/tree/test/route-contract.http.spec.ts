@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { startTree, treeTokens, type TreeApp } from './support/app.js';
-import { startTokenServer, type TokenServer } from './support/token-server.js';
+import { startTokenServer, type TokenServer } from '@gatehouse/token-server-testing';
 
 /**
  * The scope of every tree route, declared as identity declares its own (`@Scopes()` of @gatehouse/bearer, shown in

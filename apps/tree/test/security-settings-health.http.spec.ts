@@ -3,7 +3,12 @@ import request from 'supertest';
 import { packageVersion } from '@gatehouse/service';
 import { client, startTree, startTreeOn, treeTokens, uniq, type TreeApp } from './support/app.js';
 import { treeTestDatabase } from './support/db.js';
-import { startTokenServer, SwitchableProxy, TcpProxy, type TokenServer } from './support/token-server.js';
+import {
+  startTokenServer,
+  SwitchableProxy,
+  TcpProxy,
+  type TokenServer,
+} from '@gatehouse/token-server-testing';
 
 describe('security, settings and health over HTTP', () => {
   let auth: TokenServer;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { client, startTree, treeTokens, uniq, type Client, type TreeApp } from './support/app.js';
-import { startTokenServer, type TokenServer } from './support/token-server.js';
+import { startTokenServer, type TokenServer } from '@gatehouse/token-server-testing';
 
 describe('translations over HTTP', () => {
   let auth: TokenServer;

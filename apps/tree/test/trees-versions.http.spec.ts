@@ -1,5 +1,5 @@
 import { client, startTree, treeTokens, uniq, type Client, type TreeApp } from './support/app.js';
-import { startTokenServer, type TokenServer } from './support/token-server.js';
+import { startTokenServer, type TokenServer } from '@gatehouse/token-server-testing';
 
 describe('trees and versions over HTTP', () => {
   let auth: TokenServer;

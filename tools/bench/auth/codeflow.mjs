@@ -488,7 +488,7 @@ try {
 
   // the same private keys for the bare provider, read as the token server reads them
   const { SigningKeys } = await import(
-    pathToFileURL(path.join(dist, 'apps/auth/src/keys/signing-keys.js')).href
+    pathToFileURL(path.join(dist, 'libs/auth/server/src/keys/signing-keys.js')).href
   );
   const sql = { rows: async (t, p) => (await db.query(t, p)).rows };
   const [{ id: firstSub }] = (await q(`SELECT id FROM users WHERE user_email = $1`, [login(0)])).rows;

@@ -175,7 +175,7 @@ try {
     pathToFileURL(path.join(dist, 'libs/identity/data/src/secret-box.js')).href
   );
   const { SigningKeys } = await import(
-    pathToFileURL(path.join(dist, 'apps/auth/src/keys/signing-keys.js')).href
+    pathToFileURL(path.join(dist, 'libs/auth/server/src/keys/signing-keys.js')).href
   );
   // The @gatehouse/db Sql shape SigningKeys reads through (rows; load() needs no transaction).
   const sql = { rows: async (t, p) => (await db.query(t, p)).rows };

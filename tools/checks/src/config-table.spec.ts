@@ -5,7 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { commonEnv, type EnvSchema } from '@gatehouse/config';
 /* eslint-disable @nx/enforce-module-boundaries -- reads the apps' env schemas to document them */
-import { authEnv } from '../../../apps/auth/src/config.js';
+import { authEnv } from '@gatehouse/token-server';
 import { identityEnv } from '../../../apps/identity/src/config.js';
 import { treeEnv } from '../../../apps/tree/src/config.js';
 /* eslint-enable @nx/enforce-module-boundaries */

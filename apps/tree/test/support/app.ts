@@ -6,7 +6,7 @@ import { treeEnv } from '../../src/config.js';
 import { TREE_AUDIENCE } from '../../src/common/scopes.js';
 import { treeService } from '../../src/tree.service-definition.js';
 import { treeTestDatabase } from './db.js';
-import type { TokenServer } from './token-server.js';
+import type { TokenServer } from '@gatehouse/token-server-testing';
 
 export type TreeEnv = ReturnType<typeof loadTreeEnv>;
 

@@ -19,3 +19,4 @@ export {
 } from './embedded.js';
 export { eventually, type EventuallyOptions } from './eventually.js';
 export { smtpSink, type SunkMail } from './smtp-sink.js';
+export { LocalIssuer } from './local-issuer.js';

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { startAuth, type AuthHarness } from './support/auth-app.js';
 import { Fixtures, tokenRequest, type TestClient } from './support/fixtures.js';
 import { HostileUpstream, type HugeMode } from './support/hostile-upstream.js';
-import { LocalIssuer } from './support/local-issuer.js';
+import { LocalIssuer } from '@gatehouse/testing';
 
 /**
  * Every fetch the token server makes to an identity provider (discovery documents, key sets) goes through one

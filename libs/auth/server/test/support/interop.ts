@@ -4,7 +4,7 @@ import { eventually, smtpSink, type SunkMail } from '@gatehouse/testing';
 import { startAuth, type AuthHarness } from './auth-app.js';
 import { actionOf, BrowserAgent, fieldOf } from './browser-agent.js';
 import { Fixtures, type TestClient, type TestResource, type TestUser } from './fixtures.js';
-import { LocalIssuer } from './local-issuer.js';
+import { LocalIssuer } from '@gatehouse/testing';
 
 /**
  * The world of the strict-client interop tests (oauth4webapi, openid-client): one token server with a user, APIs

@@ -18,7 +18,7 @@ import { Fixtures, tokenRequest, type TestClient, type TestUser } from './suppor
  */
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const available = existsSync(CHROMIUM);
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../..');
 const shots = path.join(root, 'test-artifacts', 'browser', 'pages');
 
 const CALLBACK = 'https://rp.example.test/cb';

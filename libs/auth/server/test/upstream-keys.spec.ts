@@ -1,7 +1,7 @@
 import { jwtVerify } from 'jose';
 import { OutboundFetcher, OutboundPolicy } from '@gatehouse/outbound';
 import { UpstreamKeys, UpstreamKeysError, type UpstreamKeysOptions } from '../src/oidc/upstream-keys.js';
-import { LocalIssuer } from './support/local-issuer.js';
+import { LocalIssuer } from '@gatehouse/testing';
 
 /** The JWKS cache of token exchange against a real local issuer: fetched once, refreshed on an unknown kid, bounded. */
 let issuer: LocalIssuer;

@@ -18,7 +18,7 @@ import { Fixtures, type TestClient, type TestUser } from './support/fixtures.js'
  */
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const available = existsSync(CHROMIUM);
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../..');
 const shots = path.join(root, 'test-artifacts', 'browser');
 
 /** The relying party: /login starts a code + PKCE request, /callback finishes it and shows who signed in. */

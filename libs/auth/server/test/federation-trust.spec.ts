@@ -4,7 +4,7 @@ import { decodeJwt } from 'jose';
 import { eventually, smtpSink, type SunkMail } from '@gatehouse/testing';
 import { startAuth, type AuthHarness } from './support/auth-app.js';
 import { Fixtures, tokenRequest, type TestClient, type TestResource } from './support/fixtures.js';
-import { LocalIssuer } from './support/local-issuer.js';
+import { LocalIssuer } from '@gatehouse/testing';
 
 /**
  * Who a tenant's identity provider may sign in: only users of its own tenant, linked by a verified e-mail only to a

@@ -3,7 +3,7 @@ import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
 import { eventually } from '@gatehouse/testing';
 import { startAuth, type AuthHarness } from './support/auth-app.js';
 import { Fixtures, tokenRequest, type TestClient, type TestResource } from './support/fixtures.js';
-import { LocalIssuer } from './support/local-issuer.js';
+import { LocalIssuer } from '@gatehouse/testing';
 
 const GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
 const ID_TOKEN = 'urn:ietf:params:oauth:token-type:id_token';

@@ -1,8 +1,8 @@
-import preset from '../../jest.preset.mjs';
+import preset from '../../../jest.preset.mjs';
 
 export default {
   ...preset,
-  displayName: 'auth',
+  displayName: 'token-server',
   rootDir: '.',
   testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/test/**/*.spec.ts'],
 };
