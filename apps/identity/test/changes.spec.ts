@@ -1,5 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { eventually } from '@gatehouse/testing';
+import type { IdentityChange } from '@gatehouse/changes';
 import type { BuiltService } from '@gatehouse/service';
 import { TokenValidator } from '@gatehouse/bearer';
 import { ChangeFeed } from '../src/common/changes.js';
@@ -81,12 +83,30 @@ describe('changes reach every replica (LISTEN/NOTIFY)', () => {
       .call('post', '/api/v1/clients')
       .send({ client_name: uniq('dup2'), tenant_id: tenant })
       .expect(201);
-    // (the creations announce themselves: wait for their notifications before counting)
-    await new Promise((r) => setTimeout(r, 200));
-    const applied = feed.applied;
-    await m.call('patch', `/api/v1/clients/${second.body.id}`).send({ client_name: name }).expect(409);
-    await new Promise((r) => setTimeout(r, 200));
-    expect(feed.applied).toBe(applied);
+    // A marker of our own on the change channel: notifications arrive in commit order, so once B has applied it,
+    // B has applied every change committed before it.
+    const seen = new Set<string>();
+    const hooked = feed as unknown as { forget(change: IdentityChange): void };
+    const forget = hooked.forget.bind(feed);
+    hooked.forget = (change) => {
+      if (change.kind === 'client') seen.add(change.id);
+      forget(change);
+    };
+    const marker = async () => {
+      const id = randomUUID();
+      await m.ds.rows(`SELECT pg_notify('gatehouse_identity_changes', $1)`, [`client:${id}`]);
+      await eventually(() => seen.has(id), { what: 'the marker applied by B' });
+    };
+    try {
+      // (the creations announce themselves: wait for their notifications before counting)
+      await marker();
+      const applied = feed.applied;
+      await m.call('patch', `/api/v1/clients/${second.body.id}`).send({ client_name: name }).expect(409);
+      await marker();
+      expect(feed.applied).toBe(applied + 1); // the marker alone
+    } finally {
+      Reflect.deleteProperty(hooked, 'forget');
+    }
     expect(first.body.id).toBeDefined();
 
     // the feed's connection is killed: it comes back by itself and forgets every cached check meanwhile

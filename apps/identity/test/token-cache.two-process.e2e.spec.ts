@@ -1,4 +1,5 @@
 import { decodeJwt, decodeProtectedHeader } from 'jose';
+import { eventually } from '@gatehouse/testing';
 import { Management, uniq } from './management-harness.js';
 import { basic, cacheClient, cacheResource, scopesOf, tokenRequest } from './token-cache-fixtures.js';
 import { passwordClient } from './ticket-pages.js';
@@ -133,6 +134,7 @@ describe('the token server in another process sees every change on the very next
         WHERE application_name = 'gatehouse-auth-changes' AND datname = current_database()`,
     );
     expect(killed).toEqual([{ ok: true }]);
+    const [{ at: killedAt }] = await m.ds.rows<{ at: Date }>(`SELECT clock_timestamp() AS at`);
     // The change is not announced to the token server (its connection is gone, its row still looks live for up
     // to 3 s: identity may wait that long for an acknowledgement that never comes, then answers anyway); the token
     // server stopped trusting its cache when it lost the connection, so it reads the database.
@@ -143,18 +145,20 @@ describe('the token server in another process sees every change on the very next
     expect((await m.tokenInfo(token)).scope).toBe('read');
     expect(scopesOf((await tokenRequest(m, c.id, c.secret, api.identifier)).token!)).toEqual(['read']);
 
-    // It reconnects by itself (a new LISTEN backend, a fresh heartbeat), and a change settles quickly again.
-    const deadline = Date.now() + 10_000;
-    for (;;) {
-      const [row] = await m.ds.rows<{ n: number }>(
-        `SELECT count(*)::int AS n FROM pg_stat_activity
-          WHERE application_name = 'gatehouse-auth-changes' AND datname = current_database()`,
-      );
-      if (row.n === 1) break;
-      if (Date.now() > deadline) throw new Error('the change feed did not reconnect');
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    await new Promise((r) => setTimeout(r, 600));
+    // It reconnects by itself (a new LISTEN backend, a fresh heartbeat), and a change settles quickly again. Its
+    // subscriber row is written again only once the new connection LISTENs (on connect, then by its heartbeats).
+    await eventually(
+      async () => {
+        const [row] = await m.ds.rows<{ n: number; fresh: boolean }>(
+          `SELECT (SELECT count(*)::int FROM pg_stat_activity
+                    WHERE application_name = 'gatehouse-auth-changes' AND datname = current_database()) AS n,
+                  EXISTS (SELECT 1 FROM cache_subscribers WHERE service = 'auth' AND heartbeat_at > $1) AS fresh`,
+          [killedAt],
+        );
+        return row.n === 1 && row.fresh;
+      },
+      { timeoutMs: 10_000, what: 'the change feed reconnected' },
+    );
     for (let i = 0; i < 5; i++) {
       expect((await m.tokenInfo(token)).scope).toBe('read');
       const started = Date.now();

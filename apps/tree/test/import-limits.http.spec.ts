@@ -1,6 +1,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
+import { Db } from '@gatehouse/db';
+import { eventually } from '@gatehouse/testing';
 import { client, startTree, treeTokens, uniq, type Client, type TreeApp } from './support/app.js';
 import { startTokenServer, type TokenServer } from '@gatehouse/token-server-testing';
 
@@ -122,8 +124,18 @@ describe('tree resource exhaustion', () => {
       req.on('error', reject);
       req.write('code,parent_code,name\nS1,,s\nS2,S1,s\n'); // then nothing
     });
-    // While the upload stalls, structural writes of the version go through (no version lock is held).
-    await new Promise((r) => setTimeout(r, 200));
+    // While the upload stalls, structural writes of the version go through (no version lock is held). Stalled:
+    // its transaction has staged what arrived and waits for the rest.
+    await eventually(
+      async () =>
+        (
+          await tree.built.app.get(Db).rows(
+            `SELECT 1 FROM pg_stat_activity
+              WHERE datname = current_database() AND state = 'idle in transaction' AND query LIKE '%import_rows%'`,
+          )
+        ).length === 1,
+      { what: 'the import waiting for the rest of the upload' },
+    );
     const during = Date.now();
     await api.post(`${t.base}/v1/nodes`, { code: 'X', name: 'x' }).expect(201);
     expect(Date.now() - during).toBeLessThan(1200);

@@ -231,11 +231,13 @@ describe('device flow', () => {
         return (await r.json()) as Record<string, string>;
       };
       const started = await call('/device/code', { scope: 'openid' });
+      const issued = Date.now();
       expect(started.expires_in).toBe(1);
-      // Polled well after expiry (a device that slept, or a loaded server): still expired_token, never invalid_grant.
+      // Polled after expiry (a device that slept, or a loaded server): still expired_token, never invalid_grant.
       // Found flaky under load: the store forgot the code the moment it expired, so a poll that missed the instant
-      // between oidc-provider's whole-second expiry and the store's got invalid_grant ("not found").
-      await new Promise((r) => setTimeout(r, 2_500));
+      // between oidc-provider's whole-second expiry and the store's got invalid_grant ("not found"). The expiry
+      // runs on the wall clock (oidc-provider's): the poll waits past both instants, at most 1 s after the issue.
+      await new Promise((r) => setTimeout(r, Math.max(0, issued + 1_250 - Date.now())));
       short.tokenServer.pollClock = () => Date.now() + 60_000; // never too soon
       const late = await call('/token', { grant_type: 'device_code', device_code: started.device_code });
       expect(late.error).toBe('expired_token');

@@ -95,6 +95,15 @@ describe('Db', () => {
     for (let i = 0; i < 5; i++) expect(await db.one(`SELECT 1 AS ok`)).toEqual({ ok: 1 });
   });
 
+  /**
+   * Resolves once the connection under `sql` has ended: pg emits 'end' after the 'error' of a connection that died
+   * (listening to 'end' adds no 'error' listener, which would hide the crash this guards against).
+   */
+  const connectionEnded = (sql: unknown) =>
+    new Promise<void>((resolve) =>
+      (sql as { client: { once(event: 'end', fn: () => void): void } }).client.once('end', () => resolve()),
+    );
+
   // Found by tools/reliability/pg-restart.mjs: a connection killed between two statements of a transaction (a
   // PostgreSQL restart while the transaction awaited other work) emitted 'error' on a checked-out client that had no
   // listener, and the process exited. Now the connection is marked broken, its next statement fails, it is destroyed.
@@ -104,15 +113,17 @@ describe('Db', () => {
       await expect(
         db.transaction(async (tx) => {
           const { pid } = (await tx.one<{ pid: number }>(`SELECT pg_backend_pid() AS pid`))!;
+          const ended = connectionEnded(tx);
           await killer.exec(`SELECT pg_terminate_backend($1)`, [pid]);
-          await new Promise((r) => setTimeout(r, 200)); // the 'error' event arrives while nothing runs here
+          await ended; // the 'error' event arrives while nothing runs here
           await tx.exec(`SELECT 1`);
         }),
       ).rejects.toBeDefined();
       const open = await db.begin();
       const { pid } = (await open.one<{ pid: number }>(`SELECT pg_backend_pid() AS pid`))!;
+      const ended = connectionEnded(open);
       await killer.exec(`SELECT pg_terminate_backend($1)`, [pid]);
-      await new Promise((r) => setTimeout(r, 200));
+      await ended;
       await expect(open.commit()).rejects.toBeDefined();
       for (let i = 0; i < 5; i++) expect(await db.one(`SELECT 1 AS ok`)).toEqual({ ok: 1 });
     } finally {

@@ -11,6 +11,7 @@ import {
   type Resolver,
 } from '../src/index.js';
 import { loadEnv } from '@gatehouse/config';
+import { eventually } from '@gatehouse/testing';
 
 describe('classifyAddress', () => {
   it.each([
@@ -323,13 +324,20 @@ describe('OutboundFetcher', () => {
     // two run (per host), two wait: the queue is full and the next one fails at once
     const extra = f.get(`http://127.0.0.1:${port}/extra`);
     await expect(extra).rejects.toThrow(/too many/);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // the two running ones arrived; the two waiting start only when one of them is answered
+    await eventually(() => pending.length === 2, { what: 'the two running fetches at the server' });
     expect(maxOpen).toBe(2);
-    while (pending.length || open) {
-      pending.splice(0).forEach((r) => r.end('{}'));
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    await Promise.all([...same, ...others]);
+    // answer whatever arrives until every fetch has its answer
+    let answered = false;
+    const all = Promise.all([...same, ...others]).finally(() => (answered = true));
+    await eventually(
+      () => {
+        pending.splice(0).forEach((r) => r.end('{}'));
+        return answered;
+      },
+      { timeoutMs: 10_000, what: 'every fetch answered' },
+    );
+    await all;
     expect(seen.filter((s) => s.url === '/same')).toHaveLength(1);
     expect(maxOpen).toBe(2);
   });
