@@ -41,7 +41,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { cpuMs, freePort, processGroup, tasksetAvailable, withDb } from '../lib/processes.mjs';
-import { adminPgUrl, benchRoot, builtFiles } from '../lib/setup.mjs';
+import { adminPgUrl, benchRoot, builtFiles, tokenServerModule } from '../lib/setup.mjs';
 import { median, percentile } from '../lib/stats.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -487,9 +487,7 @@ try {
   await q('VACUUM ANALYZE');
 
   // the same private keys for the bare provider, read as the token server reads them
-  const { SigningKeys } = await import(
-    pathToFileURL(path.join(dist, 'libs/auth/server/src/keys/signing-keys.js')).href
-  );
+  const { SigningKeys } = await import(pathToFileURL(tokenServerModule(dist, 'keys/signing-keys.js')).href);
   const sql = { rows: async (t, p) => (await db.query(t, p)).rows };
   const [{ id: firstSub }] = (await q(`SELECT id FROM users WHERE user_email = $1`, [login(0)])).rows;
   const keys = await new SigningKeys(sql, box).load();

@@ -28,7 +28,7 @@ import {
   tasksetAvailable,
   withDb,
 } from '../lib/processes.mjs';
-import { adminPgUrl, benchRoot, builtFiles } from '../lib/setup.mjs';
+import { adminPgUrl, benchRoot, builtFiles, tokenServerModule } from '../lib/setup.mjs';
 import { median } from '../lib/stats.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -174,9 +174,7 @@ try {
   const { loadSecretBox } = await import(
     pathToFileURL(path.join(dist, 'libs/identity/data/src/secret-box.js')).href
   );
-  const { SigningKeys } = await import(
-    pathToFileURL(path.join(dist, 'libs/auth/server/src/keys/signing-keys.js')).href
-  );
+  const { SigningKeys } = await import(pathToFileURL(tokenServerModule(dist, 'keys/signing-keys.js')).href);
   // The @gatehouse/db Sql shape SigningKeys reads through (rows; load() needs no transaction).
   const sql = { rows: async (t, p) => (await db.query(t, p)).rows };
   const keys = await new SigningKeys(sql, loadSecretBox({ DATA_DIR: dataDir }).box).load();

@@ -12,6 +12,17 @@ export const benchRoot = process.env.BENCH_ROOT
   : path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
 /**
+ * A built module of the token server under `dist` (dist/apps/auth of benchRoot): its sources moved from apps/auth/src
+ * to libs/auth/server/src, and bench:compare measures builds of either layout.
+ * @param {string} dist
+ * @param {string} file path below the token server's src/
+ */
+export function tokenServerModule(dist, file) {
+  const now = path.join(dist, 'libs/auth/server/src', file);
+  return existsSync(now) ? now : path.join(dist, 'apps/auth/src', file);
+}
+
+/**
  * The built entry point of each named app (`auth`, `identity`, `tree`) under benchRoot, plus `extra` files of the
  * build (name -> path below dist/apps/...); exits with the build command when one is missing.
  * @param {string[]} apps
