@@ -1,5 +1,5 @@
 import { DomainError, ErrorCode } from '@gatehouse/errors';
-import { addErrorTranslator } from '@gatehouse/http';
+import { addErrorTranslator, someErrorInChain } from '@gatehouse/http';
 
 /**
  * PostgreSQL errors, mapped in one place (CONVENTIONS.md "Errors"). Works on `pg`'s DatabaseError and on
@@ -75,25 +75,14 @@ const UNAVAILABLE_MESSAGES = [
  * its `cause` and an AggregateError's `errors`.
  */
 export function isDatabaseUnavailable(err: unknown): boolean {
-  const seen = new Set<unknown>();
-  const queue: unknown[] = [err];
-  while (queue.length > 0 && seen.size < 20) {
-    const cur = queue.shift();
-    if (!cur || typeof cur !== 'object' || seen.has(cur)) continue;
-    seen.add(cur);
-    const o = cur as Record<string, unknown>;
+  return someErrorInChain(err, (o) => {
     const code = typeof o['code'] === 'string' ? o['code'] : undefined;
     if (code && (UNAVAILABLE_CODES.has(code) || code.startsWith('08'))) return true;
     if (typeof o['name'] === 'string' && UNAVAILABLE_NAMES.has(o['name'])) return true;
-    if (
-      typeof o['message'] === 'string' &&
-      UNAVAILABLE_MESSAGES.some((re) => re.test(o['message'] as string))
-    )
-      return true;
-    queue.push(o['driverError'], o['cause']);
-    if (Array.isArray(o['errors'])) queue.push(...(o['errors'] as unknown[]));
-  }
-  return false;
+    return (
+      typeof o['message'] === 'string' && UNAVAILABLE_MESSAGES.some((re) => re.test(o['message'] as string))
+    );
+  });
 }
 
 /**

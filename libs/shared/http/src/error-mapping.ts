@@ -108,6 +108,19 @@ const CONNECTION_MESSAGES = [/Connection is closed/i];
  * it come from its translator.
  */
 export function isConnectionError(err: unknown): boolean {
+  return someErrorInChain(
+    err,
+    (o) =>
+      (typeof o['code'] === 'string' && CONNECTION_CODES.has(o['code'])) ||
+      (typeof o['message'] === 'string' && CONNECTION_MESSAGES.some((re) => re.test(o['message'] as string))),
+  );
+}
+
+/**
+ * True when `test` holds for `err` or an error it wraps: its `driverError` (TypeORM), its `cause`, an
+ * AggregateError's `errors`, breadth first, at most 20 objects (a cycle or a deep chain cannot hang the filter).
+ */
+export function someErrorInChain(err: unknown, test: (o: Record<string, unknown>) => boolean): boolean {
   const seen = new Set<unknown>();
   const queue: unknown[] = [err];
   while (queue.length > 0 && seen.size < 20) {
@@ -115,9 +128,7 @@ export function isConnectionError(err: unknown): boolean {
     if (!cur || typeof cur !== 'object' || seen.has(cur)) continue;
     seen.add(cur);
     const o = cur as Record<string, unknown>;
-    if (typeof o['code'] === 'string' && CONNECTION_CODES.has(o['code'])) return true;
-    if (typeof o['message'] === 'string' && CONNECTION_MESSAGES.some((re) => re.test(o['message'] as string)))
-      return true;
+    if (test(o)) return true;
     queue.push(o['driverError'], o['cause']);
     if (Array.isArray(o['errors'])) queue.push(...(o['errors'] as unknown[]));
   }

@@ -18,6 +18,7 @@ export {
   mapError,
   addErrorTranslator,
   isConnectionError,
+  someErrorInChain,
   statusOf,
   codeOfStatus,
   httpExceptionMessage,
