@@ -128,6 +128,50 @@ export class Signup {
     source = 'unknown',
     onTaken: 'error' | 'notify' = 'error',
   ): Promise<{ id: string; email: string | null; phone: string | null } | undefined> {
+    const { email, phone, password } = await this.checkedInput(client, input);
+    // counted on its own (not in the sign-up's transaction): a refused or conflicting attempt counts too
+    const retryAfter = await this.deps.limits?.admit(client.instanceId, source);
+    if (retryAfter !== undefined) {
+      throw new SignupError(429, 'too_many_requests', 'too many sign-ups; try again later', retryAfter, {
+        problem: 'tooMany',
+      });
+    }
+    const hash = await hashPassword(password);
+    try {
+      return await this.deps.sql.transaction(async (tx) => {
+        const id = await this.insertUser(tx, client, {
+          email,
+          phone,
+          hash,
+          name: input.name?.trim() || null,
+        });
+        return { id, email: email ?? null, phone: phone ?? null };
+      });
+    } catch (err) {
+      const pg = findPgError(err);
+      if (pg?.code === '23505' && onTaken === 'notify') {
+        // only the owner of the taken e-mail is told (a taken phone number beside a new e-mail tells that e-mail
+        // nothing about an account it does not have)
+        if (email && pg.constraint === 'ux_users_email') {
+          const mail = existingAccountMail(client.clientName);
+          await this.deps.delivery.email(email, mail.subject, mail.text, {
+            kind: 'signup-existing',
+            html: mail.html,
+          });
+        }
+        return undefined;
+      }
+      if (pg?.code === '23505')
+        throw new SignupError(409, 'conflict', 'an account with this e-mail or phone number exists');
+      throw err;
+    }
+  }
+
+  /** The sign-up's e-mail (lower-cased), phone (E.164) and password, or the 4xx saying what is wrong. */
+  private async checkedInput(
+    client: OidcClientRecord,
+    input: SignupInput,
+  ): Promise<{ email?: string; phone?: string; password: string }> {
     if (!allowsSignup(client))
       throw new SignupError(403, 'access_denied', 'this application does not allow sign-up');
     const email = input.email?.trim().toLowerCase() || undefined;
@@ -152,66 +196,39 @@ export class Signup {
         problem: password ? 'password' : 'passwordMissing',
       });
     }
-    // counted on its own (not in the sign-up's transaction): a refused or conflicting attempt counts too
-    const retryAfter = await this.deps.limits?.admit(client.instanceId, source);
-    if (retryAfter !== undefined) {
-      throw new SignupError(429, 'too_many_requests', 'too many sign-ups; try again later', retryAfter, {
-        problem: 'tooMany',
+    return { email, phone, password };
+  }
+
+  /** Inserts the user in `tx` and, with an e-mail, queues its verification link in the same transaction. */
+  private async insertUser(
+    tx: Sql,
+    client: OidcClientRecord,
+    user: { email?: string; phone?: string; hash: string; name: string | null },
+  ): Promise<string> {
+    const { id } = (await tx.one<{ id: string }>(
+      `INSERT INTO users (instance_id, tenant_id, user_email, phone_number, password_hash, name)
+       VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
+      [client.instanceId, client.tenantId, user.email ?? null, user.phone ?? null, user.hash, user.name],
+    ))!;
+    if (user.email) {
+      const token = await this.deps.codes.issueLink(tx, {
+        instanceId: client.instanceId,
+        userId: id,
+        clientId: client.id,
+        purpose: VERIFY_PURPOSE,
+        ttlSec: VERIFY_TTL_SEC,
+      });
+      const mail = verificationMail(
+        client.clientName,
+        `${this.deps.issuer}${EMAIL_VERIFICATION_PATH}?token=${token}`,
+      );
+      await this.deps.delivery.email(user.email, mail.subject, mail.text, {
+        tx,
+        kind: 'signup-verification',
+        html: mail.html,
       });
     }
-    const hash = await hashPassword(password);
-    try {
-      return await this.deps.sql.transaction(async (tx) => {
-        const user = (await tx.one<{ id: string }>(
-          `INSERT INTO users (instance_id, tenant_id, user_email, phone_number, password_hash, name)
-           VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
-          [
-            client.instanceId,
-            client.tenantId,
-            email ?? null,
-            phone ?? null,
-            hash,
-            input.name?.trim() || null,
-          ],
-        ))!;
-        if (email) {
-          const token = await this.deps.codes.issueLink(tx, {
-            instanceId: client.instanceId,
-            userId: user.id,
-            clientId: client.id,
-            purpose: VERIFY_PURPOSE,
-            ttlSec: VERIFY_TTL_SEC,
-          });
-          const mail = verificationMail(
-            client.clientName,
-            `${this.deps.issuer}${EMAIL_VERIFICATION_PATH}?token=${token}`,
-          );
-          await this.deps.delivery.email(email, mail.subject, mail.text, {
-            tx,
-            kind: 'signup-verification',
-            html: mail.html,
-          });
-        }
-        return { id: user.id, email: email ?? null, phone: phone ?? null };
-      });
-    } catch (err) {
-      const pg = findPgError(err);
-      if (pg?.code === '23505' && onTaken === 'notify') {
-        // only the owner of the taken e-mail is told (a taken phone number beside a new e-mail tells that e-mail
-        // nothing about an account it does not have)
-        if (email && pg.constraint === 'ux_users_email') {
-          const mail = existingAccountMail(client.clientName);
-          await this.deps.delivery.email(email, mail.subject, mail.text, {
-            kind: 'signup-existing',
-            html: mail.html,
-          });
-        }
-        return undefined;
-      }
-      if (pg?.code === '23505')
-        throw new SignupError(409, 'conflict', 'an account with this e-mail or phone number exists');
-      throw err;
-    }
+    return id;
   }
 
   /** Deletes the sign-up counters of ended windows. */

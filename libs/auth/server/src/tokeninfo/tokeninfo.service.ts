@@ -181,20 +181,9 @@ export class TokenInfoService {
   }
 
   private async introspectJwt(token: string, caller?: OidcClientRecord): Promise<TokenInfo> {
-    let header: ReturnType<typeof decodeProtectedHeader>;
-    let unverified: JWTPayload;
-    const known = this.verifiedFor(token);
-    if (known) {
-      // verified before: its header and claims are known (what can change is checked below all the same)
-      ({ header, payload: unverified } = known);
-    } else {
-      try {
-        header = decodeProtectedHeader(token);
-        unverified = decodeJwt(token);
-      } catch {
-        return INACTIVE;
-      }
-    }
+    const decoded = this.decodeJwt(token);
+    if (!decoded) return INACTIVE;
+    const { header, payload: unverified } = decoded;
     // Only what this server issues: our iss, one audience, a client, an expiry. A token naming several audiences
     // (e.g. a resource whose secret the caller knows, plus the management API) is never ours.
     if (unverified.iss !== this.deps.issuer || typeof unverified.client_id !== 'string') return INACTIVE;
@@ -203,38 +192,8 @@ export class TokenInfoService {
     const { client, access } = await this.clientAndAccess(unverified.client_id, aud, caller);
     // The audience must be a resource of the client's instance that the client is (still) authorized on.
     if (!client || !access?.authorized) return INACTIVE;
-    const { resource } = access;
-    const alg = String(header.alg ?? '');
-    // The token's algorithm must be the resource's own: an HS256 secret verifies only tokens of that one
-    // resource, and never a token of a resource signed with our keys (or opaque).
-    if (alg !== (resource.signingAlgorithm ?? '').toUpperCase()) return INACTIVE;
-
-    let payload: JWTPayload;
-    try {
-      const opts = {
-        issuer: this.deps.issuer,
-        audience: aud,
-        typ: 'at+jwt',
-        requiredClaims: ['exp', 'iat'],
-        clockTolerance: this.deps.clockToleranceSec ?? 0,
-      };
-      if (alg === 'HS256') {
-        if (!resource.signingSecret || resource.isSystem) return INACTIVE;
-        const key = Buffer.from(resource.signingSecret);
-        ({ payload } = await jwtVerify(token, key, { ...opts, algorithms: ['HS256'] }));
-      } else if (alg === 'RS256' || alg === 'ES256') {
-        payload = await this.verifyAsymmetric(token, header.kid, alg, opts);
-      } else {
-        return INACTIVE;
-      }
-    } catch (err) {
-      if (err instanceof joseErrors.JOSEError) return INACTIVE;
-      throw err;
-    }
-    // No longer-lived than the resource lets this server issue (a few seconds of slack for clock rounding).
-    const maxLifetime =
-      resource.tokenLifetime > 0 ? resource.tokenLifetime : this.deps.defaultAccessTokenTtlSec;
-    if ((payload.exp as number) - (payload.iat as number) > maxLifetime + LIFETIME_SLACK_SEC) return INACTIVE;
+    const payload = await this.verifyForResource(token, header, aud, access.resource);
+    if (!payload) return INACTIVE;
 
     const grantId = typeof payload.grant_id === 'string' ? payload.grant_id : undefined;
     if (grantId && !(await this.liveGrant(grantId))) return INACTIVE;
@@ -269,6 +228,65 @@ export class TokenInfoService {
       ...(actingTenantId ? { acting_tenant_id: actingTenantId } : {}),
       ...(await this.instanceOf(client)),
     };
+  }
+
+  /** The header and claims of `token`, not verified (from the memo when it was verified before); undefined if malformed. */
+  private decodeJwt(
+    token: string,
+  ): { header: ReturnType<typeof decodeProtectedHeader>; payload: JWTPayload } | undefined {
+    // verified before: its header and claims are known (what can change is checked by the caller all the same)
+    const known = this.verifiedFor(token);
+    if (known) return known;
+    try {
+      return { header: decodeProtectedHeader(token), payload: decodeJwt(token) };
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * The verified claims of an access token for `resource` (audience `aud`), or undefined: signed with the
+   * resource's own algorithm and key, our issuer, `at+jwt`, and no longer-lived than the resource lets this server
+   * issue.
+   */
+  private async verifyForResource(
+    token: string,
+    header: ReturnType<typeof decodeProtectedHeader>,
+    aud: string,
+    resource: ClientResourceAccess['resource'],
+  ): Promise<JWTPayload | undefined> {
+    const alg = String(header.alg ?? '');
+    // The token's algorithm must be the resource's own: an HS256 secret verifies only tokens of that one
+    // resource, and never a token of a resource signed with our keys (or opaque).
+    if (alg !== (resource.signingAlgorithm ?? '').toUpperCase()) return undefined;
+    let payload: JWTPayload;
+    try {
+      const opts = {
+        issuer: this.deps.issuer,
+        audience: aud,
+        typ: 'at+jwt',
+        requiredClaims: ['exp', 'iat'],
+        clockTolerance: this.deps.clockToleranceSec ?? 0,
+      };
+      if (alg === 'HS256') {
+        if (!resource.signingSecret || resource.isSystem) return undefined;
+        const key = Buffer.from(resource.signingSecret);
+        ({ payload } = await jwtVerify(token, key, { ...opts, algorithms: ['HS256'] }));
+      } else if (alg === 'RS256' || alg === 'ES256') {
+        payload = await this.verifyAsymmetric(token, header.kid, alg, opts);
+      } else {
+        return undefined;
+      }
+    } catch (err) {
+      if (err instanceof joseErrors.JOSEError) return undefined;
+      throw err;
+    }
+    // No longer-lived than the resource lets this server issue (a few seconds of slack for clock rounding).
+    const maxLifetime =
+      resource.tokenLifetime > 0 ? resource.tokenLifetime : this.deps.defaultAccessTokenTtlSec;
+    if ((payload.exp as number) - (payload.iat as number) > maxLifetime + LIFETIME_SLACK_SEC)
+      return undefined;
+    return payload;
   }
 
   /**
