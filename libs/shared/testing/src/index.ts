@@ -20,3 +20,4 @@ export {
 export { eventually, type EventuallyOptions } from './eventually.js';
 export { smtpSink, type SunkMail } from './smtp-sink.js';
 export { LocalIssuer } from './local-issuer.js';
+export { REPO_ROOT, scratchDir, swcBuild } from './swc-build.js';
