@@ -3,6 +3,7 @@
 // (forkServer) and stops (stopServer) the server, which announces its port and waits for 'stop' (serveForParent).
 import { execFileSync, fork } from 'node:child_process';
 import autocannon from 'autocannon';
+import { medianBy } from './stats.mjs';
 
 /**
  * The settings every such benchmark reads: BENCH_DURATION (s, default 5), BENCH_CONNECTIONS (default 20),
@@ -26,9 +27,15 @@ export function forkedBenchSettings(usage, env = process.env) {
 }
 
 /**
+ * The median of one figure over the rounds: the middle round's (the upper middle one of an even count).
+ * @param {number[]} xs
+ */
+export const medianOfRounds = (xs) => medianBy(xs, (x) => x);
+
+/**
  * The server `script` forked with `childEnv` over this process's environment; resolves once it has sent its port
  * (serveForParent). Pinned to the CPU list `cpus` with taskset (none: '', or taskset missing: unpinned).
- * @param {string} script
+ * @param {string | URL} script
  * @param {Record<string, string>} childEnv
  * @param {string} cpus
  * @returns {Promise<{ child: import('node:child_process').ChildProcess; port: number }>}

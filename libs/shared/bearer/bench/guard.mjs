@@ -7,28 +7,19 @@
 //   node libs/shared/bearer/bench/guard.mjs dist/bench-before dist/bench-after
 //
 // (The builds must sit inside the repository, so that their imports find node_modules.)
-// Variables: BENCH_DURATION (s, default 5), BENCH_CONNECTIONS (default 20), BENCH_ROUNDS (default 3, interleaved,
-// median reported), BENCH_SERVER_CPUS (taskset list, default 0).
+// Variables: forkedBenchSettings's (tools/bench/lib/forked.mjs).
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import {
-  forkedBenchSettings,
-  forkServer,
-  measureWarm,
-  stopServer,
-} from '../../../../tools/bench/lib/forked.mjs';
-import { medianBy } from '../../../../tools/bench/lib/stats.mjs';
+import * as bench from '../../../../tools/bench/lib/forked.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const settings = forkedBenchSettings('guard.mjs <dist root>...');
+const settings = bench.forkedBenchSettings('guard.mjs <dist root>...');
 const { duration, connections, rounds, cpus } = settings;
 const variants = settings.variants.map((v) => path.resolve(v));
 
 const start = (dist) =>
-  forkServer(path.join(here, 'guard-server.mjs'), { GUARD_DIST: dist, PORT: '0' }, cpus);
+  bench.forkServer(new URL('./guard-server.mjs', import.meta.url), { GUARD_DIST: dist, PORT: '0' }, cpus);
 
 const measure = (port) =>
-  measureWarm(
+  bench.measureWarm(
     {
       url: `http://127.0.0.1:${port}/api/v1/trees`,
       headers: { authorization: 'Bearer bench-token' },
@@ -42,11 +33,10 @@ for (let i = 0; i < rounds; i++) {
   for (const v of variants) {
     const { child, port } = await start(v);
     results.get(v).push(await measure(port));
-    await stopServer(child);
+    await bench.stopServer(child);
   }
 }
-/** The middle round's figure (the upper middle one of an even count). */
-const median = (xs) => medianBy(xs, (x) => x);
+const median = bench.medianOfRounds;
 console.log('| build | requests/s (median) | each round | p50 ms | p99 ms | non-2xx |');
 console.log('|---|---|---|---|---|---|');
 for (const [v, rs] of results) {

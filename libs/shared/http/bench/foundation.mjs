@@ -8,28 +8,18 @@
 // Each argument is a variant: `express` (Express alone), `node` (node:http alone, the floor of the fast lane), the
 // swc output root of libs (so a before/after compares two builds), or `lane:<root>` (the same build serving /ping
 // on its fast lane: a raw node handler behind request id, log, metrics and rate limits, without Express).
-// Variables: BENCH_DURATION (s, default 5), BENCH_CONNECTIONS (default 20), BENCH_ROUNDS (default 3, interleaved,
-// median reported), BENCH_LEVELS (log levels, default 'warn,info'), BENCH_SERVER_CPUS (taskset list, default 0).
+// Variables: BENCH_LEVELS (log levels, default 'warn,info') and forkedBenchSettings's (tools/bench/lib/forked.mjs).
 import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import {
-  forkedBenchSettings,
-  forkServer,
-  measureWarm,
-  stopServer,
-} from '../../../../tools/bench/lib/forked.mjs';
-import { medianBy } from '../../../../tools/bench/lib/stats.mjs';
+import * as bench from '../../../../tools/bench/lib/forked.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const { duration, connections, rounds, cpus, variants } = forkedBenchSettings(
+const { duration, connections, rounds, cpus, variants } = bench.forkedBenchSettings(
   'foundation.mjs <express|dist root>...',
 );
 const levels = (process.env.BENCH_LEVELS || 'warn,info').split(',');
 
 const start = (variant, level) =>
-  forkServer(
-    path.join(here, 'server.mjs'),
+  bench.forkServer(
+    new URL('./server.mjs', import.meta.url),
     {
       FOUNDATION_DIST: variant.replace(/^lane:/, ''),
       FOUNDATION_LANE: variant.startsWith('lane:') ? '1' : '0',
@@ -39,7 +29,7 @@ const start = (variant, level) =>
     cpus,
   );
 
-const measure = (port) => measureWarm({ url: `http://127.0.0.1:${port}/ping`, connections }, duration);
+const measure = (port) => bench.measureWarm({ url: `http://127.0.0.1:${port}/ping`, connections }, duration);
 
 const cases = [];
 const floor = (v) => v === 'express' || v === 'node';
@@ -49,11 +39,10 @@ for (let i = 0; i < rounds; i++) {
   for (const c of cases) {
     const { child, port } = await start(c.v, c.level === '-' ? 'warn' : c.level);
     results.get(c).push(await measure(port));
-    await stopServer(child);
+    await bench.stopServer(child);
   }
 }
-/** The middle round's figure (the upper middle one of an even count). */
-const median = (xs) => medianBy(xs, (x) => x);
+const median = bench.medianOfRounds;
 console.log(
   `load average ${os
     .loadavg()
