@@ -13,7 +13,11 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { getFreePort, randomPassword, startEmbeddedPostgres } from '../launcher/embedded-pg.mjs';
+import {
+  getFreePort,
+  randomPassword,
+  startEmbeddedPostgres,
+} from '../../libs/shared/testing/src/embedded-pg.mjs';
 
 export const RUN_ID_VAR = 'GATEHOUSE_TEST_RUN_ID';
 

@@ -25,7 +25,11 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { isPortFree, randomPassword, startEmbeddedPostgres } from './embedded-pg.mjs';
+import {
+  isPortFree,
+  randomPassword,
+  startEmbeddedPostgres,
+} from '../../libs/shared/testing/src/embedded-pg.mjs';
 import { SERVICE_NODE_FLAGS } from './node-flags.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');

@@ -1,4 +1,9 @@
-import { packageVersion, type CommonEnv, type ServiceDefinition } from '@gatehouse/service';
+import {
+  identityDatabaseUrl,
+  packageVersion,
+  type CommonEnv,
+  type ServiceDefinition,
+} from '@gatehouse/service';
 import { bootstrapIdentity, loadSecretBox, resealUnboundSecrets } from '@gatehouse/identity-data';
 import { createLogger } from '@gatehouse/http';
 import { identityEnv } from './config.js';
@@ -11,10 +16,7 @@ export const identityService: ServiceDefinition<typeof identityEnv> = {
   version: packageVersion(),
   envSchema: identityEnv,
   port: (env) => env.IDENTITY_PORT,
-  databaseUrl: (env) => {
-    if (!env.DATABASE_URL) throw new Error('DATABASE_URL must be set (npm start sets it for you)');
-    return env.DATABASE_URL;
-  },
+  databaseUrl: identityDatabaseUrl,
   entities: identityEntities,
   migrations: identityMigrations,
   openapi: {

@@ -1,9 +1,10 @@
 // Baseline for the authorization code flow benchmark (codeflow.mjs): a bare oidc-provider (no Nest, no Gatehouse
-// code) with its development interactions (the login and consent forms oidc-provider ships for development), the
-// same signing keys, one static confidential client, and the minimal PostgreSQL adapter of bare-provider.mjs (one
-// table, jsonb; here with the `uid` lookup the code flow needs). Started by codeflow.mjs as a child process:
+// code but the claims lists of its scopes) with its development interactions (the login and consent forms
+// oidc-provider ships for development), the same signing keys, one static confidential client, and the minimal
+// PostgreSQL adapter of bare-provider.mjs (one table, jsonb; here with the `uid` lookup the code flow needs). Started
+// by codeflow.mjs as a child process:
 //   BARE_PORT, BARE_ISSUER, BARE_DATABASE_URL, BARE_CLIENT_ID, BARE_CLIENT_SECRET, BARE_CALLBACK,
-//   BARE_JWKS (private JWKS JSON), BARE_COOKIE_KEY
+//   BARE_JWKS (private JWKS JSON), BARE_COOKIE_KEY, BARE_CLAIMS_MODULE (the built oidc/config/claims.js)
 //
 // Fairness: the development login accepts any login and password and signs in "the login" as the account, with no
 // lookup and no hash. A product cannot do that, and Gatehouse verifies an argon2id hash on every sign-in, so this
@@ -12,6 +13,7 @@
 // verified with the same @node-rs/argon2) and refuses a wrong password; findAccount reads the account's claims by id.
 import http from 'node:http';
 import querystring from 'node:querystring';
+import { pathToFileURL } from 'node:url';
 import { verify } from '@node-rs/argon2';
 import pg from 'pg';
 import Provider from 'oidc-provider';
@@ -23,23 +25,9 @@ const pool = new pg.Pool({ connectionString: env.BARE_DATABASE_URL, max: 10 });
 /** bare-provider.mjs's adapter, with findByUid: a session by its uid (./bare-adapter.mjs). */
 const MinimalPgAdapter = await minimalPgAdapter(pool, 'bench_bare_flow', { uid: true });
 
-// The standard claims of the scopes the benchmark asks for (openid profile), as Gatehouse's provider lists them.
-const PROFILE = [
-  'name',
-  'family_name',
-  'given_name',
-  'middle_name',
-  'nickname',
-  'preferred_username',
-  'profile',
-  'picture',
-  'website',
-  'gender',
-  'birthdate',
-  'zoneinfo',
-  'locale',
-  'updated_at',
-];
+// The standard claims of the scopes the benchmark asks for (openid profile): Gatehouse's own lists, from the built
+// token server's claims module (data only: it runs no Gatehouse code), so both providers put the same claims in.
+const { CLAIMS } = await import(pathToFileURL(env.BARE_CLAIMS_MODULE).href);
 
 const provider = new Provider(env.BARE_ISSUER, {
   adapter: MinimalPgAdapter,
@@ -57,7 +45,7 @@ const provider = new Provider(env.BARE_ISSUER, {
   // Gatehouse's paths (oidc-provider's own default for the authorization endpoint is /auth)
   routes: { authorization: '/authorize', token: '/token' },
   scopes: ['openid', 'offline_access', 'profile'],
-  claims: { openid: ['sub'], profile: PROFILE },
+  claims: { openid: CLAIMS.openid, profile: CLAIMS.profile },
   // Signed cookies, as Gatehouse's (its cookie keys).
   cookies: {
     keys: [env.BARE_COOKIE_KEY],

@@ -512,6 +512,7 @@ try {
           BARE_CALLBACK: CALLBACK,
           BARE_COOKIE_KEY: randomBytes(32).toString('base64url'),
           BARE_JWKS: JSON.stringify({ keys: keys.keys.map((k) => k.privateJwk) }),
+          BARE_CLAIMS_MODULE: tokenServerModule(dist, 'oidc/config/claims.js'),
         },
         async () => (await fetch(`${bare}/.well-known/openid-configuration`)).status === 200,
       )

@@ -34,7 +34,11 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import { autocannonSummary, cpuMs, processGroup, tasksetAvailable } from '../lib/processes.mjs';
 import { benchRoot, builtFiles, clientCredentialsToken } from '../lib/setup.mjs';
-import { randomPassword, startEmbeddedPostgres, stopEmbeddedPostgres } from '../../launcher/embedded-pg.mjs';
+import {
+  randomPassword,
+  startEmbeddedPostgres,
+  stopEmbeddedPostgres,
+} from '../../../libs/shared/testing/src/embedded-pg.mjs';
 import { median, percentile } from '../lib/stats.mjs';
 
 const root = benchRoot;

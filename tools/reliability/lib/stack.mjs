@@ -9,7 +9,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { freePort, processGroup, withDb } from '../../bench/lib/processes.mjs';
-import { randomPassword, startEmbeddedPostgres, stopEmbeddedPostgres } from '../../launcher/embedded-pg.mjs';
+import {
+  randomPassword,
+  startEmbeddedPostgres,
+  stopEmbeddedPostgres,
+} from '../../../libs/shared/testing/src/embedded-pg.mjs';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const MAINS = {

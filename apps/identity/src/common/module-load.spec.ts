@@ -1,12 +1,10 @@
-import { execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { linkSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { scratchDir, swcBuild } from '@gatehouse/testing';
 
 const src = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const ROOT = path.resolve(src, '../../..');
 const FEATURES = [
   'common',
   'clients',
@@ -28,7 +26,7 @@ const files = FEATURES.flatMap((dir) =>
 
 // The sources compiled once, as the `build` target compiles them (swc, .swcrc), into a directory of this repository
 // (so that bare imports resolve to its node_modules), then copied once per module under test.
-const out = path.join(ROOT, 'tmp', `module-load-${process.pid}-${randomBytes(4).toString('hex')}`);
+const out = scratchDir('module-load');
 const copy = (i: number) => path.join(out, `g${i}`);
 
 // One worker thread imports each module from its own copy of the sources: every copy is a module graph of our code
@@ -77,23 +75,7 @@ function loadAlone(file: string, i: number): Promise<void> {
 }
 
 beforeAll(() => {
-  execFileSync(
-    path.join(ROOT, 'node_modules/.bin/swc'),
-    [
-      'apps/identity/src',
-      'libs',
-      '-d',
-      copy(0),
-      '--config-file',
-      '.swcrc',
-      '--ignore',
-      '**/*.spec.ts',
-      '--only',
-      '**/*.ts',
-      '-q',
-    ],
-    { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] },
-  );
+  swcBuild(['apps/identity/src', 'libs'], copy(0));
   for (let i = 1; i < files.length; i++) linkTree(copy(0), copy(i));
   worker = new Worker(LOADER, { eval: true });
 });

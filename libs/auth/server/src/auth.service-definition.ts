@@ -1,6 +1,11 @@
 import type { ServerResponse } from 'node:http';
 import { createLogger, type FastLane } from '@gatehouse/http';
-import { packageVersion, type CommonEnv, type ServiceDefinition } from '@gatehouse/service';
+import {
+  identityDatabaseUrl,
+  packageVersion,
+  type CommonEnv,
+  type ServiceDefinition,
+} from '@gatehouse/service';
 import { bootstrapIdentity, loadSecretBox, resealUnboundSecrets } from '@gatehouse/identity-data';
 import { authEnv, effectiveTrustProxy } from './config.js';
 import { AuthAppModule } from './app.module.js';
@@ -15,10 +20,7 @@ export const authService: ServiceDefinition<typeof authEnv> = {
   version: packageVersion(),
   envSchema: authEnv,
   port: (env) => env.AUTH_PORT,
-  databaseUrl: (env) => {
-    if (!env.DATABASE_URL) throw new Error('DATABASE_URL must be set (npm start sets it for you)');
-    return env.DATABASE_URL;
-  },
+  databaseUrl: identityDatabaseUrl,
   entities: authEntities,
   migrations: authMigrations,
   openapi: {

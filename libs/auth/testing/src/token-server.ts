@@ -1,9 +1,8 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import * as oidc from 'openid-client';
 import { commonEnv, loadEnv } from '@gatehouse/config';
 import { migrateDatabase } from '@gatehouse/db';
@@ -11,7 +10,7 @@ import { listen } from '@gatehouse/http';
 // Instances are seeded into the token server's database as POST /instances seeds them. Tests only.
 import { SECRET_BOX, seedInstance, type SecretBox } from '@gatehouse/identity-data';
 import { buildService, type BuiltService } from '@gatehouse/service';
-import { createTestDatabase, getFreePort } from '@gatehouse/testing';
+import { createTestDatabase, getFreePort, REPO_ROOT, scratchDir, swcBuild } from '@gatehouse/testing';
 // The real token server, booted in-process exactly as apps/auth's main.ts does.
 import { authEntities, authEnv, authMigrations, authService } from '@gatehouse/token-server';
 
@@ -166,8 +165,6 @@ export async function startTokenServer(opts: TokenServerOptions = {}): Promise<T
   );
 }
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../..');
-
 /**
  * apps/auth in its own OS process, as deployed: compiled from the current sources with swc (as the `build` target
  * does, into a directory of its own under tmp/, about a second) and started with node. `built` and `newInstance` are
@@ -176,24 +173,8 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../.
 export async function spawnTokenServer(
   opts: TokenServerOptions = {},
 ): Promise<TokenServer & { pid: number; log(): string }> {
-  const out = path.join(ROOT, 'tmp', `auth-e2e-${process.pid}-${randomBytes(4).toString('hex')}`);
-  execFileSync(
-    path.join(ROOT, 'node_modules/.bin/swc'),
-    [
-      'apps/auth/src',
-      'libs',
-      '-d',
-      out,
-      '--config-file',
-      '.swcrc',
-      '--ignore',
-      '**/*.spec.ts',
-      '--only',
-      '**/*.ts',
-      '-q',
-    ],
-    { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] },
-  );
+  const out = scratchDir('auth-e2e');
+  swcBuild(['apps/auth/src', 'libs'], out);
   const store = await storage(opts);
   const port = await getFreePort();
   const url = `http://127.0.0.1:${port}`;
@@ -211,7 +192,7 @@ export async function spawnTokenServer(
     ...opts.env,
   };
   const child = spawn(process.execPath, [path.join(out, 'apps/auth/src/main.js')], {
-    cwd: ROOT,
+    cwd: REPO_ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

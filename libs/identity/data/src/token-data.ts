@@ -1,6 +1,8 @@
-import { isUuid, type Sql } from '@gatehouse/db';
+import { isUuid, type FullRowOf, type Sql } from '@gatehouse/db';
 import { getMetadataArgsStorage } from 'typeorm';
 import type { ClientMetadata } from './entities/client.entity.js';
+import type { clientsTable } from './tables/clients.js';
+import type { ResourceRow as ResourceTableRow } from './tables/resources.js';
 import { User } from './entities/user.entity.js';
 import { sealedIn, type SecretBox } from './secret-box.js';
 
@@ -23,36 +25,35 @@ export interface OidcClientRecord {
   updatedAt: Date;
 }
 
-interface ClientRow {
-  id: string;
-  instance_id: string;
-  tenant_id: string | null;
-  client_name: string;
-  client_type: string | null;
-  client_secret_enc: string | null;
-  client_secret_expires_at: Date | null;
-  client_metadata: ClientMetadata | null;
-  is_public: boolean;
-  is_first_party: boolean;
-  is_global: boolean;
-  is_default: boolean;
-  updated_at: Date;
-}
+/**
+ * The columns of a clients row the token server reads, by clientsTable's names (alias `c`). Its reads take them
+ * as `pg` parses them (timestamps as Dates, not the ISO text of the management API's CLIENT_COLUMNS).
+ */
+const OIDC_CLIENT_COLUMNS = [
+  'id',
+  'instance_id',
+  'tenant_id',
+  'client_name',
+  'client_type',
+  'client_secret_enc',
+  'client_secret_expires_at',
+  'client_metadata',
+  'is_public',
+  'is_first_party',
+  'is_global',
+  'is_default',
+  'updated_at',
+] as const satisfies readonly (keyof typeof clientsTable.columns)[];
 
-/** The client with this id and its decrypted secret, or null (unknown or malformed id). One primary-key look-up. */
-export async function findClientForOidc(
-  db: Sql,
-  clientId: string,
-  box: SecretBox,
-): Promise<OidcClientRecord | null> {
-  if (!isUuid(clientId)) return null;
-  const [r] = await db.rows<ClientRow>(
-    `SELECT id, instance_id, tenant_id, client_name, client_type, client_secret_enc, client_secret_expires_at,
-            client_metadata, is_public, is_first_party, is_global, is_default, updated_at
-       FROM clients WHERE id = $1`,
-    [clientId],
-  );
-  if (!r) return null;
+const OIDC_CLIENT_SELECT = OIDC_CLIENT_COLUMNS.map((c) => `c.${c}`).join(', ');
+
+type ClientRow = Omit<
+  Pick<FullRowOf<typeof clientsTable.columns>, (typeof OIDC_CLIENT_COLUMNS)[number]>,
+  'client_secret_expires_at' | 'updated_at'
+> & { client_secret_expires_at: Date | null; updated_at: Date };
+
+/** A client row as the token server knows it; throws SecretBoxError when its secret cannot be opened. */
+function toClient(r: ClientRow, box: SecretBox): OidcClientRecord {
   const metadata = r.client_metadata ?? {};
   return {
     id: r.id,
@@ -74,6 +75,19 @@ export async function findClientForOidc(
   };
 }
 
+/** The client with this id and its decrypted secret, or null (unknown or malformed id). One primary-key look-up. */
+export async function findClientForOidc(
+  db: Sql,
+  clientId: string,
+  box: SecretBox,
+): Promise<OidcClientRecord | null> {
+  if (!isUuid(clientId)) return null;
+  const [r] = await db.rows<ClientRow>(`SELECT ${OIDC_CLIENT_SELECT} FROM clients c WHERE c.id = $1`, [
+    clientId,
+  ]);
+  return r ? toClient(r, box) : null;
+}
+
 /** A resource as the token server uses it (`resource_metadata` columns; signing secret decrypted when a box is given). */
 export interface OidcResourceRecord {
   id: string;
@@ -91,37 +105,46 @@ export interface OidcResourceRecord {
   skipConsentForFirstParty: boolean;
 }
 
-interface ResourceRow {
-  id: string;
-  instance_id: string;
-  tenant_id: string | null;
-  resource_name: string;
-  identifier_url: string;
-  is_system: boolean;
-  signing_algorithm: string;
-  signing_secret_enc: string | null;
-  token_lifetime: number;
-  rbac_enabled: boolean;
-  scopes_added: boolean;
-  skip_consent_for_first_party: boolean;
-}
+/** A resources row as the token server reads it (the table module's row; an audience always has its URL). */
+type ResourceRow = Pick<
+  ResourceTableRow,
+  | 'id'
+  | 'instance_id'
+  | 'tenant_id'
+  | 'resource_name'
+  | 'is_system'
+  | 'signing_algorithm'
+  | 'signing_secret_enc'
+  | 'token_lifetime'
+  | 'rbac_enabled'
+  | 'scopes_added'
+  | 'skip_consent_for_first_party'
+> & { identifier_url: string };
 
-const RESOURCE_COLUMNS = `r.id, r.instance_id, r.tenant_id, r.resource_name, r.identifier_url, r.is_system,
-  r.signing_algorithm, r.signing_secret_enc, r.token_lifetime, r.rbac_enabled, r.scopes_added,
-  r.skip_consent_for_first_party`;
+/** What a resources row holds besides its id, instance and tenant (which a joined read names `r_*`). */
+type ResourceFields = Omit<ResourceRow, 'id' | 'instance_id' | 'tenant_id'>;
 
-function toResource(r: ResourceRow, box?: SecretBox): OidcResourceRecord {
+const RESOURCE_FIELDS = `r.resource_name, r.identifier_url, r.is_system, r.signing_algorithm, r.signing_secret_enc,
+  r.token_lifetime, r.rbac_enabled, r.scopes_added, r.skip_consent_for_first_party`;
+
+const RESOURCE_COLUMNS = `r.id, r.instance_id, r.tenant_id, ${RESOURCE_FIELDS}`;
+
+function toResource(
+  r: ResourceFields,
+  id: string,
+  instanceId: string,
+  tenantId: string | null,
+  box?: SecretBox,
+): OidcResourceRecord {
   return {
-    id: r.id,
-    instanceId: r.instance_id,
-    tenantId: r.tenant_id,
+    id,
+    instanceId,
+    tenantId,
     resourceName: r.resource_name,
     identifierUrl: r.identifier_url,
     isSystem: r.is_system,
     signingAlgorithm: r.signing_algorithm,
-    signingSecret: box
-      ? box.decryptNullable(r.signing_secret_enc, sealedIn.resourceSigningSecret(r.id))
-      : null,
+    signingSecret: box ? box.decryptNullable(r.signing_secret_enc, sealedIn.resourceSigningSecret(id)) : null,
     tokenLifetime: r.token_lifetime,
     rbacEnabled: r.rbac_enabled,
     scopesAdded: r.scopes_added,
@@ -141,7 +164,7 @@ export async function findResourceByIdentifier(
     `SELECT ${RESOURCE_COLUMNS} FROM resources r WHERE r.instance_id = $1 AND r.identifier_url = $2`,
     [instanceId, url],
   );
-  return r ? toResource(r, box) : null;
+  return r ? toResource(r, r.id, r.instance_id, r.tenant_id, box) : null;
 }
 
 /** True when the resource is authorized to the client (a client_resources row). */
@@ -200,7 +223,63 @@ export async function clientResourceAccess(
     [clientId, identifierUrl],
   );
   if (!r) return null;
-  return { resource: toResource(r, box), authorized: r.authorized, scopes: r.authorized ? r.scopes : [] };
+  return {
+    resource: toResource(r, r.id, r.instance_id, r.tenant_id, box),
+    authorized: r.authorized,
+    scopes: r.authorized ? r.scopes : [],
+  };
+}
+
+type ClientAndAccessRow = ClientRow &
+  ResourceFields & {
+    r_id: string | null;
+    r_instance_id: string;
+    r_tenant_id: string | null;
+    authorized: boolean;
+    scopes: string[];
+  };
+
+/**
+ * findClientForOidc and clientResourceAccess as one statement, the token server's read for a token request and
+ * /tokeninfo: the client (with its decrypted secret) and, when its instance has a resource `identifierUrl`, the
+ * access to it. A client whose secret cannot be opened is left out (`onClientSecretError` is told) while its access
+ * is still answered. `clientId` must be a UUID: the token server checks its client ids before any read.
+ */
+export async function clientAndResourceAccess(
+  db: Sql,
+  clientId: string,
+  identifierUrl: string,
+  box: SecretBox,
+  onClientSecretError: (clientId: string, err: unknown) => void,
+): Promise<{ client?: OidcClientRecord; access?: ClientResourceAccess }> {
+  const [r] = await db.rows<ClientAndAccessRow>(
+    `SELECT ${OIDC_CLIENT_SELECT},
+            r.id AS r_id, r.instance_id AS r_instance_id, r.tenant_id AS r_tenant_id, ${RESOURCE_FIELDS},
+            (cr.id IS NOT NULL) AS authorized,
+            coalesce((SELECT array_agg(s.scope_name ORDER BY s.scope_name)
+                        FROM client_permissions p JOIN scopes s ON s.id = p.scope_id
+                       WHERE p.client_id = c.id AND p.resource_id = r.id), '{}') AS scopes
+       FROM clients c
+       LEFT JOIN resources r ON r.instance_id = c.instance_id AND r.identifier_url = $2
+       LEFT JOIN client_resources cr ON cr.client_id = c.id AND cr.resource_id = r.id
+      WHERE c.id = $1`,
+    [clientId, identifierUrl],
+  );
+  if (!r) return {};
+  let client: OidcClientRecord | undefined;
+  try {
+    client = toClient(r, box);
+  } catch (err) {
+    if ((err as Error).name !== 'SecretBoxError') throw err;
+    onClientSecretError(clientId, err);
+  }
+  if (!r.r_id) return { client };
+  const access: ClientResourceAccess = {
+    resource: toResource(r, r.r_id, r.r_instance_id, r.r_tenant_id, box),
+    authorized: r.authorized,
+    scopes: r.authorized ? r.scopes : [],
+  };
+  return { client, access };
 }
 
 /** The `supported_locales` of the client's instance (document 2's instance_metadata); empty when unknown. */

@@ -5,6 +5,7 @@ import { createServer } from 'node:http';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Controller, Get, Module } from '@nestjs/common';
+import { serveForParent } from '../../../../tools/bench/lib/forked.mjs';
 
 const dist = process.env.GUARD_DIST;
 const lib = (p) => import(pathToFileURL(path.join(dist, p)).href);
@@ -63,11 +64,4 @@ const app = await createHttpApp(RootModule, {
   shutdownHooks: false,
 });
 const server = await listen(app, Number(process.env.PORT), '127.0.0.1');
-process.send?.({ port: server.address().port });
-process.on('message', async (m) => {
-  if (m === 'stop') {
-    await app.close();
-    process.exit(0);
-  }
-});
-process.on('SIGTERM', () => process.exit(0));
+serveForParent(server, () => app.close());

@@ -8,57 +8,28 @@
 // Each argument is a variant: `express` (Express alone), `node` (node:http alone, the floor of the fast lane), the
 // swc output root of libs (so a before/after compares two builds), or `lane:<root>` (the same build serving /ping
 // on its fast lane: a raw node handler behind request id, log, metrics and rate limits, without Express).
-// Variables: BENCH_DURATION (s, default 5), BENCH_CONNECTIONS (default 20), BENCH_ROUNDS (default 3, interleaved,
-// median reported), BENCH_LEVELS (log levels, default 'warn,info'), BENCH_SERVER_CPUS (taskset list, default 0).
-import { fork, execFileSync } from 'node:child_process';
+// Variables: BENCH_LEVELS (log levels, default 'warn,info') and forkedBenchSettings's (tools/bench/lib/forked.mjs).
 import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import autocannon from 'autocannon';
+import * as bench from '../../../../tools/bench/lib/forked.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const env = process.env;
-const duration = Number(env.BENCH_DURATION || 5);
-const connections = Number(env.BENCH_CONNECTIONS || 20);
-const rounds = Number(env.BENCH_ROUNDS || 3);
-const levels = (env.BENCH_LEVELS || 'warn,info').split(',');
-const cpus = env.BENCH_SERVER_CPUS ?? '0';
-const variants = process.argv.slice(2);
-if (variants.length === 0) {
-  console.error('usage: foundation.mjs <express|dist root>...');
-  process.exit(1);
-}
+const { duration, connections, rounds, cpus, variants } = bench.forkedBenchSettings(
+  'foundation.mjs <express|dist root>...',
+);
+const levels = (process.env.BENCH_LEVELS || 'warn,info').split(',');
 
-function start(variant, level) {
-  return new Promise((resolve, reject) => {
-    const child = fork(path.join(here, 'server.mjs'), [], {
-      env: {
-        ...env,
-        FOUNDATION_DIST: variant.replace(/^lane:/, ''),
-        FOUNDATION_LANE: variant.startsWith('lane:') ? '1' : '0',
-        LOG_LEVEL: level,
-        PORT: '0',
-      },
-      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-    });
-    if (cpus !== '') {
-      try {
-        execFileSync('taskset', ['-pc', cpus, String(child.pid)], { stdio: 'ignore' });
-      } catch {
-        /* no taskset: unpinned */
-      }
-    }
-    child.once('message', (/** @type {any} */ m) => resolve({ child, port: m.port }));
-    child.once('exit', (code) => reject(new Error(`server exited ${code}`)));
-  });
-}
+const start = (variant, level) =>
+  bench.forkServer(
+    new URL('./server.mjs', import.meta.url),
+    {
+      FOUNDATION_DIST: variant.replace(/^lane:/, ''),
+      FOUNDATION_LANE: variant.startsWith('lane:') ? '1' : '0',
+      LOG_LEVEL: level,
+      PORT: '0',
+    },
+    cpus,
+  );
 
-async function measure(port) {
-  const url = `http://127.0.0.1:${port}/ping`;
-  await autocannon({ url, connections, duration: 1 }); // warm-up
-  const r = await autocannon({ url, connections, duration });
-  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx + r.errors };
-}
+const measure = (port) => bench.measureWarm({ url: `http://127.0.0.1:${port}/ping`, connections }, duration);
 
 const cases = [];
 const floor = (v) => v === 'express' || v === 'node';
@@ -68,12 +39,10 @@ for (let i = 0; i < rounds; i++) {
   for (const c of cases) {
     const { child, port } = await start(c.v, c.level === '-' ? 'warn' : c.level);
     results.get(c).push(await measure(port));
-    child.removeAllListeners('exit');
-    child.send('stop');
-    await new Promise((r) => child.once('exit', r));
+    await bench.stopServer(child);
   }
 }
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const median = bench.medianOfRounds;
 console.log(
   `load average ${os
     .loadavg()

@@ -6,6 +6,7 @@ import http from 'node:http';
 import { pathToFileURL } from 'node:url';
 import path from 'node:path';
 import { Module } from '@nestjs/common';
+import { serveForParent } from '../../../../tools/bench/lib/forked.mjs';
 
 /** The raw node handler of the lane and of the node floor: the same body and headers as Express's res.json. */
 const PING = Buffer.from('{"ok":true}');
@@ -18,20 +19,14 @@ function rawPing(_req, res) {
 if (process.env.FOUNDATION_DIST === 'node') {
   // The floor of the lane: node's http server alone with the raw handler.
   const server = http.createServer(rawPing);
-  server.listen(Number(process.env.PORT), '127.0.0.1', () =>
-    process.send?.({ port: /** @type {import('node:net').AddressInfo} */ (server.address()).port }),
-  );
-  process.on('message', (m) => m === 'stop' && process.exit(0));
+  server.listen(Number(process.env.PORT), '127.0.0.1', () => serveForParent(server));
 } else if (process.env.FOUNDATION_DIST === 'express') {
   // The floor: Express alone with the same handler.
   const express = (await import('express')).default;
   const a = express();
   a.disable('x-powered-by');
   a.get('/ping', (_req, res) => res.json({ ok: true }));
-  const server = a.listen(Number(process.env.PORT), '127.0.0.1', () =>
-    process.send?.({ port: /** @type {import('node:net').AddressInfo} */ (server.address()).port }),
-  );
-  process.on('message', (m) => m === 'stop' && process.exit(0));
+  const server = a.listen(Number(process.env.PORT), '127.0.0.1', () => serveForParent(server));
 } else {
   await foundation();
 }
@@ -65,12 +60,5 @@ async function foundation() {
     },
   });
   const server = await listen(app, Number(process.env.PORT), '127.0.0.1');
-  process.send?.({ port: server.address().port });
-  process.on('message', async (m) => {
-    if (m === 'stop') {
-      await app.close();
-      process.exit(0);
-    }
-  });
+  serveForParent(server, () => app.close());
 }
-process.on('SIGTERM', () => process.exit(0));

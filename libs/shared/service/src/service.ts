@@ -25,6 +25,14 @@ export interface ServiceContext<E> {
   db: Db;
 }
 
+/**
+ * DATABASE_URL, the database the token server and identity share (their `databaseUrl`); start-up fails without it.
+ */
+export function identityDatabaseUrl(env: { DATABASE_URL?: string }): string {
+  if (!env.DATABASE_URL) throw new Error('DATABASE_URL must be set (npm start sets it for you)');
+  return env.DATABASE_URL;
+}
+
 /** Everything that differs between the three services; the rest of start-up is the same code. */
 export interface ServiceDefinition<S extends EnvSchema> {
   name: 'auth' | 'identity' | 'tree';

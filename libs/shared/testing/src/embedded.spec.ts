@@ -10,7 +10,7 @@ import {
   startEmbeddedPostgres,
   stopEmbeddedPostgres,
   type EmbeddedPostgresHandle,
-} from './embedded.js';
+} from './embedded-pg.mjs';
 
 async function query(url: string, sql: string) {
   const c = new pg.Client({ connectionString: url });

@@ -16,7 +16,8 @@ export {
   stopEmbeddedPostgres,
   type EmbeddedPostgresHandle,
   type StartEmbeddedPostgresOptions,
-} from './embedded.js';
+} from './embedded-pg.mjs';
 export { eventually, type EventuallyOptions } from './eventually.js';
 export { smtpSink, type SunkMail } from './smtp-sink.js';
 export { LocalIssuer } from './local-issuer.js';
+export { REPO_ROOT, scratchDir, swcBuild } from './swc-build.js';

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import Provider from 'oidc-provider';
 import {
+  clientAndResourceAccess,
   effectiveUserScopes,
   findClientForOidc,
   MANAGEMENT_AUDIENCE,
@@ -11,9 +12,7 @@ import {
   findUserByLogin,
   instanceSupportedLocales,
   isDefaultInstance,
-  sealedIn,
   supportedLocalesOfClient,
-  type ClientMetadata,
   type ClientResourceAccess,
   type OidcClientRecord,
   type OidcResourceRecord,
@@ -67,36 +66,6 @@ function currentMemo(): RequestMemo | undefined {
 }
 const accessKey = (clientId: string, identifier: string) => `${clientId}\n${identifier}`;
 
-interface JoinedRow {
-  id: string;
-  instance_id: string;
-  tenant_id: string | null;
-  client_name: string;
-  client_type: string | null;
-  client_secret_enc: string | null;
-  client_secret_expires_at: Date | null;
-  client_metadata: ClientMetadata | null;
-  is_public: boolean;
-  is_first_party: boolean;
-  is_global: boolean;
-  is_default: boolean;
-  updated_at: Date;
-  r_id: string | null;
-  r_instance_id: string;
-  r_tenant_id: string | null;
-  resource_name: string;
-  identifier_url: string;
-  is_system: boolean;
-  signing_algorithm: string;
-  signing_secret_enc: string | null;
-  token_lifetime: number;
-  rbac_enabled: boolean;
-  scopes_added: boolean;
-  skip_consent_for_first_party: boolean;
-  authorized: boolean;
-  scopes: string[];
-}
-
 type Joined = { client?: OidcClientRecord; access?: ClientResourceAccess };
 
 /**
@@ -116,6 +85,10 @@ export class OidcData {
     private readonly onSecretError: (what: string, err: unknown) => void = () => undefined,
     readonly cache: StateCache = new StateCache({ max: 0, ttlMs: 0 }),
   ) {}
+
+  /** A client whose stored secret cannot be opened (made once: the joined read passes it on each miss). */
+  private readonly clientSecretError = (clientId: string, err: unknown): void =>
+    this.onSecretError(`client ${clientId}`, err);
 
   /** The state cache's version (see StateCache.version): unchanged means no cached row changed. */
   stateVersion(): number | undefined {
@@ -356,92 +329,33 @@ export class OidcData {
       return (await findClientForOidc(this.sql, clientId, this.box)) ?? undefined;
     } catch (err) {
       if ((err as Error).name !== 'SecretBoxError') throw err;
-      this.onSecretError(`client ${clientId}`, err);
+      this.clientSecretError(clientId, err);
       return undefined;
     }
   }
 
   /**
-   * findClientForOidc and clientResourceAccess of @gatehouse/identity-data, as one statement; kept in `cache` when
-   * both exist (the client's record also under its own key).
+   * The client and its access to `identifier` in one statement (clientAndResourceAccess of @gatehouse/identity-data,
+   * which owns the token server's reads of clients and resources); kept in `cache` when both exist (the client's
+   * record also under its own key).
    */
   private async readClientAndAccess(clientId: string, identifier: string): Promise<Joined> {
     const key = `a:${accessKey(clientId, identifier)}`;
     const cached = this.cache.get<Joined>(key);
     if (cached) return cached;
     const snapshot = this.cache.snapshot();
-    const joined = await this.readJoined(clientId, identifier);
+    const joined = await clientAndResourceAccess(
+      this.sql,
+      clientId,
+      identifier,
+      this.box,
+      this.clientSecretError,
+    );
     if (joined.client) {
       // The joined read also answers the next request's look-up of the client alone.
       this.cache.store(`c:${clientId}`, joined.client, { client: clientId }, snapshot);
       if (joined.access) this.cache.store(key, joined, { client: clientId }, snapshot);
     }
     return joined;
-  }
-
-  private async readJoined(clientId: string, identifier: string): Promise<Joined> {
-    const [r] = await this.sql.rows<JoinedRow>(
-      `SELECT c.id, c.instance_id, c.tenant_id, c.client_name, c.client_type, c.client_secret_enc,
-              c.client_secret_expires_at, c.client_metadata, c.is_public, c.is_first_party, c.is_global,
-              c.is_default, c.updated_at,
-              r.id AS r_id, r.instance_id AS r_instance_id, r.tenant_id AS r_tenant_id, r.resource_name,
-              r.identifier_url, r.is_system, r.signing_algorithm, r.signing_secret_enc, r.token_lifetime,
-              r.rbac_enabled, r.scopes_added, r.skip_consent_for_first_party,
-              (cr.id IS NOT NULL) AS authorized,
-              coalesce((SELECT array_agg(s.scope_name ORDER BY s.scope_name)
-                          FROM client_permissions p JOIN scopes s ON s.id = p.scope_id
-                         WHERE p.client_id = c.id AND p.resource_id = r.id), '{}') AS scopes
-         FROM clients c
-         LEFT JOIN resources r ON r.instance_id = c.instance_id AND r.identifier_url = $2
-         LEFT JOIN client_resources cr ON cr.client_id = c.id AND cr.resource_id = r.id
-        WHERE c.id = $1`,
-      [clientId, identifier],
-    );
-    if (!r) return {};
-    let client: OidcClientRecord | undefined;
-    try {
-      const metadata = r.client_metadata ?? {};
-      client = {
-        id: r.id,
-        instanceId: r.instance_id,
-        tenantId: r.tenant_id,
-        clientName: r.client_name,
-        clientType: r.client_type,
-        clientSecret: this.box.decryptNullable(r.client_secret_enc, sealedIn.clientSecret(r.id)),
-        clientSecretExpiresAt: r.client_secret_expires_at,
-        grantTypes: Array.isArray(metadata.grant_types)
-          ? metadata.grant_types.filter((g) => typeof g === 'string')
-          : [],
-        clientMetadata: metadata,
-        isPublic: r.is_public,
-        isFirstParty: r.is_first_party,
-        isGlobal: r.is_global,
-        isDefault: r.is_default,
-        updatedAt: r.updated_at,
-      };
-    } catch (err) {
-      if ((err as Error).name !== 'SecretBoxError') throw err;
-      this.onSecretError(`client ${clientId}`, err);
-    }
-    if (!r.r_id) return { client };
-    const access: ClientResourceAccess = {
-      resource: {
-        id: r.r_id,
-        instanceId: r.r_instance_id,
-        tenantId: r.r_tenant_id,
-        resourceName: r.resource_name,
-        identifierUrl: r.identifier_url,
-        isSystem: r.is_system,
-        signingAlgorithm: r.signing_algorithm,
-        signingSecret: this.box.decryptNullable(r.signing_secret_enc, sealedIn.resourceSigningSecret(r.r_id)),
-        tokenLifetime: r.token_lifetime,
-        rbacEnabled: r.rbac_enabled,
-        scopesAdded: r.scopes_added,
-        skipConsentForFirstParty: r.skip_consent_for_first_party,
-      },
-      authorized: r.authorized,
-      scopes: r.authorized ? r.scopes : [],
-    };
-    return { client, access };
   }
 }

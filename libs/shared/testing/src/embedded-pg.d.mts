@@ -1,4 +1,4 @@
-// Types for embedded-pg.mjs (plain ESM so the launcher runs without compilation).
+// Types for embedded-pg.mjs (plain ESM so the launcher and the Jest global setup run it without compilation).
 
 export interface StartEmbeddedPostgresOptions {
   /** Cluster directory; created and initialised when missing or empty, reused otherwise. */
