@@ -1,4 +1,4 @@
-import { type Timestamp } from '@gatehouse/db';
+import { type RecordOf, type Timestamp } from '@gatehouse/db';
 import { clientsTable, type ClientMetadata, type ClientRow } from '@gatehouse/identity-data';
 
 export { CLIENT_COLUMNS, type ClientRow } from '@gatehouse/identity-data';
@@ -36,37 +36,28 @@ export interface ClientAggregations {
 }
 
 /**
- * A client as the service returns it: the columns of the clients table (but is_default), so a column added there
- * is one clientRecord must map (the compiler names it). `client_metadata` is the stored object (every key either
- * presentation may have set); `client_secret` only on single-record answers; children only when expanded.
+ * A client as the service returns it: the columns of the clients table (but is_default, internal), copied by
+ * clientsTable.record, so a read-only column added there needs no edit here. `client_metadata` is the stored
+ * object (every key either presentation may have set); `client_secret` only on single-record answers; children
+ * only when expanded.
  */
-export type ClientRecord = Omit<ClientRow, 'is_default'> & {
+export type ClientRecord = RecordOf<typeof clientsTable.columns> & {
   client_secret?: string | null;
   aggregations?: ClientAggregations;
   resources?: ClientResourceRecord[];
   permissions?: ClientPermissionRecord[];
 };
 
+/** The record of a row; `client_secret` after `client_name` when given (as documents 1 and 2 place it). */
 export function clientRecord(row: ClientRow, secret?: string | null): ClientRecord {
-  return {
-    id: row.id,
-    instance_id: row.instance_id,
-    tenant_id: row.tenant_id,
-    client_type: row.client_type,
-    client_name: row.client_name,
-    ...(secret !== undefined ? { client_secret: secret } : {}),
-    client_secret_expires_at: row.client_secret_expires_at,
-    client_description: row.client_description,
-    client_metadata: row.client_metadata ?? {},
-    app_metadata: row.app_metadata ?? [],
-    is_public: row.is_public,
-    is_first_party: row.is_first_party,
-    is_global: row.is_global,
-    created_by: row.created_by,
-    created_at: row.created_at,
-    updated_by: row.updated_by,
-    updated_at: row.updated_at,
-  };
+  const rec: ClientRecord = clientsTable.record(
+    row,
+    'client_name',
+    secret !== undefined ? { client_secret: secret } : undefined,
+  );
+  rec.client_metadata = row.client_metadata ?? {};
+  rec.app_metadata = row.app_metadata ?? [];
+  return rec;
 }
 
 /** The keys of `o` that are set, in the order of `keys` (a loop: this runs for every record of every list). */

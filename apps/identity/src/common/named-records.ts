@@ -2,6 +2,7 @@ import {
   Params,
   withConflicts,
   type Columns,
+  type RowOf,
   type ScopedTable,
   type Sql,
   type Table,
@@ -68,22 +69,18 @@ export function namedSpecs(kind: Pick<NamedKind<NamedRow>, 'noun' | 'table' | 'c
 }
 
 /**
- * The record of a row: its columns (count columns removed), and `aggregations` when the counts were read
- * (`aggregations.<noun>_id`, the counts, the record's audit fields).
+ * The record of a row: its table's record columns (kind.table.record), and `aggregations` when the counts were
+ * read (`aggregations.<noun>_id`, the counts, the record's audit fields).
  */
-export function namedRecord(kind: Pick<NamedKind<NamedRow>, 'noun' | 'counts'>, row: NamedRow): NamedRecord {
-  const rec: NamedRecord = { id: row.id };
-  const columns = row as unknown as Record<string, unknown>;
-  let counted = false;
-  for (const key in columns) {
-    if (key.startsWith('agg_')) {
-      counted = true;
-      continue;
-    }
-    rec[key] = columns[key];
-  }
+export function namedRecord(
+  kind: Pick<NamedKind<NamedRow>, 'noun' | 'counts' | 'table'>,
+  row: NamedRow,
+): NamedRecord {
+  const rec = kind.table.record(row as unknown as RowOf<Columns>) as NamedRecord;
   rec.app_metadata = row.app_metadata ?? [];
-  if (counted) {
+  const columns = row as unknown as Record<string, unknown>;
+  // the count columns are read together (aggregationColumns) or not at all
+  if (columns[`agg_${kind.counts[0]}`] !== undefined) {
     const aggregations: Record<string, unknown> = { id: row.id, [`${kind.noun}_id`]: row.id };
     for (const c of kind.counts) aggregations[c] = Number(columns[`agg_${c}`] ?? 0);
     Object.assign(aggregations, {

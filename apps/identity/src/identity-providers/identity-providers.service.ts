@@ -12,12 +12,11 @@ import {
   SECRET_BOX,
   sealedIn,
   tenantExists,
-  type IdentityProviderRow,
   type SecretBox,
 } from '@gatehouse/identity-data';
 import type { Access } from '../common/access.js';
 import type { ListRequest } from '../common/presenter.js';
-import type { IdentityProviderRecord } from './identity-provider.record.js';
+import { identityProviderRecord, type IdentityProviderRecord } from './identity-provider.record.js';
 
 export interface IdentityProviderInput {
   identity_provider?: string;
@@ -31,16 +30,6 @@ export interface IdentityProviderInput {
 
 /** An issuer is kept without trailing slashes (token exchange compares `iss` the same way). */
 const normalIssuer = (issuer: string) => issuer.replace(/\/+$/, '');
-
-/** The record with `client_secret` after `client_id` (the create answer). */
-function withSecret(row: IdentityProviderRow, secret: string | null): IdentityProviderRecord {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(row)) {
-    out[k] = v;
-    if (k === 'client_id') out.client_secret = secret;
-  }
-  return out as unknown as IdentityProviderRecord;
-}
 
 /**
  * Tenant Identity Providers: the OIDC providers whose tokens token exchange accepts for a tenant. The client secret
@@ -131,7 +120,7 @@ export class IdentityProvidersService {
         ),
       );
       const created = await findIdentityProvider(tx, access, tenantId, row.id);
-      return withSecret(created, input.client_secret ?? null);
+      return identityProviderRecord(created, input.client_secret ?? null);
     });
   }
 

@@ -1,9 +1,9 @@
-import { type Timestamp } from '@gatehouse/db';
-import type { AppMetadataEntry } from '@gatehouse/identity-data';
+import { type RecordOf, type Timestamp } from '@gatehouse/db';
+import { resourcesTable } from '@gatehouse/identity-data';
 
 export { MD_V1, MD_V2 } from './resource.sql.js';
 export { RESOURCE_COLUMNS } from '@gatehouse/identity-data';
-import { defineVersionedRecord } from '../common/records.js';
+import { defineVersionedRecord, type VersionedAttribute } from '../common/records.js';
 import { linksOf, mapKeys } from '../common/present.js';
 import { apiBase, type ApiVersion } from '../common/version.js';
 import { MD_V1, MD_V2 } from './resource.sql.js';
@@ -29,61 +29,37 @@ export interface ResourceAggregations {
   updated_at: Timestamp;
 }
 
-/** A resource as the service returns it; children only when expanded, aggregations only when wanted. */
-export interface ResourceRecord {
-  id: string;
-  instance_id: string;
-  tenant_id: string | null;
-  resource_type: string;
-  resource_name: string;
-  resource_description: string | null;
+/**
+ * A resource as the service returns it: the record columns of the resources table (resourcesTable.record, so a
+ * read-only column added there needs no edit here) with `resource_metadata`, made of the table's internal columns,
+ * after `resource_description`; children only when expanded, aggregations only when wanted.
+ */
+export type ResourceRecord = RecordOf<typeof resourcesTable.columns> & {
   resource_metadata: ResourceMetadata;
-  app_metadata: AppMetadataEntry[];
-  created_by: string | null;
-  created_date: Timestamp;
-  updated_by: string | null;
-  updated_date: Timestamp;
   aggregations?: ResourceAggregations;
   scopes?: ScopeRecord[];
   /** The clients the resource is authorized to (each `authorized: true`). */
   clients?: ResourceClientRecord[];
-}
+};
 
 export function resourceRecord(row: ResourceRow, secret?: string | null): ResourceRecord {
-  return {
-    id: row.id,
-    instance_id: row.instance_id,
-    tenant_id: row.tenant_id,
-    resource_type: row.resource_type,
-    resource_name: row.resource_name,
-    resource_description: row.resource_description,
+  return resourcesTable.record(row, 'resource_description', {
     resource_metadata: resourceMetadata(row, secret),
-    app_metadata: row.app_metadata,
-    created_by: row.created_by,
-    created_date: row.created_date,
-    updated_by: row.updated_by,
-    updated_date: row.updated_date,
-  };
+  });
 }
 
 export const RESOURCE_CHILDREN = ['scopes', 'clients'];
 
 export const resourceSpecs = defineVersionedRecord({
   name: 'resource',
-  attributes: [
-    { name: 'id', column: 'r.id', type: 'uuid' },
-    { name: 'instance_id', column: 'r.instance_id', type: 'uuid' },
-    { name: 'tenant_id', column: 'r.tenant_id', type: 'uuid' },
-    { name: 'resource_type', column: 'r.resource_type', type: 'string' },
-    { name: 'resource_name', column: 'r.resource_name', type: 'string' },
-    { name: 'resource_description', column: 'r.resource_description', type: 'string' },
-    { name: 'resource_metadata', column: MD_V1, v2Column: MD_V2, type: 'json', opaque: false },
-    { name: 'app_metadata', column: 'r.app_metadata', type: 'json' },
-    { name: 'created_by', column: 'r.created_by', type: 'uuid' },
-    { name: 'created_date', column: 'r.created_date', type: 'datetime' },
-    { name: 'updated_by', column: 'r.updated_by', type: 'uuid' },
-    { name: 'updated_date', column: 'r.updated_date', type: 'datetime' },
-  ],
+  attributes: resourcesTable.attributes<VersionedAttribute>(
+    {},
+    {
+      resource_description: [
+        { name: 'resource_metadata', column: MD_V1, v2Column: MD_V2, type: 'json', opaque: false },
+      ],
+    },
+  ),
   children: { v1: RESOURCE_CHILDREN, v2: RESOURCE_CHILDREN },
   extraFields: [{ name: 'aggregations', v2Name: 'aggregates' }, { name: 'links' }],
 });

@@ -1,6 +1,6 @@
-import type { TenantRowWithCounts } from '@gatehouse/identity-data';
+import { tenantsTable, type TenantRowWithCounts } from '@gatehouse/identity-data';
 import { linksOf, mapKeys } from '../common/present.js';
-import { auditAttributes, defineVersionedRecord } from '../common/records.js';
+import { defineVersionedRecord, type VersionedAttribute } from '../common/records.js';
 import { apiBase, type ApiVersion } from '../common/version.js';
 
 /** Child collections of a tenant (linked under `links`, embedded with expand=all). */
@@ -17,31 +17,19 @@ export type TenantRecord = Record<string, unknown> & { id: string };
 
 export const tenantSpecs = defineVersionedRecord({
   name: 'tenant',
-  attributes: [
-    { name: 'id', column: 't.id', type: 'uuid' },
-    { name: 'instance_id', column: 't.instance_id', type: 'uuid' },
-    { name: 'tenant_name', column: 't.name', sortColumn: 'lower(t.name)', type: 'string' },
-    { name: 'tenant_description', column: 't.description', type: 'string' },
-    { name: 'app_metadata', column: 't.app_metadata', type: 'json' },
-    ...auditAttributes('t'),
-  ],
+  // The columns of the tenants table; sorted case-insensitively as the unique index of names holds them.
+  attributes: tenantsTable.attributes<VersionedAttribute>({ tenant_name: { sortColumn: 'lower(t.name)' } }),
   children: { v1: TENANT_CHILDREN, v2: TENANT_CHILDREN },
   extraFields: [{ name: 'aggregations', v2Name: 'aggregates' }, { name: 'links' }],
 });
 
-/** The record of a row: its columns, and `aggregations` when the counts were read. */
+/**
+ * The record of a row: its columns (tenantsTable.record, so a read-only column added there needs no edit here),
+ * and `aggregations` when the counts were read.
+ */
 export function tenantRecord(row: TenantRowWithCounts): TenantRecord {
-  const rec: TenantRecord = {
-    id: row.id,
-    instance_id: row.instance_id,
-    tenant_name: row.tenant_name,
-    tenant_description: row.tenant_description,
-    app_metadata: row.app_metadata ?? [],
-    created_by: row.created_by,
-    created_at: row.created_at,
-    updated_by: row.updated_by,
-    updated_at: row.updated_at,
-  };
+  const rec: TenantRecord = tenantsTable.record(row);
+  rec.app_metadata = row.app_metadata ?? [];
   const columns = row as unknown as Record<string, unknown>;
   if (columns.agg_users !== undefined) {
     const aggregations: Record<string, unknown> = { id: row.id, tenant_id: row.id };

@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
-import type { IdentityData, UserIdentityRow } from '@gatehouse/identity-data';
-import { auditAttributes, defineVersionedRecord } from '../common/records.js';
+import { userIdentitiesTable, type IdentityData, type UserIdentityRow } from '@gatehouse/identity-data';
+import { defineVersionedRecord, type VersionedAttribute } from '../common/records.js';
 import type { ApiVersion } from '../common/version.js';
 import { AuditDoc } from '../resources/dto/resource.docs.js';
 
@@ -30,6 +30,10 @@ export interface UserIdentityRecord {
   updated_at: string;
 }
 
+/**
+ * The record of a row. Not a copy: document 2 names fields otherwise (`provider` is `identity_provider`), reshapes
+ * `profile` into `identity_data` and adds the three null tokens; a column added to the table is a line here too.
+ */
 export function userIdentityRecord(row: UserIdentityRow): UserIdentityRecord {
   // Written by token exchange in identity_data's names; rows written otherwise may carry OIDC claim names.
   const d = (row.profile ?? {}) as Record<string, unknown>;
@@ -65,18 +69,12 @@ export function userIdentityRecord(row: UserIdentityRow): UserIdentityRecord {
 
 export const userIdentitySpecs = defineVersionedRecord({
   name: 'user_identity',
-  attributes: [
-    { name: 'id', column: 'ui.id', type: 'uuid' },
-    { name: 'instance_id', column: 'ui.instance_id', type: 'uuid' },
-    { name: 'user_id', column: 'ui.user_id', type: 'uuid' },
-    { name: 'identity_provider', column: 'ui.provider', type: 'string' },
-    { name: 'identity_provider_id', column: 'ui.identity_provider_id', type: 'uuid' },
-    { name: 'issuer', column: 'ui.issuer', type: 'string' },
-    { name: 'user_identifier', column: 'ui.provider_user_id', type: 'string' },
-    { name: 'identity_data', column: 'ui.profile', type: 'json', opaque: false },
-    { name: 'last_sign_in_at', column: 'ui.last_sign_in_at', type: 'datetime' },
-    ...auditAttributes('ui'),
-  ],
+  // The columns of the user_identities table under the record's names (userIdentityRecord maps them by hand).
+  attributes: userIdentitiesTable.attributes<VersionedAttribute>({
+    provider: { name: 'identity_provider' },
+    provider_user_id: { name: 'user_identifier' },
+    profile: { name: 'identity_data', opaque: false },
+  }),
   children: { v1: [], v2: [] },
   extraFields: [{ name: 'refresh_token' }, { name: 'access_token' }, { name: 'access_token_secret' }],
 });

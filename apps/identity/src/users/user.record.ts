@@ -1,10 +1,10 @@
 import { type Timestamp } from '@gatehouse/db';
 import type { AppMetadataEntry } from '@gatehouse/identity-data';
-import { auditAttributes, defineVersionedRecord } from '../common/records.js';
+import { auditAttributes, defineVersionedRecord, type VersionedAttribute } from '../common/records.js';
 import { linksOf, mapKeys } from '../common/present.js';
 import { apiBase, type ApiVersion } from '../common/version.js';
 
-import type { UserRow } from '@gatehouse/identity-data';
+import { usersTable, type UserRow } from '@gatehouse/identity-data';
 
 export { USER_COLUMNS, type UserRow } from '@gatehouse/identity-data';
 
@@ -82,6 +82,11 @@ export interface UserRecord {
   tenants?: UserLinkRecord[];
 }
 
+/**
+ * The record of a row. Not a copy: document 2 names most fields otherwise (`nickname` is `user_nickname`...), and
+ * `tenant_id`, `last_login_at`, `login_count` are the table's internal columns; a column added to the table is a
+ * line here too.
+ */
 export function userRecord(row: UserRow): UserRecord {
   return {
     id: row.id,
@@ -109,24 +114,17 @@ export const USER_CHILDREN = ['identities', 'roles', 'permissions', 'groups', 't
 
 export const userSpecs = defineVersionedRecord({
   name: 'user',
-  attributes: [
-    { name: 'id', column: 'u.id', type: 'uuid' },
-    { name: 'instance_id', column: 'u.instance_id', type: 'uuid' },
+  // The record columns of the users table under the record's names (userRecord maps them by hand).
+  attributes: usersTable.attributes<VersionedAttribute>({
     // Sorted case-insensitively, as the unique indexes ux_users_email and ux_users_name hold them.
-    { name: 'user_email', column: 'u.user_email', sortColumn: 'lower(u.user_email)', type: 'string' },
-    { name: 'user_name', column: 'u.user_name', sortColumn: 'lower(u.user_name)', type: 'string' },
-    { name: 'user_nickname', column: 'u.nickname', type: 'string' },
-    { name: 'user_fullName', column: 'u.name', type: 'string' },
-    { name: 'user_email_verified', column: 'u.email_verified', type: 'boolean' },
-    { name: 'user_phone', column: 'u.phone_number', type: 'string' },
-    { name: 'user_phone_verified', column: 'u.phone_verified', type: 'boolean' },
-    { name: 'user_metadata', column: 'u.user_metadata', type: 'json' },
-    { name: 'app_metadata', column: 'u.app_metadata', type: 'json' },
-    { name: 'is_blocked', column: 'u.is_blocked', type: 'boolean' },
-    { name: 'is_invited', column: 'u.is_invited', type: 'boolean' },
-    { name: 'invited_at', column: 'u.invited_at', type: 'datetime' },
-    ...auditAttributes('u'),
-  ],
+    user_email: { sortColumn: 'lower(u.user_email)' },
+    user_name: { sortColumn: 'lower(u.user_name)' },
+    nickname: { name: 'user_nickname' },
+    name: { name: 'user_fullName' },
+    email_verified: { name: 'user_email_verified' },
+    phone_number: { name: 'user_phone' },
+    phone_verified: { name: 'user_phone_verified' },
+  }),
   children: { v1: USER_CHILDREN, v2: USER_CHILDREN },
   extraFields: [{ name: 'aggregations', v2Name: 'aggregates' }, { name: 'links' }],
 });

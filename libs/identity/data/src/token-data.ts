@@ -2,7 +2,7 @@ import { isUuid, type FullRowOf, type Sql } from '@gatehouse/db';
 import { getMetadataArgsStorage } from 'typeorm';
 import type { ClientMetadata } from './entities/client.entity.js';
 import type { clientsTable } from './tables/clients.js';
-import type { ResourceRow as ResourceTableRow } from './tables/resources.js';
+import type { resourcesTable } from './tables/resources.js';
 import { User } from './entities/user.entity.js';
 import { sealedIn, type SecretBox } from './secret-box.js';
 
@@ -105,9 +105,12 @@ export interface OidcResourceRecord {
   skipConsentForFirstParty: boolean;
 }
 
-/** A resources row as the token server reads it (the table module's row; an audience always has its URL). */
+/**
+ * A resources row as the token server reads it: the stored columns by the table module's names (`scopes_added`
+ * the stored flag, not the management API's computed one; an audience always has its URL).
+ */
 type ResourceRow = Pick<
-  ResourceTableRow,
+  FullRowOf<typeof resourcesTable.columns>,
   | 'id'
   | 'instance_id'
   | 'tenant_id'

@@ -3,40 +3,72 @@ import { iso, type Timestamp } from './params.js';
 import { ScopedTable, type TableDef } from './scope.js';
 
 /**
- * A table's columns declared once: the row type (RowOf), the select list (`select`), the scoping (a ScopedTable)
- * and the list spec's attributes (`attributes`) all derive from one declaration, so a new column is one line in
- * its table module (and one in the record that presents it).
+ * A table's columns declared once: the row type (RowOf), the select list (`select`), the scoping (a ScopedTable),
+ * the list spec's attributes (`attributes`) and the record's copy of the row (`record`) all derive from one
+ * declaration, so a new read-only column is one line in its table module.
  */
 
+/** How a column is read (the run-time half of a Column). */
+interface ColumnOptions {
+  /** Read as ISO 8601 text (`iso()`), so rows carry Timestamps, not Dates. */
+  timestamp: boolean;
+  /** Not in `select` nor RowOf: read only where asked for (a secret's ciphertext). */
+  hidden: boolean;
+  /** Not an attribute of the API's record (neither the list spec nor `record` has it). */
+  internal: boolean;
+  /** The table's column it reads when its name in the row differs (`t.name AS tenant_name`). */
+  source?: string;
+  /** An SQL expression read instead of a column (aliases written out); `AS` the column's name. */
+  expression?: string;
+}
+
 /** One column: its TypeScript type `T` (declared, never at run time), its API type and how it is read. */
-export class Column<T, Hidden extends boolean = false> {
+export class Column<T, Hidden extends boolean = false, Internal extends boolean = false> {
   declare readonly valueType: T;
   declare readonly isHidden: Hidden;
+  declare readonly isInternal: Internal;
 
   constructor(
     /** Its type as an attribute of a list spec. */
     readonly type: AttrType,
-    /** Read as ISO 8601 text (`iso()`), so rows carry Timestamps, not Dates. */
-    readonly timestamp = false,
-    /** Not in `select` nor RowOf: read only where asked for (a secret's ciphertext). */
-    readonly hidden: Hidden = false as Hidden,
-    /** Not an attribute of the API's record (the list spec leaves it out). */
-    readonly internal = false,
+    readonly options: Readonly<ColumnOptions> = { timestamp: false, hidden: false, internal: false },
   ) {}
 
-  /** The same column, NULL allowed. */
-  nullable(): Column<T | null, Hidden> {
-    return new Column<T | null, Hidden>(this.type, this.timestamp, this.hidden, this.internal);
+  get timestamp(): boolean {
+    return this.options.timestamp;
   }
 
-  /** The same column, left out of `select` and RowOf (and so of the list spec). */
-  hiddenColumn(): Column<T, true> {
-    return new Column<T, true>(this.type, this.timestamp, true, this.internal);
+  get hidden(): boolean {
+    return this.options.hidden;
+  }
+
+  get internal(): boolean {
+    return this.options.internal;
+  }
+
+  /** The same column, NULL allowed. */
+  nullable(): Column<T | null, Hidden, Internal> {
+    return new Column<T | null, Hidden, Internal>(this.type, this.options);
+  }
+
+  /** The same column, left out of `select` and RowOf (and so of the list spec and the record). */
+  hiddenColumn(): Column<T, true, Internal> {
+    return new Column<T, true, Internal>(this.type, { ...this.options, hidden: true });
   }
 
   /** The same column, read but not an attribute of the API's record. */
-  internalColumn(): Column<T, Hidden> {
-    return new Column<T, Hidden>(this.type, this.timestamp, this.hidden, true);
+  internalColumn(): Column<T, Hidden, true> {
+    return new Column<T, Hidden, true>(this.type, { ...this.options, internal: true });
+  }
+
+  /** The same column, read from the table's column `name` (the row and the record call it otherwise). */
+  from(name: string): Column<T, Hidden, Internal> {
+    return new Column<T, Hidden, Internal>(this.type, { ...this.options, source: name });
+  }
+
+  /** The same column, computed by `sql` (with its table's alias written out); no list attribute can name it. */
+  computed(sql: string): Column<T, Hidden, true> {
+    return new Column<T, Hidden, true>(this.type, { ...this.options, expression: sql, internal: true });
   }
 }
 
@@ -44,14 +76,16 @@ export class Column<T, Hidden extends boolean = false> {
 export const column = {
   uuid: () => new Column<string>('uuid'),
   text: () => new Column<string>('string'),
+  /** A text column holding one of the values of `T`. */
+  textOf: <T extends string>() => new Column<T>('string'),
   boolean: () => new Column<boolean>('boolean'),
   integer: () => new Column<number>('integer'),
   /** A timestamptz, read as ISO 8601 text in UTC. */
-  timestamp: () => new Column<Timestamp>('datetime', true),
+  timestamp: () => new Column<Timestamp>('datetime', { timestamp: true, hidden: false, internal: false }),
   json: <T>() => new Column<T>('json'),
 };
 
-export type Columns = Record<string, Column<unknown, boolean>>;
+export type Columns = Record<string, Column<unknown, boolean, boolean>>;
 
 /** A row as `select` reads it: every column that is not hidden. */
 export type RowOf<C extends Columns> = {
@@ -61,34 +95,89 @@ export type RowOf<C extends Columns> = {
 /** A row with the hidden columns too (each read where a statement asks for it). */
 export type FullRowOf<C extends Columns> = { -readonly [K in keyof C]: C[K]['valueType'] };
 
+/** The record's copy of a row (`table.record`): every column neither hidden nor internal. */
+export type RecordOf<C extends Columns> = {
+  -readonly [
+    K in keyof C as C[K]['isHidden'] extends true ? never : C[K]['isInternal'] extends true ? never : K
+  ]: C[K]['valueType'];
+};
+
 /** A scoped table with its columns. */
 export class Table<C extends Columns> extends ScopedTable {
   readonly columns: C;
   /** The select list of RowOf (alias `alias`; timestamps as ISO text). */
   readonly select: string;
+  /** The record's columns (neither hidden nor internal) in declaration order: `record` copies these. */
+  readonly recordKeys: readonly string[];
 
   constructor(def: TableDef & { columns: C }) {
     super(def);
     this.columns = def.columns;
-    this.select = Object.entries(def.columns)
-      .filter(([, c]) => !c.hidden)
-      .map(([name, c]) => {
-        const ref = `${this.alias}.${name}`;
-        return c.timestamp ? `${iso(ref)} AS ${name}` : ref;
+    this.select = this.selectOf(
+      Object.keys(def.columns).filter((name) => !def.columns[name].hidden) as (keyof C & string)[],
+    );
+    this.recordKeys = Object.keys(def.columns).filter(
+      (name) => !def.columns[name].hidden && !def.columns[name].internal,
+    );
+  }
+
+  /** The SQL reading column `name` of the table under alias `alias` (no `AS`). */
+  ref(name: keyof C & string, alias = this.alias): string {
+    const c = this.columns[name];
+    return c.options.expression ?? `${alias}.${c.options.source ?? name}`;
+  }
+
+  /**
+   * The select list of the columns `names` (any hidden ones too) under alias `alias`, in that order, each under
+   * its name in the row (timestamps as ISO text): for a statement that reads a part of a row, or the table under
+   * another alias.
+   */
+  selectOf(names: readonly (keyof C & string)[], alias = this.alias): string {
+    return names
+      .map((name) => {
+        const c = this.columns[name];
+        const ref = this.ref(name, alias);
+        if (c.timestamp) return `${iso(ref)} AS ${name}`;
+        return ref === `${alias}.${name}` ? ref : `${ref} AS ${name}`;
       })
       .join(', ');
   }
 
   /**
-   * The list spec's attributes of the record: every column neither hidden nor internal, as `alias.name` with its
-   * type, plus what `extra` says of a column (a sort expression, a presentation of its own...).
+   * The list spec's attributes of the record: every column neither hidden nor internal, as its column (`alias.name`)
+   * with its type, plus what `extra` says of a column (a sort expression, another name in the record...), and
+   * after a column the attributes `after` gives it (a field the record computes).
    */
-  attributes<A extends AttributeSpec = AttributeSpec>(extra: { [K in keyof C]?: Partial<A> } = {}): A[] {
-    return Object.entries(this.columns)
-      .filter(([, c]) => !c.hidden && !c.internal)
-      .map(
-        ([name, c]) =>
-          ({ name, column: `${this.alias}.${name}`, type: c.type, ...extra[name as keyof C] }) as A,
-      );
+  attributes<A extends AttributeSpec = AttributeSpec>(
+    extra: { [K in keyof C]?: Partial<A> } = {},
+    after: { [K in keyof C]?: A[] } = {},
+  ): A[] {
+    const out: A[] = [];
+    for (const name of this.recordKeys) {
+      const c = this.columns[name];
+      out.push({ name, column: this.ref(name), type: c.type, ...extra[name as keyof C] } as A);
+      const more = after[name as keyof C];
+      if (more) out.push(...more);
+    }
+    return out;
+  }
+
+  /**
+   * The record's copy of a row: its columns neither hidden nor internal, in declaration order (the order of the
+   * answer's keys), with `fields` put right after column `after` (a field the record has between two columns,
+   * such as a secret shown once). A plain loop over precomputed keys: it runs for every row of every list.
+   */
+  record(row: RowOf<C>): RecordOf<C>;
+  record<X extends object>(row: RowOf<C>, after: keyof RecordOf<C>, fields: X | undefined): RecordOf<C> & X;
+  record(row: RowOf<C>, after?: PropertyKey, fields?: object): Record<string, unknown> {
+    const source = row as Record<string, unknown>;
+    const out: Record<string, unknown> = {};
+    const keys = this.recordKeys;
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i];
+      out[key] = source[key];
+      if (key === after && fields) Object.assign(out, fields);
+    }
+    return out;
   }
 }

@@ -22,7 +22,7 @@ export { Audited } from './audited.js';
 export { uniqueConflict, withConflicts } from './conflicts.js';
 export { listPage, listSql, countedPageSql, type ListPlan, type ListPage, type ListSql } from './list.js';
 export { ScopedTable, inScope, type RecordScope, type TableDef } from './scope.js';
-export { Column, column, Table, type Columns, type FullRowOf, type RowOf } from './columns.js';
+export { Column, column, Table, type Columns, type FullRowOf, type RecordOf, type RowOf } from './columns.js';
 export {
   buildDataSourceOptions,
   createDataSource,

@@ -5,7 +5,8 @@ import type { ClientMetadata } from '../entities/client.entity.js';
 
 /**
  * The `clients` table (alias `c`): rows of an instance, each of at most one tenant. Its columns, declared once:
- * ClientRow, CLIENT_COLUMNS and the list spec's attributes (apps/identity client.record.ts) derive from them.
+ * ClientRow, CLIENT_COLUMNS, the list spec's attributes and the record (apps/identity client.record.ts) derive
+ * from them.
  */
 export const clientsTable = new Table({
   name: 'clients',

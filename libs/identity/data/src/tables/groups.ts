@@ -4,7 +4,7 @@ import type { AppMetadataEntry } from '../entities/audit.js';
 
 /**
  * The `groups` table (alias `gp`): rows of an instance, each of at most one tenant. Its columns, declared once:
- * GroupRow, GROUP_COLUMNS and the record spec (apps/identity common/named-records.ts) derive from them.
+ * GroupRow, GROUP_COLUMNS, the record spec and the record (apps/identity common/named-records.ts) derive from them.
  */
 export const groupsTable = new Table({
   name: 'groups',

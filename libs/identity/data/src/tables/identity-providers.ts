@@ -1,33 +1,38 @@
-import { iso, Params, ScopedTable, type RecordScope, type Sql, type Timestamp } from '@gatehouse/db';
+import { column, Params, Table, type FullRowOf, type RecordScope, type RowOf, type Sql } from '@gatehouse/db';
 import { notFound } from '@gatehouse/errors';
 
-/** The `tenant_identity_providers` table (alias `tip`): rows of an instance, each of exactly one tenant. */
-export const identityProvidersTable = new ScopedTable({
+/**
+ * The `tenant_identity_providers` table (alias `tip`): rows of an instance, each of exactly one tenant. Its columns,
+ * declared once: IdentityProviderRow, IDENTITY_PROVIDER_COLUMNS, the list spec's attributes and the record
+ * (apps/identity identity-provider.record.ts) derive from them.
+ */
+export const identityProvidersTable = new Table({
   name: 'tenant_identity_providers',
   alias: 'tip',
   tenantScoped: true,
+  columns: {
+    id: column.uuid(),
+    instance_id: column.uuid(),
+    tenant_id: column.uuid(),
+    identity_provider: column.text(),
+    name: column.text(),
+    issuer: column.text(),
+    client_id: column.text(),
+    jwks_uri: column.text().nullable(),
+    enabled: column.boolean(),
+    created_by: column.uuid().nullable(),
+    created_at: column.timestamp(),
+    updated_by: column.uuid().nullable(),
+    updated_at: column.timestamp(),
+    /** The sealed client secret: read only by token exchange (trustedIdentityProviders). */
+    client_secret_enc: column.text().nullable().hiddenColumn(),
+  },
 });
 
 /** A tenant_identity_providers row as IDENTITY_PROVIDER_COLUMNS reads it (never the sealed secret). */
-export interface IdentityProviderRow {
-  id: string;
-  instance_id: string;
-  tenant_id: string;
-  identity_provider: string;
-  name: string;
-  issuer: string;
-  client_id: string;
-  jwks_uri: string | null;
-  enabled: boolean;
-  created_by: string | null;
-  created_at: Timestamp;
-  updated_by: string | null;
-  updated_at: Timestamp;
-}
+export type IdentityProviderRow = RowOf<typeof identityProvidersTable.columns>;
 
-export const IDENTITY_PROVIDER_COLUMNS = `tip.id, tip.instance_id, tip.tenant_id, tip.identity_provider, tip.name,
-  tip.issuer, tip.client_id, tip.jwks_uri, tip.enabled, tip.created_by, ${iso('tip.created_at')} AS created_at,
-  tip.updated_by, ${iso('tip.updated_at')} AS updated_at`;
+export const IDENTITY_PROVIDER_COLUMNS = identityProvidersTable.select;
 
 /** Unique constraints of the table and what a 409 says about them. */
 export const IDENTITY_PROVIDER_CONFLICTS = {
@@ -53,7 +58,8 @@ export async function findIdentityProvider(
 }
 
 /** An identity provider as token exchange uses it: with its sealed client secret. */
-export type TrustedIdentityProvider = IdentityProviderRow & { client_secret_enc: string | null };
+export type TrustedIdentityProvider = IdentityProviderRow &
+  Pick<FullRowOf<typeof identityProvidersTable.columns>, 'client_secret_enc'>;
 
 /**
  * The enabled identity providers whose issuer is `issuer` (a trailing `/` aside) that a client may use: those of

@@ -1,4 +1,4 @@
-// One module per table of the management API: its scope (ScopedTable), its row type, its columns and its look-ups.
+// One module per table of the management API: its declaration (a Table: scope, columns, row type) and its look-ups.
 export * from './clients.js';
 export * from './resources.js';
 export * from './users.js';

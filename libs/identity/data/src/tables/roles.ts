@@ -4,7 +4,7 @@ import type { AppMetadataEntry } from '../entities/audit.js';
 
 /**
  * The `roles` table (alias `ro`): rows of an instance, each of at most one tenant. Its columns, declared once:
- * RoleRow, ROLE_COLUMNS and the record spec (apps/identity common/named-records.ts) derive from them.
+ * RoleRow, ROLE_COLUMNS, the record spec and the record (apps/identity common/named-records.ts) derive from them.
  */
 export const rolesTable = new Table({
   name: 'roles',

@@ -1,12 +1,29 @@
-import { iso, Params, ScopedTable, type RecordScope, type Sql, type Timestamp } from '@gatehouse/db';
+import { column, Params, Table, type RecordScope, type RowOf, type Sql } from '@gatehouse/db';
 import { notFound } from '@gatehouse/errors';
 import type { AppMetadataEntry } from '../entities/audit.js';
 
 /**
  * The `tenants` table (alias `t`): rows of an instance. A restricted caller reaches only its own tenant, which the
- * condition below adds (tenants carry no tenant_id of their own).
+ * condition below adds (tenants carry no tenant_id of their own). Its columns, declared once under the names of the
+ * record (`name` is `tenant_name`): TenantRow, TENANT_COLUMNS, the list spec's attributes and the record
+ * (apps/identity tenant.record.ts) derive from them.
  */
-export const tenantsTable = new ScopedTable({ name: 'tenants', alias: 't', tenantScoped: false });
+export const tenantsTable = new Table({
+  name: 'tenants',
+  alias: 't',
+  tenantScoped: false,
+  columns: {
+    id: column.uuid(),
+    instance_id: column.uuid(),
+    tenant_name: column.text().from('name'),
+    tenant_description: column.text().nullable().from('description'),
+    app_metadata: column.json<AppMetadataEntry[]>(),
+    created_by: column.uuid().nullable(),
+    created_at: column.timestamp(),
+    updated_by: column.uuid().nullable(),
+    updated_at: column.timestamp(),
+  },
+});
 
 /** True when `tenantId` is a tenant of the scope's instance (and, for a restricted caller, its own). */
 export async function tenantExists(db: Sql, scope: RecordScope, tenantId: string): Promise<boolean> {
@@ -30,17 +47,7 @@ export function tenantConditions(scope: RecordScope, p: Params): string[] {
 }
 
 /** A tenants row as TENANT_COLUMNS reads it, under the names of the record (timestamps as ISO text). */
-export interface TenantRow {
-  id: string;
-  instance_id: string;
-  tenant_name: string;
-  tenant_description: string | null;
-  app_metadata: AppMetadataEntry[];
-  created_by: string | null;
-  created_at: Timestamp;
-  updated_by: string | null;
-  updated_at: Timestamp;
-}
+export type TenantRow = RowOf<typeof tenantsTable.columns>;
 
 export type TenantRowWithCounts = TenantRow & {
   agg_users?: number;
@@ -51,9 +58,7 @@ export type TenantRowWithCounts = TenantRow & {
   agg_admins?: number;
 };
 
-export const TENANT_COLUMNS = `t.id, t.instance_id, t.name AS tenant_name, t.description AS tenant_description,
-  t.app_metadata, t.created_by, ${iso('t.created_at')} AS created_at, t.updated_by,
-  ${iso('t.updated_at')} AS updated_at`;
+export const TENANT_COLUMNS = tenantsTable.select;
 
 /** The tenant's admin role (admin-roles.ts) is not counted as its roles: it goes with the tenant. */
 const NOT_ADMIN_ROLE = ' AND x.system_role IS NULL';

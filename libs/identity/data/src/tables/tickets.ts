@@ -1,14 +1,32 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import { iso, ScopedTable, type Sql } from '@gatehouse/db';
+import { column, iso, Table, type RowOf, type Sql } from '@gatehouse/db';
 
 /**
  * The `tickets` table (alias `tk`): single-use links to a page of the token server, made by the management API
  * (Tickets, User Registration) and redeemed by apps/auth. A ticket belongs to its user's instance; who may make one
- * is decided through the user (a tenant-bound caller reaches only its tenant's users).
+ * is decided through the user (a tenant-bound caller reaches only its tenant's users). Its columns, declared once:
+ * TicketRow and the select list derive from them.
  */
-export const ticketsTable = new ScopedTable({ name: 'tickets', alias: 'tk', tenantScoped: false });
-
-export type TicketKind = 'password_change' | 'email_verification';
+export const ticketsTable = new Table({
+  name: 'tickets',
+  alias: 'tk',
+  tenantScoped: false,
+  columns: {
+    id: column.uuid(),
+    instance_id: column.uuid(),
+    user_id: column.uuid(),
+    kind: column.textOf<TicketKind>(),
+    client_id: column.uuid().nullable(),
+    result_url: column.text().nullable(),
+    /** The address the ticket was made for (it verifies only that one). */
+    user_email: column.text().nullable(),
+    mark_email_verified: column.boolean(),
+    /** The keyed hash of the token: looked up, never read. */
+    token_hash: column.text().hiddenColumn(),
+    expires_at: column.timestamp().hiddenColumn(),
+    used_at: column.timestamp().nullable().hiddenColumn(),
+  },
+});
 
 /** Page of the token server that redeems a ticket of each kind (its link carries `?ticket=<token>`). */
 export const TICKET_PATHS: Record<TicketKind, string> = {
@@ -19,20 +37,10 @@ export const TICKET_PATHS: Record<TicketKind, string> = {
 /** Purpose the HMAC keys of ticket tokens are derived for (`box.derive(TICKET_KEY_PURPOSE)`, the same on every app). */
 export const TICKET_KEY_PURPOSE = 'tickets';
 
-/** A live (unused, unexpired) ticket as the token server reads it. */
-export interface TicketRow {
-  id: string;
-  instance_id: string;
-  user_id: string;
-  kind: TicketKind;
-  client_id: string | null;
-  result_url: string | null;
-  /** The address the ticket was made for (it verifies only that one). */
-  user_email: string | null;
-  mark_email_verified: boolean;
-}
+export type TicketKind = 'password_change' | 'email_verification';
 
-const TICKET_COLUMNS = `id, instance_id, user_id, kind, client_id, result_url, user_email, mark_email_verified`;
+/** A live (unused, unexpired) ticket as the token server reads it. */
+export type TicketRow = RowOf<typeof ticketsTable.columns>;
 
 /** The keyed hash of a ticket token under `key` (HMAC-SHA256, base64url). */
 export function ticketTokenHash(key: Buffer, token: string): string {
@@ -89,7 +97,7 @@ export async function issueTicket(
 export async function findLiveTicket(sql: Sql, keys: Buffer[], token: string, kind: TicketKind) {
   if (!TOKEN.test(token)) return undefined;
   return sql.one<TicketRow>(
-    `SELECT ${TICKET_COLUMNS} FROM tickets
+    `SELECT ${ticketsTable.select} FROM ${ticketsTable.from}
       WHERE token_hash = ANY($1::text[]) AND kind = $2 AND used_at IS NULL AND expires_at > now()`,
     [keys.map((k) => ticketTokenHash(k, token)), kind],
   );
@@ -102,9 +110,9 @@ export async function findLiveTicket(sql: Sql, keys: Buffer[], token: string, ki
 export async function redeemTicket(sql: Sql, keys: Buffer[], token: string, kind: TicketKind) {
   if (!TOKEN.test(token)) return undefined;
   return sql.one<TicketRow>(
-    `UPDATE tickets SET used_at = now(), updated_at = now()
+    `UPDATE ${ticketsTable.from} SET used_at = now(), updated_at = now()
       WHERE token_hash = ANY($1::text[]) AND kind = $2 AND used_at IS NULL AND expires_at > now()
-      RETURNING ${TICKET_COLUMNS}`,
+      RETURNING ${ticketsTable.select}`,
     [keys.map((k) => ticketTokenHash(k, token)), kind],
   );
 }

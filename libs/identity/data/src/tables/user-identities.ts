@@ -1,15 +1,5 @@
-import { iso, Params, ScopedTable, type RecordScope, type Sql, type Timestamp } from '@gatehouse/db';
+import { column, Params, Table, type RecordScope, type RowOf, type Sql } from '@gatehouse/db';
 import { notFound } from '@gatehouse/errors';
-
-/**
- * The `user_identities` table (alias `ui`): rows of an instance; the tenant is the user's, so a caller reaches an
- * identity through its user (findUser) and this table adds the instance.
- */
-export const userIdentitiesTable = new ScopedTable({
-  name: 'user_identities',
-  alias: 'ui',
-  tenantScoped: false,
-});
 
 /** What an identity provider said about the user (document 2's `identity_data`), kept in `profile`. */
 export interface IdentityData {
@@ -22,26 +12,38 @@ export interface IdentityData {
   phone_verified: boolean | null;
 }
 
-/** A user_identities row as USER_IDENTITY_COLUMNS reads it. */
-export interface UserIdentityRow {
-  id: string;
-  instance_id: string;
-  user_id: string;
-  provider: string;
-  identity_provider_id: string | null;
-  issuer: string | null;
-  provider_user_id: string;
-  profile: Partial<IdentityData>;
-  last_sign_in_at: Timestamp | null;
-  created_by: string | null;
-  created_at: Timestamp;
-  updated_by: string | null;
-  updated_at: Timestamp;
-}
+/**
+ * The `user_identities` table (alias `ui`): rows of an instance; the tenant is the user's, so a caller reaches an
+ * identity through its user (findUser) and this table adds the instance. Its columns, declared once:
+ * UserIdentityRow, USER_IDENTITY_COLUMNS and the list spec's attributes (apps/identity user-identity.record.ts)
+ * derive from them. The record renames and reshapes them (`profile` is `identity_data`), so it maps a row by hand.
+ */
+export const userIdentitiesTable = new Table({
+  name: 'user_identities',
+  alias: 'ui',
+  tenantScoped: false,
+  columns: {
+    id: column.uuid(),
+    instance_id: column.uuid(),
+    user_id: column.uuid(),
+    provider: column.text(),
+    identity_provider_id: column.uuid().nullable(),
+    issuer: column.text().nullable(),
+    provider_user_id: column.text(),
+    /** What the provider said (IdentityData's names, or OIDC claim names in rows written otherwise). */
+    profile: column.json<Record<string, unknown>>(),
+    last_sign_in_at: column.timestamp().nullable(),
+    created_by: column.uuid().nullable(),
+    created_at: column.timestamp(),
+    updated_by: column.uuid().nullable(),
+    updated_at: column.timestamp(),
+  },
+});
 
-export const USER_IDENTITY_COLUMNS = `ui.id, ui.instance_id, ui.user_id, ui.provider, ui.identity_provider_id,
-  ui.issuer, ui.provider_user_id, ui.profile, ${iso('ui.last_sign_in_at')} AS last_sign_in_at, ui.created_by,
-  ${iso('ui.created_at')} AS created_at, ui.updated_by, ${iso('ui.updated_at')} AS updated_at`;
+/** A user_identities row as USER_IDENTITY_COLUMNS reads it. */
+export type UserIdentityRow = RowOf<typeof userIdentitiesTable.columns>;
+
+export const USER_IDENTITY_COLUMNS = userIdentitiesTable.select;
 
 /** The identity `id` of user `userId` (already found in the caller's scope), or 404. */
 export async function findUserIdentity(
@@ -77,19 +79,25 @@ export async function findIdentityByAccount(
   return row;
 }
 
+/** The columns of an identity as the `identities` child of a user record reads it. */
+const CHILD_COLUMNS = [
+  'id',
+  'user_id',
+  'provider',
+  'provider_user_id',
+  'profile',
+  'last_sign_in_at',
+  'created_by',
+  'created_at',
+  'updated_by',
+  'updated_at',
+] as const;
+
 /** An identity as the `identities` child of a user record reads it. */
-export interface UserIdentityChildRow {
-  id: string;
-  user_id: string;
-  provider: string;
-  provider_user_id: string;
-  profile: Record<string, unknown>;
-  last_sign_in_at: Timestamp | null;
-  created_by: string | null;
-  created_at: Timestamp;
-  updated_by: string | null;
-  updated_at: Timestamp;
-}
+export type UserIdentityChildRow = Pick<UserIdentityRow, (typeof CHILD_COLUMNS)[number]>;
+
+/** CHILD_COLUMNS under alias `i`. */
+const CHILD_SELECT = userIdentitiesTable.selectOf(CHILD_COLUMNS, 'i');
 
 /**
  * The first `limit` identities (oldest first) of each of `userIds`. No scoping condition: the users were read in
@@ -101,9 +109,7 @@ export function identitiesOfUsers(
   limit: number,
 ): Promise<UserIdentityChildRow[]> {
   return db.rows<UserIdentityChildRow>(
-    `SELECT * FROM (SELECT i.id, i.user_id, i.provider, i.provider_user_id, i.profile,
-                             ${iso('i.last_sign_in_at')} AS last_sign_in_at, i.created_by,
-                             ${iso('i.created_at')} AS created_at, i.updated_by, ${iso('i.updated_at')} AS updated_at,
+    `SELECT * FROM (SELECT ${CHILD_SELECT},
                              row_number() OVER (PARTITION BY i.user_id ORDER BY i.created_at, i.id) AS rn
                         FROM user_identities i WHERE i.user_id = ANY($1::uuid[])) t
         WHERE rn <= ${limit} ORDER BY created_at, id`,

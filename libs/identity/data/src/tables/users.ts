@@ -1,34 +1,45 @@
-import { iso, Params, ScopedTable, type RecordScope, type Sql, type Timestamp } from '@gatehouse/db';
+import { column, Params, Table, type RecordScope, type RowOf, type Sql } from '@gatehouse/db';
 import { notFound } from '@gatehouse/errors';
 import type { AppMetadataEntry } from '../entities/audit.js';
 
-/** The `users` table (alias `u`): rows of an instance, each of at most one tenant. */
-export const usersTable = new ScopedTable({ name: 'users', alias: 'u', tenantScoped: true });
+/**
+ * The `users` table (alias `u`): rows of an instance, each of at most one tenant. Its columns, declared once:
+ * UserRow, USER_COLUMNS and the list spec's attributes (apps/identity user.record.ts) derive from them. The record
+ * renames several of them (`nickname` is `user_nickname`...), so user.record.ts maps a row by hand.
+ */
+export const usersTable = new Table({
+  name: 'users',
+  alias: 'u',
+  tenantScoped: true,
+  columns: {
+    id: column.uuid(),
+    instance_id: column.uuid(),
+    tenant_id: column.uuid().nullable().internalColumn(),
+    user_email: column.text().nullable(),
+    user_name: column.text().nullable(),
+    nickname: column.text().nullable(),
+    name: column.text().nullable(),
+    email_verified: column.boolean(),
+    phone_number: column.text().nullable(),
+    phone_verified: column.boolean(),
+    user_metadata: column.json<Record<string, unknown>>(),
+    app_metadata: column.json<AppMetadataEntry[]>(),
+    is_blocked: column.boolean(),
+    is_invited: column.boolean(),
+    invited_at: column.timestamp().nullable(),
+    last_login_at: column.timestamp().nullable().internalColumn(),
+    login_count: column.integer().internalColumn(),
+    created_by: column.uuid().nullable(),
+    created_at: column.timestamp(),
+    updated_by: column.uuid().nullable(),
+    updated_at: column.timestamp(),
+    /** The argon2id hash: read only where a password is checked, never by a record. */
+    password_hash: column.text().nullable().hiddenColumn(),
+  },
+});
 
 /** A users row as USER_COLUMNS reads it (timestamps as ISO text; never the password hash). */
-export interface UserRow {
-  id: string;
-  instance_id: string;
-  tenant_id: string | null;
-  user_email: string | null;
-  user_name: string | null;
-  nickname: string | null;
-  name: string | null;
-  email_verified: boolean;
-  phone_number: string | null;
-  phone_verified: boolean;
-  user_metadata: Record<string, unknown>;
-  app_metadata: AppMetadataEntry[];
-  is_blocked: boolean;
-  is_invited: boolean;
-  invited_at: Timestamp | null;
-  last_login_at: Timestamp | null;
-  login_count: number;
-  created_by: string | null;
-  created_at: Timestamp;
-  updated_by: string | null;
-  updated_at: Timestamp;
-}
+export type UserRow = RowOf<typeof usersTable.columns>;
 
 export type UserRowWithCounts = UserRow & {
   agg_identities?: number;
@@ -36,10 +47,7 @@ export type UserRowWithCounts = UserRow & {
   agg_roles?: number;
 };
 
-export const USER_COLUMNS = `u.id, u.instance_id, u.tenant_id, u.user_email, u.user_name, u.nickname, u.name,
-  u.email_verified, u.phone_number, u.phone_verified, u.user_metadata, u.app_metadata, u.is_blocked, u.is_invited,
-  ${iso('u.invited_at')} AS invited_at, ${iso('u.last_login_at')} AS last_login_at, u.login_count, u.created_by,
-  ${iso('u.created_at')} AS created_at, u.updated_by, ${iso('u.updated_at')} AS updated_at`;
+export const USER_COLUMNS = usersTable.select;
 
 /** The counts of a user's `aggregations` kept in rows (alias `u`). */
 export const USER_AGGREGATION_COLUMNS = `(SELECT count(*) FROM user_identities x WHERE x.user_id = u.id)::int AS agg_identities,
