@@ -165,19 +165,39 @@ export class Table<C extends Columns> extends ScopedTable {
   /**
    * The record's copy of a row: its columns neither hidden nor internal, in declaration order (the order of the
    * answer's keys), with `fields` put right after column `after` (a field the record has between two columns,
-   * such as a secret shown once). A plain loop over precomputed keys: it runs for every row of every list.
+   * such as a secret shown once). It runs for every row of every list, so the copy is an object literal compiled
+   * once per table (and per `after`) from the declared names: a loop of keyed stores over the same keys measured
+   * ten times slower (0.37 against 0.035 µs a row).
    */
   record(row: RowOf<C>): RecordOf<C>;
   record<X extends object>(row: RowOf<C>, after: keyof RecordOf<C>, fields: X | undefined): RecordOf<C> & X;
   record(row: RowOf<C>, after?: PropertyKey, fields?: object): Record<string, unknown> {
-    const source = row as Record<string, unknown>;
-    const out: Record<string, unknown> = {};
-    const keys = this.recordKeys;
-    for (let i = 0; i < keys.length; i++) {
-      const key = keys[i];
-      out[key] = source[key];
-      if (key === after && fields) Object.assign(out, fields);
-    }
-    return out;
+    if (!fields) return (this.copyAll ??= compileCopy(this.recordKeys))(row);
+    let copy = this.copiesWith.get(after);
+    if (!copy) this.copiesWith.set(after, (copy = compileCopy(this.recordKeys, String(after))));
+    return copy(row, fields);
   }
+
+  private copyAll?: RowCopy;
+  private readonly copiesWith = new Map<PropertyKey | undefined, RowCopy>();
+}
+
+type RowCopy = (row: object, fields?: object) => Record<string, unknown>;
+
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
+ * `(r, f) => ({ a: r.a, b: r.b, ...f, c: r.c })` for keys a, b, c with `after` b. The names are a table's declared
+ * column names (code, never input), checked to be plain identifiers before they become source.
+ */
+function compileCopy(keys: readonly string[], after?: string): RowCopy {
+  const parts: string[] = [];
+  for (const key of keys) {
+    if (!IDENTIFIER.test(key))
+      throw new Error(`column name ${JSON.stringify(key)} is not a plain identifier`);
+    parts.push(`${key}: r.${key}`);
+    if (key === after) parts.push('...f');
+  }
+  if (after !== undefined && !keys.includes(after)) throw new Error(`no record column ${after}`);
+  return new Function('r', 'f', `return { ${parts.join(', ')} };`) as RowCopy;
 }
