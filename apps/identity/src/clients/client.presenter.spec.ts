@@ -31,7 +31,7 @@ const record = {
     updated_by: null,
     updated_at: '1970-01-01T00:00:00.000Z',
   },
-} as ClientRecord;
+} as Partial<ClientRecord> as ClientRecord;
 
 describe('client presentations', () => {
   it('v1 shows document 1 fields and metadata keys', () => {
