@@ -47,6 +47,7 @@ describe('identity migrations', () => {
       'AdminRoles1790000820000',
       'OtpBudgets1790000830000',
       'DeliveryOutbox1795706191082',
+      'CacheSubscriberBackends1795706191083',
     ]);
     expect(await pendingSchemaChanges(ds)).toEqual([]);
 
