@@ -135,8 +135,8 @@ describe('the token server in another process sees every change on the very next
     );
     expect(killed).toEqual([{ ok: true }]);
     const [{ at: killedAt }] = await m.ds.rows<{ at: Date }>(`SELECT clock_timestamp() AS at`);
-    // The change is not announced to the token server (its connection is gone, its row still looks live for up
-    // to 3 s: identity may wait that long for an acknowledgement that never comes, then answers anyway); the token
+    // The change is not announced to the token server (its connection is gone; its row still looks live for up
+    // to 3 s, but the backend it names has left pg_stat_activity, so identity does not wait for it); the token
     // server stopped trusting its cache when it lost the connection, so it reads the database.
     await m
       .call('delete', `/api/v2/clients/${c.id}/permissions`)

@@ -18,6 +18,13 @@ import { IdentityChangeFeed, IdentityChangeListener } from './feed.js';
  *   the live subscribers (heartbeat less than 3 s old); each acknowledges on CACHE_ACKS_CHANNEL once it has applied
  *   every notification before the marker, and settle waits for all of them (3 s at most). A subscriber no longer
  *   counted as live has stopped trusting its cache 1.5 s before.
+ * - A subscriber records in its row the server process (`pg_backend_pid()`) of its LISTEN connection, on every
+ *   (re)connect. When an acknowledgement is still missing PROBE_MS into a settle, one statement deletes the rows of
+ *   the missing subscribers whose recorded backend has left `pg_stat_activity` (a SIGKILLed replica, a terminated
+ *   connection): such a subscriber can never acknowledge this marker, and it stopped trusting its cache when its
+ *   connection went (PostgreSQL sends the termination to the client before it drops the backend from the view), so
+ *   settle stops waiting for it at once. A subscriber whose backend is still there (live but slow) is waited for up
+ *   to the timeout, as one without a recorded backend (a row of an older version).
  */
 
 /** How often a subscriber heartbeats. */
@@ -28,6 +35,11 @@ export const TRUST_MS = 1500;
 export const LIVE_SEC = 3;
 /** The longest `settle` waits for acknowledgements. */
 export const SETTLE_TIMEOUT_MS = 3000;
+/**
+ * How long into a settle a missing acknowledgement makes it check whether the subscriber's backend is gone (acks
+ * come within milliseconds: a settle that all acknowledge in time runs no check).
+ */
+export const PROBE_MS = 100;
 /** Subscriber rows whose heartbeat is older than this are purged. */
 export const STALE_SUBSCRIBER_SEC = 3600;
 
@@ -117,8 +129,8 @@ export class CacheSubscriber {
         // Identity may have settled without waiting for this process meanwhile: forget everything.
         this.opts.onChange({ kind: 'all' });
         await this.listener.query(
-          `INSERT INTO cache_subscribers (id, service) VALUES ($1, $2)
-           ON CONFLICT (id) DO UPDATE SET heartbeat_at = now()`,
+          `INSERT INTO cache_subscribers (id, service, backend_pid) VALUES ($1, $2, pg_backend_pid())
+           ON CONFLICT (id) DO UPDATE SET heartbeat_at = now(), backend_pid = excluded.backend_pid`,
           [this.id, this.opts.service],
         );
       }
@@ -137,9 +149,10 @@ export class CacheSubscriber {
     // synchronous commit costs a flush (6 ms median, 20 ms p99 on the 2-vCPU VM of docs/benchmarks.md), and a
     // settle marker's acknowledgement, queued behind it on this one connection, waited as long.
     await client.query(`SET synchronous_commit = off`);
+    // The backend of this connection: once it is gone, settles stop waiting for this subscriber at once.
     await client.query(
-      `INSERT INTO cache_subscribers (id, service) VALUES ($1, $2)
-       ON CONFLICT (id) DO UPDATE SET heartbeat_at = now()`,
+      `INSERT INTO cache_subscribers (id, service, backend_pid) VALUES ($1, $2, pg_backend_pid())
+       ON CONFLICT (id) DO UPDATE SET heartbeat_at = now(), backend_pid = excluded.backend_pid`,
       [this.id, this.opts.service],
     );
     this.succeeded(started);
@@ -176,11 +189,14 @@ export class CacheSettler {
   private readonly waiting = new Map<string, Waiting>();
   /** Settles that gave up waiting (for tests and metrics). */
   timeouts = 0;
+  /** Subscribers found gone (their backend left `pg_stat_activity`) and not waited for (for tests and metrics). */
+  gone = 0;
 
   constructor(
     private readonly sql: Rows,
     private readonly log: { warn(message: string): void },
     private readonly timeoutMs = SETTLE_TIMEOUT_MS,
+    private readonly probeMs = PROBE_MS,
   ) {}
 
   /** One acknowledgement `<token>:<subscriberId>`. */
@@ -202,33 +218,91 @@ export class CacheSettler {
     const w: Waiting = { acked: new Set() };
     this.waiting.set(token, w);
     try {
-      const [row] = await this.sql.rows<{ ids: string[] }>(
-        `SELECT pg_notify($1, $2),
-                (SELECT coalesce(array_agg(id::text), '{}') FROM cache_subscribers
-                  WHERE heartbeat_at > clock_timestamp() - make_interval(secs => $3)) AS ids`,
+      // One row whatever the table holds (an aggregate without GROUP BY): the marker is sent exactly once.
+      const [row] = await this.sql.rows<{ ids: string[]; pids: (number | null)[] }>(
+        `SELECT pg_notify($1, $2), coalesce(array_agg(id::text), '{}') AS ids,
+                coalesce(array_agg(backend_pid), '{}') AS pids
+           FROM cache_subscribers WHERE heartbeat_at > clock_timestamp() - make_interval(secs => $3)`,
         [IDENTITY_CHANGES_CHANNEL, `${SYNC_PREFIX}${token}`, LIVE_SEC],
       );
       const ids = (row?.ids ?? []).map((id) => id.toLowerCase());
       if (!ids.length) return;
+      const pids = row?.pids ?? [];
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(() => {
+        let timer: NodeJS.Timeout | undefined;
+        const done = () => {
+          clearTimeout(timer);
+          timer = undefined;
+          w.check = undefined;
+          resolve();
+        };
+        const giveUp = () => {
           this.timeouts++;
           const missing = ids.filter((id) => !w.acked.has(id));
           this.log.warn(
             `cache settle: no acknowledgement from ${missing.join(', ')} within ${this.timeoutMs} ms; answering anyway`,
           );
-          resolve();
-        }, this.timeoutMs);
+          done();
+        };
+        // One timer, as before: at PROBE_MS a settle still waiting checks for gone backends, then waits out the rest.
+        const probeMs = Math.min(this.probeMs, this.timeoutMs);
+        timer = setTimeout(() => {
+          timer = setTimeout(giveUp, this.timeoutMs - probeMs);
+          void this.probe(ids, pids, w).then(() => w.check?.());
+        }, probeMs);
         w.check = () => {
-          if (ids.every((id) => w.acked.has(id))) {
-            clearTimeout(timer);
-            resolve();
-          }
+          if (ids.every((id) => w.acked.has(id))) done();
         };
         w.check();
       });
     } finally {
       this.waiting.delete(token);
+    }
+  }
+
+  /**
+   * The subscribers still missing whose recorded LISTEN backend has left `pg_stat_activity` count as acknowledged,
+   * and their rows are deleted (later settles, of every identity replica, neither list nor probe them again; a
+   * subscriber still running writes its row again on its next heartbeat and forgets its cache, as for any row
+   * deleted under it).
+   * Only the backend recorded when the marker was sent counts: a row rewritten since by a reconnected subscriber
+   * (another pid) is left alone; that subscriber forgot everything on reconnecting. `pg_stat_activity` shows the pid
+   * of every backend to every role; should it not show other roles' backends (none of the server's own processes
+   * visible), nothing counts as gone and the timeout rule stays.
+   */
+  private async probe(ids: string[], pids: (number | null)[], w: Waiting): Promise<void> {
+    const missingIds: string[] = [];
+    const missingPids: number[] = [];
+    for (let i = 0; i < ids.length; i++) {
+      const pid = pids[i];
+      if (pid != null && !w.acked.has(ids[i]!)) {
+        missingIds.push(ids[i]!);
+        missingPids.push(pid);
+      }
+    }
+    if (!missingIds.length || !w.check) return;
+    try {
+      // Gone whoever deletes the row (another identity replica's settle may be at it too); the row is deleted only
+      // while it still names that backend.
+      const gone = await this.sql.rows<{ id: string; pid: number }>(
+        `WITH gone AS (
+           SELECT m.id, m.pid FROM unnest($1::uuid[], $2::int[]) AS m(id, pid)
+            WHERE NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = m.pid)
+              AND EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.usesysid IS NULL)),
+         deleted AS (
+           DELETE FROM cache_subscribers s USING gone WHERE s.id = gone.id AND s.backend_pid = gone.pid)
+         SELECT id::text AS id, pid FROM gone`,
+        [missingIds, missingPids],
+      );
+      for (const g of gone) {
+        this.gone++;
+        this.log.warn(
+          `cache settle: subscriber ${g.id} is gone (its backend ${g.pid} ended); not waiting for it`,
+        );
+        w.acked.add(g.id.toLowerCase());
+      }
+    } catch (err) {
+      this.log.warn(`cache settle: checking for gone subscribers failed: ${(err as Error)?.message ?? err}`);
     }
   }
 }

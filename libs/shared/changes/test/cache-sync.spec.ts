@@ -1,3 +1,4 @@
+import net from 'node:net';
 import pg from 'pg';
 import { createEmptyTestDatabase, eventually, type TestDatabase } from '@gatehouse/testing';
 import {
@@ -12,8 +13,8 @@ import {
 
 /**
  * The settle protocol on a real PostgreSQL: the subscriber's trust window (on a clock the test moves), its row and
- * heartbeat, its acknowledgements, and the settler waiting for them. (cache_subscribers as identity migration
- * 1790000700000 creates it.)
+ * heartbeat, its acknowledgements, and the settler waiting for them. (cache_subscribers as identity migrations
+ * 1790000700000 and 1795706191083 create it.)
  */
 let db: TestDatabase;
 let pool: pg.Pool;
@@ -23,7 +24,8 @@ beforeAll(async () => {
   pool = new pg.Pool({ connectionString: db.url, max: 3 });
   await pool.query(`CREATE TABLE cache_subscribers (
     id uuid PRIMARY KEY, service text NOT NULL,
-    heartbeat_at timestamptz NOT NULL DEFAULT now(), created_at timestamptz NOT NULL DEFAULT now())`);
+    heartbeat_at timestamptz NOT NULL DEFAULT now(), created_at timestamptz NOT NULL DEFAULT now(),
+    backend_pid integer)`);
 });
 afterAll(async () => {
   await pool?.end();
@@ -139,6 +141,138 @@ describe('cache sync', () => {
     } finally {
       await s.stop();
       await acks.end();
+    }
+  });
+
+  it('settle: a subscriber whose LISTEN backend is gone is not waited for, a live silent one is (non-superuser)', async () => {
+    // The settler runs as a role that is not a superuser (nor in pg_read_all_stats): it must still see the
+    // subscribers' backends (they run as the superuser here) in pg_stat_activity.
+    await pool.query(`DELETE FROM cache_subscribers`); // the mute row of the test before
+    const role = `settle_${Math.random().toString(36).slice(2, 10)}`;
+    await pool.query(`CREATE ROLE ${role} LOGIN PASSWORD 'settle'`);
+    await pool.query(`GRANT SELECT, DELETE ON cache_subscribers TO ${role}`);
+    const url = new URL(db.url);
+    url.username = role;
+    url.password = 'settle';
+    const rolePool = new pg.Pool({ connectionString: url.toString(), max: 2 });
+    const asRole = {
+      rows: async <T>(text: string, params?: readonly unknown[]) =>
+        (await rolePool.query(text, params as unknown[])).rows as T[],
+    };
+    const [{ superuser }] = await asRole.rows<{ superuser: boolean }>(
+      `SELECT rolsuper OR pg_has_role(current_user, 'pg_read_all_stats', 'member') AS superuser
+         FROM pg_roles WHERE rolname = current_user`,
+    );
+    expect(superuser).toBe(false);
+
+    // The third subscriber reaches the database through a proxy the test closes: once its backend is terminated it
+    // cannot reconnect, as a replica killed with SIGKILL.
+    const target = new URL(db.url);
+    const proxy = net.createServer((down) => {
+      const up = net.connect(Number(target.port || 5432), target.hostname);
+      down.pipe(up).on('error', () => down.destroy());
+      up.pipe(down).on('error', () => up.destroy());
+      down.on('error', () => up.destroy());
+      up.on('error', () => down.destroy());
+      down.on('close', () => up.destroy());
+      up.on('close', () => down.destroy());
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const viaProxy = new URL(db.url);
+    viaProxy.hostname = '127.0.0.1';
+    viaProxy.port = String((proxy.address() as net.AddressInfo).port);
+
+    const subscriber = (name: string, at = db.url) =>
+      new CacheSubscriber({
+        url: at,
+        applicationName: name,
+        service: 'test',
+        onChange: () => undefined,
+        log: quiet,
+      });
+    const live = [subscriber('cache-sync-live-1'), subscriber('cache-sync-live-2')];
+    const doomed = subscriber('cache-sync-doomed', viaProxy.toString());
+    for (const s of [...live, doomed]) await s.start();
+    const settler = new CacheSettler(asRole, quiet, 3000);
+    const acks = new pg.Client({ connectionString: db.url });
+    await acks.connect();
+    acks.on('notification', (n) => settler.ack(n.payload ?? ''));
+    await acks.query(`LISTEN ${CACHE_ACKS_CHANNEL}`);
+    const mute = new pg.Client({ connectionString: db.url, application_name: 'cache-sync-mute' });
+    try {
+      // every subscriber recorded the backend of its LISTEN connection
+      const rows = (
+        await pool.query<{ id: string; app: string | null }>(
+          `SELECT s.id::text, a.application_name AS app
+             FROM cache_subscribers s LEFT JOIN pg_stat_activity a ON a.pid = s.backend_pid
+            WHERE s.service = 'test' ORDER BY 1`,
+        )
+      ).rows;
+      expect(rows).toEqual(
+        [
+          { id: live[0]!.id, app: 'cache-sync-live-1' },
+          { id: live[1]!.id, app: 'cache-sync-live-2' },
+          { id: doomed.id, app: 'cache-sync-doomed' },
+        ].sort((x, y) => x.id.localeCompare(y.id)),
+      );
+      await settler.settle();
+      expect(settler.timeouts).toBe(0);
+
+      // the doomed subscriber's connection ends and cannot come back; its row still looks live for 3 s
+      proxy.close(); // stops accepting at once (its callback waits for the open connection)
+      const [{ pid }] = (
+        await pool.query<{ pid: number }>(`SELECT backend_pid AS pid FROM cache_subscribers WHERE id = $1`, [
+          doomed.id,
+        ])
+      ).rows;
+      expect((await pool.query(`SELECT pg_terminate_backend($1) AS ok`, [pid])).rows).toEqual([{ ok: true }]);
+      await eventually(
+        async () => (await pool.query(`SELECT 1 FROM pg_stat_activity WHERE pid = $1`, [pid])).rowCount === 0,
+      );
+      let started = Date.now();
+      await settler.settle();
+      expect(Date.now() - started).toBeLessThan(1000);
+      expect(settler.timeouts).toBe(0);
+      expect(settler.gone).toBe(1);
+      expect(doomed.trusted()).toBe(false);
+      // its row is gone: the next settle does not even look for it
+      expect((await pool.query(`SELECT 1 FROM cache_subscribers WHERE id = $1`, [doomed.id])).rowCount).toBe(
+        0,
+      );
+      expect(live.map((s) => s.trusted())).toEqual([true, true]);
+      started = Date.now();
+      await settler.settle();
+      expect(Date.now() - started).toBeLessThan(1000);
+      expect(settler.gone).toBe(1);
+
+      // a live subscriber that does not acknowledge (its backend is there) is still waited for up to the timeout,
+      // and its row stays
+      await mute.connect();
+      await mute.query(`LISTEN ${IDENTITY_CHANGES_CHANNEL}`);
+      const [{ id: muteId }] = (
+        await mute.query<{ id: string }>(
+          `INSERT INTO cache_subscribers (id, service, backend_pid) VALUES (gen_random_uuid(), 'mute', pg_backend_pid())
+           RETURNING id::text`,
+        )
+      ).rows;
+      const short = new CacheSettler(asRole, quiet, 600);
+      acks.removeAllListeners('notification');
+      acks.on('notification', (n) => short.ack(n.payload ?? ''));
+      started = Date.now();
+      await short.settle();
+      expect(Date.now() - started).toBeGreaterThanOrEqual(590);
+      expect(short.timeouts).toBe(1);
+      expect(short.gone).toBe(0);
+      expect((await pool.query(`SELECT 1 FROM cache_subscribers WHERE id = $1`, [muteId])).rowCount).toBe(1);
+      await pool.query(`DELETE FROM cache_subscribers WHERE id = $1`, [muteId]);
+    } finally {
+      await mute.end().catch(() => undefined);
+      for (const s of [...live, doomed]) await s.stop();
+      await acks.end();
+      await rolePool.end();
+      await pool.query(`DROP OWNED BY ${role}`);
+      await pool.query(`DROP ROLE ${role}`);
+      if (proxy.listening) proxy.close();
     }
   });
 });

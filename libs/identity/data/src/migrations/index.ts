@@ -12,6 +12,7 @@ import { CacheSubscribers1790000700000 } from './1790000700000-cache-subscribers
 import { AdminRoles1790000820000 } from './1790000820000-admin-roles.js';
 import { OtpBudgets1790000830000 } from './1790000830000-otp-budgets.js';
 import { DeliveryOutbox1795706191082 } from './1795706191082-delivery-outbox.js';
+import { CacheSubscriberBackends1795706191083 } from './1795706191083-cache-subscriber-backends.js';
 
 export {
   IdentitySchema1790000000000,
@@ -28,6 +29,7 @@ export {
   AdminRoles1790000820000,
   OtpBudgets1790000830000,
   DeliveryOutbox1795706191082,
+  CacheSubscriberBackends1795706191083,
 };
 
 /** Every migration of the identity data model, in order (apps/auth and apps/identity run the same list). */
@@ -46,4 +48,5 @@ export const identityMigrations = [
   AdminRoles1790000820000,
   OtpBudgets1790000830000,
   DeliveryOutbox1795706191082,
+  CacheSubscriberBackends1795706191083,
 ];
