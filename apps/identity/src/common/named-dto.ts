@@ -1,7 +1,7 @@
 import type { Type } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsNotEmpty, IsString, IsUUID, MaxLength } from 'class-validator';
-import { AuditDoc } from '../resources/dto/resource.docs.js';
+import { AuditDoc } from '@gatehouse/http';
 import { AppMetadata, AppMetadataEntryDto, NotNullIfPresent, NullableIfPresent } from './validation.js';
 
 type PropertyDecorator = (target: object, key: string) => void;

@@ -1,7 +1,7 @@
 import { Controller, Delete, Get, HttpCode, Inject, Patch, Post, Query, type Type } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Scopes } from '@gatehouse/bearer';
-import { ApiErrorResponses } from '@gatehouse/http';
+import { ApiErrorResponses, ApiUuidParams, UuidParam } from '@gatehouse/http';
 import { CallerAccess, type Access } from './access.js';
 import { ValidBody } from './body.js';
 import { versioned, type QueryParams } from './controller.js';
@@ -9,7 +9,6 @@ import type { NamedInput, NamedKind, NamedRecord, NamedRow } from './named-recor
 import { namedSpecs, shapeNamed } from './named-records.js';
 import type { NamedService } from './named.service.js';
 import { ApiCollection, ApiListQuery, ApiNoContent, ApiReadQuery, ApiRecord } from './openapi.js';
-import { ApiUuidParams, UuidParam } from './params.js';
 import { Presenter } from './presenter.js';
 import { routeOf, type ApiVersion } from './version.js';
 

@@ -1,8 +1,7 @@
 import { DomainError } from '@gatehouse/errors';
-import { parseListQuery } from '@gatehouse/query';
+import { parseListQuery, mapKeys } from '@gatehouse/query';
 import { Presenter } from './presenter.js';
 import { defineVersionedRecord } from './records.js';
-import { mapKeys } from './present.js';
 
 const specs = defineVersionedRecord({
   name: 'thing',

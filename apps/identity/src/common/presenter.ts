@@ -1,6 +1,12 @@
-import { parseReadQuery, type ReadQuery, type RecordSpec } from '@gatehouse/query';
+import {
+  parseReadQuery,
+  type ReadQuery,
+  type RecordSpec,
+  present,
+  presentPage,
+  type Shape,
+} from '@gatehouse/query';
 import type { ListPage } from '@gatehouse/db';
-import { present, presentPage, type Shape } from './present.js';
 import type { ApiVersion } from './version.js';
 
 /** What a service needs to run a list operation: the record spec and raw query of the caller's presentation. */

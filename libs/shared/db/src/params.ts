@@ -16,12 +16,7 @@ export class Params {
   }
 }
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** True for a syntactically valid UUID (any version): look-ups by a malformed id answer "not found", never a SQL error. */
-export function isUuid(value: unknown): value is string {
-  return typeof value === 'string' && UUID_RE.test(value);
-}
+export { isUuid } from '@gatehouse/query';
 
 /**
  * Timestamps leave PostgreSQL as ISO 8601 UTC text with milliseconds (`2026-11-22T03:17:07.123Z`, the form

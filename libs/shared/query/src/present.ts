@@ -1,11 +1,32 @@
-import { pickFields, toEnvelope, type ReadQuery, type RecordSpec } from '@gatehouse/query';
-import type { ApiVersion } from './version.js';
+/**
+ * The one presentation step of the JSON APIs (identity's two versions, tree's one): services return records,
+ * controllers shape them for the caller's presentation, cut them to `fields` and wrap pages in the envelope.
+ */
+import { pickFields, toEnvelope } from './envelope.js';
+import type { ReadQuery } from './list-query.js';
+import type { ApiVersion, RecordSpec } from './record-spec.js';
 
 /**
  * Shapes a canonical record for one presentation (renaming and reshaping keys); `expand` false adds the `links`
  * of the children that are not embedded.
  */
 export type Shape<T> = (record: T, expand: boolean) => Record<string, unknown>;
+
+/** The shape of a presentation whose records are already in its form (tree): the record itself. */
+export const asIs = <T extends object>(record: T) => record as Record<string, unknown>;
+
+/** A page of records as a service returns it: the rows, whether more follow, the total when asked, the query. */
+export interface RecordPage<T> {
+  rows: T[];
+  hasMore: boolean;
+  total?: number;
+  list: { offset: number; limit: number; fields?: string[]; expand: boolean };
+}
+
+/** The requested `fields` (canonical names) under the version's names; undefined when all are wanted. */
+function presentedFields(spec: RecordSpec, version: ApiVersion, read: ReadQuery): string[] | undefined {
+  return read.fields?.map((f) => spec.present(f, version));
+}
 
 /**
  * One record for the caller: shaped for the version, then cut to the requested `fields` (canonical names, turned
@@ -18,28 +39,15 @@ export function present<T>(
   version: ApiVersion,
   read: ReadQuery,
 ): Record<string, unknown> {
-  const shaped = shape(record, read.expand);
-  return read.fields
-    ? pickFields(
-        shaped,
-        read.fields.map((f) => spec.present(f, version)),
-      )
-    : shaped;
+  return pickFields(shape(record, read.expand), presentedFields(spec, version, read));
 }
 
 /** The collection envelope of the version around shaped records. */
-export function presentPage<T>(
-  page: {
-    rows: T[];
-    hasMore: boolean;
-    total?: number;
-    list: { offset: number; limit: number; fields?: string[]; expand: boolean };
-  },
-  shape: Shape<T>,
-  spec: RecordSpec,
-  version: ApiVersion,
-) {
-  const items = page.rows.map((r) => present(r, shape, spec, version, page.list));
+export function presentPage<T>(page: RecordPage<T>, shape: Shape<T>, spec: RecordSpec, version: ApiVersion) {
+  // The field names once for the page, not once per row.
+  const fields = presentedFields(spec, version, page.list);
+  const expand = page.list.expand;
+  const items = page.rows.map((r) => pickFields(shape(r, expand), fields));
   return toEnvelope(
     items,
     { offset: page.list.offset, limit: page.list.limit, hasMore: page.hasMore, total: page.total },
