@@ -1,4 +1,4 @@
-import { Presenter } from '../common/presenter.js';
+import { Presenter } from '@gatehouse/query';
 import type { ApiVersion } from '../common/version.js';
 import { clientSpecs, shapeClient, type ClientRecord } from './client.record.js';
 import type { ClientInput } from './clients.service.js';

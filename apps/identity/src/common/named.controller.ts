@@ -9,7 +9,7 @@ import type { NamedInput, NamedKind, NamedRecord, NamedRow } from './named-recor
 import { namedSpecs, shapeNamed } from './named-records.js';
 import type { NamedService } from './named.service.js';
 import { ApiCollection, ApiListQuery, ApiNoContent, ApiReadQuery, ApiRecord } from './openapi.js';
-import { Presenter } from './presenter.js';
+import { Presenter } from '@gatehouse/query';
 import { routeOf, type ApiVersion } from './version.js';
 
 export interface NamedControllerOptions {

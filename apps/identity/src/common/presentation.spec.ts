@@ -1,6 +1,5 @@
 import { DomainError } from '@gatehouse/errors';
-import { parseListQuery, mapKeys } from '@gatehouse/query';
-import { Presenter } from './presenter.js';
+import { parseListQuery, mapKeys, Presenter } from '@gatehouse/query';
 import { defineVersionedRecord } from './records.js';
 
 const specs = defineVersionedRecord({

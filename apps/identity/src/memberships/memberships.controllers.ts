@@ -17,7 +17,7 @@ import { CallerAccess, type Access } from '../common/access.js';
 import { ValidBody } from '../common/body.js';
 import { versioned, type QueryParams } from '../common/controller.js';
 import { ApiCollection, ApiListQuery, ApiNoContent } from '../common/openapi.js';
-import { Presenter } from '../common/presenter.js';
+import { Presenter } from '@gatehouse/query';
 import { auditAttributes, defineVersionedRecord } from '../common/records.js';
 import { routeOf, type ApiVersion } from '../common/version.js';
 import { PermissionsV1Dto, PermissionsV2Dto } from '../client-access/dto/client-access.dto.js';

@@ -1,5 +1,5 @@
 import { invalidRequest } from '@gatehouse/errors';
-import { Presenter } from '../common/presenter.js';
+import { Presenter } from '@gatehouse/query';
 import type { ApiVersion } from '../common/version.js';
 import { resourceSpecs, shapeResource, type ResourceRecord } from './resource.record.js';
 import type { ResourceInput, ResourceMetadataInput } from './resources.service.js';

@@ -7,7 +7,7 @@ import type { Access } from '../common/access.js';
 import { ValidBody } from '../common/body.js';
 import { versioned, type QueryParams } from '../common/controller.js';
 import { ApiCollection, ApiListQuery, ApiNoContent, ApiReadQuery, ApiRecord } from '../common/openapi.js';
-import { Presenter } from '../common/presenter.js';
+import { Presenter } from '@gatehouse/query';
 import { RESOURCES_READ, RESOURCES_WRITE } from '../common/scopes.js';
 import { routeOf, type ApiVersion } from '../common/version.js';
 import { ScopeDoc } from '../resources/dto/resource.docs.js';

@@ -6,7 +6,7 @@ import { CallerAccess, type Access } from '../common/access.js';
 import { ValidBody } from '../common/body.js';
 import { versioned, type QueryParams } from '../common/controller.js';
 import { ApiCollection, ApiListQuery, ApiNoContent, ApiReadQuery, ApiRecord } from '../common/openapi.js';
-import { Presenter } from '../common/presenter.js';
+import { Presenter } from '@gatehouse/query';
 import { TENANTS_READ, TENANTS_WRITE } from '../common/scopes.js';
 import { routeOf, type ApiVersion } from '../common/version.js';
 import { UserIdsDto } from '../memberships/dto/memberships.dto.js';

@@ -5,7 +5,7 @@ import { ApiErrorResponses, ApiUuidParams, UuidParam } from '@gatehouse/http';
 import { CallerAccess, type Access } from '../common/access.js';
 import { versioned, type QueryParams } from '../common/controller.js';
 import { ApiCollection, ApiListQuery, ApiNoContent } from '../common/openapi.js';
-import { Presenter } from '../common/presenter.js';
+import { Presenter } from '@gatehouse/query';
 import { USERS_READ, USERS_WRITE } from '../common/scopes.js';
 import { routeOf, type ApiVersion } from '../common/version.js';
 import { shapeUserIdentity, UserIdentityDoc, userIdentitySpecs } from './user-identity.record.js';

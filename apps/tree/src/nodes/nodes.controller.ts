@@ -21,13 +21,13 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import { Scopes } from '@gatehouse/bearer';
-import { ApiErrorResponses } from '@gatehouse/http';
+import { ApiErrorResponses, ApiUuidParams } from '@gatehouse/http';
 import type { Actor } from '../common/actor.js';
 import type { InstanceKey } from '../common/instance.js';
 import type { Language } from '../common/language.js';
 import { ApiListQuery, ApiReadQuery } from '../common/openapi.js';
 import { ApiCollection, NodeDoc } from '../common/responses.dto.js';
-import { booleanQuery, uuidParam } from '../common/params.js';
+import { booleanQuery, NodeIdParam } from '../common/params.js';
 import { AcceptLanguage, CurrentActor, CurrentInstance } from '../common/request.js';
 import { READ, WRITE } from '../common/scopes.js';
 import { CloneNodeDto, CreateNodeDto, UpdateNodeDto } from './dto/node.dto.js';
@@ -84,6 +84,7 @@ export class NodesController {
   }
 
   @Get(':tree_node_id')
+  @ApiUuidParams('tree_node_id')
   @Scopes(READ)
   @ApiOkResponse({ type: NodeDoc })
   @ApiOperation({ summary: 'Get Tree Node' })
@@ -93,14 +94,15 @@ export class NodesController {
     @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Param('tree_version') version: string,
-    @Param('tree_node_id') id: string,
+    @NodeIdParam() id: string,
     @Query() q: Q,
     @AcceptLanguage() lang?: Language,
   ) {
-    return this.nodes.read.get(instance, code, version, uuidParam('tree_node_id', id), q, lang);
+    return this.nodes.read.get(instance, code, version, id, q, lang);
   }
 
   @Get(':tree_node_id/descendants')
+  @ApiUuidParams('tree_node_id')
   @Scopes(READ)
   @ApiCollection(NodeDoc)
   @ApiOperation({
@@ -116,21 +118,21 @@ export class NodesController {
     @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Param('tree_version') version: string,
-    @Param('tree_node_id') id: string,
+    @NodeIdParam() id: string,
     @Query() q: Q,
     @Headers('accept') accept: string | undefined,
     @AcceptLanguage() lang?: Language,
   ) {
-    const nodeId = uuidParam('tree_node_id', id);
     if (accept?.includes(NDJSON)) {
-      const stream = await this.nodes.read.streamDescendants(instance, code, version, nodeId, q, lang);
+      const stream = await this.nodes.read.streamDescendants(instance, code, version, id, q, lang);
       // Errors before the first line are ordinary answers (the first batch is read eagerly); later ones cut it short.
       return new StreamableFile(stream, { type: NDJSON }).setErrorHandler((_err, res) => res.destroy?.());
     }
-    return this.nodes.read.descendants(instance, code, version, nodeId, q, lang);
+    return this.nodes.read.descendants(instance, code, version, id, q, lang);
   }
 
   @Patch(':tree_node_id')
+  @ApiUuidParams('tree_node_id')
   @Scopes(WRITE)
   @ApiOkResponse({ type: NodeDoc })
   @ApiOperation({
@@ -146,25 +148,17 @@ export class NodesController {
     @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Param('tree_version') version: string,
-    @Param('tree_node_id') id: string,
+    @NodeIdParam() id: string,
     @Body() dto: UpdateNodeDto,
     @CurrentActor() actor: Actor,
     @Query() q: Q,
     @AcceptLanguage() lang?: Language,
   ) {
-    return this.nodes.write.update(
-      instance,
-      code,
-      version,
-      uuidParam('tree_node_id', id),
-      dto,
-      actor,
-      q,
-      lang,
-    );
+    return this.nodes.write.update(instance, code, version, id, dto, actor, q, lang);
   }
 
   @Delete(':tree_node_id')
+  @ApiUuidParams('tree_node_id')
   @Scopes(WRITE)
   @HttpCode(204)
   @ApiNoContentResponse()
@@ -180,19 +174,14 @@ export class NodesController {
     @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Param('tree_version') version: string,
-    @Param('tree_node_id') id: string,
+    @NodeIdParam() id: string,
     @Query('cascade') cascade: unknown,
   ): Promise<void> {
-    await this.nodes.write.remove(
-      instance,
-      code,
-      version,
-      uuidParam('tree_node_id', id),
-      booleanQuery('cascade', cascade),
-    );
+    await this.nodes.write.remove(instance, code, version, id, booleanQuery('cascade', cascade));
   }
 
   @Post(':tree_node_id/clone')
+  @ApiUuidParams('tree_node_id')
   @Scopes(WRITE)
   @ApiCreatedResponse({ type: NodeDoc })
   @ApiOperation({
@@ -210,7 +199,7 @@ export class NodesController {
     @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Param('tree_version') version: string,
-    @Param('tree_node_id') id: string,
+    @NodeIdParam() id: string,
     @Body() dto: CloneNodeDto,
     @Query('deep') deep: unknown,
     @CurrentActor() actor: Actor,
@@ -221,7 +210,7 @@ export class NodesController {
       instance,
       code,
       version,
-      uuidParam('tree_node_id', id),
+      id,
       dto,
       booleanQuery('deep', deep),
       actor,

@@ -1,7 +1,7 @@
-import { Db, listPage, Params, type Sql } from '@gatehouse/db';
+import { Db, listPage, Params, type ListPage, type Sql } from '@gatehouse/db';
 import { Inject, Injectable } from '@nestjs/common';
 import { conflict, notFound } from '@gatehouse/errors';
-import { parseReadQuery, pickFields, toEnvelope, type EnvelopeV1 } from '@gatehouse/query';
+import type { ListRequest, ReadQuery } from '@gatehouse/query';
 import type { Language } from '../common/language.js';
 import { resolveTree, type TreeScope, type VersionScope } from '../common/scope.js';
 import type { InstanceKey } from '../common/instance.js';
@@ -21,13 +21,7 @@ import {
   createVersionPartition,
   deleteVersionNodes,
 } from './version-copy.js';
-import {
-  VERSION_COLUMNS,
-  toVersionRecord,
-  versionSpec,
-  type VersionRecord,
-  type VersionRow,
-} from './version.record.js';
+import { VERSION_COLUMNS, toVersionRecord, type VersionRecord, type VersionRow } from './version.record.js';
 
 /** How many nodes `expand=all` embeds in a version (depth-first); the rest stay reachable through `links.nodes`. */
 export const MAX_EMBEDDED_NODES = 100;
@@ -35,8 +29,6 @@ export const MAX_EMBEDDED_NODES = 100;
 export const VERSION_CONFLICTS = {
   uq_tree_versions_version: 'A version with this code already exists in this tree',
 };
-
-type Query = Record<string, unknown>;
 
 /** `v<N>` one above the highest `v<N>` code of the tree (v1 for a tree without one). */
 export async function nextFreeVersionCode(sql: Sql, treeId: string): Promise<string> {
@@ -64,14 +56,13 @@ export class VersionsService {
   async list(
     instance: InstanceKey,
     treeCode: string,
-    query: Query,
+    req: ListRequest,
     lang?: Language,
-  ): Promise<EnvelopeV1<Partial<VersionRecord>>> {
+  ): Promise<ListPage<VersionRecord>> {
     return this.db.connection(async (sql) => {
       const tree = await resolveTree(sql, instance, treeCode);
       const page = await listPage<VersionRow>(sql, {
-        spec: versionSpec,
-        query,
+        ...req,
         params: [tree.treeId],
         conditions: ['v.tree_id = $1'],
         select: (_list, p) => {
@@ -83,17 +74,12 @@ export class VersionsService {
       });
       const wantNodes = page.list.expand && (!page.list.fields || page.list.fields.includes('nodes'));
       const nodes = wantNodes ? await this.embeddedNodes(sql, tree, page.rows, lang) : undefined;
-      const items = page.rows.map((row) =>
-        pickFields(
+      return {
+        ...page,
+        rows: page.rows.map((row) =>
           toVersionRecord(row, treeCode, nodes ? (nodes.get(row.id) ?? []) : undefined),
-          page.list.fields,
         ),
-      );
-      return toEnvelope(
-        items,
-        { offset: page.list.offset, limit: page.list.limit, total: page.total, hasMore: page.hasMore },
-        'v1',
-      );
+      };
     });
   }
 
@@ -101,15 +87,14 @@ export class VersionsService {
     instance: InstanceKey,
     treeCode: string,
     version: string,
-    query: Query,
+    read: ReadQuery,
     lang?: Language,
-  ): Promise<Partial<VersionRecord>> {
-    const read = parseReadQuery(query, versionSpec, 'v1');
+  ): Promise<VersionRecord> {
     return this.db.connection(async (sql) => {
       const tree = await resolveTree(sql, instance, treeCode);
       const row = await this.row(sql, tree, version, lang);
       const nodes = read.expand ? (await this.embeddedNodes(sql, tree, [row], lang)).get(row.id) : undefined;
-      return pickFields(toVersionRecord(row, treeCode, nodes), read.fields);
+      return toVersionRecord(row, treeCode, nodes);
     });
   }
 
@@ -144,10 +129,9 @@ export class VersionsService {
     treeCode: string,
     dto: CreateVersionDto,
     actor: Actor,
-    query: Query,
+    read: ReadQuery,
     lang?: Language,
-  ) {
-    parseReadQuery(query, versionSpec, 'v1');
+  ): Promise<VersionRecord> {
     const code = await this.db.transaction(async (sql) => {
       const tree = await resolveTree(sql, instance, treeCode);
       // Serializes version creation in this tree, so two callers never compute the same next vN.
@@ -166,7 +150,7 @@ export class VersionsService {
       await createRootNode(sql, created!.id, tree.treeId, actor.id);
       return version;
     });
-    return this.get(instance, treeCode, code, query, lang);
+    return this.get(instance, treeCode, code, read, lang);
   }
 
   async update(
@@ -175,10 +159,9 @@ export class VersionsService {
     version: string,
     dto: UpdateVersionDto,
     actor: Actor,
-    query: Query,
+    read: ReadQuery,
     lang?: Language,
-  ) {
-    parseReadQuery(query, versionSpec, 'v1');
+  ): Promise<VersionRecord> {
     await this.db.connection(async (sql) => {
       const tree = await resolveTree(sql, instance, treeCode);
       const p = new Params();
@@ -194,7 +177,7 @@ export class VersionsService {
       );
       if (n === 0) throw notFound(`Version '${version}' of tree '${treeCode}' not found`);
     });
-    return this.get(instance, treeCode, version, query, lang);
+    return this.get(instance, treeCode, version, read, lang);
   }
 
   /** Deletes a version with its nodes and translations. The last version of a tree cannot go (409). */
@@ -224,10 +207,9 @@ export class VersionsService {
     version: string,
     dto: CloneVersionDto,
     actor: Actor,
-    query: Query,
+    read: ReadQuery,
     lang?: Language,
-  ) {
-    parseReadQuery(query, versionSpec, 'v1');
+  ): Promise<VersionRecord> {
     await this.db.transaction(async (sql) => {
       const tree = await resolveTree(sql, instance, treeCode);
       // Share lock: structural writes of the source wait until the copy is done, so all statements see one state.
@@ -259,7 +241,7 @@ export class VersionsService {
         });
       await copyVersionContent(sql, source.id, created!.id, tree.treeId, actor.id);
     });
-    return this.get(instance, treeCode, dto.version, query, lang);
+    return this.get(instance, treeCode, dto.version, read, lang);
   }
 
   async changeCode(
@@ -268,10 +250,9 @@ export class VersionsService {
     version: string,
     dto: ChangeVersionCodeDto,
     actor: Actor,
-    query: Query,
+    read: ReadQuery,
     lang?: Language,
-  ) {
-    parseReadQuery(query, versionSpec, 'v1');
+  ): Promise<VersionRecord> {
     await this.db.connection(async (sql) => {
       const tree = await resolveTree(sql, instance, treeCode);
       const n = await sql
@@ -284,7 +265,7 @@ export class VersionsService {
         });
       if (n === 0) throw notFound(`Version '${version}' of tree '${treeCode}' not found`);
     });
-    return this.get(instance, treeCode, dto.new_version, query, lang);
+    return this.get(instance, treeCode, dto.new_version, read, lang);
   }
 
   private async row(sql: Sql, tree: TreeScope, version: string, lang?: Language): Promise<VersionRow> {

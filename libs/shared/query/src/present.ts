@@ -3,7 +3,7 @@
  * controllers shape them for the caller's presentation, cut them to `fields` and wrap pages in the envelope.
  */
 import { pickFields, toEnvelope } from './envelope.js';
-import type { ReadQuery } from './list-query.js';
+import { parseReadQuery, type ReadQuery } from './list-query.js';
 import type { ApiVersion, RecordSpec } from './record-spec.js';
 
 /**
@@ -84,4 +84,41 @@ export function mapKeys<T extends object>(
 /** `links: { child: path }` for the children that are not embedded. */
 export function linksOf(base: string, children: readonly string[]): Record<string, string> {
   return Object.fromEntries(children.map((c) => [c, `${base}/${c}`]));
+}
+
+/** What a service needs to run a list operation: the record spec and raw query of the caller's presentation. */
+export interface ListRequest {
+  spec: RecordSpec;
+  query: Record<string, unknown> | undefined;
+  version: ApiVersion;
+}
+
+/**
+ * The presentation of one record type in one version, used by controllers: parses the query parameters by the
+ * version's names (bad ones are 400 before anything is written) and shapes the records and pages services return.
+ */
+export class Presenter<T> {
+  constructor(
+    readonly version: ApiVersion,
+    readonly spec: RecordSpec,
+    private readonly shape: Shape<T>,
+  ) {}
+
+  /** `fields` and `expand` of a single-record operation. */
+  read(query: Record<string, unknown> | undefined): ReadQuery {
+    return parseReadQuery(query, this.spec, this.version);
+  }
+
+  list(query: Record<string, unknown> | undefined): ListRequest {
+    // The service parses it (with the parameter offset of its own SQL) before running any query.
+    return { spec: this.spec, query, version: this.version };
+  }
+
+  one(record: T, read: ReadQuery): Record<string, unknown> {
+    return present(record, this.shape, this.spec, this.version, read);
+  }
+
+  page(page: RecordPage<T>) {
+    return presentPage(page, this.shape, this.spec, this.version);
+  }
 }
