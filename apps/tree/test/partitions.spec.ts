@@ -1,18 +1,13 @@
 import type { Db } from '@gatehouse/db';
 import type { TestDatabase } from '@gatehouse/testing';
-import { asIs, Presenter } from '@gatehouse/query';
 import pg from 'pg';
 import { DEFAULT_INSTANCE_KEY as I } from '../src/common/instance.js';
-import { NodesService } from '../src/nodes/nodes.service.js';
-import { versionSpec, type VersionRecord } from '../src/versions/version.record.js';
-import { VersionsService } from '../src/versions/versions.service.js';
 import { NO_PROBLEMS, treeProblems } from './support/consistency.js';
 import { openTreeDb, treeTestDatabase } from './support/db.js';
+import { presentedNodes, presentedVersions } from './support/presented.js';
 
 const actor = { id: null };
 const PARTITION = /tree_nodes_[0-9a-f]{32}/g;
-/** The services take parsed queries, as the controllers hand them over. */
-const V = new Presenter<VersionRecord>('v1', versionSpec, asIs);
 
 /**
  * With many versions (one partition of tree_nodes each), every statement the services send on tree_nodes must be
@@ -22,16 +17,16 @@ const V = new Presenter<VersionRecord>('v1', versionSpec, asIs);
 describe('tree_nodes partitions with many versions', () => {
   let db: TestDatabase;
   let ds: Db;
-  let nodes: NodesService;
-  let versions: VersionsService;
+  let nodes: ReturnType<typeof presentedNodes>;
+  let versions: ReturnType<typeof presentedVersions>;
   const sent: { text: string; params: unknown[] }[] = [];
   let restore = () => undefined as unknown;
 
   beforeAll(async () => {
     db = await treeTestDatabase();
     ds = openTreeDb(db.url);
-    nodes = new NodesService(ds);
-    versions = new VersionsService(ds);
+    nodes = presentedNodes(ds);
+    versions = presentedVersions(ds);
     // every statement of the services reaches PostgreSQL through a pg client of the Db's pool
     const { query } = pg.Client.prototype;
     restore = () => Object.assign(pg.Client.prototype, { query });
@@ -55,7 +50,7 @@ describe('tree_nodes partitions with many versions', () => {
       [I],
     );
     for (let i = 1; i <= 40; i++) {
-      await versions.create(I, 'many', { version: `v${i}` }, actor, V.read({}));
+      await versions.create(I, 'many', { version: `v${i}` }, actor, {});
     }
     const parts = await ds.rows(
       `SELECT count(*)::int AS n FROM pg_inherits WHERE inhparent = 'tree_nodes'::regclass`,
@@ -88,9 +83,9 @@ describe('tree_nodes partitions with many versions', () => {
     await nodes.read.descendants(I, 'many', 'v7', root.id!, { total_count: 'true' });
     await nodes.write.clone(I, 'many', 'v7', a.id!, { code: 'A3', name: 'A3' }, true, actor, {});
     await nodes.write.remove(I, 'many', 'v7', b.id!, false);
-    await versions.get(I, 'many', 'v7', V.read({ expand: 'all' }));
-    await versions.list(I, 'many', V.list({ limit: '100' }));
-    await versions.clone(I, 'many', 'v7', { version: 'copy', name: 'Copy' }, actor, V.read({}));
+    await versions.get(I, 'many', 'v7', { expand: 'all' });
+    await versions.list(I, 'many', { limit: '100' });
+    await versions.clone(I, 'many', 'v7', { version: 'copy', name: 'Copy' }, actor, {});
     await versions.remove(I, 'many', 'v8');
     // A parent from another version (found through tree_node_version) and an unknown one: 400 either way.
     const copy = await nodes.read.list(I, 'many', 'copy', {});
@@ -116,9 +111,6 @@ describe('tree_nodes partitions with many versions', () => {
       expect(await treeProblems(ds, id)).toEqual(NO_PROBLEMS);
     }
     // Five as built above, and the root v7 was created with.
-    expect((await versions.get(I, 'many', 'copy', V.read({}))).aggregations).toMatchObject({
-      nodes: 6,
-      levels: 3,
-    });
+    expect((await versions.get(I, 'many', 'copy', {})).aggregations).toMatchObject({ nodes: 6, levels: 3 });
   });
 });
