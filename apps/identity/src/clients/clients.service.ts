@@ -1,4 +1,4 @@
-import { wants, type ReadQuery, type ListRequest } from '@gatehouse/query';
+import { embedChildren, wants, type ReadQuery, type ListRequest } from '@gatehouse/query';
 import { Db, listPage, Params, type ListPage, type ListPlan, type Sql, withConflicts } from '@gatehouse/db';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
@@ -437,9 +437,7 @@ export class ClientsService {
     // One after the other: inside a transaction both would share one connection anyway.
     const resources = wants(read.fields, 'resources') ? await resourcesOfClients(db, ids) : undefined;
     const permissions = wants(read.fields, 'permissions') ? await permissionsOfClients(db, ids) : undefined;
-    for (const rec of records) {
-      if (resources) rec.resources = resources.get(rec.id) ?? [];
-      if (permissions) rec.permissions = permissions.get(rec.id) ?? [];
-    }
+    if (resources) embedChildren(records, 'resources', resources);
+    if (permissions) embedChildren(records, 'permissions', permissions);
   }
 }

@@ -1,4 +1,4 @@
-import { wants, type ReadQuery, type ListRequest } from '@gatehouse/query';
+import { embedChildren, groupByParent, wants, type ReadQuery, type ListRequest } from '@gatehouse/query';
 import { Db, isUuid, listPage, Params, type ListPage, type Sql, withConflicts } from '@gatehouse/db';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
@@ -288,13 +288,19 @@ export class ResourcesService {
           WHERE rn <= ${EMBED_LIMIT} ORDER BY scope_name, id`,
         [ids],
       );
-      for (const rec of records) {
-        rec.scopes = scopes.filter((s) => s.resource_id === rec.id).map(({ rn: _rn, ...s }) => s);
-      }
+      embedChildren(
+        records,
+        'scopes',
+        groupByParent(
+          scopes,
+          (s) => s.resource_id,
+          ({ rn: _rn, ...s }) => s,
+        ),
+      );
     }
     if (wants(read.fields, 'clients')) {
       const clients = await clientsOfResources(db, access, ids);
-      for (const rec of records) rec.clients = clients.get(rec.id) ?? [];
+      embedChildren(records, 'clients', clients);
     }
   }
 }

@@ -1,4 +1,4 @@
-import { wants, type ReadQuery, type ListRequest } from '@gatehouse/query';
+import { groupByParent, wants, type ReadQuery, type ListRequest } from '@gatehouse/query';
 import { Db, type ListPage, listPage, Params, type Sql, withConflicts } from '@gatehouse/db';
 import { Inject, Injectable } from '@nestjs/common';
 import { invalidRequest } from '@gatehouse/errors';
@@ -137,9 +137,7 @@ export class UsersService {
         WHERE __rn <= ${EMBED_LIMIT} ORDER BY __rn`,
       p.values,
     );
-    const out = new Map<string, UserRecord[]>(tenantIds.map((t) => [t, []]));
-    for (const row of rows) out.get(row.__tenant)?.push(userRecord(row));
-    return out;
+    return groupByParent(rows, (row) => row.__tenant, userRecord, tenantIds);
   }
 
   /**

@@ -1,6 +1,6 @@
 import { findPgError, listPage, Params, type ListPage, type Sql } from '@gatehouse/db';
 import { conflict, DomainError, invalidRequest, notFound } from '@gatehouse/errors';
-import type { ListRequest } from '@gatehouse/query';
+import { groupByParent, type ListRequest } from '@gatehouse/query';
 import type { Language } from '../common/language.js';
 import type { VersionScope } from '../common/scope.js';
 import { nodeColumns, toNodeRecord, type NodeRecord, type NodeRow } from './node.record.js';
@@ -165,9 +165,8 @@ export async function childrenOf(
   parents: NodeRow[],
   lang: Language | undefined,
 ): Promise<Map<string, NodeRow[]>> {
-  const out = new Map<string, NodeRow[]>();
   const ids = parents.filter((r) => !r.leaf).map((r) => r.id);
-  if (ids.length === 0) return out;
+  if (ids.length === 0) return new Map();
   const p = new Params();
   const versionParam = p.add(scope.versionId);
   const idsParam = p.add(ids);
@@ -180,12 +179,7 @@ export async function childrenOf(
       WHERE x.rank <= ${MAX_EMBEDDED_CHILDREN} ORDER BY x.path`,
     p.values,
   );
-  for (const r of rows) {
-    const list = out.get(r.parent_id!) ?? [];
-    list.push(r);
-    out.set(r.parent_id!, list);
-  }
-  return out;
+  return groupByParent(rows, (r) => r.parent_id!);
 }
 
 /** One page of nodes of a version (optionally within a path range), with `q`, `sort`, paging and total. */

@@ -1,7 +1,7 @@
 import { Db, listPage, Params, type ListPage, type Sql } from '@gatehouse/db';
 import { Inject, Injectable } from '@nestjs/common';
 import { conflict, notFound } from '@gatehouse/errors';
-import type { ListRequest, ReadQuery } from '@gatehouse/query';
+import { groupByParent, type ListRequest, type ReadQuery } from '@gatehouse/query';
 import type { Language } from '../common/language.js';
 import { resolveTree, type TreeScope, type VersionScope } from '../common/scope.js';
 import type { InstanceKey } from '../common/instance.js';
@@ -107,8 +107,7 @@ export class VersionsService {
     trees: readonly TreeScope[],
     lang?: Language,
   ): Promise<Map<string, VersionRecord[]>> {
-    const out = new Map<string, VersionRecord[]>(trees.map((t) => [t.treeId, []]));
-    if (trees.length === 0) return out;
+    if (trees.length === 0) return new Map();
     const codes = new Map(trees.map((t) => [t.treeId, t.treeCode]));
     const p = new Params();
     const ids = p.add(trees.map((t) => t.treeId));
@@ -120,8 +119,12 @@ export class VersionsService {
         ORDER BY t.ord, v.created_at, v.id`,
       p.values,
     );
-    for (const r of rows) out.get(r.tree_id)!.push(toVersionRecord(r, codes.get(r.tree_id)!));
-    return out;
+    return groupByParent(
+      rows,
+      (r) => r.tree_id,
+      (r) => toVersionRecord(r, codes.get(r.tree_id)!),
+      codes.keys(),
+    );
   }
 
   async create(
@@ -293,8 +296,7 @@ export class VersionsService {
     versions: readonly VersionRow[],
     lang?: Language,
   ): Promise<Map<string, ReturnType<typeof toNodeRecord>[]>> {
-    const out = new Map<string, ReturnType<typeof toNodeRecord>[]>(versions.map((v) => [v.id, []]));
-    if (versions.length === 0) return out;
+    if (versions.length === 0) return new Map();
     const scopes = new Map<string, VersionScope>(
       versions.map((v) => [v.id, { ...tree, versionId: v.id, version: v.version }]),
     );
@@ -311,7 +313,11 @@ export class VersionsService {
         : `SELECT x.* FROM unnest(${p.add(versions.map((v) => v.id))}::uuid[]) WITH ORDINALITY AS ver(id, ord)
             CROSS JOIN LATERAL (${first('ver.id')}) x ORDER BY ver.ord, x.path`;
     const rows = await sql.rows<NodeRow>(text, p.values);
-    for (const r of rows) out.get(r.tree_version_id)!.push(toNodeRecord(r, scopes.get(r.tree_version_id)!));
-    return out;
+    return groupByParent(
+      rows,
+      (r) => r.tree_version_id,
+      (r) => toNodeRecord(r, scopes.get(r.tree_version_id)!),
+      scopes.keys(),
+    );
   }
 }

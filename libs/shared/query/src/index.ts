@@ -8,3 +8,4 @@ export * from './list-query.js';
 export * from './envelope.js';
 export * from './present.js';
 export { isUuid } from './uuid.js';
+export * from './embed.js';
