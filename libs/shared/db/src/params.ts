@@ -1,3 +1,6 @@
+// The UUID check lives in @gatehouse/query so that @gatehouse/http's path parameter can use it too.
+export { isUuid } from '@gatehouse/query';
+
 /** `$n` placeholders in order: `p.add(value)` appends a parameter and returns its placeholder. */
 export class Params {
   readonly values: unknown[];
@@ -15,8 +18,6 @@ export class Params {
     return this.values.length;
   }
 }
-
-export { isUuid } from '@gatehouse/query';
 
 /**
  * Timestamps leave PostgreSQL as ISO 8601 UTC text with milliseconds (`2026-11-22T03:17:07.123Z`, the form
