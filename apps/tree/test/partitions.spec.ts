@@ -2,10 +2,9 @@ import type { Db } from '@gatehouse/db';
 import type { TestDatabase } from '@gatehouse/testing';
 import pg from 'pg';
 import { DEFAULT_INSTANCE_KEY as I } from '../src/common/instance.js';
-import { NodesService } from '../src/nodes/nodes.service.js';
-import { VersionsService } from '../src/versions/versions.service.js';
 import { NO_PROBLEMS, treeProblems } from './support/consistency.js';
 import { openTreeDb, treeTestDatabase } from './support/db.js';
+import { presentedNodes, presentedVersions } from './support/presented.js';
 
 const actor = { id: null };
 const PARTITION = /tree_nodes_[0-9a-f]{32}/g;
@@ -18,16 +17,16 @@ const PARTITION = /tree_nodes_[0-9a-f]{32}/g;
 describe('tree_nodes partitions with many versions', () => {
   let db: TestDatabase;
   let ds: Db;
-  let nodes: NodesService;
-  let versions: VersionsService;
+  let nodes: ReturnType<typeof presentedNodes>;
+  let versions: ReturnType<typeof presentedVersions>;
   const sent: { text: string; params: unknown[] }[] = [];
   let restore = () => undefined as unknown;
 
   beforeAll(async () => {
     db = await treeTestDatabase();
     ds = openTreeDb(db.url);
-    nodes = new NodesService(ds);
-    versions = new VersionsService(ds);
+    nodes = presentedNodes(ds);
+    versions = presentedVersions(ds);
     // every statement of the services reaches PostgreSQL through a pg client of the Db's pool
     const { query } = pg.Client.prototype;
     restore = () => Object.assign(pg.Client.prototype, { query });

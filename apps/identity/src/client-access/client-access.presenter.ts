@@ -1,4 +1,4 @@
-import { Presenter } from '../common/presenter.js';
+import { Presenter } from '@gatehouse/query';
 import type { ApiVersion } from '../common/version.js';
 import {
   clientPermissionSpecs,

@@ -1,4 +1,5 @@
 import { iso, Params, type Sql, type Timestamp } from '@gatehouse/db';
+import { groupByParent } from '@gatehouse/query';
 import type { Access } from '../common/access.js';
 import { CLIENT_COLUMNS, clientsTable, RESOURCE_COLUMNS, resourcesTable } from '@gatehouse/identity-data';
 import { resourceSummary, type ResourceRow } from '../resources/resource.record.js';
@@ -92,17 +93,6 @@ export function clientPermissionRecord(row: ClientPermissionRow): ClientPermissi
   };
 }
 
-function group<T>(items: T[], key: (t: T) => string): Map<string, T[]> {
-  const out = new Map<string, T[]>();
-  for (const item of items) {
-    const k = key(item);
-    const list = out.get(k);
-    if (list) list.push(item);
-    else out.set(k, [item]);
-  }
-  return out;
-}
-
 /** The resources authorized to each client (at most EMBED_LIMIT each, oldest first), in one query. */
 export async function resourcesOfClients(
   db: Sql,
@@ -117,7 +107,7 @@ export async function resourcesOfClients(
       WHERE rn <= ${EMBED_LIMIT} ORDER BY cr_created_at, cr_id`,
     [clientIds],
   );
-  return group(found.map(clientResourceRecord), (r) => r.client_id);
+  return groupByParent(found, (r) => r.cr_client_id, clientResourceRecord);
 }
 
 /** The permissions granted to each client (at most EMBED_LIMIT each), in one query. */
@@ -134,7 +124,7 @@ export async function permissionsOfClients(
       WHERE rn <= ${EMBED_LIMIT} ORDER BY p_created_at, p_id`,
     [clientIds],
   );
-  return group(found.map(clientPermissionRecord), (p) => p.client_id);
+  return groupByParent(found, (p) => p.p_client_id, clientPermissionRecord);
 }
 
 export const RESOURCE_CLIENT_COLUMNS = `${CLIENT_COLUMNS}, r.id AS rc_resource_id, cr.id AS cr_id,
@@ -182,5 +172,5 @@ export async function clientsOfResources(
       WHERE rn <= ${EMBED_LIMIT} ORDER BY cr_created_at, cr_id`,
     p.values,
   );
-  return group(found.map(resourceClientRecord), (c) => c.resource_id);
+  return groupByParent(found, (c) => c.rc_resource_id, resourceClientRecord);
 }

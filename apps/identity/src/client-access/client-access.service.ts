@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { conflict, forbidden } from '@gatehouse/errors';
 import { Db, type ListPage, listPage, Params, type Sql } from '@gatehouse/db';
 import type { Access } from '../common/access.js';
-import type { ListRequest } from '../common/presenter.js';
+import type { ListRequest } from '@gatehouse/query';
 import type { ClientRow } from '../clients/client.record.js';
 import {
   clientsTable,

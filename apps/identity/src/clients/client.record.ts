@@ -3,7 +3,7 @@ import { clientsTable, type ClientMetadata, type ClientRow } from '@gatehouse/id
 
 export { CLIENT_COLUMNS, type ClientRow } from '@gatehouse/identity-data';
 import { defineVersionedRecord, type VersionedAttribute } from '../common/records.js';
-import { linksOf, mapKeys } from '../common/present.js';
+import { linksOf, mapKeys } from '@gatehouse/query';
 import { apiBase, type ApiVersion } from '../common/version.js';
 import { shapeClientResource, type ClientResourceRecord } from '../client-access/client-resource.record.js';
 import {

@@ -1,33 +1,24 @@
 import { Controller, Delete, Get, HttpCode, Inject, Patch, Post, Query, type Type } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Scopes } from '@gatehouse/bearer';
-import { ApiErrorResponses } from '@gatehouse/http';
+import { ApiErrorResponses, ApiUuidParams, UuidParam } from '@gatehouse/http';
 import { CallerAccess } from '../common/access.js';
 import type { Access } from '../common/access.js';
 import { ValidBody } from '../common/body.js';
 import { versioned, type QueryParams } from '../common/controller.js';
 import { ApiCollection, ApiListQuery, ApiNoContent, ApiReadQuery, ApiRecord } from '../common/openapi.js';
-import { ApiUuidParams, UuidParam } from '../common/params.js';
 import { CLIENTS_READ, CLIENTS_WRITE } from '../common/scopes.js';
 import { routeOf, type ApiVersion } from '../common/version.js';
-import { clientInputV1, clientInputV2, clientPresenters } from './client.presenter.js';
+import { clientBodies, clientPresenters, type ClientBodies } from './client.presenter.js';
 import { ClientsService } from './clients.service.js';
 import { ClientV1Doc, ClientV2Doc } from './dto/client.docs.js';
-import {
-  CreateClientV1Dto,
-  CreateClientV2Dto,
-  SecretExpiryDto,
-  UpdateClientV1Dto,
-  UpdateClientV2Dto,
-} from './dto/client.dto.js';
+import { SecretExpiryDto } from './dto/client.dto.js';
 
 /** Clients, one controller class per presentation over the one ClientsService. */
-export function clientsController(v: ApiVersion): Type<unknown> {
+export function clientsController<V extends ApiVersion>(v: V): Type<unknown> {
   const P = clientPresenters[v];
   const Doc = v === 'v1' ? ClientV1Doc : ClientV2Doc;
-  const CreateDto = v === 'v1' ? CreateClientV1Dto : CreateClientV2Dto;
-  const UpdateDto = v === 'v1' ? UpdateClientV1Dto : UpdateClientV2Dto;
-  const input = v === 'v1' ? clientInputV1 : clientInputV2;
+  const { create: CreateDto, update: UpdateDto, input } = clientBodies[v];
 
   @ApiTags(`Clients (${v})`)
   @Controller(routeOf(v, 'clients'))
@@ -63,7 +54,7 @@ export function clientsController(v: ApiVersion): Type<unknown> {
     @ApiErrorResponses(400, 409)
     async create(
       @CallerAccess() access: Access,
-      @ValidBody(CreateDto) body: object,
+      @ValidBody(CreateDto) body: ClientBodies[V]['create'],
       @Query() query: QueryParams,
     ) {
       const read = P.read(query);
@@ -109,7 +100,7 @@ export function clientsController(v: ApiVersion): Type<unknown> {
     async update(
       @CallerAccess() access: Access,
       @UuidParam('client_id') id: string,
-      @ValidBody(UpdateDto) body: object,
+      @ValidBody(UpdateDto) body: ClientBodies[V]['update'],
       @Query() query: QueryParams,
     ) {
       const read = P.read(query);

@@ -1,4 +1,4 @@
-import { wants } from '@gatehouse/query';
+import { embedChildren, wants, type ReadQuery, type ListRequest } from '@gatehouse/query';
 import { Db, listPage, Params, type ListPage, type ListPlan, type Sql, withConflicts } from '@gatehouse/db';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
@@ -10,9 +10,7 @@ import {
   type AppMetadataEntry,
   type SecretBox,
 } from '@gatehouse/identity-data';
-import type { ReadQuery } from '@gatehouse/query';
 import { AccessCache, holds, type Access } from '../common/access.js';
-import type { ListRequest } from '../common/presenter.js';
 import { assertTenant, assertTenantChange, tenantForNewRecord } from '../common/tenants.js';
 import { permissionsOfClients, resourcesOfClients } from '../client-access/client-access.queries.js';
 import { CLIENT_COLUMNS, clientRecord, type ClientRecord, type ClientRow } from './client.record.js';
@@ -439,9 +437,7 @@ export class ClientsService {
     // One after the other: inside a transaction both would share one connection anyway.
     const resources = wants(read.fields, 'resources') ? await resourcesOfClients(db, ids) : undefined;
     const permissions = wants(read.fields, 'permissions') ? await permissionsOfClients(db, ids) : undefined;
-    for (const rec of records) {
-      if (resources) rec.resources = resources.get(rec.id) ?? [];
-      if (permissions) rec.permissions = permissions.get(rec.id) ?? [];
-    }
+    if (resources) embedChildren(records, 'resources', resources);
+    if (permissions) embedChildren(records, 'permissions', permissions);
   }
 }

@@ -1,7 +1,8 @@
 import type { Type } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsNotEmpty, IsString, IsUUID, MaxLength } from 'class-validator';
-import { AuditDoc } from '../resources/dto/resource.docs.js';
+import type { AppMetadataEntry } from '@gatehouse/identity-data';
+import { AuditDoc } from '@gatehouse/http';
 import { AppMetadata, AppMetadataEntryDto, NotNullIfPresent, NullableIfPresent } from './validation.js';
 
 type PropertyDecorator = (target: object, key: string) => void;
@@ -9,16 +10,26 @@ const apply = (cls: Type<unknown>, key: string, ...decorators: PropertyDecorator
   for (const d of decorators) d(cls.prototype as object, key);
 };
 
+type Noun = 'role' | 'group';
+
+/** A create or modify body of a named record kind, as its DTO classes (below) validate it. */
+export type NamedBody = Partial<Record<`${Noun}_name`, string>> &
+  Partial<Record<`${Noun}_description`, string | null>> & {
+    app_metadata?: AppMetadataEntry[];
+    /** Create only. */
+    tenant_id?: string | null;
+  };
+
 /**
  * The bodies and the OpenAPI record of a named record kind (roles, groups): `<noun>_name` (required on create),
  * `<noun>_description`, `app_metadata`, and `tenant_id` on create only.
  */
 export function namedDtos(
-  noun: 'role' | 'group',
+  noun: Noun,
   example: { name: string; description: string },
   counts: string[],
   children: string[],
-): { create: Type<object>; update: Type<object>; doc: Record<'v1' | 'v2', Type<unknown>> } {
+): { create: Type<NamedBody>; update: Type<NamedBody>; doc: Record<'v1' | 'v2', Type<unknown>> } {
   const Title = noun[0].toUpperCase() + noun.slice(1);
   const name = `${noun}_name`;
   const description = `${noun}_description`;
@@ -112,5 +123,10 @@ export function namedDtos(
     }
     return Doc;
   };
-  return { create: Create, update: Update, doc: { v1: doc('v1'), v2: doc('v2') } };
+  // Classes built here with the noun's field names: NamedBody is the type their validation guarantees.
+  return {
+    create: Create as Type<NamedBody>,
+    update: Update as Type<NamedBody>,
+    doc: { v1: doc('v1'), v2: doc('v2') },
+  };
 }

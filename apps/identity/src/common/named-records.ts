@@ -10,7 +10,7 @@ import {
 } from '@gatehouse/db';
 import type { AppMetadataEntry } from '@gatehouse/identity-data';
 import { defineVersionedRecord, type VersionedAttribute, type VersionedSpecs } from './records.js';
-import { linksOf, mapKeys } from './present.js';
+import { linksOf, mapKeys } from '@gatehouse/query';
 import { apiBase, type ApiVersion } from './version.js';
 
 /**

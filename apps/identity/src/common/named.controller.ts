@@ -1,16 +1,16 @@
 import { Controller, Delete, Get, HttpCode, Inject, Patch, Post, Query, type Type } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Scopes } from '@gatehouse/bearer';
-import { ApiErrorResponses } from '@gatehouse/http';
+import { ApiErrorResponses, ApiUuidParams, UuidParam } from '@gatehouse/http';
 import { CallerAccess, type Access } from './access.js';
 import { ValidBody } from './body.js';
+import type { NamedBody } from './named-dto.js';
 import { versioned, type QueryParams } from './controller.js';
 import type { NamedInput, NamedKind, NamedRecord, NamedRow } from './named-records.js';
 import { namedSpecs, shapeNamed } from './named-records.js';
 import type { NamedService } from './named.service.js';
 import { ApiCollection, ApiListQuery, ApiNoContent, ApiReadQuery, ApiRecord } from './openapi.js';
-import { ApiUuidParams, UuidParam } from './params.js';
-import { Presenter } from './presenter.js';
+import { Presenter } from '@gatehouse/query';
 import { routeOf, type ApiVersion } from './version.js';
 
 export interface NamedControllerOptions {
@@ -20,20 +20,20 @@ export interface NamedControllerOptions {
   read: string;
   write: string;
   tag: string;
-  createDto: Type<object>;
-  updateDto: Type<object>;
+  createDto: Type<NamedBody>;
+  updateDto: Type<NamedBody>;
   doc: Record<ApiVersion, Type<unknown>>;
   /** What delete does beyond the record (documented on the operation). */
   deleteNote: string;
 }
 
 /** The body's fields in canonical names. */
-function input(noun: string, body: Record<string, unknown>): NamedInput {
+function input(noun: NamedKind<NamedRow>['noun'], body: NamedBody): NamedInput {
   return {
-    name: body[`${noun}_name`] as string | undefined,
-    description: body[`${noun}_description`] as string | null | undefined,
-    app_metadata: body.app_metadata as NamedInput['app_metadata'],
-    tenant_id: body.tenant_id as string | null | undefined,
+    name: body[`${noun}_name`],
+    description: body[`${noun}_description`],
+    app_metadata: body.app_metadata,
+    tenant_id: body.tenant_id,
   };
 }
 
@@ -71,7 +71,7 @@ export function namedController(v: ApiVersion, o: NamedControllerOptions): Type<
     @ApiErrorResponses(400, 403, 409)
     async create(
       @CallerAccess() a: Access,
-      @ValidBody(o.createDto) body: Record<string, unknown>,
+      @ValidBody(o.createDto) body: NamedBody,
       @Query() query: QueryParams,
     ) {
       const read = P.read(query);
@@ -104,7 +104,7 @@ export function namedController(v: ApiVersion, o: NamedControllerOptions): Type<
     async update(
       @CallerAccess() a: Access,
       @UuidParam(idParam) id: string,
-      @ValidBody(o.updateDto) body: Record<string, unknown>,
+      @ValidBody(o.updateDto) body: NamedBody,
       @Query() query: QueryParams,
     ) {
       const read = P.read(query);

@@ -1,5 +1,5 @@
 import { listPage, Params, type Db, type ListPage, type Sql } from '@gatehouse/db';
-import { wants, type ReadQuery } from '@gatehouse/query';
+import { wants, type ReadQuery, type ListRequest } from '@gatehouse/query';
 import type { Access } from './access.js';
 import {
   insertNamed,
@@ -10,7 +10,6 @@ import {
   type NamedRecord,
   type NamedRow,
 } from './named-records.js';
-import type { ListRequest } from './presenter.js';
 import { tenantForNewRecord } from './tenants.js';
 
 /** Children of a record, embedded on `expand=all` (at most EMBED_LIMIT each), by the feature that owns them. */

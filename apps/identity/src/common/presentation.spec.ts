@@ -1,8 +1,6 @@
 import { DomainError } from '@gatehouse/errors';
-import { parseListQuery } from '@gatehouse/query';
-import { Presenter } from './presenter.js';
+import { parseListQuery, mapKeys, Presenter } from '@gatehouse/query';
 import { defineVersionedRecord } from './records.js';
-import { mapKeys } from './present.js';
 
 const specs = defineVersionedRecord({
   name: 'thing',

@@ -15,7 +15,7 @@ import {
   type SecretBox,
 } from '@gatehouse/identity-data';
 import type { Access } from '../common/access.js';
-import type { ListRequest } from '../common/presenter.js';
+import type { ListRequest } from '@gatehouse/query';
 import { identityProviderRecord, type IdentityProviderRecord } from './identity-provider.record.js';
 
 export interface IdentityProviderInput {

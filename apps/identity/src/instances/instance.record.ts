@@ -5,7 +5,7 @@ import {
   type InstanceRowWithCounts,
   type InstanceSettings,
 } from '@gatehouse/identity-data';
-import { linksOf, mapKeys } from '../common/present.js';
+import { linksOf, mapKeys } from '@gatehouse/query';
 import { auditAttributes, defineVersionedRecord } from '../common/records.js';
 import { apiBase, type ApiVersion } from '../common/version.js';
 

@@ -12,13 +12,12 @@ import {
 } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { Scopes } from '@gatehouse/bearer';
-import { ApiErrorResponses } from '@gatehouse/http';
+import { ApiErrorResponses, ApiUuidParams, UuidParam } from '@gatehouse/http';
 import { CallerAccess, type Access } from '../common/access.js';
 import { ValidBody } from '../common/body.js';
 import { versioned, type QueryParams } from '../common/controller.js';
 import { ApiCollection, ApiListQuery, ApiNoContent, ApiReadQuery, ApiRecord } from '../common/openapi.js';
-import { ApiUuidParams, UuidParam } from '../common/params.js';
-import { Presenter } from '../common/presenter.js';
+import { Presenter } from '@gatehouse/query';
 import { routeOf, type ApiVersion } from '../common/version.js';
 import { UserIdsDto } from '../memberships/dto/memberships.dto.js';
 import { UserV1Doc, UserV2Doc } from '../users/dto/user.docs.js';

@@ -31,9 +31,8 @@ import {
   giveAdminRole,
   takeAdminRole,
 } from '@gatehouse/identity-data';
-import { wants, type ReadQuery } from '@gatehouse/query';
+import { wants, type ReadQuery, type ListRequest } from '@gatehouse/query';
 import type { Access } from '../common/access.js';
-import type { ListRequest } from '../common/presenter.js';
 import { EMBED_LIMIT } from '../client-access/client-access.queries.js';
 import { userRecord, type UserRecord } from '../users/user.record.js';
 import { UsersService } from '../users/users.service.js';

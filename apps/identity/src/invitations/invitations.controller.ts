@@ -6,7 +6,7 @@ import { CallerAccess, type Access } from '../common/access.js';
 import { ValidBody } from '../common/body.js';
 import { versioned, type QueryParams } from '../common/controller.js';
 import { ApiReadQuery, ApiRecord } from '../common/openapi.js';
-import { Presenter } from '../common/presenter.js';
+import { Presenter } from '@gatehouse/query';
 import { USERS_WRITE } from '../common/scopes.js';
 import { routeOf, type ApiVersion } from '../common/version.js';
 import { UserV1Doc, UserV2Doc } from '../users/dto/user.docs.js';

@@ -1,5 +1,5 @@
 import type { Sql } from '@gatehouse/db';
-import { wants, type ReadQuery } from '@gatehouse/query';
+import { embedChildren as embedInto, groupByParent, wants, type ReadQuery } from '@gatehouse/query';
 import { EMBED_LIMIT } from '../client-access/client-access.queries.js';
 import { linkColumns, type LinkKind } from './link-kinds.js';
 import { permissionColumns, type PermissionKind } from './memberships.service.js';
@@ -32,11 +32,15 @@ export function embedChildren(children: EmbeddedChild[]) {
           WHERE __rn <= ${EMBED_LIMIT} ORDER BY created_at, id`,
         [ids],
       );
-      for (const rec of records) {
-        (rec as Record<string, unknown>)[c.field] = found
-          .filter((f) => f.__owner === rec.id)
-          .map(({ __owner: _o, __rn: _r, ...link }) => link);
-      }
+      embedInto(
+        records as ({ id: string } & Record<string, unknown>)[],
+        c.field,
+        groupByParent(
+          found,
+          (f) => f.__owner,
+          ({ __owner: _o, __rn: _r, ...link }) => link,
+        ),
+      );
     }
   };
 }

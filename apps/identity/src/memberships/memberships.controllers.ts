@@ -12,13 +12,12 @@ import {
 import { ApiBody, ApiExtraModels, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { Scopes } from '@gatehouse/bearer';
 import { invalidRequest } from '@gatehouse/errors';
-import { ApiErrorResponses } from '@gatehouse/http';
+import { ApiErrorResponses, ApiUuidParams, UuidParam } from '@gatehouse/http';
 import { CallerAccess, type Access } from '../common/access.js';
 import { ValidBody } from '../common/body.js';
 import { versioned, type QueryParams } from '../common/controller.js';
 import { ApiCollection, ApiListQuery, ApiNoContent } from '../common/openapi.js';
-import { ApiUuidParams, UuidParam } from '../common/params.js';
-import { Presenter } from '../common/presenter.js';
+import { Presenter } from '@gatehouse/query';
 import { auditAttributes, defineVersionedRecord } from '../common/records.js';
 import { routeOf, type ApiVersion } from '../common/version.js';
 import { PermissionsV1Dto, PermissionsV2Dto } from '../client-access/dto/client-access.dto.js';

@@ -11,7 +11,7 @@ import {
 } from '@gatehouse/identity-data';
 import type { Access } from '../common/access.js';
 import { assertGrantable, dedupe, resolveScopes, type PermissionEntry } from '../common/permissions.js';
-import type { ListRequest } from '../common/presenter.js';
+import type { ListRequest } from '@gatehouse/query';
 import {
   containerAndMember,
   linkColumns,

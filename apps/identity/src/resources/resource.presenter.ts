@@ -1,16 +1,34 @@
+import type { Type } from '@nestjs/common';
 import { invalidRequest } from '@gatehouse/errors';
-import { Presenter } from '../common/presenter.js';
+import { Presenter } from '@gatehouse/query';
 import type { ApiVersion } from '../common/version.js';
 import { resourceSpecs, shapeResource, type ResourceRecord } from './resource.record.js';
 import type { ResourceInput, ResourceMetadataInput } from './resources.service.js';
-import type { CreateResourceV2Dto, ResourceMetadataV2Dto, UpdateResourceV2Dto } from './dto/resource.dto.js';
+import {
+  CreateResourceV1Dto,
+  CreateResourceV2Dto,
+  UpdateResourceV1Dto,
+  UpdateResourceV2Dto,
+  type ResourceMetadataV2Dto,
+} from './dto/resource.dto.js';
 
 export const resourcePresenters: Record<ApiVersion, Presenter<ResourceRecord>> = {
   v1: new Presenter('v1', resourceSpecs.v1, shapeResource('v1')),
   v2: new Presenter('v2', resourceSpecs.v2, shapeResource('v2')),
 };
 
-export const resourceInputV1 = (body: object): ResourceInput => ({ ...(body as ResourceInput) });
+/** The bodies of each presentation, as its DTO classes validate them. */
+export interface ResourceBodies {
+  v1: { create: CreateResourceV1Dto; update: UpdateResourceV1Dto };
+  v2: { create: CreateResourceV2Dto; update: UpdateResourceV2Dto };
+}
+
+/** A create body, or a modify body (every field optional there, whatever the DTO class declares). */
+export type ResourceBody<V extends ApiVersion> =
+  ResourceBodies[V]['create'] | Partial<ResourceBodies[V]['update']>;
+
+/** A v1 body is already canonical. */
+export const resourceInputV1 = (body: ResourceBody<'v1'>): ResourceInput => ({ ...body });
 
 /** Document 2's nested `resource_metadata` in canonical names; its two lifetimes must agree when both are given. */
 export function resourceMetadataFromV2(md: ResourceMetadataV2Dto): ResourceMetadataInput {
@@ -45,9 +63,21 @@ export function resourceMetadataFromV2(md: ResourceMetadataV2Dto): ResourceMetad
   return out;
 }
 
-export function resourceInputV2(body: object): ResourceInput {
-  const { resource_metadata, ...rest } = body as CreateResourceV2Dto | UpdateResourceV2Dto;
+export function resourceInputV2(body: ResourceBody<'v2'>): ResourceInput {
+  const { resource_metadata, ...rest } = body;
   return resource_metadata
     ? { ...rest, resource_metadata: resourceMetadataFromV2(resource_metadata) }
     : { ...rest };
 }
+
+/** Per presentation: the body DTOs (validated by `@ValidBody`) and the body's mapping to the service's input. */
+export const resourceBodies: {
+  [V in ApiVersion]: {
+    create: Type<ResourceBodies[V]['create']>;
+    update: Type<ResourceBodies[V]['update']>;
+    input: (body: ResourceBody<V>) => ResourceInput;
+  };
+} = {
+  v1: { create: CreateResourceV1Dto, update: UpdateResourceV1Dto, input: resourceInputV1 },
+  v2: { create: CreateResourceV2Dto, update: UpdateResourceV2Dto, input: resourceInputV2 },
+};

@@ -4,7 +4,7 @@ import { resourcesTable } from '@gatehouse/identity-data';
 export { MD_V1, MD_V2 } from './resource.sql.js';
 export { RESOURCE_COLUMNS } from '@gatehouse/identity-data';
 import { defineVersionedRecord, type VersionedAttribute } from '../common/records.js';
-import { linksOf, mapKeys } from '../common/present.js';
+import { linksOf, mapKeys } from '@gatehouse/query';
 import { apiBase, type ApiVersion } from '../common/version.js';
 import { MD_V1, MD_V2 } from './resource.sql.js';
 import type { ScopeRecord } from '../scopes/scope.record.js';

@@ -12,32 +12,23 @@ import {
 } from '@nestjs/common';
 import { ApiBody, ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Scopes } from '@gatehouse/bearer';
-import { ApiErrorResponses } from '@gatehouse/http';
+import { ApiErrorResponses, ApiUuidParams, UuidParam } from '@gatehouse/http';
 import { CallerAccess } from '../common/access.js';
 import type { Access } from '../common/access.js';
 import { ValidBody } from '../common/body.js';
 import { versioned, type QueryParams } from '../common/controller.js';
 import { ApiCollection, ApiListQuery, ApiNoContent, ApiReadQuery, ApiRecord } from '../common/openapi.js';
-import { ApiUuidParams, UuidParam } from '../common/params.js';
 import { RESOURCES_READ, RESOURCES_WRITE } from '../common/scopes.js';
 import { routeOf, type ApiVersion } from '../common/version.js';
 import { ResourceV1Doc, ResourceV2Doc } from './dto/resource-record.docs.js';
-import {
-  CreateResourceV1Dto,
-  CreateResourceV2Dto,
-  UpdateResourceV1Dto,
-  UpdateResourceV2Dto,
-} from './dto/resource.dto.js';
-import { resourceInputV1, resourceInputV2, resourcePresenters } from './resource.presenter.js';
+import { resourceBodies, resourcePresenters, type ResourceBodies } from './resource.presenter.js';
 import { ResourcesService } from './resources.service.js';
 
 /** Resources, one controller class per presentation over the one ResourcesService. */
-export function resourcesController(v: ApiVersion): Type<unknown> {
+export function resourcesController<V extends ApiVersion>(v: V): Type<unknown> {
   const P = resourcePresenters[v];
   const Doc = v === 'v1' ? ResourceV1Doc : ResourceV2Doc;
-  const CreateDto = v === 'v1' ? CreateResourceV1Dto : CreateResourceV2Dto;
-  const UpdateDto = v === 'v1' ? UpdateResourceV1Dto : UpdateResourceV2Dto;
-  const input = v === 'v1' ? resourceInputV1 : resourceInputV2;
+  const { create: CreateDto, update: UpdateDto, input } = resourceBodies[v];
 
   @ApiTags(`Resources (${v})`)
   @Controller(routeOf(v, 'resources'))
@@ -83,7 +74,7 @@ export function resourcesController(v: ApiVersion): Type<unknown> {
     @ApiErrorResponses(400, 409)
     async create(
       @CallerAccess() access: Access,
-      @ValidBody(CreateDto) body: object,
+      @ValidBody(CreateDto) body: ResourceBodies[V]['create'],
       @Query() query: QueryParams,
     ) {
       const read = P.read(query);
@@ -127,7 +118,7 @@ export function resourcesController(v: ApiVersion): Type<unknown> {
     async update(
       @CallerAccess() access: Access,
       @UuidParam('resource_id') id: string,
-      @ValidBody(UpdateDto) body: object,
+      @ValidBody(UpdateDto) body: ResourceBodies[V]['update'],
       @Query() query: QueryParams,
     ) {
       const read = P.read(query);

@@ -1,4 +1,4 @@
-import { wants } from '@gatehouse/query';
+import { embedChildren, groupByParent, wants, type ReadQuery, type ListRequest } from '@gatehouse/query';
 import { Db, isUuid, listPage, Params, type ListPage, type Sql, withConflicts } from '@gatehouse/db';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
@@ -10,10 +10,8 @@ import {
   type AppMetadataEntry,
   type SecretBox,
 } from '@gatehouse/identity-data';
-import type { ReadQuery } from '@gatehouse/query';
 import { holds, type Access } from '../common/access.js';
 import { tenantForNewRecord } from '../common/tenants.js';
-import type { ListRequest } from '../common/presenter.js';
 import { clientsOfResources } from '../client-access/client-access.queries.js';
 import { SCOPE_COLUMNS, type ScopeRecord } from '../scopes/scope.record.js';
 import {
@@ -290,13 +288,19 @@ export class ResourcesService {
           WHERE rn <= ${EMBED_LIMIT} ORDER BY scope_name, id`,
         [ids],
       );
-      for (const rec of records) {
-        rec.scopes = scopes.filter((s) => s.resource_id === rec.id).map(({ rn: _rn, ...s }) => s);
-      }
+      embedChildren(
+        records,
+        'scopes',
+        groupByParent(
+          scopes,
+          (s) => s.resource_id,
+          ({ rn: _rn, ...s }) => s,
+        ),
+      );
     }
     if (wants(read.fields, 'clients')) {
       const clients = await clientsOfResources(db, access, ids);
-      for (const rec of records) rec.clients = clients.get(rec.id) ?? [];
+      embedChildren(records, 'clients', clients);
     }
   }
 }

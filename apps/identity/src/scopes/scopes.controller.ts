@@ -1,14 +1,13 @@
 import { Controller, Delete, Get, HttpCode, Inject, Patch, Post, Query, type Type } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Scopes } from '@gatehouse/bearer';
-import { ApiErrorResponses } from '@gatehouse/http';
+import { ApiErrorResponses, ApiUuidParams, UuidParam } from '@gatehouse/http';
 import { CallerAccess } from '../common/access.js';
 import type { Access } from '../common/access.js';
 import { ValidBody } from '../common/body.js';
 import { versioned, type QueryParams } from '../common/controller.js';
 import { ApiCollection, ApiListQuery, ApiNoContent, ApiReadQuery, ApiRecord } from '../common/openapi.js';
-import { ApiUuidParams, UuidParam } from '../common/params.js';
-import { Presenter } from '../common/presenter.js';
+import { Presenter } from '@gatehouse/query';
 import { RESOURCES_READ, RESOURCES_WRITE } from '../common/scopes.js';
 import { routeOf, type ApiVersion } from '../common/version.js';
 import { ScopeDoc } from '../resources/dto/resource.docs.js';

@@ -2,7 +2,7 @@ import { Db, listPage, type ListPage, type Sql, withConflicts } from '@gatehouse
 import { Inject, Injectable } from '@nestjs/common';
 import { forbidden, notFound } from '@gatehouse/errors';
 import type { Access } from '../common/access.js';
-import type { ListRequest } from '../common/presenter.js';
+import type { ListRequest } from '@gatehouse/query';
 import { findResource } from '@gatehouse/identity-data';
 import { SCOPE_COLUMNS, type ScopeRecord } from './scope.record.js';
 

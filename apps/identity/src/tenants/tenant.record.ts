@@ -1,5 +1,5 @@
 import { tenantsTable, type TenantRowWithCounts } from '@gatehouse/identity-data';
-import { linksOf, mapKeys } from '../common/present.js';
+import { linksOf, mapKeys } from '@gatehouse/query';
 import { defineVersionedRecord, type VersionedAttribute } from '../common/records.js';
 import { apiBase, type ApiVersion } from '../common/version.js';
 

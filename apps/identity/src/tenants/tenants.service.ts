@@ -17,10 +17,9 @@ import {
   type TenantInput,
   type TenantRowWithCounts,
 } from '@gatehouse/identity-data';
-import { wants, type ReadQuery } from '@gatehouse/query';
+import { embedChildren, wants, type ReadQuery, type ListRequest } from '@gatehouse/query';
 import type { Access } from '../common/access.js';
 import { dedupe } from '../common/permissions.js';
-import type { ListRequest } from '../common/presenter.js';
 import type { UserRecord } from '../users/user.record.js';
 import { UsersService } from '../users/users.service.js';
 import { tenantRecord, type TenantRecord } from './tenant.record.js';
@@ -143,6 +142,6 @@ export class TenantsService {
       access,
       records.map((r) => r.id),
     );
-    for (const rec of records) rec.admins = admins.get(rec.id) ?? [];
+    embedChildren(records, 'admins', admins);
   }
 }

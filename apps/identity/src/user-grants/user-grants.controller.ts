@@ -1,12 +1,11 @@
 import { Controller, Delete, Get, HttpCode, Inject, Param, Query, type Type } from '@nestjs/common';
 import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { Scopes } from '@gatehouse/bearer';
-import { ApiErrorResponses } from '@gatehouse/http';
+import { ApiErrorResponses, ApiUuidParams, UuidParam } from '@gatehouse/http';
 import { CallerAccess, type Access } from '../common/access.js';
 import { versioned, type QueryParams } from '../common/controller.js';
 import { ApiCollection, ApiListQuery, ApiNoContent } from '../common/openapi.js';
-import { ApiUuidParams, UuidParam } from '../common/params.js';
-import { Presenter } from '../common/presenter.js';
+import { Presenter } from '@gatehouse/query';
 import { USERS_READ, USERS_WRITE } from '../common/scopes.js';
 import { routeOf, type ApiVersion } from '../common/version.js';
 import { shapeUserGrant, UserGrantDoc, userGrantSpecs } from './user-grant.record.js';

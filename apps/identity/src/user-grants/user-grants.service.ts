@@ -9,7 +9,7 @@ import {
   USER_GRANTS_FROM,
 } from '@gatehouse/identity-data';
 import type { Access } from '../common/access.js';
-import type { ListRequest } from '../common/presenter.js';
+import type { ListRequest } from '@gatehouse/query';
 import { userGrantRecord, type UserGrantRecord, type UserGrantRow } from './user-grant.record.js';
 
 /** oidc-provider's ids (grants: 43 base64url characters); anything else is a malformed path (400). */

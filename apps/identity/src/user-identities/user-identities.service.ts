@@ -8,7 +8,7 @@ import {
   type UserIdentityRow,
 } from '@gatehouse/identity-data';
 import type { Access } from '../common/access.js';
-import type { ListRequest } from '../common/presenter.js';
+import type { ListRequest } from '@gatehouse/query';
 import { userIdentityRecord, type UserIdentityRecord } from './user-identity.record.js';
 
 /**

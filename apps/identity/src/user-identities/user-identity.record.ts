@@ -2,7 +2,7 @@ import { ApiProperty } from '@nestjs/swagger';
 import { userIdentitiesTable, type IdentityData, type UserIdentityRow } from '@gatehouse/identity-data';
 import { defineVersionedRecord, type VersionedAttribute } from '../common/records.js';
 import type { ApiVersion } from '../common/version.js';
-import { AuditDoc } from '../resources/dto/resource.docs.js';
+import { AuditDoc } from '@gatehouse/http';
 
 /**
  * A user identity as document 2's User.identities gives it: `identity_provider` (the kind of provider),

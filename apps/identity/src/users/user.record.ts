@@ -1,7 +1,7 @@
 import { type Timestamp } from '@gatehouse/db';
 import type { AppMetadataEntry } from '@gatehouse/identity-data';
 import { auditAttributes, defineVersionedRecord, type VersionedAttribute } from '../common/records.js';
-import { linksOf, mapKeys } from '../common/present.js';
+import { linksOf, mapKeys } from '@gatehouse/query';
 import { apiBase, type ApiVersion } from '../common/version.js';
 
 import { usersTable, type UserRow } from '@gatehouse/identity-data';

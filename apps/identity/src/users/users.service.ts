@@ -1,4 +1,4 @@
-import { wants } from '@gatehouse/query';
+import { groupByParent, wants, type ReadQuery, type ListRequest } from '@gatehouse/query';
 import { Db, type ListPage, listPage, Params, type Sql, withConflicts } from '@gatehouse/db';
 import { Inject, Injectable } from '@nestjs/common';
 import { invalidRequest } from '@gatehouse/errors';
@@ -21,9 +21,7 @@ import {
   type UserRowWithCounts,
   type UserTenantRow,
 } from '@gatehouse/identity-data';
-import type { ReadQuery } from '@gatehouse/query';
 import type { Access } from '../common/access.js';
-import type { ListRequest } from '../common/presenter.js';
 import { tenantForNewRecord } from '../common/tenants.js';
 import { EMBED_LIMIT } from '../client-access/client-access.queries.js';
 import { USER_COLUMNS, userRecord, type UserIdentityRecord, type UserRecord } from './user.record.js';
@@ -139,9 +137,7 @@ export class UsersService {
         WHERE __rn <= ${EMBED_LIMIT} ORDER BY __rn`,
       p.values,
     );
-    const out = new Map<string, UserRecord[]>(tenantIds.map((t) => [t, []]));
-    for (const row of rows) out.get(row.__tenant)?.push(userRecord(row));
-    return out;
+    return groupByParent(rows, (row) => row.__tenant, userRecord, tenantIds);
   }
 
   /**

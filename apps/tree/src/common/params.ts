@@ -1,14 +1,11 @@
 import { isUuid } from '@gatehouse/db';
 import { invalidRequest } from '@gatehouse/errors';
+import { UuidParam } from '@gatehouse/http';
 
 export { isUuid };
 
-/** A uuid path parameter, lower-cased; a malformed one is 400 naming the parameter. */
-export function uuidParam(name: string, value: string): string {
-  if (!isUuid(value))
-    throw invalidRequest(`${name} must be a UUID`, [{ field: name, message: 'must be a UUID' }]);
-  return value.toLowerCase();
-}
+/** The `tree_node_id` path parameter, lower-cased; a malformed one is 400 with tree's message. */
+export const NodeIdParam = () => UuidParam('tree_node_id', 'tree_node_id must be a UUID');
 
 /** An optional boolean query flag (`?cascade=true`); anything but true/false is 400. */
 export function booleanQuery(name: string, value: unknown): boolean {

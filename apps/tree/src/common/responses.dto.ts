@@ -6,21 +6,11 @@ import {
   ApiPropertyOptional,
   getSchemaPath,
 } from '@nestjs/swagger';
+import { AuditDoc } from '@gatehouse/http';
 import { LANGUAGES } from './language.js';
 import { TreeMetadataDoc, VersionMetadataDoc } from './metadata.dto.js';
 
 /** OpenAPI shapes of the answers (the services build plain objects of exactly these shapes). */
-
-class AuditDoc {
-  @ApiProperty({ type: String, format: 'uuid', nullable: true })
-  created_by: string | null;
-  @ApiProperty({ type: String, format: 'date-time' })
-  created_at: string;
-  @ApiProperty({ type: String, format: 'uuid', nullable: true })
-  updated_by: string | null;
-  @ApiProperty({ type: String, format: 'date-time' })
-  updated_at: string;
-}
 
 const LINKS = {
   type: 'object',

@@ -3,9 +3,12 @@ import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { HealthDoc } from '../common/responses.dto.js';
 import { Scopes } from '@gatehouse/bearer';
 import { ApiErrorResponses } from '@gatehouse/http';
+import { asIs, Presenter } from '@gatehouse/query';
 import { ApiReadQuery } from '../common/openapi.js';
 import { READ } from '../common/scopes.js';
-import { HealthService } from './health.service.js';
+import { HealthService, healthSpec, type HealthRecord } from './health.service.js';
+
+const P = new Presenter<HealthRecord>('v1', healthSpec, asIs);
 
 @ApiTags('Health')
 @Controller('api/v1/health')
@@ -24,7 +27,8 @@ export class TreeHealthController {
   })
   @ApiReadQuery()
   @ApiErrorResponses(400)
-  check(@Query() q: Record<string, unknown>) {
-    return this.health.check(q);
+  async check(@Query() q: Record<string, unknown>) {
+    const read = P.read(q);
+    return P.one(await this.health.check(), read);
   }
 }

@@ -1,6 +1,6 @@
 import { Db } from '@gatehouse/db';
 import { Inject, Injectable } from '@nestjs/common';
-import { defineRecord, parseReadQuery, pickFields } from '@gatehouse/query';
+import { defineRecord } from '@gatehouse/query';
 import { packageVersion, SERVICE_ENV } from '@gatehouse/service';
 
 export const healthSpec = defineRecord({
@@ -38,11 +38,10 @@ export class HealthService {
     @Inject(SERVICE_ENV) private readonly env: { AUTH_URL: string },
   ) {}
 
-  async check(query: Record<string, unknown>): Promise<Partial<HealthRecord>> {
-    const read = parseReadQuery(query, healthSpec, 'v1');
+  async check(): Promise<HealthRecord> {
     const [database, tokenServer] = await Promise.all([this.database(), this.tokenServer()]);
     const status: ServerStatus = !database ? 'Error' : !tokenServer ? 'Warning' : 'Active';
-    const record: HealthRecord = {
+    return {
       server_name: 'gatehouse-tree',
       server_version: this.version,
       server_status: status,
@@ -50,7 +49,6 @@ export class HealthService {
         tokenServer ? 'reachable' : 'unreachable'
       }`,
     };
-    return pickFields(record, read.fields);
   }
 
   private async database(): Promise<boolean> {

@@ -21,21 +21,25 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import { Scopes } from '@gatehouse/bearer';
-import { ApiErrorResponses } from '@gatehouse/http';
+import { ApiErrorResponses, ApiUuidParams } from '@gatehouse/http';
+import { asIs, Presenter } from '@gatehouse/query';
 import type { Actor } from '../common/actor.js';
 import type { InstanceKey } from '../common/instance.js';
 import type { Language } from '../common/language.js';
 import { ApiListQuery, ApiReadQuery } from '../common/openapi.js';
 import { ApiCollection, NodeDoc } from '../common/responses.dto.js';
-import { booleanQuery, uuidParam } from '../common/params.js';
+import { booleanQuery, NodeIdParam } from '../common/params.js';
 import { AcceptLanguage, CurrentActor, CurrentInstance } from '../common/request.js';
 import { READ, WRITE } from '../common/scopes.js';
 import { CloneNodeDto, CreateNodeDto, UpdateNodeDto } from './dto/node.dto.js';
+import { nodeSpec, type NodeRecord } from './node.record.js';
 import { NodesService } from './nodes.service.js';
 
 type Q = Record<string, unknown>;
 
 const NDJSON = 'application/x-ndjson';
+
+const P = new Presenter<NodeRecord>('v1', nodeSpec, asIs);
 
 @ApiTags('Tree nodes')
 @Controller('api/v1/trees/:tree_code/versions/:tree_version/nodes')
@@ -50,14 +54,14 @@ export class NodesController {
     description: 'Default order: depth-first (each parent before its children).',
   })
   @ApiListQuery()
-  list(
+  async list(
     @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Param('tree_version') version: string,
     @Query() q: Q,
     @AcceptLanguage() lang?: Language,
   ) {
-    return this.nodes.read.list(instance, code, version, q, lang);
+    return P.page(await this.nodes.read.list(instance, code, version, P.list(q), lang));
   }
 
   @Post()
@@ -71,7 +75,7 @@ export class NodesController {
   })
   @ApiReadQuery()
   @ApiErrorResponses(400, 404, 409)
-  create(
+  async create(
     @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Param('tree_version') version: string,
@@ -80,27 +84,31 @@ export class NodesController {
     @Query() q: Q,
   ) {
     // A new node has no translation yet: Accept-Language cannot change the answer.
-    return this.nodes.write.create(instance, code, version, dto, actor, q);
+    const read = P.read(q);
+    return P.one(await this.nodes.write.create(instance, code, version, dto, actor, read), read);
   }
 
   @Get(':tree_node_id')
+  @ApiUuidParams('tree_node_id')
   @Scopes(READ)
   @ApiOkResponse({ type: NodeDoc })
   @ApiOperation({ summary: 'Get Tree Node' })
   @ApiReadQuery()
   @ApiErrorResponses(400, 404)
-  get(
+  async get(
     @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Param('tree_version') version: string,
-    @Param('tree_node_id') id: string,
+    @NodeIdParam() id: string,
     @Query() q: Q,
     @AcceptLanguage() lang?: Language,
   ) {
-    return this.nodes.read.get(instance, code, version, uuidParam('tree_node_id', id), q, lang);
+    const read = P.read(q);
+    return P.one(await this.nodes.read.get(instance, code, version, id, read, lang), read);
   }
 
   @Get(':tree_node_id/descendants')
+  @ApiUuidParams('tree_node_id')
   @Scopes(READ)
   @ApiCollection(NodeDoc)
   @ApiOperation({
@@ -116,21 +124,21 @@ export class NodesController {
     @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Param('tree_version') version: string,
-    @Param('tree_node_id') id: string,
+    @NodeIdParam() id: string,
     @Query() q: Q,
     @Headers('accept') accept: string | undefined,
     @AcceptLanguage() lang?: Language,
   ) {
-    const nodeId = uuidParam('tree_node_id', id);
     if (accept?.includes(NDJSON)) {
-      const stream = await this.nodes.read.streamDescendants(instance, code, version, nodeId, q, lang);
+      const stream = await this.nodes.read.streamDescendants(instance, code, version, id, P.list(q), lang);
       // Errors before the first line are ordinary answers (the first batch is read eagerly); later ones cut it short.
       return new StreamableFile(stream, { type: NDJSON }).setErrorHandler((_err, res) => res.destroy?.());
     }
-    return this.nodes.read.descendants(instance, code, version, nodeId, q, lang);
+    return P.page(await this.nodes.read.descendants(instance, code, version, id, P.list(q), lang));
   }
 
   @Patch(':tree_node_id')
+  @ApiUuidParams('tree_node_id')
   @Scopes(WRITE)
   @ApiOkResponse({ type: NodeDoc })
   @ApiOperation({
@@ -142,29 +150,22 @@ export class NodesController {
   })
   @ApiReadQuery()
   @ApiErrorResponses(400, 404, 409)
-  update(
+  async update(
     @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Param('tree_version') version: string,
-    @Param('tree_node_id') id: string,
+    @NodeIdParam() id: string,
     @Body() dto: UpdateNodeDto,
     @CurrentActor() actor: Actor,
     @Query() q: Q,
     @AcceptLanguage() lang?: Language,
   ) {
-    return this.nodes.write.update(
-      instance,
-      code,
-      version,
-      uuidParam('tree_node_id', id),
-      dto,
-      actor,
-      q,
-      lang,
-    );
+    const read = P.read(q);
+    return P.one(await this.nodes.write.update(instance, code, version, id, dto, actor, read, lang), read);
   }
 
   @Delete(':tree_node_id')
+  @ApiUuidParams('tree_node_id')
   @Scopes(WRITE)
   @HttpCode(204)
   @ApiNoContentResponse()
@@ -180,19 +181,14 @@ export class NodesController {
     @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Param('tree_version') version: string,
-    @Param('tree_node_id') id: string,
+    @NodeIdParam() id: string,
     @Query('cascade') cascade: unknown,
   ): Promise<void> {
-    await this.nodes.write.remove(
-      instance,
-      code,
-      version,
-      uuidParam('tree_node_id', id),
-      booleanQuery('cascade', cascade),
-    );
+    await this.nodes.write.remove(instance, code, version, id, booleanQuery('cascade', cascade));
   }
 
   @Post(':tree_node_id/clone')
+  @ApiUuidParams('tree_node_id')
   @Scopes(WRITE)
   @ApiCreatedResponse({ type: NodeDoc })
   @ApiOperation({
@@ -206,27 +202,22 @@ export class NodesController {
   @ApiQuery({ name: 'deep', required: false, schema: { type: 'boolean', default: false } })
   @ApiReadQuery()
   @ApiErrorResponses(400, 404, 409)
-  clone(
+  async clone(
     @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Param('tree_version') version: string,
-    @Param('tree_node_id') id: string,
+    @NodeIdParam() id: string,
     @Body() dto: CloneNodeDto,
     @Query('deep') deep: unknown,
     @CurrentActor() actor: Actor,
     @Query() q: Q,
     @AcceptLanguage() lang?: Language,
   ) {
-    return this.nodes.write.clone(
-      instance,
-      code,
-      version,
-      uuidParam('tree_node_id', id),
-      dto,
-      booleanQuery('deep', deep),
-      actor,
-      q,
-      lang,
+    const copyDeep = booleanQuery('deep', deep);
+    const read = P.read(q);
+    return P.one(
+      await this.nodes.write.clone(instance, code, version, id, dto, copyDeep, actor, read, lang),
+      read,
     );
   }
 }

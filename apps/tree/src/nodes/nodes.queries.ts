@@ -1,9 +1,9 @@
-import { findPgError, listPage, Params, type Sql } from '@gatehouse/db';
+import { findPgError, listPage, Params, type ListPage, type Sql } from '@gatehouse/db';
 import { conflict, DomainError, invalidRequest, notFound } from '@gatehouse/errors';
-import { pickFields, toEnvelope, type EnvelopeV1 } from '@gatehouse/query';
+import { groupByParent, type ListRequest } from '@gatehouse/query';
 import type { Language } from '../common/language.js';
 import type { VersionScope } from '../common/scope.js';
-import { nodeColumns, nodeSpec, toNodeRecord, type NodeRecord, type NodeRow } from './node.record.js';
+import { nodeColumns, toNodeRecord, type NodeRecord, type NodeRow } from './node.record.js';
 import type { NodePath } from './paths.js';
 
 /*
@@ -23,8 +23,6 @@ export const MAX_COPY_SUFFIX = 1000;
 export const NODE_CONFLICTS = {
   uq_tree_nodes_code: 'A node with this code already exists in this version',
 };
-
-export type Query = Record<string, unknown>;
 
 /** Errors raised by tree_create_node with our SQLSTATEs, as domain errors. */
 export function functionError(err: unknown): DomainError | undefined {
@@ -137,7 +135,7 @@ export async function readNodeRecord(
   nodeId: string,
   lang: Language | undefined,
   expand: boolean,
-) {
+): Promise<NodeRecord> {
   const p = new Params();
   const versionParam = p.add(scope.versionId);
   const idParam = p.add(nodeId);
@@ -167,9 +165,8 @@ export async function childrenOf(
   parents: NodeRow[],
   lang: Language | undefined,
 ): Promise<Map<string, NodeRow[]>> {
-  const out = new Map<string, NodeRow[]>();
   const ids = parents.filter((r) => !r.leaf).map((r) => r.id);
-  if (ids.length === 0) return out;
+  if (ids.length === 0) return new Map();
   const p = new Params();
   const versionParam = p.add(scope.versionId);
   const idsParam = p.add(ids);
@@ -182,22 +179,17 @@ export async function childrenOf(
       WHERE x.rank <= ${MAX_EMBEDDED_CHILDREN} ORDER BY x.path`,
     p.values,
   );
-  for (const r of rows) {
-    const list = out.get(r.parent_id!) ?? [];
-    list.push(r);
-    out.set(r.parent_id!, list);
-  }
-  return out;
+  return groupByParent(rows, (r) => r.parent_id!);
 }
 
 /** One page of nodes of a version (optionally within a path range), with `q`, `sort`, paging and total. */
 export async function page(
   sql: Sql,
   scope: VersionScope,
-  query: Query,
+  req: ListRequest,
   lang: Language | undefined,
   opts: { defaultOrder: string; range?: { from: NodePath; to: NodePath; exclusiveFrom: boolean } },
-): Promise<EnvelopeV1<Partial<NodeRecord>>> {
+): Promise<ListPage<NodeRecord>> {
   const p = new Params();
   const versionParam = p.add(scope.versionId);
   const conditions = [`n.tree_version_id = ${versionParam}`];
@@ -205,14 +197,8 @@ export async function page(
     conditions.push(`n.path ${opts.range.exclusiveFrom ? '>' : '>='} ${p.add(opts.range.from)}`);
     conditions.push(`n.path < ${p.add(opts.range.to)}`);
   }
-  const {
-    list,
-    rows: items,
-    hasMore,
-    total,
-  } = await listPage<NodeRow>(sql, {
-    spec: nodeSpec,
-    query,
+  const page = await listPage<NodeRow>(sql, {
+    ...req,
     params: p,
     conditions,
     select: (_list, q) => {
@@ -231,10 +217,11 @@ export async function page(
             ])
           )?.node_count ?? 0,
   });
+  const { list } = page;
   const wantChildren = list.expand && (!list.fields || list.fields.includes('child_nodes'));
-  const children = wantChildren ? await childrenOf(sql, scope, items, lang) : undefined;
-  const records = items.map((r) =>
-    pickFields(toNodeRecord(r, scope, children ? (children.get(r.id) ?? []) : undefined), list.fields),
-  );
-  return toEnvelope(records, { offset: list.offset, limit: list.limit, total, hasMore }, 'v1');
+  const children = wantChildren ? await childrenOf(sql, scope, page.rows, lang) : undefined;
+  return {
+    ...page,
+    rows: page.rows.map((r) => toNodeRecord(r, scope, children ? (children.get(r.id) ?? []) : undefined)),
+  };
 }

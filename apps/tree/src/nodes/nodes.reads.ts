@@ -1,13 +1,13 @@
-import { Db, Params } from '@gatehouse/db';
+import { Db, Params, type ListPage } from '@gatehouse/db';
 import { Readable } from 'node:stream';
-import { parseListQuery, parseReadQuery, pickFields, type EnvelopeV1 } from '@gatehouse/query';
+import { parseListQuery, type ListRequest, type ReadQuery } from '@gatehouse/query';
 import type { Language } from '../common/language.js';
 import { resolveVersion } from '../common/scope.js';
 import type { InstanceKey } from '../common/instance.js';
 import { ChunkWriter } from '../common/stream.js';
-import { nodeJsonWriter, nodeSpec, rawNodeColumns, type RawNodeRow, type NodeRecord } from './node.record.js';
+import { nodeJsonWriter, rawNodeColumns, type RawNodeRow, type NodeRecord } from './node.record.js';
 import { subtreeEnd } from './paths.js';
-import { STREAM_BATCH, type Query, struct, readNodeRecord, translationJoin, page } from './nodes.queries.js';
+import { STREAM_BATCH, struct, readNodeRecord, translationJoin, page } from './nodes.queries.js';
 
 /** Reads of tree nodes: lists, subtrees (paged and streamed), one node. Each runs on its own pooled connection. */
 export class NodeReads {
@@ -17,12 +17,12 @@ export class NodeReads {
     instance: InstanceKey,
     treeCode: string,
     version: string,
-    query: Query,
+    req: ListRequest,
     lang?: Language,
-  ): Promise<EnvelopeV1<Partial<NodeRecord>>> {
+  ): Promise<ListPage<NodeRecord>> {
     return this.db.connection(async (sql) => {
       const scope = await resolveVersion(sql, instance, treeCode, version);
-      return page(sql, scope, query, lang, { defaultOrder: 'ORDER BY n.path' });
+      return page(sql, scope, req, lang, { defaultOrder: 'ORDER BY n.path' });
     });
   }
 
@@ -32,13 +32,13 @@ export class NodeReads {
     treeCode: string,
     version: string,
     nodeId: string,
-    query: Query,
+    req: ListRequest,
     lang?: Language,
-  ): Promise<EnvelopeV1<Partial<NodeRecord>>> {
+  ): Promise<ListPage<NodeRecord>> {
     return this.db.connection(async (sql) => {
       const scope = await resolveVersion(sql, instance, treeCode, version);
       const root = await struct(sql, scope, nodeId);
-      return page(sql, scope, query, lang, {
+      return page(sql, scope, req, lang, {
         defaultOrder: 'ORDER BY n.path',
         range: { from: root.path, to: subtreeEnd(root.path), exclusiveFrom: true },
       });
@@ -55,7 +55,7 @@ export class NodeReads {
     treeCode: string,
     version: string,
     nodeId: string,
-    query: Query,
+    req: ListRequest,
     lang?: Language,
   ): Promise<Readable> {
     const { scope, root } = await this.db.connection(async (sql) => {
@@ -67,7 +67,7 @@ export class NodeReads {
     p.add(null); // $2: the keyset position, set per batch
     p.add(subtreeEnd(root.path)); // $3
     const join = translationJoin(p, lang);
-    const list = parseListQuery(query, nodeSpec, 'v1', { paramOffset: p.length });
+    const list = parseListQuery(req.query, req.spec, req.version, { paramOffset: p.length });
     const where = list.where ? ` AND ${list.where.sql}` : '';
     const values = [...p.values, ...(list.where?.params ?? [])];
     const text = `SELECT ${rawNodeColumns(lang !== undefined)} FROM tree_nodes n ${join.sql}
@@ -123,14 +123,12 @@ export class NodeReads {
     treeCode: string,
     version: string,
     nodeId: string,
-    query: Query,
+    read: ReadQuery,
     lang?: Language,
-  ): Promise<Partial<NodeRecord>> {
-    const read = parseReadQuery(query, nodeSpec, 'v1');
+  ): Promise<NodeRecord> {
     return this.db.connection(async (sql) => {
       const scope = await resolveVersion(sql, instance, treeCode, version);
-      const record = await readNodeRecord(sql, scope, nodeId, lang, read.expand);
-      return pickFields(record, read.fields);
+      return readNodeRecord(sql, scope, nodeId, lang, read.expand);
     });
   }
 }

@@ -4,8 +4,8 @@ import { DomainError, ErrorCode } from '@gatehouse/errors';
 import type { TestDatabase } from '@gatehouse/testing';
 import { openTreeDb, treeTestDatabase } from '../../test/support/db.js';
 import { NO_PROBLEMS, treeProblems } from '../../test/support/consistency.js';
+import { presentedNodes } from '../../test/support/presented.js';
 import { DEFAULT_INSTANCE_KEY as I } from '../common/instance.js';
-import { NodesService } from './nodes.service.js';
 import { childPath, decodePath, encodePath as p, isInSubtree, pathLength, subtreeEnd } from './paths.js';
 
 const actor = { id: null };
@@ -43,12 +43,12 @@ describe('path helpers', () => {
 describe('NodesService against PostgreSQL', () => {
   let db: TestDatabase;
   let ds: Db;
-  let svc: NodesService;
+  let svc: ReturnType<typeof presentedNodes>;
 
   beforeAll(async () => {
     db = await treeTestDatabase();
     ds = openTreeDb(db.url);
-    svc = new NodesService(ds);
+    svc = presentedNodes(ds);
   });
   afterAll(async () => {
     await ds?.close();

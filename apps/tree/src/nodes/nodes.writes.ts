@@ -1,17 +1,16 @@
 import { Db, Params, type Sql } from '@gatehouse/db';
 import { conflict, notFound } from '@gatehouse/errors';
-import { parseReadQuery, pickFields } from '@gatehouse/query';
+import type { ReadQuery } from '@gatehouse/query';
 import type { Actor } from '../common/actor.js';
 import type { Language } from '../common/language.js';
 import { resolveAndLockVersion, resolveVersion, type VersionScope } from '../common/scope.js';
 import type { InstanceKey } from '../common/instance.js';
 import { uniqueConflict } from '../common/tree-db.js';
 import type { CloneNodeDto, CreateNodeDto, UpdateNodeDto } from './dto/node.dto.js';
-import { nodeSpec, toNodeRecord, type NodeRecord, type NodeRow } from './node.record.js';
+import { toNodeRecord, type NodeRecord, type NodeRow } from './node.record.js';
 import { decodePath, encodePath, isInSubtree, LABEL_BYTES, pathLength, subtreeEnd } from './paths.js';
 import {
   NODE_CONFLICTS,
-  type Query,
   functionError,
   type StructRow,
   refreshLeaf,
@@ -51,9 +50,8 @@ export class NodeWrites {
     version: string,
     dto: CreateNodeDto,
     actor: Actor,
-    query: Query,
-  ): Promise<Partial<NodeRecord>> {
-    const read = parseReadQuery(query, nodeSpec, 'v1');
+    read: ReadQuery,
+  ): Promise<NodeRecord> {
     // One round trip: tree_create_node (migration 1790000200000, by instance since 1790000500000) locks the version,
     // hands out the label, checks the parent in a snapshot taken after the lock and inserts; see there. A named
     // prepared statement (`read` prepares any statement, though this one writes): parsing and planning the call
@@ -77,10 +75,7 @@ export class NodeWrites {
       });
     const scope: VersionScope = { treeId: row!.tree_id, treeCode, versionId: row!.tree_version_id, version };
     // A new node has no children and no translations: the inserted row is the whole record.
-    return pickFields(
-      toNodeRecord({ ...row!, child_count: 0 }, scope, read.expand ? [] : undefined),
-      read.fields,
-    );
+    return toNodeRecord({ ...row!, child_count: 0 }, scope, read.expand ? [] : undefined);
   }
 
   async update(
@@ -90,10 +85,9 @@ export class NodeWrites {
     nodeId: string,
     dto: UpdateNodeDto,
     actor: Actor,
-    query: Query,
+    read: ReadQuery,
     lang?: Language,
-  ): Promise<Partial<NodeRecord>> {
-    const read = parseReadQuery(query, nodeSpec, 'v1');
+  ): Promise<NodeRecord> {
     return this.db.transaction(async (sql) => {
       const moving = dto.parent_id !== undefined;
       const scope = moving
@@ -110,7 +104,7 @@ export class NodeWrites {
       const attributes = ['code', 'name', 'description', 'metadata', 'enabled'] as const;
       if (moved && attributes.every((a) => dto[a] === undefined)) {
         // The move already set updated_by and updated_at of the node: no second row version of it.
-        return pickFields(await readNodeRecord(sql, scope, nodeId, lang, read.expand), read.fields);
+        return await readNodeRecord(sql, scope, nodeId, lang, read.expand);
       }
       const sets: string[] = [];
       const p = new Params();
@@ -131,7 +125,7 @@ export class NodeWrites {
           throw uniqueConflict(err, NODE_CONFLICTS);
         });
       if (n === 0) throw notFound(`Node ${nodeId} not found in version '${version}'`);
-      return pickFields(await readNodeRecord(sql, scope, nodeId, lang, read.expand), read.fields);
+      return await readNodeRecord(sql, scope, nodeId, lang, read.expand);
     });
   }
 
@@ -186,10 +180,9 @@ export class NodeWrites {
     dto: CloneNodeDto,
     deep: boolean,
     actor: Actor,
-    query: Query,
+    read: ReadQuery,
     lang?: Language,
-  ): Promise<Partial<NodeRecord>> {
-    const read = parseReadQuery(query, nodeSpec, 'v1');
+  ): Promise<NodeRecord> {
     return this.db.transaction(async (sql) => {
       const scope = await resolveAndLockVersion(sql, instance, treeCode, version);
       const source = await struct(sql, scope, nodeId);
@@ -272,7 +265,7 @@ export class NodeWrites {
         scope.versionId,
         base,
       ]);
-      return pickFields(await readNodeRecord(sql, scope, created!.id, lang, read.expand), read.fields);
+      return await readNodeRecord(sql, scope, created!.id, lang, read.expand);
     });
   }
 

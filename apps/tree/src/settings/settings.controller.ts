@@ -3,13 +3,16 @@ import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { SettingsDoc } from '../common/responses.dto.js';
 import { Scopes } from '@gatehouse/bearer';
 import { ApiErrorResponses } from '@gatehouse/http';
+import { asIs, Presenter } from '@gatehouse/query';
 import type { Actor } from '../common/actor.js';
 import type { InstanceKey } from '../common/instance.js';
 import { ApiReadQuery } from '../common/openapi.js';
 import { CurrentActor, CurrentInstance } from '../common/request.js';
 import { READ, SETTINGS_WRITE } from '../common/scopes.js';
 import { UpdateSettingsDto } from './dto/settings.dto.js';
-import { SettingsService } from './settings.service.js';
+import { SettingsService, settingsSpec, type SettingsRecord } from './settings.service.js';
+
+const P = new Presenter<SettingsRecord>('v1', settingsSpec, asIs);
 
 @ApiTags('Settings')
 @Controller('api/v1/settings')
@@ -25,8 +28,9 @@ export class SettingsController {
   })
   @ApiReadQuery()
   @ApiErrorResponses(400)
-  get(@CurrentInstance() instance: InstanceKey, @Query() q: Record<string, unknown>) {
-    return this.settings.get(instance, q);
+  async get(@CurrentInstance() instance: InstanceKey, @Query() q: Record<string, unknown>) {
+    const read = P.read(q);
+    return P.one(await this.settings.get(instance), read);
   }
 
   @Patch()
@@ -38,12 +42,13 @@ export class SettingsController {
   })
   @ApiReadQuery()
   @ApiErrorResponses(400)
-  update(
+  async update(
     @CurrentInstance() instance: InstanceKey,
     @Body() dto: UpdateSettingsDto,
     @CurrentActor() actor: Actor,
     @Query() q: Record<string, unknown>,
   ) {
-    return this.settings.update(instance, dto, actor, q);
+    const read = P.read(q);
+    return P.one(await this.settings.update(instance, dto, actor), read);
   }
 }

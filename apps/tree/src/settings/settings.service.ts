@@ -1,6 +1,6 @@
 import { Db } from '@gatehouse/db';
 import { Inject, Injectable } from '@nestjs/common';
-import { defineRecord, parseReadQuery, pickFields } from '@gatehouse/query';
+import { defineRecord } from '@gatehouse/query';
 import type { Actor } from '../common/actor.js';
 import type { InstanceKey } from '../common/instance.js';
 import type { Environment, UpdateSettingsDto } from './dto/settings.dto.js';
@@ -25,25 +25,18 @@ export interface SettingsRecord {
 export class SettingsService {
   constructor(@Inject(Db) private readonly db: Db) {}
 
-  async get(instance: InstanceKey, query: Record<string, unknown>): Promise<Partial<SettingsRecord>> {
-    const read = parseReadQuery(query, settingsSpec, 'v1');
+  async get(instance: InstanceKey): Promise<SettingsRecord> {
     return this.db.connection(async (sql) => {
       const [row] = await sql.read<SettingsRecord>(
         `SELECT environment FROM tree_settings WHERE instance_id = $1`,
         [instance],
       );
-      return pickFields({ environment: row?.environment ?? DEFAULT_ENVIRONMENT }, read.fields);
+      return { environment: row?.environment ?? DEFAULT_ENVIRONMENT };
     });
   }
 
   /** `environment` absent: back to the default `development`. */
-  async update(
-    instance: InstanceKey,
-    dto: UpdateSettingsDto,
-    actor: Actor,
-    query: Record<string, unknown>,
-  ): Promise<Partial<SettingsRecord>> {
-    const read = parseReadQuery(query, settingsSpec, 'v1');
+  async update(instance: InstanceKey, dto: UpdateSettingsDto, actor: Actor): Promise<SettingsRecord> {
     return this.db.connection(async (sql) => {
       const row = await sql.one<SettingsRecord>(
         `INSERT INTO tree_settings (instance_id, environment, updated_by) VALUES ($1, $2, $3)
@@ -52,7 +45,7 @@ export class SettingsService {
          RETURNING environment`,
         [instance, dto.environment ?? DEFAULT_ENVIRONMENT, actor.id],
       );
-      return pickFields({ environment: row!.environment }, read.fields);
+      return { environment: row!.environment };
     });
   }
 }

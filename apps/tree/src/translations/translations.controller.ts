@@ -7,19 +7,23 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import { Scopes } from '@gatehouse/bearer';
-import { ApiErrorResponses } from '@gatehouse/http';
+import { ApiErrorResponses, ApiUuidParams } from '@gatehouse/http';
+import { Presenter, asIs } from '@gatehouse/query';
 import type { Actor } from '../common/actor.js';
 import type { InstanceKey } from '../common/instance.js';
 import { parseLanguageParam } from '../common/language.js';
 import { ApiListQuery, ApiReadQuery } from '../common/openapi.js';
 import { ApiCollection, TranslationDoc } from '../common/responses.dto.js';
-import { uuidParam } from '../common/params.js';
+import { NodeIdParam } from '../common/params.js';
 import { CurrentActor, CurrentInstance } from '../common/request.js';
 import { READ, WRITE } from '../common/scopes.js';
 import { CreateTranslationDto, UpdateTranslationDto } from './dto/translation.dto.js';
+import { translationSpec, type TranslationRecord } from './translation.record.js';
 import { TranslationsService, type Subject } from './translations.service.js';
 
 type Q = Record<string, unknown>;
+
+const P = new Presenter<TranslationRecord>('v1', translationSpec, asIs);
 
 const CREATE_NOTE =
   '`language` defaults to `en_US`; a second translation in the same language is 409. `label_id` of a translation ' +
@@ -39,8 +43,8 @@ export class TreeTranslationsController {
   @ApiCollection(TranslationDoc)
   @ApiOperation({ summary: 'Get tree translations' })
   @ApiListQuery()
-  list(@CurrentInstance() instance: InstanceKey, @Param('tree_code') code: string, @Query() q: Q) {
-    return this.translations.list(this.subject(instance, code), q);
+  async list(@CurrentInstance() instance: InstanceKey, @Param('tree_code') code: string, @Query() q: Q) {
+    return P.page(await this.translations.list(this.subject(instance, code), P.list(q)));
   }
 
   @Post()
@@ -49,14 +53,15 @@ export class TreeTranslationsController {
   @ApiOperation({ summary: 'Create tree translation', description: CREATE_NOTE })
   @ApiReadQuery()
   @ApiErrorResponses(400, 404, 409)
-  create(
+  async create(
     @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Body() dto: CreateTranslationDto,
     @CurrentActor() actor: Actor,
     @Query() q: Q,
   ) {
-    return this.translations.create(this.subject(instance, code), dto, actor, q);
+    const read = P.read(q);
+    return P.one(await this.translations.create(this.subject(instance, code), dto, actor), read);
   }
 
   @Get(':language')
@@ -65,13 +70,15 @@ export class TreeTranslationsController {
   @ApiOperation({ summary: 'Get tree translation' })
   @ApiReadQuery()
   @ApiErrorResponses(400, 404)
-  get(
+  async get(
     @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Param('language') language: string,
     @Query() q: Q,
   ) {
-    return this.translations.get(this.subject(instance, code), parseLanguageParam(language), q);
+    const lang = parseLanguageParam(language);
+    const read = P.read(q);
+    return P.one(await this.translations.get(this.subject(instance, code), lang), read);
   }
 
   @Patch(':language')
@@ -80,7 +87,7 @@ export class TreeTranslationsController {
   @ApiOperation({ summary: 'Update tree translation' })
   @ApiReadQuery()
   @ApiErrorResponses(400, 404)
-  update(
+  async update(
     @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Param('language') language: string,
@@ -88,13 +95,9 @@ export class TreeTranslationsController {
     @CurrentActor() actor: Actor,
     @Query() q: Q,
   ) {
-    return this.translations.update(
-      this.subject(instance, code),
-      parseLanguageParam(language),
-      dto,
-      actor,
-      q,
-    );
+    const lang = parseLanguageParam(language);
+    const read = P.read(q);
+    return P.one(await this.translations.update(this.subject(instance, code), lang, dto, actor), read);
   }
 
   @Delete(':language')
@@ -126,13 +129,13 @@ export class VersionTranslationsController {
   @ApiCollection(TranslationDoc)
   @ApiOperation({ summary: 'Get tree version translations' })
   @ApiListQuery()
-  list(
+  async list(
     @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Param('tree_version') version: string,
     @Query() q: Q,
   ) {
-    return this.translations.list(this.subject(instance, code, version), q);
+    return P.page(await this.translations.list(this.subject(instance, code, version), P.list(q)));
   }
 
   @Post()
@@ -141,7 +144,7 @@ export class VersionTranslationsController {
   @ApiOperation({ summary: 'Create tree version translation', description: CREATE_NOTE })
   @ApiReadQuery()
   @ApiErrorResponses(400, 404, 409)
-  create(
+  async create(
     @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Param('tree_version') version: string,
@@ -149,7 +152,8 @@ export class VersionTranslationsController {
     @CurrentActor() actor: Actor,
     @Query() q: Q,
   ) {
-    return this.translations.create(this.subject(instance, code, version), dto, actor, q);
+    const read = P.read(q);
+    return P.one(await this.translations.create(this.subject(instance, code, version), dto, actor), read);
   }
 
   @Get(':language')
@@ -158,14 +162,16 @@ export class VersionTranslationsController {
   @ApiOperation({ summary: 'Get tree version translation' })
   @ApiReadQuery()
   @ApiErrorResponses(400, 404)
-  get(
+  async get(
     @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Param('tree_version') version: string,
     @Param('language') language: string,
     @Query() q: Q,
   ) {
-    return this.translations.get(this.subject(instance, code, version), parseLanguageParam(language), q);
+    const lang = parseLanguageParam(language);
+    const read = P.read(q);
+    return P.one(await this.translations.get(this.subject(instance, code, version), lang), read);
   }
 
   @Patch(':language')
@@ -174,7 +180,7 @@ export class VersionTranslationsController {
   @ApiOperation({ summary: 'Update tree version translation' })
   @ApiReadQuery()
   @ApiErrorResponses(400, 404)
-  update(
+  async update(
     @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Param('tree_version') version: string,
@@ -183,12 +189,11 @@ export class VersionTranslationsController {
     @CurrentActor() actor: Actor,
     @Query() q: Q,
   ) {
-    return this.translations.update(
-      this.subject(instance, code, version),
-      parseLanguageParam(language),
-      dto,
-      actor,
-      q,
+    const lang = parseLanguageParam(language);
+    const read = P.read(q);
+    return P.one(
+      await this.translations.update(this.subject(instance, code, version), lang, dto, actor),
+      read,
     );
   }
 
@@ -214,85 +219,90 @@ export class NodeTranslationsController {
   constructor(private readonly translations: TranslationsService) {}
 
   private subject(instance: InstanceKey, code: string, version: string, nodeId: string): Subject {
-    return { instance, kind: 'node', treeCode: code, version, nodeId: uuidParam('tree_node_id', nodeId) };
+    return { instance, kind: 'node', treeCode: code, version, nodeId };
   }
 
   @Get()
   @Scopes(READ)
   @ApiCollection(TranslationDoc)
+  @ApiUuidParams('tree_node_id')
   @ApiOperation({ summary: 'Get tree node translations' })
   @ApiListQuery()
-  list(
+  async list(
     @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Param('tree_version') version: string,
-    @Param('tree_node_id') nodeId: string,
+    @NodeIdParam() nodeId: string,
     @Query() q: Q,
   ) {
-    return this.translations.list(this.subject(instance, code, version, nodeId), q);
+    return P.page(await this.translations.list(this.subject(instance, code, version, nodeId), P.list(q)));
   }
 
   @Post()
   @Scopes(WRITE)
   @ApiCreatedResponse({ type: TranslationDoc })
+  @ApiUuidParams('tree_node_id')
   @ApiOperation({ summary: 'Create tree node translation', description: CREATE_NOTE })
   @ApiReadQuery()
   @ApiErrorResponses(400, 404, 409)
-  create(
+  async create(
     @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Param('tree_version') version: string,
-    @Param('tree_node_id') nodeId: string,
+    @NodeIdParam() nodeId: string,
     @Body() dto: CreateTranslationDto,
     @CurrentActor() actor: Actor,
     @Query() q: Q,
   ) {
-    return this.translations.create(this.subject(instance, code, version, nodeId), dto, actor, q);
+    const read = P.read(q);
+    return P.one(
+      await this.translations.create(this.subject(instance, code, version, nodeId), dto, actor),
+      read,
+    );
   }
 
   @Get(':language')
   @Scopes(READ)
   @ApiOkResponse({ type: TranslationDoc })
+  @ApiUuidParams('tree_node_id')
   @ApiOperation({ summary: 'Get tree node translation' })
   @ApiReadQuery()
   @ApiErrorResponses(400, 404)
-  get(
+  async get(
     @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Param('tree_version') version: string,
-    @Param('tree_node_id') nodeId: string,
+    @NodeIdParam() nodeId: string,
     @Param('language') language: string,
     @Query() q: Q,
   ) {
-    return this.translations.get(
-      this.subject(instance, code, version, nodeId),
-      parseLanguageParam(language),
-      q,
-    );
+    const lang = parseLanguageParam(language);
+    const read = P.read(q);
+    return P.one(await this.translations.get(this.subject(instance, code, version, nodeId), lang), read);
   }
 
   @Patch(':language')
   @Scopes(WRITE)
   @ApiOkResponse({ type: TranslationDoc })
+  @ApiUuidParams('tree_node_id')
   @ApiOperation({ summary: 'Update tree node translation' })
   @ApiReadQuery()
   @ApiErrorResponses(400, 404)
-  update(
+  async update(
     @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Param('tree_version') version: string,
-    @Param('tree_node_id') nodeId: string,
+    @NodeIdParam() nodeId: string,
     @Param('language') language: string,
     @Body() dto: UpdateTranslationDto,
     @CurrentActor() actor: Actor,
     @Query() q: Q,
   ) {
-    return this.translations.update(
-      this.subject(instance, code, version, nodeId),
-      parseLanguageParam(language),
-      dto,
-      actor,
-      q,
+    const lang = parseLanguageParam(language);
+    const read = P.read(q);
+    return P.one(
+      await this.translations.update(this.subject(instance, code, version, nodeId), lang, dto, actor),
+      read,
     );
   }
 
@@ -300,13 +310,14 @@ export class NodeTranslationsController {
   @Scopes(WRITE)
   @HttpCode(204)
   @ApiNoContentResponse()
+  @ApiUuidParams('tree_node_id')
   @ApiOperation({ summary: 'Delete tree node translation' })
   @ApiErrorResponses(400, 404)
   async remove(
     @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Param('tree_version') version: string,
-    @Param('tree_node_id') nodeId: string,
+    @NodeIdParam() nodeId: string,
     @Param('language') language: string,
   ): Promise<void> {
     await this.translations.remove(

@@ -1,7 +1,7 @@
-import { Db, listPage, Params, type Sql } from '@gatehouse/db';
+import { Db, listPage, Params, type ListPage, type Sql } from '@gatehouse/db';
 import { Inject, Injectable } from '@nestjs/common';
 import { notFound } from '@gatehouse/errors';
-import { parseReadQuery, pickFields, toEnvelope, type EnvelopeV1 } from '@gatehouse/query';
+import type { ListRequest } from '@gatehouse/query';
 import type { Actor } from '../common/actor.js';
 import { DEFAULT_LANGUAGE, normalizeLanguage, type Language } from '../common/language.js';
 import { nodePath, treePath, versionPath } from '../common/links.js';
@@ -9,7 +9,7 @@ import type { InstanceKey } from '../common/instance.js';
 import { resolveTree, resolveVersion } from '../common/scope.js';
 import { uniqueConflict } from '../common/tree-db.js';
 import type { CreateTranslationDto, UpdateTranslationDto } from './dto/translation.dto.js';
-import { translationSpec, type TranslationRecord } from './translation.record.js';
+import type { TranslationRecord } from './translation.record.js';
 
 /** The record a translation belongs to, as given by the path. */
 export type Subject = { instance: InstanceKey } & (
@@ -48,44 +48,34 @@ interface Row {
   updated_at: Date;
 }
 
-type Query = Record<string, unknown>;
-
 /** Translations of trees, versions and nodes: the same five operations over three tables. */
 @Injectable()
 export class TranslationsService {
   constructor(@Inject(Db) private readonly db: Db) {}
 
-  async list(subject: Subject, query: Query): Promise<EnvelopeV1<Partial<TranslationRecord>>> {
+  async list(subject: Subject, req: ListRequest): Promise<ListPage<TranslationRecord>> {
     return this.db.connection(async (sql) => {
       const s = await this.resolve(sql, subject);
       const page = await listPage<Row>(sql, {
-        spec: translationSpec,
-        query,
+        ...req,
         params: [s.subjectId],
         conditions: [`x.${s.column} = $1`],
         select: () => this.columns(s),
         from: `${s.table} x`,
         defaultOrder: 'ORDER BY x.language',
       });
-      const items = page.rows.map((r) => pickFields(this.present(s, r), page.list.fields));
-      return toEnvelope(
-        items,
-        { offset: page.list.offset, limit: page.list.limit, total: page.total, hasMore: page.hasMore },
-        'v1',
-      );
+      return { ...page, rows: page.rows.map((r) => this.record(s, r)) };
     });
   }
 
-  async get(subject: Subject, language: Language, query: Query): Promise<Partial<TranslationRecord>> {
-    const read = parseReadQuery(query, translationSpec, 'v1');
+  async get(subject: Subject, language: Language): Promise<TranslationRecord> {
     return this.db.connection(async (sql) => {
       const s = await this.resolve(sql, subject);
-      return pickFields(this.present(s, await this.row(sql, s, language)), read.fields);
+      return this.record(s, await this.row(sql, s, language));
     });
   }
 
-  async create(subject: Subject, dto: CreateTranslationDto, actor: Actor, query: Query) {
-    const read = parseReadQuery(query, translationSpec, 'v1');
+  async create(subject: Subject, dto: CreateTranslationDto, actor: Actor): Promise<TranslationRecord> {
     const language = dto.language ? normalizeLanguage(dto.language)! : DEFAULT_LANGUAGE;
     return this.db.transaction(async (sql) => {
       const s = await this.resolve(sql, subject, true);
@@ -110,12 +100,16 @@ export class TranslationsService {
         .catch((err: unknown) => {
           throw uniqueConflict(err, CONFLICTS);
         });
-      return pickFields(this.present(s, await this.row(sql, s, language)), read.fields);
+      return this.record(s, await this.row(sql, s, language));
     });
   }
 
-  async update(subject: Subject, language: Language, dto: UpdateTranslationDto, actor: Actor, query: Query) {
-    const read = parseReadQuery(query, translationSpec, 'v1');
+  async update(
+    subject: Subject,
+    language: Language,
+    dto: UpdateTranslationDto,
+    actor: Actor,
+  ): Promise<TranslationRecord> {
     return this.db.connection(async (sql) => {
       const s = await this.resolve(sql, subject);
       const p = new Params();
@@ -128,7 +122,7 @@ export class TranslationsService {
         p.values,
       );
       if (n === 0) throw notFound(`No ${language} translation of this ${s.noun}`);
-      return pickFields(this.present(s, await this.row(sql, s, language)), read.fields);
+      return this.record(s, await this.row(sql, s, language));
     });
   }
 
@@ -157,7 +151,7 @@ export class TranslationsService {
     return row;
   }
 
-  private present(s: Resolved, r: Row): TranslationRecord {
+  private record(s: Resolved, r: Row): TranslationRecord {
     return { ...r, links: { self: `${s.basePath}/translations/${r.language}`, subject: s.basePath } };
   }
 

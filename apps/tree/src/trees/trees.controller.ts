@@ -8,6 +8,7 @@ import {
 } from '@nestjs/swagger';
 import { Scopes } from '@gatehouse/bearer';
 import { ApiErrorResponses } from '@gatehouse/http';
+import { asIs, Presenter } from '@gatehouse/query';
 import type { Actor } from '../common/actor.js';
 import type { InstanceKey } from '../common/instance.js';
 import type { Language } from '../common/language.js';
@@ -16,9 +17,13 @@ import { ApiCollection, TreeDoc } from '../common/responses.dto.js';
 import { AcceptLanguage, CurrentActor, CurrentInstance } from '../common/request.js';
 import { READ, WRITE } from '../common/scopes.js';
 import { ChangeTreeCodeDto, CloneTreeDto, CreateTreeDto, UpdateTreeDto } from './dto/tree.dto.js';
+import { treeSpec, type TreeRecord } from './tree.record.js';
 import { TreesService } from './trees.service.js';
 
 type Q = Record<string, unknown>;
+
+/** Tree records are in their one presentation already: the presenter cuts them to `fields` and pages them. */
+const P = new Presenter<TreeRecord>('v1', treeSpec, asIs);
 
 @ApiTags('Trees')
 @Controller('api/v1/trees')
@@ -30,8 +35,8 @@ export class TreesController {
   @ApiCollection(TreeDoc)
   @ApiOperation({ summary: 'Get Trees', description: 'Default order: code.' })
   @ApiListQuery()
-  list(@CurrentInstance() instance: InstanceKey, @Query() q: Q, @AcceptLanguage() lang?: Language) {
-    return this.trees.list(instance, q, lang);
+  async list(@CurrentInstance() instance: InstanceKey, @Query() q: Q, @AcceptLanguage() lang?: Language) {
+    return P.page(await this.trees.list(instance, P.list(q), lang));
   }
 
   @Post()
@@ -43,14 +48,15 @@ export class TreesController {
   })
   @ApiReadQuery()
   @ApiErrorResponses(400, 409)
-  create(
+  async create(
     @CurrentInstance() instance: InstanceKey,
     @Body() dto: CreateTreeDto,
     @CurrentActor() actor: Actor,
     @Query() q: Q,
     @AcceptLanguage() lang?: Language,
   ) {
-    return this.trees.create(instance, dto, actor, q, lang);
+    const read = P.read(q);
+    return P.one(await this.trees.create(instance, dto, actor, read, lang), read);
   }
 
   @Get(':tree_code')
@@ -59,13 +65,14 @@ export class TreesController {
   @ApiOperation({ summary: 'Get Tree' })
   @ApiReadQuery()
   @ApiErrorResponses(400, 404)
-  get(
+  async get(
     @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Query() q: Q,
     @AcceptLanguage() lang?: Language,
   ) {
-    return this.trees.get(instance, code, q, lang);
+    const read = P.read(q);
+    return P.one(await this.trees.get(instance, code, read, lang), read);
   }
 
   @Patch(':tree_code')
@@ -77,7 +84,7 @@ export class TreesController {
   })
   @ApiReadQuery()
   @ApiErrorResponses(400, 404)
-  update(
+  async update(
     @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Body() dto: UpdateTreeDto,
@@ -85,7 +92,8 @@ export class TreesController {
     @Query() q: Q,
     @AcceptLanguage() lang?: Language,
   ) {
-    return this.trees.update(instance, code, dto, actor, q, lang);
+    const read = P.read(q);
+    return P.one(await this.trees.update(instance, code, dto, actor, read, lang), read);
   }
 
   @Delete(':tree_code')
@@ -112,7 +120,7 @@ export class TreesController {
   })
   @ApiReadQuery()
   @ApiErrorResponses(400, 404, 409)
-  clone(
+  async clone(
     @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Body() dto: CloneTreeDto,
@@ -120,7 +128,8 @@ export class TreesController {
     @Query() q: Q,
     @AcceptLanguage() lang?: Language,
   ) {
-    return this.trees.clone(instance, code, dto, actor, q, lang);
+    const read = P.read(q);
+    return P.one(await this.trees.clone(instance, code, dto, actor, read, lang), read);
   }
 
   @Post(':tree_code/change-code')
@@ -133,7 +142,7 @@ export class TreesController {
   })
   @ApiReadQuery()
   @ApiErrorResponses(400, 404, 409)
-  changeCode(
+  async changeCode(
     @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Body() dto: ChangeTreeCodeDto,
@@ -141,6 +150,7 @@ export class TreesController {
     @Query() q: Q,
     @AcceptLanguage() lang?: Language,
   ) {
-    return this.trees.changeCode(instance, code, dto, actor, q, lang);
+    const read = P.read(q);
+    return P.one(await this.trees.changeCode(instance, code, dto, actor, read, lang), read);
   }
 }

@@ -1,7 +1,7 @@
-import { Db, listPage, Params, type Sql } from '@gatehouse/db';
+import { Db, listPage, Params, type ListPage, type Sql } from '@gatehouse/db';
 import { Inject, Injectable } from '@nestjs/common';
 import { notFound } from '@gatehouse/errors';
-import { parseReadQuery, pickFields, toEnvelope, type EnvelopeV1 } from '@gatehouse/query';
+import type { ListRequest, ReadQuery } from '@gatehouse/query';
 import type { Actor } from '../common/actor.js';
 import type { InstanceKey } from '../common/instance.js';
 import type { Language } from '../common/language.js';
@@ -15,14 +15,12 @@ import {
 } from '../versions/version-copy.js';
 import { VersionsService } from '../versions/versions.service.js';
 import type { ChangeTreeCodeDto, CloneTreeDto, CreateTreeDto, UpdateTreeDto } from './dto/tree.dto.js';
-import { TREE_COLUMNS, toTreeRecord, treeSpec, type TreeRecord, type TreeRow } from './tree.record.js';
+import { TREE_COLUMNS, toTreeRecord, type TreeRecord, type TreeRow } from './tree.record.js';
 
 /** The version every new tree starts with. */
 export const DEFAULT_VERSION = 'v1';
 
 export const TREE_CONFLICTS = { uq_trees_code: 'A tree with this code already exists' };
-
-type Query = Record<string, unknown>;
 
 function translationJoin(p: Params, lang: Language | undefined) {
   return lang
@@ -40,11 +38,10 @@ export class TreesService {
     private readonly versions: VersionsService,
   ) {}
 
-  async list(instance: InstanceKey, query: Query, lang?: Language): Promise<EnvelopeV1<Partial<TreeRecord>>> {
+  async list(instance: InstanceKey, req: ListRequest, lang?: Language): Promise<ListPage<TreeRecord>> {
     return this.db.connection(async (sql) => {
       const page = await listPage<TreeRow>(sql, {
-        spec: treeSpec,
-        query,
+        ...req,
         params: [instance],
         conditions: ['t.instance_id = $1'],
         select: (_list, p) => {
@@ -62,36 +59,28 @@ export class TreesService {
             lang,
           )
         : undefined;
-      const items = page.rows.map((row) =>
-        pickFields(toTreeRecord(row, versions?.get(row.id)), page.list.fields),
-      );
-      return toEnvelope(
-        items,
-        { offset: page.list.offset, limit: page.list.limit, total: page.total, hasMore: page.hasMore },
-        'v1',
-      );
+      return { ...page, rows: page.rows.map((row) => toTreeRecord(row, versions?.get(row.id))) };
     });
   }
 
-  async get(
-    instance: InstanceKey,
-    treeCode: string,
-    query: Query,
-    lang?: Language,
-  ): Promise<Partial<TreeRecord>> {
-    const read = parseReadQuery(query, treeSpec, 'v1');
+  async get(instance: InstanceKey, treeCode: string, read: ReadQuery, lang?: Language): Promise<TreeRecord> {
     return this.db.connection(async (sql) => {
       const row = await this.row(sql, instance, treeCode, lang);
       const versions = read.expand
         ? (await this.versions.embedded(sql, [{ treeId: row.id, treeCode: row.code }], lang)).get(row.id)
         : undefined;
-      return pickFields(toTreeRecord(row, versions), read.fields);
+      return toTreeRecord(row, versions);
     });
   }
 
   /** Creates the tree and its default version `v1` with its root node. */
-  async create(instance: InstanceKey, dto: CreateTreeDto, actor: Actor, query: Query, lang?: Language) {
-    parseReadQuery(query, treeSpec, 'v1');
+  async create(
+    instance: InstanceKey,
+    dto: CreateTreeDto,
+    actor: Actor,
+    read: ReadQuery,
+    lang?: Language,
+  ): Promise<TreeRecord> {
     await this.db.transaction(async (sql) => {
       const tree = await sql
         .one<{ id: string }>(
@@ -109,7 +98,7 @@ export class TreesService {
       await createVersionPartition(sql, version!.id);
       await createRootNode(sql, version!.id, tree!.id, actor.id);
     });
-    return this.get(instance, dto.code, query, lang);
+    return this.get(instance, dto.code, read, lang);
   }
 
   async update(
@@ -117,10 +106,9 @@ export class TreesService {
     treeCode: string,
     dto: UpdateTreeDto,
     actor: Actor,
-    query: Query,
+    read: ReadQuery,
     lang?: Language,
   ) {
-    parseReadQuery(query, treeSpec, 'v1');
     await this.db.connection(async (sql) => {
       const p = new Params();
       const sets: string[] = [];
@@ -135,7 +123,7 @@ export class TreesService {
       );
       if (n === 0) throw notFound(`Tree '${treeCode}' not found`);
     });
-    return this.get(instance, treeCode, query, lang);
+    return this.get(instance, treeCode, read, lang);
   }
 
   /** Deletes the tree with every version, node and translation under it. */
@@ -161,10 +149,9 @@ export class TreesService {
     treeCode: string,
     dto: CloneTreeDto,
     actor: Actor,
-    query: Query,
+    read: ReadQuery,
     lang?: Language,
   ) {
-    parseReadQuery(query, treeSpec, 'v1');
     await this.db.transaction(async (sql) => {
       const source = await sql.one<TreeRow>(
         `SELECT * FROM trees WHERE instance_id = $1 AND code = $2 FOR SHARE`,
@@ -209,7 +196,7 @@ export class TreesService {
         await copyVersionContent(sql, v.id, copy!.id, treeId, actor.id);
       }
     });
-    return this.get(instance, dto.code, query, lang);
+    return this.get(instance, dto.code, read, lang);
   }
 
   async changeCode(
@@ -217,10 +204,9 @@ export class TreesService {
     treeCode: string,
     dto: ChangeTreeCodeDto,
     actor: Actor,
-    query: Query,
+    read: ReadQuery,
     lang?: Language,
   ) {
-    parseReadQuery(query, treeSpec, 'v1');
     await this.db.connection(async (sql) => {
       const n = await sql
         .exec(
@@ -232,7 +218,7 @@ export class TreesService {
         });
       if (n === 0) throw notFound(`Tree '${treeCode}' not found`);
     });
-    return this.get(instance, dto.new_code, query, lang);
+    return this.get(instance, dto.new_code, read, lang);
   }
 
   private async row(sql: Sql, instance: InstanceKey, treeCode: string, lang?: Language): Promise<TreeRow> {

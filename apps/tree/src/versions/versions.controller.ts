@@ -8,6 +8,7 @@ import {
 } from '@nestjs/swagger';
 import { Scopes } from '@gatehouse/bearer';
 import { ApiErrorResponses } from '@gatehouse/http';
+import { asIs, Presenter } from '@gatehouse/query';
 import type { Actor } from '../common/actor.js';
 import type { InstanceKey } from '../common/instance.js';
 import type { Language } from '../common/language.js';
@@ -21,9 +22,12 @@ import {
   CreateVersionDto,
   UpdateVersionDto,
 } from './dto/version.dto.js';
+import { versionSpec, type VersionRecord } from './version.record.js';
 import { VersionsService } from './versions.service.js';
 
 type Q = Record<string, unknown>;
+
+const P = new Presenter<VersionRecord>('v1', versionSpec, asIs);
 
 @ApiTags('Tree versions')
 @Controller('api/v1/trees/:tree_code/versions')
@@ -35,13 +39,13 @@ export class VersionsController {
   @ApiCollection(VersionDoc)
   @ApiOperation({ summary: 'Get Tree Versions', description: 'Default order: creation time.' })
   @ApiListQuery()
-  list(
+  async list(
     @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Query() q: Q,
     @AcceptLanguage() lang?: Language,
   ) {
-    return this.versions.list(instance, code, q, lang);
+    return P.page(await this.versions.list(instance, code, P.list(q), lang));
   }
 
   @Post()
@@ -58,7 +62,7 @@ export class VersionsController {
   })
   @ApiReadQuery()
   @ApiErrorResponses(400, 404, 409)
-  create(
+  async create(
     @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Body() dto: CreateVersionDto,
@@ -66,7 +70,8 @@ export class VersionsController {
     @Query() q: Q,
     @AcceptLanguage() lang?: Language,
   ) {
-    return this.versions.create(instance, code, dto, actor, q, lang);
+    const read = P.read(q);
+    return P.one(await this.versions.create(instance, code, dto, actor, read, lang), read);
   }
 
   @Get(':tree_version')
@@ -79,14 +84,15 @@ export class VersionsController {
   })
   @ApiReadQuery()
   @ApiErrorResponses(400, 404)
-  get(
+  async get(
     @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Param('tree_version') version: string,
     @Query() q: Q,
     @AcceptLanguage() lang?: Language,
   ) {
-    return this.versions.get(instance, code, version, q, lang);
+    const read = P.read(q);
+    return P.one(await this.versions.get(instance, code, version, read, lang), read);
   }
 
   @Patch(':tree_version')
@@ -98,7 +104,7 @@ export class VersionsController {
   })
   @ApiReadQuery()
   @ApiErrorResponses(400, 404)
-  update(
+  async update(
     @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Param('tree_version') version: string,
@@ -107,7 +113,8 @@ export class VersionsController {
     @Query() q: Q,
     @AcceptLanguage() lang?: Language,
   ) {
-    return this.versions.update(instance, code, version, dto, actor, q, lang);
+    const read = P.read(q);
+    return P.one(await this.versions.update(instance, code, version, dto, actor, read, lang), read);
   }
 
   @Delete(':tree_version')
@@ -139,7 +146,7 @@ export class VersionsController {
   })
   @ApiReadQuery()
   @ApiErrorResponses(400, 404, 409)
-  clone(
+  async clone(
     @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Param('tree_version') version: string,
@@ -148,7 +155,8 @@ export class VersionsController {
     @Query() q: Q,
     @AcceptLanguage() lang?: Language,
   ) {
-    return this.versions.clone(instance, code, version, dto, actor, q, lang);
+    const read = P.read(q);
+    return P.one(await this.versions.clone(instance, code, version, dto, actor, read, lang), read);
   }
 
   @Post(':tree_version/change-code')
@@ -161,7 +169,7 @@ export class VersionsController {
   })
   @ApiReadQuery()
   @ApiErrorResponses(400, 404, 409)
-  changeCode(
+  async changeCode(
     @CurrentInstance() instance: InstanceKey,
     @Param('tree_code') code: string,
     @Param('tree_version') version: string,
@@ -170,6 +178,7 @@ export class VersionsController {
     @Query() q: Q,
     @AcceptLanguage() lang?: Language,
   ) {
-    return this.versions.changeCode(instance, code, version, dto, actor, q, lang);
+    const read = P.read(q);
+    return P.one(await this.versions.changeCode(instance, code, version, dto, actor, read, lang), read);
   }
 }

@@ -1,7 +1,7 @@
-import { Db, listPage, Params, type Sql } from '@gatehouse/db';
+import { Db, listPage, Params, type ListPage, type Sql } from '@gatehouse/db';
 import { Inject, Injectable } from '@nestjs/common';
 import { conflict, notFound } from '@gatehouse/errors';
-import { parseReadQuery, pickFields, toEnvelope, type EnvelopeV1 } from '@gatehouse/query';
+import { groupByParent, type ListRequest, type ReadQuery } from '@gatehouse/query';
 import type { Language } from '../common/language.js';
 import { resolveTree, type TreeScope, type VersionScope } from '../common/scope.js';
 import type { InstanceKey } from '../common/instance.js';
@@ -21,13 +21,7 @@ import {
   createVersionPartition,
   deleteVersionNodes,
 } from './version-copy.js';
-import {
-  VERSION_COLUMNS,
-  toVersionRecord,
-  versionSpec,
-  type VersionRecord,
-  type VersionRow,
-} from './version.record.js';
+import { VERSION_COLUMNS, toVersionRecord, type VersionRecord, type VersionRow } from './version.record.js';
 
 /** How many nodes `expand=all` embeds in a version (depth-first); the rest stay reachable through `links.nodes`. */
 export const MAX_EMBEDDED_NODES = 100;
@@ -35,8 +29,6 @@ export const MAX_EMBEDDED_NODES = 100;
 export const VERSION_CONFLICTS = {
   uq_tree_versions_version: 'A version with this code already exists in this tree',
 };
-
-type Query = Record<string, unknown>;
 
 /** `v<N>` one above the highest `v<N>` code of the tree (v1 for a tree without one). */
 export async function nextFreeVersionCode(sql: Sql, treeId: string): Promise<string> {
@@ -64,14 +56,13 @@ export class VersionsService {
   async list(
     instance: InstanceKey,
     treeCode: string,
-    query: Query,
+    req: ListRequest,
     lang?: Language,
-  ): Promise<EnvelopeV1<Partial<VersionRecord>>> {
+  ): Promise<ListPage<VersionRecord>> {
     return this.db.connection(async (sql) => {
       const tree = await resolveTree(sql, instance, treeCode);
       const page = await listPage<VersionRow>(sql, {
-        spec: versionSpec,
-        query,
+        ...req,
         params: [tree.treeId],
         conditions: ['v.tree_id = $1'],
         select: (_list, p) => {
@@ -83,17 +74,12 @@ export class VersionsService {
       });
       const wantNodes = page.list.expand && (!page.list.fields || page.list.fields.includes('nodes'));
       const nodes = wantNodes ? await this.embeddedNodes(sql, tree, page.rows, lang) : undefined;
-      const items = page.rows.map((row) =>
-        pickFields(
+      return {
+        ...page,
+        rows: page.rows.map((row) =>
           toVersionRecord(row, treeCode, nodes ? (nodes.get(row.id) ?? []) : undefined),
-          page.list.fields,
         ),
-      );
-      return toEnvelope(
-        items,
-        { offset: page.list.offset, limit: page.list.limit, total: page.total, hasMore: page.hasMore },
-        'v1',
-      );
+      };
     });
   }
 
@@ -101,15 +87,14 @@ export class VersionsService {
     instance: InstanceKey,
     treeCode: string,
     version: string,
-    query: Query,
+    read: ReadQuery,
     lang?: Language,
-  ): Promise<Partial<VersionRecord>> {
-    const read = parseReadQuery(query, versionSpec, 'v1');
+  ): Promise<VersionRecord> {
     return this.db.connection(async (sql) => {
       const tree = await resolveTree(sql, instance, treeCode);
       const row = await this.row(sql, tree, version, lang);
       const nodes = read.expand ? (await this.embeddedNodes(sql, tree, [row], lang)).get(row.id) : undefined;
-      return pickFields(toVersionRecord(row, treeCode, nodes), read.fields);
+      return toVersionRecord(row, treeCode, nodes);
     });
   }
 
@@ -122,8 +107,7 @@ export class VersionsService {
     trees: readonly TreeScope[],
     lang?: Language,
   ): Promise<Map<string, VersionRecord[]>> {
-    const out = new Map<string, VersionRecord[]>(trees.map((t) => [t.treeId, []]));
-    if (trees.length === 0) return out;
+    if (trees.length === 0) return new Map();
     const codes = new Map(trees.map((t) => [t.treeId, t.treeCode]));
     const p = new Params();
     const ids = p.add(trees.map((t) => t.treeId));
@@ -135,8 +119,12 @@ export class VersionsService {
         ORDER BY t.ord, v.created_at, v.id`,
       p.values,
     );
-    for (const r of rows) out.get(r.tree_id)!.push(toVersionRecord(r, codes.get(r.tree_id)!));
-    return out;
+    return groupByParent(
+      rows,
+      (r) => r.tree_id,
+      (r) => toVersionRecord(r, codes.get(r.tree_id)!),
+      codes.keys(),
+    );
   }
 
   async create(
@@ -144,10 +132,9 @@ export class VersionsService {
     treeCode: string,
     dto: CreateVersionDto,
     actor: Actor,
-    query: Query,
+    read: ReadQuery,
     lang?: Language,
-  ) {
-    parseReadQuery(query, versionSpec, 'v1');
+  ): Promise<VersionRecord> {
     const code = await this.db.transaction(async (sql) => {
       const tree = await resolveTree(sql, instance, treeCode);
       // Serializes version creation in this tree, so two callers never compute the same next vN.
@@ -166,7 +153,7 @@ export class VersionsService {
       await createRootNode(sql, created!.id, tree.treeId, actor.id);
       return version;
     });
-    return this.get(instance, treeCode, code, query, lang);
+    return this.get(instance, treeCode, code, read, lang);
   }
 
   async update(
@@ -175,10 +162,9 @@ export class VersionsService {
     version: string,
     dto: UpdateVersionDto,
     actor: Actor,
-    query: Query,
+    read: ReadQuery,
     lang?: Language,
-  ) {
-    parseReadQuery(query, versionSpec, 'v1');
+  ): Promise<VersionRecord> {
     await this.db.connection(async (sql) => {
       const tree = await resolveTree(sql, instance, treeCode);
       const p = new Params();
@@ -194,7 +180,7 @@ export class VersionsService {
       );
       if (n === 0) throw notFound(`Version '${version}' of tree '${treeCode}' not found`);
     });
-    return this.get(instance, treeCode, version, query, lang);
+    return this.get(instance, treeCode, version, read, lang);
   }
 
   /** Deletes a version with its nodes and translations. The last version of a tree cannot go (409). */
@@ -224,10 +210,9 @@ export class VersionsService {
     version: string,
     dto: CloneVersionDto,
     actor: Actor,
-    query: Query,
+    read: ReadQuery,
     lang?: Language,
-  ) {
-    parseReadQuery(query, versionSpec, 'v1');
+  ): Promise<VersionRecord> {
     await this.db.transaction(async (sql) => {
       const tree = await resolveTree(sql, instance, treeCode);
       // Share lock: structural writes of the source wait until the copy is done, so all statements see one state.
@@ -259,7 +244,7 @@ export class VersionsService {
         });
       await copyVersionContent(sql, source.id, created!.id, tree.treeId, actor.id);
     });
-    return this.get(instance, treeCode, dto.version, query, lang);
+    return this.get(instance, treeCode, dto.version, read, lang);
   }
 
   async changeCode(
@@ -268,10 +253,9 @@ export class VersionsService {
     version: string,
     dto: ChangeVersionCodeDto,
     actor: Actor,
-    query: Query,
+    read: ReadQuery,
     lang?: Language,
-  ) {
-    parseReadQuery(query, versionSpec, 'v1');
+  ): Promise<VersionRecord> {
     await this.db.connection(async (sql) => {
       const tree = await resolveTree(sql, instance, treeCode);
       const n = await sql
@@ -284,7 +268,7 @@ export class VersionsService {
         });
       if (n === 0) throw notFound(`Version '${version}' of tree '${treeCode}' not found`);
     });
-    return this.get(instance, treeCode, dto.new_version, query, lang);
+    return this.get(instance, treeCode, dto.new_version, read, lang);
   }
 
   private async row(sql: Sql, tree: TreeScope, version: string, lang?: Language): Promise<VersionRow> {
@@ -312,8 +296,7 @@ export class VersionsService {
     versions: readonly VersionRow[],
     lang?: Language,
   ): Promise<Map<string, ReturnType<typeof toNodeRecord>[]>> {
-    const out = new Map<string, ReturnType<typeof toNodeRecord>[]>(versions.map((v) => [v.id, []]));
-    if (versions.length === 0) return out;
+    if (versions.length === 0) return new Map();
     const scopes = new Map<string, VersionScope>(
       versions.map((v) => [v.id, { ...tree, versionId: v.id, version: v.version }]),
     );
@@ -330,7 +313,11 @@ export class VersionsService {
         : `SELECT x.* FROM unnest(${p.add(versions.map((v) => v.id))}::uuid[]) WITH ORDINALITY AS ver(id, ord)
             CROSS JOIN LATERAL (${first('ver.id')}) x ORDER BY ver.ord, x.path`;
     const rows = await sql.rows<NodeRow>(text, p.values);
-    for (const r of rows) out.get(r.tree_version_id)!.push(toNodeRecord(r, scopes.get(r.tree_version_id)!));
-    return out;
+    return groupByParent(
+      rows,
+      (r) => r.tree_version_id,
+      (r) => toNodeRecord(r, scopes.get(r.tree_version_id)!),
+      scopes.keys(),
+    );
   }
 }

@@ -1,3 +1,6 @@
+// The UUID check lives in @gatehouse/query so that @gatehouse/http's path parameter can use it too.
+export { isUuid } from '@gatehouse/query';
+
 /** `$n` placeholders in order: `p.add(value)` appends a parameter and returns its placeholder. */
 export class Params {
   readonly values: unknown[];
@@ -14,13 +17,6 @@ export class Params {
   get length(): number {
     return this.values.length;
   }
-}
-
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** True for a syntactically valid UUID (any version): look-ups by a malformed id answer "not found", never a SQL error. */
-export function isUuid(value: unknown): value is string {
-  return typeof value === 'string' && UUID_RE.test(value);
 }
 
 /**

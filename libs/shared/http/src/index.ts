@@ -71,6 +71,7 @@ export {
   ApiErrorResponses,
   ErrorResponseDto,
   ErrorDetailDto,
+  AuditDoc,
   buildOpenApiDocument,
   setupOpenApi,
   COMMON_API_NOTES,
@@ -80,3 +81,4 @@ export {
 } from './openapi.js';
 export { createValidationPipe, flattenValidationErrors, validationException } from './validation.js';
 export { bodyParsers, mapBodyParserError, isUnderPrefix, type BodyParserOptions } from './body-parser.js';
+export { UuidParam, ApiUuidParams } from './params.js';

@@ -47,6 +47,21 @@ export class ErrorResponseDto {
   details?: ErrorDetailDto[];
 }
 
+/** The audit fields every record of the JSON APIs carries (a base class of the records' OpenAPI shapes). */
+export class AuditDoc {
+  @ApiProperty({ type: String, format: 'uuid', nullable: true })
+  created_by: string | null;
+
+  @ApiProperty({ type: String, format: 'date-time' })
+  created_at: string;
+
+  @ApiProperty({ type: String, format: 'uuid', nullable: true })
+  updated_by: string | null;
+
+  @ApiProperty({ type: String, format: 'date-time' })
+  updated_at: string;
+}
+
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'invalid_request: a field is missing, has the wrong type or is unknown; the message names it',
   401: 'unauthorized: missing, malformed, expired or revoked bearer token',

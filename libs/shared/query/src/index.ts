@@ -6,3 +6,6 @@ export { type Expr, type Literal, type NameRef, parseQ } from './parser.js';
 export { type CompileOptions, type WhereClause, compileWhere } from './compile.js';
 export * from './list-query.js';
 export * from './envelope.js';
+export * from './present.js';
+export { isUuid } from './uuid.js';
+export * from './embed.js';

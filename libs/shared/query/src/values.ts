@@ -7,6 +7,7 @@ import { assertUnreachable } from '@gatehouse/errors';
 import { qError, show } from './q-error.js';
 import type { Literal } from './parser.js';
 import type { AttrType } from './record-spec.js';
+import { isUuid } from './uuid.js';
 
 export interface SqlValue {
   param: unknown;
@@ -14,7 +15,6 @@ export interface SqlValue {
   cast?: 'uuid' | 'bigint' | 'numeric' | 'boolean' | 'timestamptz' | 'jsonb';
 }
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const INTEGER_RE = /^-?\d+$/;
 const DECIMAL_RE = /^-?\d+(\.\d+)?$/;
 const DATETIME_RE =
@@ -100,7 +100,7 @@ export function coerce(attr: string, type: Exclude<AttrType, 'json'>, lit: Liter
       if (lit.kind !== 'string') mismatch(attr, 'a quoted string', lit);
       return { param: checkText(attr, lit.value, lit.pos) };
     case 'uuid':
-      if (lit.kind !== 'string' || !UUID_RE.test(lit.value)) mismatch(attr, 'a quoted UUID', lit);
+      if (lit.kind !== 'string' || !isUuid(lit.value)) mismatch(attr, 'a quoted UUID', lit);
       return { param: lit.value.toLowerCase(), cast: 'uuid' };
     case 'integer': {
       const text = numberText(attr, lit, 'an integer', INTEGER_RE);

@@ -1,5 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { AuditDoc, ResourceSummaryV1Doc, ResourceSummaryV2Doc } from '../../resources/dto/resource.docs.js';
+import { ResourceSummaryV1Doc, ResourceSummaryV2Doc } from '../../resources/dto/resource.docs.js';
+import { AuditDoc } from '@gatehouse/http';
 
 /** OpenAPI shapes of authorizations and permissions (answers). */
 class ClientResourceBaseDoc extends AuditDoc {

@@ -166,7 +166,7 @@ export class ClientMetadataV2Dto extends GrantTypesHolder {
   @ApiPropertyOptional({ enum: CLIENT_TYPES, example: 'spa' })
   @NullableIfPresent()
   @IsIn(CLIENT_TYPES)
-  app_type?: string;
+  app_type?: string | null;
 
   @ApiPropertyOptional({ type: () => MobileDto })
   @NullableIfPresent()

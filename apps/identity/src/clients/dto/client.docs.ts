@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { AppMetadataEntryDto } from '../../common/validation.js';
-import { AuditDoc } from '../../resources/dto/resource.docs.js';
+import { AuditDoc } from '@gatehouse/http';
 import {
   ClientPermissionV1Doc,
   ClientPermissionV2Doc,

@@ -9,7 +9,7 @@ import {
   type ValidationOptions,
 } from 'class-validator';
 import { NotNullIfPresent, NullableIfPresent } from '../../common/validation.js';
-import { AuditDoc } from '../../resources/dto/resource.docs.js';
+import { AuditDoc } from '@gatehouse/http';
 
 /** A kind of identity provider (document 2's `identity_provider`): `oidc`, `google`, `azure-ad`, ... */
 export const PROVIDER_KIND = /^[a-z][a-z0-9_.-]{0,63}$/;

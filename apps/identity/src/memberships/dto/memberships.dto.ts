@@ -1,7 +1,7 @@
 import { type Type } from '@nestjs/common';
 import { ApiProperty } from '@nestjs/swagger';
 import { ArrayMaxSize, ArrayNotEmpty, IsArray, IsUUID } from 'class-validator';
-import { AuditDoc } from '../../resources/dto/resource.docs.js';
+import { AuditDoc } from '@gatehouse/http';
 
 const MAX_ITEMS = 100;
 const ids = () => (target: object, key: string) => {

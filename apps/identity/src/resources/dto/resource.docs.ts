@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { AppMetadataEntryDto } from '../../common/validation.js';
+import { AuditDoc } from '@gatehouse/http';
 
 /** OpenAPI shapes of resources (answers). */
 export class ResourceMetadataV1Doc {
@@ -110,20 +111,6 @@ export class ResourceSummaryV1Doc extends ResourceSummaryBase {
 export class ResourceSummaryV2Doc extends ResourceSummaryBase {
   @ApiProperty({ type: () => ResourceMetadataV2Doc })
   resource_metadata: ResourceMetadataV2Doc;
-}
-
-export class AuditDoc {
-  @ApiProperty({ type: String, format: 'uuid', nullable: true })
-  created_by: string | null;
-
-  @ApiProperty({ format: 'date-time' })
-  created_at: string;
-
-  @ApiProperty({ type: String, format: 'uuid', nullable: true })
-  updated_by: string | null;
-
-  @ApiProperty({ format: 'date-time' })
-  updated_at: string;
 }
 
 export class ResourceAggregationsDoc extends AuditDoc {

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsNotEmpty, IsString, MaxLength } from 'class-validator';
 import type { AppMetadataEntry } from '@gatehouse/identity-data';
-import { AuditDoc } from '../../resources/dto/resource.docs.js';
+import { AuditDoc } from '@gatehouse/http';
 import {
   AppMetadata,
   AppMetadataEntryDto,
