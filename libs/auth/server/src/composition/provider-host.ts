@@ -31,7 +31,7 @@ export interface ProviderHostDeps {
   codes: OneTimeCodes;
   upstreamKeys: UpstreamKeys;
   /** Told each key set as it is installed (before any request is served with it). */
-  onInstall: (keys: KeySet) => void;
+  onInstall: (keys: KeySet, provider: Provider) => void;
 }
 
 /**
@@ -88,7 +88,7 @@ export class ProviderHost implements CurrentProvider {
   install(keys: KeySet): void {
     const provider = this.build(keys);
     this.keys = keys;
-    this.deps.onInstall(keys);
+    this.deps.onInstall(keys, provider);
     this.publicJwks = { keys: keys.keys.map((k) => k.publicJwk) } as JSONWebKeySet;
     this.provider = provider;
     this.callback = provider.callback() as unknown as Handler;

@@ -73,7 +73,8 @@ export async function composeTokenServer(opts: TokenServerOptions): Promise<Toke
     defaultTtlSec: opts.env.AUTH_ACCESS_TOKEN_TTL_SEC,
     providerAccepts: async (clientId) => {
       try {
-        return (await host.provider.Client.find(clientId)) !== undefined;
+        const client = await host.provider.Client.find(clientId);
+        return client !== undefined && !client.scope;
       } catch {
         return false;
       }
@@ -87,7 +88,7 @@ export async function composeTokenServer(opts: TokenServerOptions): Promise<Toke
     box: opts.box,
     codes,
     upstreamKeys,
-    onInstall: (keys) => fastClientCredentials.install(keys),
+    onInstall: (keys, provider) => fastClientCredentials.install(keys, provider),
   });
   const endpoints = endpointContext(state, { issuer, host, codes, delivery, fastClientCredentials });
   return { ...state, host, endpoints, codes, upstreamKeys, delivery };

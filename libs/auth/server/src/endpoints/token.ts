@@ -27,6 +27,7 @@ export const tokenEndpoint: Endpoint = async (ctx, req, res, path) => {
   }
   const replay = replayToProvider(ctx, req, res, path, params);
   if (replay === undefined) return;
+  ctx.fastClientCredentials.scopes.carry(req, replay);
   if (one(params, 'grant_type') === DEVICE_GRANT) {
     const code = one(params, 'device_code');
     if (code && ctx.deviceThrottle.tooSoon(code)) {

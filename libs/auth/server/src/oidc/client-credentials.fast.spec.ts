@@ -2,16 +2,20 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Provider from 'oidc-provider';
 import { secretCredentials } from '../client-auth/index.js';
-import { clientCredentialsScope } from './client-credentials.fast.js';
+import { LearnedScopes } from './client-credentials.scopes.js';
 
 /**
- * The fast client_credentials path copies two rules of oidc-provider instead of running its pipeline: how client
- * credentials are read (client-auth, OIDC_PROVIDER_BASIC) and the scope of the token. Both are checked here against
- * a bare oidc-provider (memory adapter, one static client, one resource granting `a b c`).
+ * The fast client_credentials path reads client credentials by oidc-provider's rules (client-auth,
+ * OIDC_PROVIDER_BASIC) and learns the scope of its tokens from oidc-provider's answers (LearnedScopes). Both are
+ * checked here against a bare oidc-provider (memory adapter, one static client, one resource granting `a b c`, or
+ * `a b` when the request says so).
  */
 const CLIENT = { id: 'c1', secret: 'sec+ret/1' };
 const RESOURCE = 'urn:test:api';
 const GRANTED = ['a', 'b', 'c'];
+/** The grant oidc-provider uses for a request with header x-grant: 'changed' (a grant changed meanwhile). */
+const CHANGED = ['a', 'b'];
+const learned = new LearnedScopes(4);
 
 let server: Server;
 let base: string;
@@ -34,26 +38,39 @@ beforeAll(async () => {
         defaultResource: async () => RESOURCE,
         getResourceServerInfo: async (ctx) => {
           const params = ctx.oidc.params as Record<string, unknown>;
+          const granted = ctx.get('x-grant') === 'changed' ? CHANGED : GRANTED;
           // as config/resources.ts: without `scope`, every granted scope
-          if (!params.scope) params.scope = GRANTED.join(' ');
-          return { scope: GRANTED.join(' '), accessTokenFormat: 'opaque' };
+          if (!params.scope) params.scope = granted.join(' ');
+          return { scope: granted.join(' '), accessTokenFormat: 'opaque' };
         },
       },
     },
   });
-  server = createServer(provider.callback());
+  provider.on('grant.success', (ctx) => learned.learn(ctx));
+  const callback = provider.callback();
+  // as the token endpoint does for a request the fast path has not learned: marked with the scope it asks
+  server = createServer((req, res) => {
+    const asked = req.headers['x-asked'];
+    if (typeof asked === 'string') learned.ask(req, asked === '-' ? undefined : asked);
+    void callback(req, res);
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
 
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-async function token(body: Record<string, string>, authorization?: string) {
+async function token(
+  body: Record<string, string>,
+  authorization?: string,
+  headers: Record<string, string> = {},
+) {
   const res = await fetch(`${base}/token`, {
     method: 'POST',
     headers: {
       'content-type': 'application/x-www-form-urlencoded',
       ...(authorization !== undefined ? { authorization } : {}),
+      ...headers,
     },
     body: new URLSearchParams({ grant_type: 'client_credentials', resource: RESOURCE, ...body }),
   });
@@ -114,17 +131,35 @@ describe('client credentials are read as oidc-provider reads them', () => {
   });
 });
 
-describe('clientCredentialsScope', () => {
+describe('LearnedScopes', () => {
+  const creds = { client_id: CLIENT.id, client_secret: CLIENT.secret };
+
   it.each([undefined, 'a', 'c a', 'a a b', 'b x', 'x', 'c b a c'])(
-    'gives the scope oidc-provider gives for scope=%s',
+    "learns oidc-provider's scope for scope=%s",
     async (scope) => {
-      const answer = await token({
-        client_id: CLIENT.id,
-        client_secret: CLIENT.secret,
-        ...(scope !== undefined ? { scope } : {}),
+      const answer = await token({ ...creds, ...(scope !== undefined ? { scope } : {}) }, undefined, {
+        'x-asked': scope ?? '-',
       });
       expect(answer.status).toBe(200);
-      expect(answer.body.scope ?? '').toBe(clientCredentialsScope(scope, GRANTED));
+      expect(learned.answer(GRANTED.join(' '), scope)).toBe(answer.body.scope ?? '');
     },
   );
+
+  it('learns under the grant oidc-provider used, not the one the request was asked under', async () => {
+    const answer = await token({ ...creds, scope: 'c b' }, undefined, {
+      'x-asked': 'c b',
+      'x-grant': 'changed',
+    });
+    expect(answer.body.scope).toBe('b');
+    expect(learned.answer(CHANGED.join(' '), 'c b')).toBe('b');
+    expect(learned.answer(GRANTED.join(' '), 'c b')).toBeUndefined();
+  });
+
+  it('learns nothing from a request not marked, nor from a refusal; holds at most its bound', async () => {
+    await token({ ...creds, scope: 'b c' });
+    expect(learned.answer(GRANTED.join(' '), 'b c')).toBeUndefined();
+    await token({ client_id: CLIENT.id, client_secret: 'wrong', scope: 'c' }, undefined, { 'x-asked': 'c' });
+    expect(learned.answer(GRANTED.join(' '), 'c')).toBeUndefined();
+    expect(learned.size).toBeLessThanOrEqual(4);
+  });
 });

@@ -5,6 +5,8 @@ import { GRANT_TYPE_ALIASES } from '@gatehouse/oidc-clients';
 import { secretAuthenticates, secretCredentials } from '../client-auth/index.js';
 import type { OidcData } from './oidc-data.js';
 import type { Params } from './request-body.js';
+import { LearnedScopes } from './client-credentials.scopes.js';
+import type Provider from 'oidc-provider';
 
 /** The parameters a plain client_credentials request may carry (anything else: oidc-provider answers it). */
 const PLAIN_PARAMS = new Set(['grant_type', 'scope', 'resource', 'client_id', 'client_secret']);
@@ -33,20 +35,6 @@ function tokenId(): string {
 
 const b64url = (s: string) => Buffer.from(s, 'utf8').toString('base64url');
 
-/**
- * The scope of a client_credentials token for one resource, as oidc-provider computes it: the requested scopes
- * (each once, in the order asked: validateClientScope's Set of lib/helpers/grant_authorization.js) that the resource
- * grants the client (the filter of lib/actions/grants/client_credentials.js); without `scope`, every granted scope
- * (getResourceServerInfo, config/resources.ts, fills it in). A copy rather than a call: oidc-provider's helpers take
- * the Koa context of a request in its pipeline, which the fast path exists not to build. The spec beside this file
- * checks it against oidc-provider's answers.
- */
-export function clientCredentialsScope(requested: string | undefined, granted: readonly string[]): string {
-  if (requested === undefined) return granted.join(' ');
-  const grantedSet = new Set(granted);
-  return [...new Set(requested.split(' '))].filter((s) => grantedSet.has(s)).join(' ');
-}
-
 interface Signer {
   kid: string;
   alg: 'RS256' | 'ES256';
@@ -58,7 +46,10 @@ export interface FastClientCredentialsDeps {
   issuer: string;
   /** Access token lifetime of a resource without its own (AUTH_ACCESS_TOKEN_TTL_SEC). */
   defaultTtlSec: number;
-  /** Whether oidc-provider accepts the client (its metadata passes oidc-provider's own validation). */
+  /**
+   * Whether oidc-provider accepts the client (its metadata passes oidc-provider's own validation) and gives it no
+   * scope allow-list of its own (the learned scopes assume none).
+   */
   providerAccepts(clientId: string): Promise<boolean>;
 }
 
@@ -77,11 +68,15 @@ export class FastClientCredentials {
   issued = 0;
   /** oidc-provider's verdict on a client record (the state cache hands out the same object until it changes). */
   private readonly accepted = new WeakMap<object, boolean>();
+  /** The scopes oidc-provider gave, by grant and request (its rule, learned from its answers). */
+  readonly scopes = new LearnedScopes();
 
   constructor(private readonly deps: FastClientCredentialsDeps) {}
 
   /** The active signing keys (called whenever the key set is installed). */
-  install(keys: KeySet): void {
+  install(keys: KeySet, provider?: Provider): void {
+    // each provider built (one per key set) teaches the scopes of the requests handed to it
+    provider?.on('grant.success', (ctx) => this.scopes.learn(ctx));
     const signers = new Map<string, Signer>();
     for (const alg of ['RS256', 'ES256'] as const) {
       const kid = keys.active[alg];
@@ -129,7 +124,12 @@ export class FastClientCredentials {
 
     const granted = access.scopes;
     if (scopeParam === undefined && granted.length === 0) return false;
-    const scope = clientCredentialsScope(scopeParam, granted);
+    const scope = this.scopes.answer(granted.join(' '), scopeParam);
+    if (scope === undefined) {
+      // not asked before with this grant: oidc-provider answers, and its answer is learned
+      this.scopes.ask(req, scopeParam);
+      return false;
+    }
 
     const ttl = server.tokenLifetime > 0 ? server.tokenLifetime : this.deps.defaultTtlSec;
     const iat = Math.floor(Date.now() / 1000);
