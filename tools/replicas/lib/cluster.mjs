@@ -3,11 +3,12 @@
 // `startProcessReplica` (the built app from dist/ as a process); a container runtime can take its place through
 // `startCluster({ startReplica })` with the same arguments (service, name, env, port) and the same handle.
 import { randomBytes, randomUUID } from 'node:crypto';
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { appendFileSync, chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import pg from 'pg';
 import { freePort, withDb } from '../../bench/lib/processes.mjs';
 import { SERVICE_NODE_FLAGS } from '../../launcher/node-flags.mjs';
@@ -19,6 +20,8 @@ export const MAINS = {
   identity: path.join(ROOT, 'dist/apps/identity/apps/identity/src/main.js'),
   tree: path.join(ROOT, 'dist/apps/tree/apps/tree/src/main.js'),
 };
+const ROTATE_KEYS = path.join(ROOT, 'dist/apps/auth/apps/auth/src/rotate-keys.js');
+const execFileAsync = promisify(execFile);
 const PORT_VARS = { auth: 'AUTH_PORT', identity: 'IDENTITY_PORT', tree: 'TREE_PORT' };
 
 /**
@@ -92,6 +95,7 @@ async function ready(url, exited, timeoutMs) {
  * @property {(service: Service, path: string, init?: RequestInit & { replica?: string }) => Promise<Response>} fetch
  *   a request through HAProxy; `replica` pins it to that replica
  * @property {(audience: string, o?: { replica?: string; id?: string; secret?: string }) => Promise<string>} token
+ * @property {() => Promise<void>} rotateKeys   the operator's key rotation (auth's rotate-keys entry point)
  * @property {() => string} haproxyLog
  * @property {() => Promise<void>} close
  */
@@ -99,7 +103,9 @@ async function ready(url, exited, timeoutMs) {
 /**
  * Creates a fresh database, starts every replica at the same moment (so their migrations race, as in a rolling
  * deploy of a new version) and HAProxy in front of them.
+ * `replicaEnv` adds variables for one replica by name (e.g. `auth-1`).
  * @param {{ counts?: Partial<Record<Service, number>>; env?: Record<string, string>; haproxyBin: string;
+ *   replicaEnv?: Record<string, Record<string, string>>;
  *   redisUrl?: string; adminUrl?: string; startReplica?: StartReplica; log?: (s: string) => void }} o
  * @returns {Promise<Cluster>}
  */
@@ -176,7 +182,7 @@ export async function startCluster(o) {
               name,
               port,
               dir: work,
-              env: { ...shared, DATA_DIR: dataDir },
+              env: { ...shared, DATA_DIR: dataDir, ...o.replicaEnv?.[name] },
             });
             all.push(r);
             replicas[service].push(r);
@@ -252,6 +258,12 @@ export async function startCluster(o) {
       admin,
       fetch: clusterFetch,
       token,
+      rotateKeys: async () => {
+        await execFileAsync(process.execPath, [ROTATE_KEYS], {
+          cwd: ROOT,
+          env: { ...process.env, ...shared, DATA_DIR: path.join(work, 'rotate-keys') },
+        });
+      },
       haproxyLog: () => proxy?.log() ?? '',
       close,
     };

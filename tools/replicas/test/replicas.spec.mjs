@@ -32,6 +32,8 @@ let db;
 /** @type {pg.Client | undefined} */
 let distLock;
 let mgmt = '';
+/** The person signed in by the browser case, for the blocked-user case. */
+let person = { userId: '', clientId: '', clientSecret: '', idToken: '' };
 
 const basic = (id, secret) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
 const json = (body) => ({ 'content-type': 'application/json', body: JSON.stringify(body) });
@@ -83,6 +85,25 @@ async function tokenRequest(id, secret, replica) {
   return { status: res.status, body, servedBy: res.headers.get(SERVED_BY_HEADER) };
 }
 
+/**
+ * POST /tokeninfo pinned to `replica`, as the client `id` (Basic): the answer's `active`, or the status.
+ * @param {string} token
+ * @param {string} id
+ * @param {string} secret
+ * @param {string} replica
+ * @param {string} [hint] token_type_hint
+ */
+async function tokenInfo(token, id, secret, replica, hint) {
+  const res = await cluster.fetch('auth', '/tokeninfo', {
+    method: 'POST',
+    replica,
+    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(id, secret) },
+    body: new URLSearchParams({ token, ...(hint ? { token_type_hint: hint } : {}) }),
+  });
+  const body = /** @type {any} */ (await res.json().catch(() => ({})));
+  return res.status === 200 ? Boolean(body.active) : res.status;
+}
+
 beforeAll(async () => {
   if (!haproxyBin) return;
   // dist/ is rebuilt by other suites under this lock held exclusively (holdTestLock in @gatehouse/testing); the
@@ -106,6 +127,7 @@ beforeAll(async () => {
       RATE_LIMIT_AUTH_FAILURES: '1000000000',
       RATE_LIMIT_OVERRIDES: `POST /token=${TOKEN_LIMIT}`,
     },
+    replicaEnv: { 'auth-1': { AUTH_KEY_REFRESH_SEC: '1' } },
   });
   db = new pg.Client({ connectionString: cluster.dbUrl });
   await db.connect();
@@ -213,6 +235,12 @@ suite('3 auth, 2 identity, 2 tree replicas behind HAProxy', () => {
     expect(new Set(loginPage.servedBy)).toEqual(new Set(['auth-1']));
     expect(new Set(consentPage.servedBy)).toEqual(new Set(['auth-1']));
     expect(new Set(done.servedBy)).toEqual(new Set(['auth-2']));
+    person = {
+      userId: user.body.id,
+      clientId: app.body.id,
+      clientSecret: app.body.client_secret,
+      idToken: tokens.id_token,
+    };
 
     // A code is used once, whichever replica is asked again.
     const again = await cluster.fetch('auth', '/token', {
@@ -286,6 +314,47 @@ suite('3 auth, 2 identity, 2 tree replicas behind HAProxy', () => {
       const t = await tokenRequest(c.id, fresh, r.name);
       const scope = t.status === 200 ? String(t.body.scope ?? '') : '';
       expect({ replica: r.name, scope }).toEqual({ replica: r.name, scope: '' });
+    }
+  });
+
+  it('a user blocked through identity-2 is refused by every auth replica on the next request', async () => {
+    // The ID token of the person's sign-in: active while the user exists and is not blocked.
+    expect(person.idToken).not.toBe('');
+    const ask = (replica) =>
+      tokenInfo(person.idToken, person.clientId, person.clientSecret, replica, 'id_token');
+    for (const r of cluster.replicas.auth)
+      expect({ [r.name]: await ask(r.name) }).toEqual({ [r.name]: true });
+    const blocked = await api('POST', `/api/v1/users/${person.userId}/block`, undefined, 'identity-2');
+    expect(blocked.status).toBeLessThan(300);
+    for (const r of cluster.replicas.auth)
+      expect({ [r.name]: await ask(r.name) }).toEqual({ [r.name]: false });
+  });
+
+  it('signing keys rotated: a token signed with the new key is accepted by every auth and tree replica', async () => {
+    const auth1 = cluster.replicas.auth[0];
+    const kidOf = (jwt) => JSON.parse(Buffer.from(jwt.split('.')[0], 'base64url').toString()).kid;
+    const before = kidOf(await cluster.token('urn:gatehouse:tree', { replica: auth1.name }));
+    await cluster.rotateKeys();
+    // auth-1 checks for a rotation every second (AUTH_KEY_REFRESH_SEC, below); the others every minute, so they
+    // meet the new key first in a token presented to them.
+    let token = '';
+    const deadline = Date.now() + 10_000;
+    while (Date.now() < deadline) {
+      token = await cluster.token('urn:gatehouse:tree', { replica: auth1.name });
+      if (kidOf(token) !== before) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(kidOf(token)).not.toBe(before);
+    const { id, secret } = cluster.client;
+    for (const r of cluster.replicas.auth)
+      expect({ [r.name]: await tokenInfo(token, id, secret, r.name) }).toEqual({ [r.name]: true });
+    for (const r of cluster.replicas.tree) {
+      const res = await cluster.fetch('tree', '/api/v1/trees?limit=1', {
+        replica: r.name,
+        headers: { authorization: `Bearer ${token}` },
+      });
+      await res.arrayBuffer();
+      expect({ [r.name]: res.status }).toEqual({ [r.name]: 200 });
     }
   });
 
