@@ -24,6 +24,8 @@ const CALLBACK = 'https://rp.replicas.test/callback';
 const PASSWORD = 'Replica-pass-1!';
 // Small on purpose, for the rate-limit case; every other request class keeps a limit nobody reaches here.
 const TOKEN_LIMIT = 30;
+// One failed login per auth replica locks the account (per user and source address).
+const LOCKOUT_THRESHOLD = 3;
 
 /** @type {import('../lib/cluster.mjs').Cluster} */
 let cluster;
@@ -126,6 +128,7 @@ beforeAll(async () => {
       RATE_LIMIT_POINTS: '1000000000',
       RATE_LIMIT_AUTH_FAILURES: '1000000000',
       RATE_LIMIT_OVERRIDES: `POST /token=${TOKEN_LIMIT}`,
+      AUTH_LOCKOUT_THRESHOLD: String(LOCKOUT_THRESHOLD),
     },
     replicaEnv: { 'auth-1': { AUTH_KEY_REFRESH_SEC: '1' } },
   });
@@ -315,6 +318,54 @@ suite('3 auth, 2 identity, 2 tree replicas behind HAProxy', () => {
       const scope = t.status === 200 ? String(t.body.scope ?? '') : '';
       expect({ replica: r.name, scope }).toEqual({ replica: r.name, scope: '' });
     }
+  });
+
+  it('a lockout counts failed logins on every auth replica: locked on all after failures spread over three', async () => {
+    const email = `guessed-${Date.now()}@replicas.test`;
+    const user = await api('POST', '/api/v1/users', {
+      user_email: email,
+      password: PASSWORD,
+      user_email_verified: true,
+    });
+    expect(user.status).toBe(201);
+    const origin = cluster.urls.auth;
+    const jar = new Jar();
+    const request = authorizationRequest(origin, person.clientId, CALLBACK);
+    let page = await walk({ jar, origin, url: request.url, replica: 'auth-1' });
+    expect(page.status).toBe(200);
+    const login = (password, replica) =>
+      walk({
+        jar,
+        origin,
+        replica,
+        url: actionOf(page.html, page.url, /\/login$/),
+        form: { csrf: fieldOf(page.html, 'csrf') ?? '', username: email, password },
+      });
+    // One record of the failures, in PostgreSQL, counted by all three: the failure that reaches the threshold
+    // locks the account and starts the count again.
+    const record = async () =>
+      (
+        await db.query(
+          `SELECT failed_count, coalesce(locked_until > now(), false) AS locked FROM login_failures WHERE user_id = $1`,
+          [user.body.id],
+        )
+      ).rows;
+    // LOCKOUT_THRESHOLD wrong passwords, one per replica
+    for (const [i, r] of cluster.replicas.auth.entries()) {
+      page = await login('wrong-password', r.name);
+      expect({ [r.name]: page.html.includes('/consent') }).toEqual({ [r.name]: false });
+      expect(page.servedBy.at(-1)).toBe(r.name);
+      const locked = i + 1 === LOCKOUT_THRESHOLD;
+      expect({ [r.name]: await record() }).toEqual({
+        [r.name]: [{ failed_count: locked ? 0 : i + 1, locked }],
+      });
+    }
+    // the right password is refused now, whichever replica is asked
+    for (const r of cluster.replicas.auth) {
+      page = await login(PASSWORD, r.name);
+      expect({ [r.name]: page.html.includes('/consent') }).toEqual({ [r.name]: false });
+    }
+    expect(await record()).toEqual([{ failed_count: 0, locked: true }]);
   });
 
   it('a user blocked through identity-2 is refused by every auth replica on the next request', async () => {
