@@ -1,6 +1,10 @@
 // 3 auth, 2 identity and 2 tree replicas behind a real HAProxy, on one PostgreSQL and one Redis, started together
-// from dist/ (built by the test target's dependencies): what must be shared between replicas is shared.
-// Skipped, saying so, only where no haproxy binary can be found or installed (apt-get, as root).
+// from dist/ (built by the test target's dependencies): what must be shared between replicas is shared. Each step
+// is pinned to a replica through the test's pin header and HAProxy names the replica that answered (X-Served-By):
+// migrations once; a sign-in walked over three auth replicas; a lockout counted by all; a rotated secret, revoked
+// permissions, a blocked user and rotated signing keys seen by every auth and tree replica on the next request; one
+// rate limit; an auth replica SIGKILLed under load. Skipped, saying so, only where no haproxy binary can be found or
+// installed (apt-get, as root); the rate-limit case also without TEST_REDIS_URL.
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -38,7 +42,6 @@ let mgmt = '';
 let person = { userId: '', clientId: '', clientSecret: '', idToken: '' };
 
 const basic = (id, secret) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
-const json = (body) => ({ 'content-type': 'application/json', body: JSON.stringify(body) });
 
 /** A management call through HAProxy (optionally pinned to one identity replica); the parsed answer. */
 async function api(method, path, body, replica) {
@@ -299,7 +302,7 @@ suite('3 auth, 2 identity, 2 tree replicas behind HAProxy', () => {
     const revoke = await cluster.fetch('identity', `/api/v1/clients/${c.id}/permissions`, {
       method: 'DELETE',
       replica: 'identity-1',
-      headers: { authorization: `Bearer ${mgmt}`, ...json({}) },
+      headers: { authorization: `Bearer ${mgmt}`, 'content-type': 'application/json' },
       body: JSON.stringify({ permissions: [{ resource_id: c.resourceId, scopes: c.scopeIds }] }),
     });
     await revoke.arrayBuffer();
@@ -307,11 +310,8 @@ suite('3 auth, 2 identity, 2 tree replicas behind HAProxy', () => {
     for (const r of cluster.replicas.tree) {
       const res = await trees(r.name);
       await res.arrayBuffer();
-      expect({ replica: r.name, status: res.status }).toEqual({
-        replica: r.name,
-        status: expect.any(Number),
-      });
-      expect([401, 403]).toContain(res.status);
+      const refused = res.status === 401 || res.status === 403;
+      expect({ [r.name]: refused || res.status }).toEqual({ [r.name]: true });
     }
     for (const r of cluster.replicas.auth) {
       const t = await tokenRequest(c.id, fresh, r.name);
@@ -462,7 +462,7 @@ suite('3 auth, 2 identity, 2 tree replicas behind HAProxy', () => {
         const res = await cluster
           .fetch('identity', '/api/v1/users', {
             method: 'POST',
-            headers: { authorization: `Bearer ${mgmt}`, ...json({}) },
+            headers: { authorization: `Bearer ${mgmt}`, 'content-type': 'application/json' },
             body: JSON.stringify({ user_email: `${name}@replicas.test`, user_name: name }),
           })
           .catch(() => undefined);
