@@ -23,8 +23,10 @@ import { IdentityChangeFeed, IdentityChangeListener } from './feed.js';
  *   the missing subscribers whose recorded backend has left `pg_stat_activity` (a SIGKILLed replica, a terminated
  *   connection): such a subscriber can never acknowledge this marker, and it stopped trusting its cache when its
  *   connection went (PostgreSQL sends the termination to the client before it drops the backend from the view), so
- *   settle stops waiting for it at once. A subscriber whose backend is still there (live but slow) is waited for up
- *   to the timeout, as one without a recorded backend (a row of an older version).
+ *   settle stops waiting for it at once. The check is repeated while acknowledgements are missing (at 100, 300, 900
+ *   and 2700 ms): a replica killed while the marker was on its way may still be ending at the first one. A
+ *   subscriber whose backend is still there (live but slow) is waited for up to the timeout, as one without a
+ *   recorded backend (a row of an older version).
  */
 
 /** How often a subscriber heartbeats. */
@@ -230,8 +232,10 @@ export class CacheSettler {
       const pids = row?.pids ?? [];
       await new Promise<void>((resolve) => {
         let timer: NodeJS.Timeout | undefined;
+        let reprobe: NodeJS.Timeout | undefined;
         const done = () => {
           clearTimeout(timer);
+          clearTimeout(reprobe);
           timer = undefined;
           w.check = undefined;
           resolve();
@@ -244,11 +248,23 @@ export class CacheSettler {
           );
           done();
         };
-        // One timer, as before: at PROBE_MS a settle still waiting checks for gone backends, then waits out the rest.
+        // One timer while every acknowledgement comes in time: at PROBE_MS a settle still waiting checks for gone
+        // backends, then waits out the rest. A replica killed a moment before may still be ending at that check (its
+        // backend not yet out of pg_stat_activity): the check is repeated, each time after twice the time waited so
+        // far (100, 300, 900, 2700 ms), so such a replica is not waited for 3 s and a live slow one costs four
+        // queries per settle, not one per tick.
         const probeMs = Math.min(this.probeMs, this.timeoutMs);
+        const probeAt = (waited: number) => {
+          void this.probe(ids, pids, w).then(() => {
+            w.check?.();
+            const wait = waited * 2;
+            if (!w.check || waited <= 0 || waited + wait >= this.timeoutMs) return;
+            reprobe = setTimeout(() => probeAt(waited + wait), wait);
+          });
+        };
         timer = setTimeout(() => {
           timer = setTimeout(giveUp, this.timeoutMs - probeMs);
-          void this.probe(ids, pids, w).then(() => w.check?.());
+          probeAt(probeMs);
         }, probeMs);
         w.check = () => {
           if (ids.every((id) => w.acked.has(id))) done();

@@ -275,4 +275,35 @@ describe('cache sync', () => {
       if (proxy.listening) proxy.close();
     }
   });
+
+  it('settle: a subscriber whose backend ends after the first check is found gone by a later one', async () => {
+    // A replica killed just as the marker went out: its backend may still be in pg_stat_activity at the check
+    // 100 ms into the settle. The settle must not then wait out its 3 s.
+    await pool.query(`DELETE FROM cache_subscribers`);
+    const dying = new pg.Client({ connectionString: db.url, application_name: 'cache-sync-dying' });
+    dying.on('error', () => undefined);
+    await dying.connect();
+    try {
+      await dying.query(`LISTEN ${IDENTITY_CHANGES_CHANNEL}`);
+      const [{ pid }] = (
+        await dying.query<{ pid: number }>(
+          `INSERT INTO cache_subscribers (id, service, backend_pid)
+           VALUES (gen_random_uuid(), 'dying', pg_backend_pid()) RETURNING backend_pid AS pid`,
+        )
+      ).rows;
+      const settler = new CacheSettler(sql, quiet, 3000);
+      const started = Date.now();
+      const settled = settler.settle();
+      // after the first check (100 ms), before the second (300 ms)
+      await new Promise((r) => setTimeout(r, 150));
+      await pool.query(`SELECT pg_terminate_backend($1)`, [pid]);
+      await settled;
+      expect(Date.now() - started).toBeLessThan(1500);
+      expect(settler.timeouts).toBe(0);
+      expect(settler.gone).toBe(1);
+      expect((await pool.query(`SELECT 1 FROM cache_subscribers WHERE service = 'dying'`)).rowCount).toBe(0);
+    } finally {
+      await dying.end().catch(() => undefined);
+    }
+  });
 });
