@@ -160,11 +160,18 @@ async function migrate<S extends EnvSchema>(
   }
 }
 
+/** How long a stopping service keeps accepting connections after the signal (runService). */
+const ACCEPT_GRACE_MS = 50;
+/** How long a stopping service keeps connections with no request in flight before closing them (runService). */
+const IDLE_CLOSE_DELAY_MS = 500;
+/** How long a stopping service waits for its requests in flight before closing the app regardless (runService). */
+const DRAIN_LIMIT_MS = 5000;
+
 /** The body of every app's main.ts: validated env, migrate, listen, stop cleanly on SIGTERM/SIGINT. */
 export async function runService<S extends EnvSchema>(def: ServiceDefinition<S>): Promise<void> {
   const env = loadEnvOrExit({ ...commonEnv, ...def.envSchema }, def.name) as EnvOf<S> & CommonEnv;
   const built = await buildService(def, env);
-  await listen(built.app, def.port(env));
+  const server = await listen(built.app, def.port(env));
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
@@ -172,10 +179,26 @@ export async function runService<S extends EnvSchema>(def: ServiceDefinition<S>)
     process.stdout.write(
       `${JSON.stringify({ level: 30, service: def.name, msg: `received ${signal}, shutting down` })}\n`,
     );
-    built.close().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
+    // The requests in flight are answered before anything they use closes: Nest runs the shutdown hooks (the token
+    // server, the rate limiter's Redis) before it closes the HTTP server, so a request still running then failed
+    // and its connection was reset. And server.close() destroys at once every connection with no request parsed
+    // yet, among them one accepted a moment ago whose request still waits in its socket buffer: idle connections
+    // are closed a moment later instead, once such requests are read. DRAIN_LIMIT_MS bounds the wait.
+    const closeIdle = server.closeIdleConnections.bind(server);
+    server.closeIdleConnections = () => void setTimeout(closeIdle, IDLE_CLOSE_DELAY_MS);
+    // Nor does the listener close at once: a connection the client made before the signal may still wait in the
+    // accept backlog, which closing the listener resets. A moment, then one more pass through the event loop's
+    // poll phase (setImmediate runs after it), and every such connection has been accepted.
+    const drained = new Promise<void>((resolve) => {
+      setTimeout(() => setImmediate(() => server.close(() => resolve())), ACCEPT_GRACE_MS);
+      setTimeout(resolve, DRAIN_LIMIT_MS).unref();
+    });
+    drained
+      .then(() => built.close())
+      .then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
   };
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
