@@ -53,7 +53,11 @@ function request(
       },
     );
     req.on('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? e.message));
-    req.on('finish', () => sent?.());
+    // Sent: connected (the server's kernel holds the connection) and the whole request written.
+    let parts = 0;
+    const part = () => ++parts === 2 && sent?.();
+    req.on('finish', part);
+    req.on('socket', (socket) => socket.once('connect', part));
     req.end(init.body);
   });
 }
@@ -224,8 +228,7 @@ function request(
       }),
     );
     await ready;
-    // Every request is on the wire; a moment for the server to accept the connections, then the signal.
-    await new Promise((r) => setTimeout(r, 20));
+    // Every request is connected and on the wire: the signal.
     signalled = Date.now();
     run(['kill', '--signal', 'TERM', id]);
     const statuses = await Promise.all(inFlight);

@@ -160,10 +160,10 @@ async function migrate<S extends EnvSchema>(
   }
 }
 
-/** How long a stopping service keeps accepting connections after the signal (runService). */
-const ACCEPT_GRACE_MS = 50;
-/** How long a stopping service keeps connections with no request in flight before closing them (runService). */
-const IDLE_CLOSE_DELAY_MS = 500;
+/** A stopping service closes its listener once no connection came for this long (runService)... */
+const ACCEPT_QUIET_MS = 100;
+/** ...or this long after the signal, when clients keep connecting. */
+const ACCEPT_LIMIT_MS = 1000;
 /** How long a stopping service waits for its requests in flight before closing the app regardless (runService). */
 const DRAIN_LIMIT_MS = 5000;
 
@@ -179,19 +179,31 @@ export async function runService<S extends EnvSchema>(def: ServiceDefinition<S>)
     process.stdout.write(
       `${JSON.stringify({ level: 30, service: def.name, msg: `received ${signal}, shutting down` })}\n`,
     );
-    // The requests in flight are answered before anything they use closes: Nest runs the shutdown hooks (the token
-    // server, the rate limiter's Redis) before it closes the HTTP server, so a request still running then failed
-    // and its connection was reset. And server.close() destroys at once every connection with no request parsed
-    // yet, among them one accepted a moment ago whose request still waits in its socket buffer: idle connections
-    // are closed a moment later instead, once such requests are read. DRAIN_LIMIT_MS bounds the wait.
-    const closeIdle = server.closeIdleConnections.bind(server);
-    server.closeIdleConnections = () => void setTimeout(closeIdle, IDLE_CLOSE_DELAY_MS);
-    // Nor does the listener close at once: a connection the client made before the signal may still wait in the
-    // accept backlog, which closing the listener resets. A moment, then one more pass through the event loop's
-    // poll phase (setImmediate runs after it), and every such connection has been accepted.
+    // Every request in flight is answered, and before anything it uses closes:
+    // - Nest runs the shutdown hooks (the token server, the rate limiter's Redis) before it closes the HTTP server,
+    //   so the server is closed and drained first (DRAIN_LIMIT_MS at most), then the app;
+    // - a client's connection made before the signal may still wait in the accept backlog, which closing the
+    //   listener resets, and a busy server takes those only a few per turn of the event loop (40 token requests at
+    //   once: 19 were still waiting 80 ms after the signal), so the listener closes once no connection came for
+    //   ACCEPT_QUIET_MS, checked after a poll phase (setImmediate), or after ACCEPT_LIMIT_MS. The quiet period also
+    //   lets the last connections' requests be read: server.close() destroys every connection with none parsed.
+    const since = Date.now();
+    let lastAccepted = since;
+    const accepted = () => (lastAccepted = Date.now());
+    server.on('connection', accepted);
     const drained = new Promise<void>((resolve) => {
-      setTimeout(() => setImmediate(() => server.close(() => resolve())), ACCEPT_GRACE_MS);
-      setTimeout(resolve, DRAIN_LIMIT_MS).unref();
+      const check = () =>
+        setImmediate(() => {
+          const now = Date.now();
+          if (now - lastAccepted < ACCEPT_QUIET_MS && now - since < ACCEPT_LIMIT_MS) {
+            setTimeout(check, 10);
+            return;
+          }
+          server.off('connection', accepted);
+          server.close(() => resolve());
+          setTimeout(resolve, DRAIN_LIMIT_MS).unref();
+        });
+      setTimeout(check, 10);
     });
     drained
       .then(() => built.close())
