@@ -1,5 +1,6 @@
 import pg from 'pg';
-import { startAuth, type AuthHarness } from './support/auth-app.js';
+import { testRedisUrl } from '@gatehouse/testing';
+import { startAuth, startReplica, type AuthHarness } from './support/auth-app.js';
 import { BrowserAgent } from './support/browser-agent.js';
 import {
   Fixtures,
@@ -245,4 +246,34 @@ describe('device flow', () => {
       await short.close();
     }
   }, 30_000);
+});
+
+describe('device flow behind two token servers with REDIS_URL (replicas)', () => {
+  it('a device code polled at one server, then at once at the other: slow_down from the other', async () => {
+    const a = await startAuth({ REDIS_URL: testRedisUrl() });
+    const b = await startReplica(a);
+    try {
+      const dev = await new Fixtures(a).client({ grantTypes: ['device_code'] });
+      const headers = {
+        authorization: `Basic ${Buffer.from(`${dev.id}:${dev.secret}`).toString('base64')}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      };
+      const call = async (url: string, p: string, body: Record<string, string>) => {
+        const r = await fetch(`${url}${p}`, { method: 'POST', headers, body: new URLSearchParams(body) });
+        return { status: r.status, body: (await r.json()) as Record<string, string> };
+      };
+      const started = (await call(a.url, '/device/code', { scope: 'openid' })).body;
+      const devicePoll = {
+        grant_type: 'urn:ietf:params:oauth:grant-type:device_code',
+        device_code: started.device_code,
+      };
+      const atA = await call(a.url, '/token', devicePoll);
+      expect([atA.status, atA.body.error]).toEqual([400, 'authorization_pending']);
+      const atB = await call(b.url, '/token', devicePoll);
+      expect([atB.status, atB.body.error]).toEqual([400, 'slow_down']);
+    } finally {
+      await b.close();
+      await a.close();
+    }
+  }, 60_000);
 });

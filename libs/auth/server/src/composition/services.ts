@@ -25,6 +25,7 @@ import { ForgotPassword } from '../tickets/forgot-password.js';
 import type { EndpointContext } from '../endpoints/context.js';
 import { DevicePollThrottle } from '../endpoints/device-throttle.js';
 import { JwksReplay } from '../endpoints/jwks-replay.js';
+import { DEFAULT_REDIS_PREFIX } from '../oidc/adapters/redis.adapter.js';
 import { ProviderHost } from './provider-host.js';
 import { issuerOf, type TokenServerOptions } from './token-server-env.js';
 
@@ -136,7 +137,7 @@ async function openState(opts: TokenServerOptions): Promise<TokenServerState> {
 
 /** The services the endpoints call, around oidc-provider (`host`). */
 function endpointContext(
-  { opts, log, sql, data, login }: TokenServerState,
+  { opts, log, sql, data, login, redis }: TokenServerState,
   built: Pick<EndpointContext, 'issuer' | 'fastClientCredentials'> & {
     host: ProviderHost;
     codes: OneTimeCodes;
@@ -200,7 +201,10 @@ function endpointContext(
       codes,
       forgot,
     }),
-    deviceThrottle: new DevicePollThrottle(),
+    // with Redis, slow_down holds across replicas (the same key prefix as oidc-provider's artifacts)
+    deviceThrottle: new DevicePollThrottle(
+      redis ? { redis, prefix: opts.redisPrefix ?? DEFAULT_REDIS_PREFIX, log } : undefined,
+    ),
     jwks: new JwksReplay(),
   };
 }

@@ -30,7 +30,7 @@ export const tokenEndpoint: Endpoint = async (ctx, req, res, path) => {
   ctx.fastClientCredentials.scopes.carry(req, replay);
   if (one(params, 'grant_type') === DEVICE_GRANT) {
     const code = one(params, 'device_code');
-    if (code && ctx.deviceThrottle.tooSoon(code)) {
+    if (code && (await ctx.deviceThrottle.tooSoon(code))) {
       return sendOAuthError(
         res,
         400,

@@ -121,3 +121,26 @@ export async function startAuth(extra: Record<string, string> = {}): Promise<Aut
   }
   return h;
 }
+
+export interface AuthReplica {
+  /** Base URL of this replica (the issuer stays the first server's). */
+  url: string;
+  tokenServer: TokenServer;
+  close(): Promise<void>;
+}
+
+/**
+ * Another token server beside `h`, as a replica behind a load balancer: the same database, DATA_DIR and variables
+ * (so the same issuer), listening on a port of its own; `close()` stops it only.
+ */
+export async function startReplica(h: AuthHarness, extra: Record<string, string> = {}): Promise<AuthReplica> {
+  const port = await getFreePort();
+  const env = loadAuthEnv({ ...h.vars, AUTH_PORT: String(port), ...extra });
+  const built = (await buildService(authService, env)) as BuiltService<AuthEnv>;
+  await listen(built.app, port, '127.0.0.1');
+  return {
+    url: `http://127.0.0.1:${port}`,
+    tokenServer: built.app.get(TokenServer),
+    close: () => built.close(),
+  };
+}

@@ -2,6 +2,9 @@ import type { Redis } from 'ioredis';
 import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
 import { storeGraceSec } from '@gatehouse/identity-data';
 
+/** The token server's Redis key prefix when none is given (tests give their own). */
+export const DEFAULT_REDIS_PREFIX = 'gh:oidc:';
+
 /**
  * oidc-provider artifacts in Redis (ioredis), for the short-lived models when REDIS_URL is set. Each artifact is a
  * hash `{prefix}{model}:{id}` with fields `payload` (JSON) and `consumed` (epoch seconds), expiring with the
@@ -11,7 +14,7 @@ export class RedisAdapter implements Adapter {
   constructor(
     private readonly redis: Redis,
     readonly model: string,
-    private readonly prefix = 'gh:oidc:',
+    private readonly prefix = DEFAULT_REDIS_PREFIX,
   ) {}
 
   private key(id: string): string {
