@@ -1,10 +1,11 @@
 // 3 auth, 2 identity and 2 tree replicas behind a real HAProxy, on one PostgreSQL and one Redis, started together
-// from dist/ (built by the test target's dependencies): what must be shared between replicas is shared. Each step
-// is pinned to a replica through the test's pin header and HAProxy names the replica that answered (X-Served-By):
+// from dist/ (built by the test target's dependencies): what must be shared between replicas is shared. Each step is
+// pinned to a replica through the test's pin header and HAProxy names the replica that answered (X-Served-By):
 // migrations once; a sign-in walked over three auth replicas; a lockout counted by all; a rotated secret, revoked
 // permissions, a blocked user and rotated signing keys seen by every auth and tree replica on the next request; one
-// rate limit; an auth replica SIGKILLed under load. Skipped, saying so, only where no haproxy binary can be found or
-// installed (apt-get, as root); the rate-limit case also without TEST_REDIS_URL.
+// rate limit; one device-flow slow_down; an auth replica SIGKILLed under load. Skipped, saying so, only where no
+// haproxy binary can be found or installed (apt-get, as root); the rate-limit and slow_down cases also without
+// TEST_REDIS_URL.
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -444,6 +445,42 @@ suite('3 auth, 2 identity, 2 tree replicas behind HAProxy', () => {
       expect(roundRobin.ok).toBeGreaterThanOrEqual(TOKEN_LIMIT);
       expect(roundRobin.ok).toBeLessThanOrEqual(TOKEN_LIMIT + 1);
       expect(roundRobin.ok + roundRobin.limited).toBe(TOKEN_LIMIT + 12);
+    },
+  );
+
+  (redisUrl ? it : it.skip)(
+    'a device code polled at auth-1, then at once at auth-2: slow_down from auth-2',
+    async () => {
+      const tv = await api(
+        'POST',
+        '/api/v1/clients',
+        { client_name: `tv-${Date.now()}`, client_metadata: { grant_types: ['device_code'] } },
+        'identity-1',
+      );
+      expect(tv.status).toBe(201);
+      const post = async (path, params, replica) => {
+        const res = await cluster.fetch('auth', path, {
+          method: 'POST',
+          replica,
+          headers: {
+            'content-type': 'application/x-www-form-urlencoded',
+            authorization: basic(tv.body.id, tv.body.client_secret),
+          },
+          body: new URLSearchParams(params),
+        });
+        const body = /** @type {any} */ (await res.json());
+        return { status: res.status, error: body.error, body, servedBy: res.headers.get(SERVED_BY_HEADER) };
+      };
+      const started = await post('/device/code', { scope: 'openid' }, 'auth-1');
+      expect(started.status).toBe(200);
+      const devicePoll = {
+        grant_type: 'urn:ietf:params:oauth:grant-type:device_code',
+        device_code: started.body.device_code,
+      };
+      const first = await post('/token', devicePoll, 'auth-1');
+      const second = await post('/token', devicePoll, 'auth-2');
+      expect([first.status, first.error, first.servedBy]).toEqual([400, 'authorization_pending', 'auth-1']);
+      expect([second.status, second.error, second.servedBy]).toEqual([400, 'slow_down', 'auth-2']);
     },
   );
 
