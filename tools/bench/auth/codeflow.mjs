@@ -33,7 +33,7 @@
 // grant, default 1000), BENCH_TRACE=1 (print every request of every flow, method, URL and status). BENCH_JSON's
 // results carry each run's measured window (`windows`, µs on the monotonic clock of --cpu-prof's sample times), so
 // a profile can be cut to the measured runs alone (warm-up, seeding and start excluded).
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -42,6 +42,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { cpuMs, freePort, processGroup, tasksetAvailable, withDb } from '../lib/processes.mjs';
 import { adminPgUrl, benchRoot, builtFiles, tokenServerModule } from '../lib/setup.mjs';
+import { Jar, actionOf, authorizationRequest, fieldOf, walk as walkAll } from '../lib/browser.mjs';
 import { median, percentile } from '../lib/stats.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -90,114 +91,19 @@ const start = (name, args, childEnv, ready) =>
 
 const basicAuth = (id, secret) =>
   `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
-const b64url = (buf) => Buffer.from(buf).toString('base64url');
 
-/** A browser's cookies: kept by name and path, sent where the path matches, dropped when expired. */
-class Jar {
-  constructor() {
-    /** @type {Map<string, { name: string; value: string; path: string }>} */
-    this.cookies = new Map();
-  }
-  /** @param {Response} res */
-  store(res) {
-    for (const line of res.headers.getSetCookie()) {
-      const [pair, ...attrs] = line.split(';');
-      const eq = pair.indexOf('=');
-      const name = pair.slice(0, eq).trim();
-      const value = pair.slice(eq + 1).trim();
-      let cookiePath = '/';
-      let expired = value === '';
-      for (const attr of attrs) {
-        const [k, v = ''] = attr.trim().split('=');
-        const key = k.toLowerCase();
-        if (key === 'path') cookiePath = v || '/';
-        else if (key === 'max-age' && Number(v) <= 0) expired = true;
-        else if (key === 'expires' && Date.parse(v) <= Date.now()) expired = true;
-      }
-      const id = `${name}\t${cookiePath}`;
-      if (expired) this.cookies.delete(id);
-      else this.cookies.set(id, { name, value, path: cookiePath });
-    }
-  }
-  /** @param {string} pathname */
-  header(pathname) {
-    const sent = [];
-    for (const c of this.cookies.values()) {
-      const prefix = c.path.endsWith('/') ? c.path : `${c.path}/`;
-      if (pathname === c.path || pathname.startsWith(prefix)) sent.push(`${c.name}=${c.value}`);
-    }
-    return sent.join('; ');
-  }
-}
-
-/**
- * A browser's walk: GET `url` (or POST `form` to it) and follow redirects while they stay on `origin`; a redirect
- * elsewhere (the client's callback) ends it. Returns the last response, where the walk ended, and the page's HTML.
- * @param {Jar} jar
- * @param {string} origin
- * @param {string} url
- * @param {Record<string, string>} [form]
- */
-async function walk(jar, origin, url, form) {
-  let at = url;
-  let body = form ? new URLSearchParams(form).toString() : undefined;
-  for (let hop = 0; hop < 12; hop++) {
-    const cookie = jar.header(new URL(at).pathname);
-    const res = await fetch(at, {
-      method: body ? 'POST' : 'GET',
-      redirect: 'manual',
-      headers: {
-        accept: 'text/html',
-        ...(cookie ? { cookie } : {}),
-        ...(body ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
-      },
-      body,
-    });
-    jar.store(res);
-    if (env.BENCH_TRACE === '1') console.error(`[trace] ${body ? 'POST' : 'GET'} ${at} -> ${res.status}`);
-    const html = await res.text();
-    if (res.status < 300 || res.status >= 400) return { status: res.status, url: at, html };
-    const next = new URL(res.headers.get('location') ?? '', at).toString();
-    if (!next.startsWith(`${origin}/`)) return { status: res.status, url: next, html: '' };
-    at = next;
-    body = undefined;
-  }
-  throw new Error(`more than 12 redirects from ${url}`);
-}
-
-const unescapeHtml = (s) =>
-  s
-    .replace(/&amp;/g, '&')
-    .replace(/&#x2F;/gi, '/')
-    .replace(/&#47;/g, '/');
-/** The action of the page's form whose path matches `pattern`, as an absolute URL. */
-function actionOf(html, base, pattern) {
-  for (const m of html.matchAll(/<form\b[^>]*\baction="([^"]+)"/g)) {
-    const action = new URL(unescapeHtml(m[1]), base);
-    if (pattern.test(action.pathname)) return action.toString();
-  }
-  throw new Error(`no form matching ${pattern} on the page: ${html.slice(0, 300)}`);
-}
-const fieldOf = (html, name) => new RegExp(`name="${name}" value="([^"]*)"`).exec(html)?.[1];
-
-/** A fresh authorization request: PKCE S256, state and nonce. */
-function authorizationRequest(origin, clientId) {
-  const verifier = b64url(randomBytes(32));
-  const state = b64url(randomBytes(12));
-  const nonce = b64url(randomBytes(12));
-  const url = new URL(`${origin}/authorize`);
-  url.search = new URLSearchParams({
-    client_id: clientId,
-    response_type: 'code',
-    redirect_uri: CALLBACK,
-    scope: 'openid profile',
-    state,
-    nonce,
-    code_challenge: b64url(createHash('sha256').update(verifier).digest()),
-    code_challenge_method: 'S256',
-  }).toString();
-  return { url: url.toString(), verifier, state, nonce };
-}
+/** The shared walk, traced with BENCH_TRACE=1. */
+const walk = (jar, origin, url, form) =>
+  walkAll({
+    jar,
+    origin,
+    url,
+    form,
+    onHop:
+      env.BENCH_TRACE === '1'
+        ? (res, method, at) => console.error(`[trace] ${method} ${at} -> ${res.status}`)
+        : undefined,
+  });
 
 /** The end of every flow: the callback's code for tokens; an access token and an ID token with the nonce. */
 async function exchange(target, request, callbackUrl) {
@@ -230,7 +136,7 @@ async function exchange(target, request, callbackUrl) {
  * interactions post `prompt=login` (login, password) and `prompt=consent` to /interaction/:uid.
  */
 async function fullFlow(target, jar, username) {
-  const request = authorizationRequest(target.origin, target.clientId);
+  const request = authorizationRequest(target.origin, target.clientId, CALLBACK);
   const loginPage = await walk(jar, target.origin, request.url);
   if (loginPage.status !== 200)
     throw new Error(`login page: ${loginPage.status} at ${loginPage.url}: ${loginPage.html.slice(0, 600)}`);
@@ -268,7 +174,7 @@ async function fullFlow(target, jar, username) {
 
 /** A returning user: the SSO session in `jar` has the consent, so /authorize answers with the code at once. */
 async function returningFlow(target, jar) {
-  const request = authorizationRequest(target.origin, target.clientId);
+  const request = authorizationRequest(target.origin, target.clientId, CALLBACK);
   const done = await walk(jar, target.origin, request.url);
   return exchange(target, request, done.url);
 }
