@@ -18,7 +18,7 @@
 // redis://127.0.0.1:6379; empty: no Redis), BENCH_LOG_LEVEL (default: the services' own level), BENCH_JSON (write
 // the results there), BENCH_ROOT (the checkout whose dist/ is measured), HAPROXY (the haproxy binary).
 import { spawn } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -26,7 +26,7 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { SERVICE_NODE_FLAGS } from '../../launcher/node-flags.mjs';
 import { findHaproxy, renderHaproxyConfig, startHaproxy } from '../../replicas/lib/haproxy.mjs';
-import { startCluster } from '../../replicas/lib/cluster.mjs';
+import { replicaHandle, startCluster } from '../../replicas/lib/cluster.mjs';
 import { autocannonSummary, freePort, tasksetAvailable } from '../lib/processes.mjs';
 import { adminPgUrl, benchRoot, builtFiles } from '../lib/setup.mjs';
 import { median } from '../lib/stats.mjs';
@@ -78,29 +78,7 @@ async function startPinnedReplica({ service, name, env: replicaEnv, port, dir })
     },
   );
   closeSync(fd);
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  return {
-    service,
-    name,
-    port,
-    url: `http://127.0.0.1:${port}`,
-    kill: (signal = 'SIGKILL') => void child.kill(signal),
-    stop: async () => {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const force = setTimeout(() => child.kill('SIGKILL'), 5000);
-      child.kill('SIGTERM');
-      await exited;
-      clearTimeout(force);
-    },
-    exited,
-    log: () => {
-      try {
-        return readFileSync(file, 'utf8');
-      } catch {
-        return '';
-      }
-    },
-  };
+  return replicaHandle({ service, name, port, child, file });
 }
 
 /**

@@ -8,6 +8,7 @@ import { commonEnv, type EnvSchema } from '@gatehouse/config';
 import { authEnv } from '@gatehouse/token-server';
 import { identityEnv } from '../../../apps/identity/src/config.js';
 import { treeEnv } from '../../../apps/tree/src/config.js';
+import { normalizeTable } from './markdown-table.js';
 /* eslint-enable @nx/enforce-module-boundaries */
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -75,19 +76,6 @@ function table(): string {
   return lines.join('\n');
 }
 
-/** Prettier pads markdown tables; compare cell by cell. */
-const normalize = (block: string) =>
-  block
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .map((line) =>
-      line
-        .split(/(?<!\\)\|/)
-        .map((cell) => cell.trim().replace(/^:?-{3,}:?$/, '---'))
-        .join('|'),
-    )
-    .join('\n');
-
 describe('README configuration table', () => {
   it('lists every variable the services validate, with default and meaning', () => {
     const readme = readFileSync(readmePath, 'utf8');
@@ -97,10 +85,10 @@ describe('README configuration table', () => {
     expect(end).toBeGreaterThan(start);
     const expected = `${START}\n${table()}\n${END}`;
     const actual = readme.slice(start, end + END.length);
-    if (process.env.UPDATE_README === '1' && normalize(actual) !== normalize(expected)) {
+    if (process.env.UPDATE_README === '1' && normalizeTable(actual) !== normalizeTable(expected)) {
       writeFileSync(readmePath, readme.replace(actual, expected));
       return;
     }
-    expect(normalize(actual)).toBe(normalize(expected));
+    expect(normalizeTable(actual)).toBe(normalizeTable(expected));
   });
 });

@@ -19,6 +19,7 @@ import { commonEnv, type EnvSchema } from '@gatehouse/config';
 import { authEnv } from '@gatehouse/token-server';
 import { identityEnv } from '../../../apps/identity/src/config.js';
 import { treeEnv } from '../../../apps/tree/src/config.js';
+import { normalizeTable } from './markdown-table.js';
 /* eslint-enable @nx/enforce-module-boundaries */
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -149,17 +150,6 @@ function defaultsBlock(): string {
   }
   return lines.join('\n');
 }
-const normalize = (block: string) =>
-  block
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .map((line) =>
-      line
-        .split('|')
-        .map((cell) => cell.trim().replace(/^:?-{3,}:?$/, '---'))
-        .join('|'),
-    )
-    .join('\n');
 
 // ---- the tests
 
@@ -371,11 +361,11 @@ describe('Kubernetes manifests (deploy/kubernetes)', () => {
     expect(end).toBeGreaterThan(start);
     const expected = `${START}\n\n${defaultsBlock()}\n\n${END}`;
     const actual = doc.slice(start, end + END.length);
-    if (process.env.UPDATE_DOCS === '1' && normalize(actual) !== normalize(expected)) {
+    if (process.env.UPDATE_DOCS === '1' && normalizeTable(actual) !== normalizeTable(expected)) {
       writeFileSync(docPath, doc.replace(actual, expected));
       return;
     }
-    expect(normalize(actual)).toBe(normalize(expected));
+    expect(normalizeTable(actual)).toBe(normalizeTable(expected));
   });
 });
 

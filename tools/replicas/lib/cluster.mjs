@@ -49,13 +49,24 @@ export async function startProcessReplica({ service, name, env, port, dir }) {
   });
   child.stdout.on('data', (d) => appendFileSync(file, d));
   child.stderr.on('data', (d) => appendFileSync(file, d));
+  return replicaHandle({ service, name, port, child, file });
+}
+
+/**
+ * The handle of a replica running as `child` (its output in `file`): stop (SIGTERM, SIGKILL after 5 s), kill, its
+ * exit and its log. For every starter that spawns a process (this one, the scale-out benchmark's pinned one).
+ * @param {{ service: Service; name: string; port: number; child: import('node:child_process').ChildProcess;
+ *   file: string }} o
+ * @returns {Replica}
+ */
+export function replicaHandle({ service, name, port, child, file }) {
   const exited = new Promise((resolve) => child.once('exit', resolve));
   return {
     service,
     name,
     port,
     url: `http://127.0.0.1:${port}`,
-    kill: (signal = 'SIGKILL') => void child.kill(signal),
+    kill: (/** @type {NodeJS.Signals} */ signal = 'SIGKILL') => void child.kill(signal),
     stop: async () => {
       if (child.exitCode !== null || child.signalCode !== null) return;
       const force = setTimeout(() => child.kill('SIGKILL'), 5000);
