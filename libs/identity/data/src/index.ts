@@ -13,3 +13,4 @@ export * from './env.js';
 export * from './effective-permissions.js';
 export * from './tables/index.js';
 export * from './admin-roles.js';
+export * from './events/index.js';

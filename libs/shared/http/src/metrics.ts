@@ -29,6 +29,8 @@ export class HttpMetrics {
   readonly registry = new Registry();
   readonly requests: Counter<'method' | 'route' | 'status'>;
   readonly duration: Histogram<'method' | 'route' | 'status'>;
+  /** Audit events written by this process, by type and outcome (docs/events.md). */
+  readonly events: Counter<'type' | 'outcome'>;
 
   constructor(serviceName: string) {
     this.registry.setDefaultLabels({ service: serviceName });
@@ -44,6 +46,12 @@ export class HttpMetrics {
       help: 'HTTP request duration in seconds, by method, route pattern and status',
       labelNames: ['method', 'route', 'status'],
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [this.registry],
+    });
+    this.events = new Counter({
+      name: 'gatehouse_events_total',
+      help: 'Audit events written, by event type and outcome',
+      labelNames: ['type', 'outcome'],
       registers: [this.registry],
     });
   }

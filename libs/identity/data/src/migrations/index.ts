@@ -13,6 +13,7 @@ import { AdminRoles1790000820000 } from './1790000820000-admin-roles.js';
 import { OtpBudgets1790000830000 } from './1790000830000-otp-budgets.js';
 import { DeliveryOutbox1795706191082 } from './1795706191082-delivery-outbox.js';
 import { CacheSubscriberBackends1795706191083 } from './1795706191083-cache-subscriber-backends.js';
+import { Events1795800000000 } from './1795800000000-events.js';
 
 export {
   IdentitySchema1790000000000,
@@ -49,4 +50,5 @@ export const identityMigrations = [
   OtpBudgets1790000830000,
   DeliveryOutbox1795706191082,
   CacheSubscriberBackends1795706191083,
+  Events1795800000000,
 ];
