@@ -16,20 +16,24 @@ const N = LIMIT + 9;
 /**
  * A credential store on the lane, as the token server's client_credentials and /tokeninfo are: CLIENT's right
  * secret and `Bearer good` are good, anything else is 401. Each check takes a few milliseconds (a database round
- * trip), so that every request of a burst is in flight at once.
+ * trip), so that every request of a burst is in flight at once; a 401 takes `badDelayMs`.
  */
 class Store implements FastLane {
   checks = 0;
+  constructor(private readonly badDelayMs = 20) {}
   matches = (_method: string, path: string) => path.startsWith('/lane/');
   handle(req: IncomingMessage, res: ServerResponse) {
     this.checks++;
     const auth = req.headers.authorization;
     const good = auth === GOOD_BASIC || auth === 'Bearer good';
-    setTimeout(() => {
-      res.statusCode = good ? 200 : 401;
-      res.setHeader('Content-Type', 'application/json');
-      res.end(JSON.stringify(good ? { ok: true } : { error: 'invalid_client' }));
-    }, 20);
+    setTimeout(
+      () => {
+        res.statusCode = good ? 200 : 401;
+        res.setHeader('Content-Type', 'application/json');
+        res.end(JSON.stringify(good ? { ok: true } : { error: 'invalid_client' }));
+      },
+      good ? 20 : this.badDelayMs,
+    );
   }
 }
 
@@ -45,14 +49,14 @@ describe.each([
   });
 
   /** `instances` apps with one rate-limit configuration (one Redis key prefix): their servers. */
-  const make = async (rateLimit: Partial<RateLimitOptions> = {}): Promise<Server[]> => {
+  const make = async (rateLimit: Partial<RateLimitOptions> = {}, badDelayMs?: number): Promise<Server[]> => {
     const keyPrefix = `gatehouse:rl:concurrent:${randomUUID()}`;
     const servers: Server[] = [];
     for (let i = 0; i < instances; i++) {
       const app = await makeApp({
         routes: ['GET /lane/auth'],
         oauthErrorPaths: ['/lane'],
-        fastLane: () => new Store(),
+        fastLane: () => new Store(badDelayMs),
         rateLimit: {
           points: 1000,
           durationSec: 60,
@@ -127,5 +131,22 @@ describe.each([
     const after = await burst(servers, N, '/lane/auth', GOOD_BASIC);
     expect(admitted + after.filter((r) => r.status === 200).length).toBe(LIMIT);
     expect(after.filter((r) => r.status === 429)).toHaveLength(N - (LIMIT - admitted));
+  });
+
+  it('a 401 answered after its window ended gives nothing back to the next window', async () => {
+    const servers = await make({ durationSec: 2, overrides: { 'GET /lane/auth': 1 } }, 2500);
+    // sent now, charged in the first window, answered 401 in the second
+    const wrong = request(servers[0])
+      .get('/lane/auth')
+      .set('Authorization', WRONG_BASIC)
+      .then((r) => r);
+    await new Promise((r) => setTimeout(r, 2100));
+    await request(servers[servers.length - 1])
+      .get('/lane/auth')
+      .set('Authorization', GOOD_BASIC)
+      .expect(200);
+    expect((await wrong).status).toBe(401);
+    const over = await request(servers[0]).get('/lane/auth').set('Authorization', GOOD_BASIC);
+    expect(over.status).toBe(429);
   });
 });
