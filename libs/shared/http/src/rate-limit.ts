@@ -159,29 +159,60 @@ const ADDRESS_FAILURES = 'address-failures';
 const GOOD_CACHE_SIZE = 100_000;
 
 /**
- * Admission of a credentialed request in Redis, atomically. A credential that proved good in the window (KEYS[3])
- * reserves nothing: a busy good client's concurrent requests never reach a failure budget. Otherwise one failure of
- * (address, credential) is counted ahead of the check (refused past its limit), then one of the address (refused
- * past its limit, the first reservation given back). Answers {0 admitted | 1 credential | 2 address, ms left in
- * the refusing window, whether the failures were counted (0: proven good)}.
+ * Admission of a credentialed request in Redis, in one atomic step that both checks and charges, so that no
+ * request on any replica is admitted on a count another one is about to change.
+ * - A credential that proved good in the window (KEYS[3]) reserves no failure: a busy good client's concurrent
+ *   requests never reach a failure budget. Otherwise one failure of (address, credential) is counted ahead of the
+ *   check (refused past its limit), then one of the address (refused past its limit, the first given back).
+ * - Then the caller's own quota (KEYS[4], ARGV[4] requests per window) is charged, unless it is used up: a refused
+ *   request is not counted, and the failures reserved for it are given back. The window starts with the first
+ *   charge and its expiry is set in the same step.
+ * Answers {0 admitted | 1 credential | 2 address | 3 quota, ms left in the refusing (or, admitted, the quota's)
+ * window, whether the failures were counted (0: proven good or refused), requests charged in the quota's window,
+ * the end of that window in Redis's clock (epoch ms): the tag a refund must match}.
  */
 const ADMIT_LUA = `
-if redis.call('EXISTS', KEYS[3]) == 1 then return {0, 0, 0} end
-local c = redis.call('INCR', KEYS[1])
-if c == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
-if c > tonumber(ARGV[1]) then return {1, redis.call('PTTL', KEYS[1]), 0} end
-local a = redis.call('INCR', KEYS[2])
-if a == 1 then redis.call('PEXPIRE', KEYS[2], ARGV[3]) end
-if a > tonumber(ARGV[2]) then
-  redis.call('DECR', KEYS[1])
-  return {2, redis.call('PTTL', KEYS[2]), 0}
+local counted = 0
+if redis.call('EXISTS', KEYS[3]) == 0 then
+  local c = redis.call('INCR', KEYS[1])
+  if c == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
+  if c > tonumber(ARGV[1]) then return {1, redis.call('PTTL', KEYS[1]), 0, 0, 0} end
+  local a = redis.call('INCR', KEYS[2])
+  if a == 1 then redis.call('PEXPIRE', KEYS[2], ARGV[3]) end
+  if a > tonumber(ARGV[2]) then
+    redis.call('DECR', KEYS[1])
+    return {2, redis.call('PTTL', KEYS[2]), 0, 0, 0}
+  end
+  counted = 1
 end
-return {0, 0, 1}`;
+local q = tonumber(redis.call('GET', KEYS[4]) or '0')
+if q >= tonumber(ARGV[4]) then
+  local ttl = redis.call('PTTL', KEYS[4])
+  if ttl < 0 then
+    redis.call('PEXPIRE', KEYS[4], ARGV[3])
+    ttl = tonumber(ARGV[3])
+  end
+  if counted == 1 then
+    redis.call('DECR', KEYS[1])
+    redis.call('DECR', KEYS[2])
+  end
+  return {3, ttl, 0, q, 0}
+end
+q = redis.call('INCR', KEYS[4])
+local ttl = redis.call('PTTL', KEYS[4])
+if ttl < 0 then
+  redis.call('PEXPIRE', KEYS[4], ARGV[3])
+  ttl = tonumber(ARGV[3])
+end
+local t = redis.call('TIME')
+return {0, ttl, counted, q, tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + ttl}`;
 
 /**
- * The credential was not refused (or was not checked): with ARGV[1] = '1' the failures counted ahead are given
- * back; with ARGV[2] = '1' it proved good and is remembered so for the window (KEYS[3]); with ARGV[2] = '-1' it
- * was refused although remembered good (revoked meanwhile): forgotten, so that its next requests count again.
+ * Settles an admitted credentialed request once it is answered: with ARGV[1] = '1' the failures counted ahead
+ * are given back; with ARGV[2] = '1' it proved good and is remembered so for the window (KEYS[3]); with
+ * ARGV[2] = '-1' it was refused although remembered good (revoked meanwhile): forgotten, so that its next requests
+ * count again. ARGV[4], unless '0', refunds the quota's charge (KEYS[4]), only into the window it was taken from
+ * (its end, as ADMIT_LUA answered it, within half a window: a later window ends at least a whole one later).
  */
 const RELEASE_LUA = `
 if ARGV[1] == '1' then
@@ -190,11 +221,33 @@ if ARGV[1] == '1' then
 end
 if ARGV[2] == '1' then redis.call('SET', KEYS[3], '1', 'PX', ARGV[3]) end
 if ARGV[2] == '-1' then redis.call('DEL', KEYS[3]) end
+if ARGV[4] ~= '0' then
+  local ttl = redis.call('PTTL', KEYS[4])
+  if ttl > 0 then
+    local t = redis.call('TIME')
+    local ends = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + ttl
+    if math.abs(ends - tonumber(ARGV[4])) * 2 < tonumber(ARGV[3]) and tonumber(redis.call('GET', KEYS[4])) > 0 then
+      redis.call('DECR', KEYS[4])
+    end
+  end
+end
 return 0`;
 
 interface GatehouseRedis extends Redis {
-  gatehouseAdmit(k1: string, k2: string, k3: string, ...argv: (string | number)[]): Promise<number[]>;
-  gatehouseRelease(k1: string, k2: string, k3: string, ...argv: (string | number)[]): Promise<number>;
+  gatehouseAdmit(
+    k1: string,
+    k2: string,
+    k3: string,
+    k4: string,
+    ...argv: (string | number)[]
+  ): Promise<number[]>;
+  gatehouseRelease(
+    k1: string,
+    k2: string,
+    k3: string,
+    k4: string,
+    ...argv: (string | number)[]
+  ): Promise<number>;
 }
 
 /** The endpoint key: `'<METHOD> <pattern>'`, or one shared key for every unknown route. */
@@ -236,18 +289,35 @@ class MemoryWindows {
     return { consumed: 1, msBeforeNext: this.durationMs };
   }
 
+  /**
+   * Charges one request of `key` unless `limit` are already charged in its window (a refused request is not
+   * counted): what {@link incr} counts, checked and charged in one step. `expiresAt` tags the window for a refund.
+   */
+  take(
+    key: string,
+    limit: number,
+    now = Date.now(),
+  ): { allowed: boolean; consumed: number; msBeforeNext: number; expiresAt: number } {
+    let w = this.windows.get(key);
+    if (w === undefined || w.expiresAt <= now) {
+      w = { consumed: 0, expiresAt: now + this.durationMs };
+      this.windows.set(key, w);
+    }
+    const allowed = w.consumed < limit;
+    if (allowed) w.consumed++;
+    return { allowed, consumed: w.consumed, msBeforeNext: w.expiresAt - now, expiresAt: w.expiresAt };
+  }
+
+  /** Gives back a charge of {@link take}, only into the window it was taken from (`expiresAt`). */
+  refund(key: string, expiresAt: number): void {
+    const w = this.windows.get(key);
+    if (w !== undefined && w.expiresAt === expiresAt && w.consumed > 0) w.consumed--;
+  }
+
   /** Gives back one point of `key` counted in its current window (a reservation that was not needed). */
   release(key: string, now = Date.now()): void {
     const w = this.windows.get(key);
     if (w !== undefined && w.expiresAt > now && w.consumed > 0) w.consumed--;
-  }
-
-  /** Where `key` stands, without counting; undefined when it has no open window. */
-  get(key: string, now = Date.now()): { consumed: number; msBeforeNext: number } | undefined {
-    const w = this.windows.get(key);
-    return w !== undefined && w.expiresAt > now
-      ? { consumed: w.consumed, msBeforeNext: w.expiresAt - now }
-      : undefined;
   }
 
   private sweep(): void {
@@ -306,8 +376,8 @@ export class HttpRateLimiter {
         disconnectTimeout: 200,
         lazyConnect: true,
       });
-      this.redis.defineCommand('gatehouseAdmit', { numberOfKeys: 3, lua: ADMIT_LUA });
-      this.redis.defineCommand('gatehouseRelease', { numberOfKeys: 3, lua: RELEASE_LUA });
+      this.redis.defineCommand('gatehouseAdmit', { numberOfKeys: 4, lua: ADMIT_LUA });
+      this.redis.defineCommand('gatehouseRelease', { numberOfKeys: 4, lua: RELEASE_LUA });
       this.redis.on('error', (err: Error) =>
         this.warn('Redis for rate limits unavailable; counting in memory', err),
       );
@@ -372,26 +442,6 @@ export class HttpRateLimiter {
     return l;
   }
 
-  /** Where `caller` stands on `endpoint`, without counting (a request about to be counted: one more). */
-  async peek(endpoint: string, caller: string, limit = this.limitFor(endpoint)): Promise<RateLimitDecision> {
-    if (!this.redis) return this.peekInMemory(endpoint, caller, limit);
-    try {
-      const r = await this.limiter(limit).get(`${endpoint}|${caller}`);
-      const consumed = r?.consumedPoints ?? 0;
-      const msBeforeNext = r?.msBeforeNext ?? this.opts.durationSec * 1000;
-      return {
-        limit,
-        remaining: Math.max(0, limit - consumed - 1),
-        reset: Math.ceil((Date.now() + msBeforeNext) / 1000),
-        allowed: consumed < limit,
-        retryAfterSec: Math.max(1, Math.ceil(msBeforeNext / 1000)),
-      };
-    } catch (err) {
-      this.warn('Rate limiter failed; request let through', err);
-      return this.open(limit);
-    }
-  }
-
   private open(limit: number): RateLimitDecision {
     return {
       limit,
@@ -425,21 +475,6 @@ export class HttpRateLimiter {
       this.memory.set(limit, m);
     }
     return m;
-  }
-
-  /** {@link peek} without Redis: synchronous. */
-  private peekInMemory(endpoint: string, caller: string, limit: number): RateLimitDecision {
-    const now = Date.now();
-    const r = this.windows(limit).get(`${endpoint}|${caller}`, now);
-    const consumed = r?.consumed ?? 0;
-    const msBeforeNext = r?.msBeforeNext ?? this.opts.durationSec * 1000;
-    return {
-      limit,
-      remaining: Math.max(0, limit - consumed - 1),
-      reset: Math.ceil((now + msBeforeNext) / 1000),
-      allowed: consumed < limit,
-      retryAfterSec: Math.max(1, Math.ceil(msBeforeNext / 1000)),
-    };
   }
 
   /** {@link consume} without Redis: synchronous. */
@@ -507,18 +542,26 @@ export class HttpRateLimiter {
   /**
    * Decides on one request and calls `done` with the decision: at once (synchronously) when the counts are in
    * memory, once Redis answered otherwise; `fail` on an unexpected error.
-   * - Without credentials (`presented` undefined) a request counts against its source address, at once.
-   * - A credential that proved good in the window reserves nothing: it is checked, and its own quota counts it;
-   *   a 401 to it forgets that it was good (a token revoked meanwhile counts again from its next request).
+   *
+   * The rule: a request is charged to its quota atomically BEFORE it is handled, in the one step that checks it
+   * (one Lua script in Redis, one synchronous step in memory), so that concurrent requests, on one replica or on
+   * many sharing Redis, are admitted exactly up to the limit and never over it. The one refund: a 401.
+   * - Without credentials (`presented` undefined) a request counts against its source address, at once (a refused
+   *   one is counted too).
+   * - A credential that proved good in the window reserves no failure: it is checked, and its own quota is charged
+   *   for it; a 401 to it forgets that it was good (a token revoked meanwhile counts again from its next request).
    * - Any other credential (Bearer, Basic), before it is checked, reserves one failure (counted atomically) for
    *   the pair (source address, credential): past RATE_LIMIT_AUTH_FAILURES that credential is 429 from that
    *   address without being checked, and concurrent requests cannot all slip under the limit; and one failure for
    *   the address (a second, larger budget against ever new credentials): past it only credentials already
-   *   proven good are checked from there.
-   * - The answer settles it: a 401 keeps the failures; anything else gives them back, marks the credential as
-   *   proven good and counts the request against the caller the credentials name (its own quota, peeked before).
-   *   So nobody spends another caller's budget by naming it, random tokens cost their sender, and a good
-   *   credential is served even from an address that many bad ones came from.
+   *   proven good are checked from there. Then the quota of the caller the credentials name is charged, in the
+   *   same step; used up, the request is 429 and its failures are given back.
+   * - The answer settles it: a 401 keeps the failures and refunds the quota's charge (into the window it was taken
+   *   from only), anything else gives the failures back and marks the credential as proven good. So nobody spends
+   *   another caller's budget by naming it (a wrong secret holds a charge on the named client's quota only while
+   *   its request is in flight, and the failure budgets bound how many are), random tokens cost their sender, and
+   *   a good credential is served even from an address that many bad ones came from. A request whose client went
+   *   away before the answer stays charged.
    */
   admit(
     endpoint: string,
@@ -538,6 +581,22 @@ export class HttpRateLimiter {
     this.admitInMemory(endpoint, presented, address, res, done);
   }
 
+  /** The decision on a request admitted by a quota with `consumed` charged and `msBeforeNext` left in its window. */
+  private admitted(
+    limit: number,
+    consumed: number,
+    msBeforeNext: number,
+    now = Date.now(),
+  ): RateLimitDecision {
+    return {
+      limit,
+      remaining: Math.max(0, limit - consumed),
+      reset: Math.ceil((now + msBeforeNext) / 1000),
+      allowed: true,
+      retryAfterSec: Math.max(1, Math.ceil(msBeforeNext / 1000)),
+    };
+  }
+
   private admitInMemory(
     endpoint: string,
     presented: PresentedCredential,
@@ -547,19 +606,19 @@ export class HttpRateLimiter {
   ): void {
     const now = Date.now();
     const limit = this.limitFor(endpoint);
-    // A credential proven good in the window reserves nothing (its concurrent requests never meet a failure
+    const quota = this.windows(limit);
+    const quotaKey = `${endpoint}|${presented.caller}`;
+    // A credential proven good in the window reserves no failure (its concurrent requests never meet a failure
     // budget); a 401 to it forgets that, so a credential revoked meanwhile counts again from its next request.
     if (this.provenGood(presented.credential, now)) {
-      const own = this.peekInMemory(endpoint, presented.caller, limit);
-      if (!own.allowed) return done(own);
+      const q = quota.take(quotaKey, limit, now);
+      if (!q.allowed) return done(this.refused(limit, q.msBeforeNext, now));
       res.once('finish', () => {
-        if (res.statusCode === 401) {
-          this.good.delete(presented.credential);
-          return;
-        }
-        this.consumeInMemory(endpoint, presented.caller, limit);
+        if (res.statusCode !== 401) return;
+        this.good.delete(presented.credential);
+        quota.refund(quotaKey, q.expiresAt);
       });
-      return done(own);
+      return done(this.admitted(limit, q.consumed, q.msBeforeNext, now));
     }
     const credLimit = this.authFailureLimit;
     const credKey = `${AUTH_FAILURES}|${address}|${presented.credential}`;
@@ -574,22 +633,21 @@ export class HttpRateLimiter {
       credWindows.release(credKey, now);
       return done(this.refused(addrLimit, addr.msBeforeNext, now));
     }
-    const own = this.peekInMemory(endpoint, presented.caller, limit);
-    const release = () => {
-      credWindows.release(credKey);
-      addrWindows.release(addrKey);
+    const release = (at?: number) => {
+      credWindows.release(credKey, at);
+      addrWindows.release(addrKey, at);
     };
-    if (!own.allowed) {
-      release();
-      return done(own);
+    const q = quota.take(quotaKey, limit, now);
+    if (!q.allowed) {
+      release(now);
+      return done(this.refused(limit, q.msBeforeNext, now));
     }
     res.once('finish', () => {
-      if (res.statusCode === 401) return;
+      if (res.statusCode === 401) return quota.refund(quotaKey, q.expiresAt);
       release();
       this.markGood(presented.credential, Date.now());
-      this.consumeInMemory(endpoint, presented.caller, limit);
     });
-    done(own);
+    done(this.admitted(limit, q.consumed, q.msBeforeNext, now));
   }
 
   private admitInRedis(
@@ -608,32 +666,26 @@ export class HttpRateLimiter {
     const addrKey = `${this.keyPrefix}:${ADDRESS_FAILURES}:${address}`;
     const goodKey = `${this.keyPrefix}:good:${presented.credential}`;
     const limit = this.limitFor(endpoint);
-    Promise.all([
-      redis.gatehouseAdmit(credKey, addrKey, goodKey, credLimit, addrLimit, windowMs),
-      this.peek(endpoint, presented.caller, limit),
-    ]).then(
-      ([[verdict, ms, counted], own]) => {
+    // The key rate-limiter-flexible gives this quota (`<prefix>:<points>:<key>`), an integer with an expiry alike.
+    const quotaKey = `${this.keyPrefix}:${limit}:${endpoint}|${presented.caller}`;
+    redis.gatehouseAdmit(credKey, addrKey, goodKey, quotaKey, credLimit, addrLimit, windowMs, limit).then(
+      ([verdict, ms, counted, consumed, windowEnd]) => {
         if (verdict === 1) return done(this.refused(credLimit, ms));
         if (verdict === 2) return done(this.refused(addrLimit, ms));
-        // good: 1 proved good, 0 nothing learnt, -1 refused although remembered good (forget it)
-        const settle = (good: 1 | 0 | -1) =>
+        if (verdict === 3) return done(this.refused(limit, ms));
+        // giveBack: 1 the failures counted ahead are given back; good: 1 proved good, 0 nothing learnt, -1 refused
+        // although remembered good (forget it); refund: the quota window's end to refund the charge into, or 0
+        const settle = (giveBack: number, good: 1 | 0 | -1, refund: number) =>
           redis
-            .gatehouseRelease(credKey, addrKey, goodKey, counted, good, windowMs)
+            .gatehouseRelease(credKey, addrKey, goodKey, quotaKey, giveBack, good, windowMs, refund)
             .catch((err: unknown) => this.warn('Rate limiter failed to settle a request', err));
-        if (!own.allowed) {
-          if (counted === 1) void settle(0);
-          return done(own);
-        }
         res.once('finish', () => {
-          if (res.statusCode === 401) {
-            if (counted === 0) void settle(-1);
-            return;
-          }
+          // a 401 keeps the failures counted and gives the quota's charge back
+          if (res.statusCode === 401) return void settle(0, counted === 0 ? -1 : 0, windowEnd);
           // a proven credential renews its mark at most once per half window, like the in-memory one
-          if (counted === 1 || this.renewDue(presented.credential)) void settle(1);
-          this.consume(endpoint, presented.caller, limit).catch(() => undefined);
+          if (counted === 1 || this.renewDue(presented.credential)) void settle(counted, 1, 0);
         });
-        done(own);
+        done(this.admitted(limit, consumed, ms));
       },
       (err: unknown) => {
         // Redis failed under this request: count it in this process, as the quota's insurance limiter does.
