@@ -30,4 +30,36 @@ export const identityEnv = {
   ...deliveryEnv,
   // identity provider URLs are judged by the token server's outbound policy when they are configured
   ...outboundAllowlistEnv,
+  LOG_STREAMS_DELIVERY: env.bool({
+    default: true,
+    description:
+      'whether this replica delivers log streams (docs/events.md, "Streams"); every replica may: a stream is served by one at a time',
+  }),
+  LOG_STREAMS_POLL_MS: env.int({
+    default: 1000,
+    min: 10,
+    max: 60000,
+    description: 'how often a replica looks for log streams with events to deliver, in milliseconds',
+  }),
+  LOG_STREAMS_RETRY_BASE_MS: env.int({
+    default: 1000,
+    min: 10,
+    max: 600000,
+    description:
+      'wait after the first failed delivery of a log stream, in milliseconds; doubled at each further failure (at most 10 minutes)',
+  }),
+  LOG_STREAMS_PAUSE_AFTER: env.int({
+    default: 10,
+    min: 1,
+    max: 1000,
+    description:
+      'failed deliveries in a row after which a log stream is paused (its reason shown on the stream)',
+  }),
+  LOG_STREAMS_LEASE_MS: env.int({
+    default: 30000,
+    min: 500,
+    max: 600000,
+    description:
+      'how long a replica holds a log stream while it delivers; another replica takes it over after that if the first died. Keep it above the 10 s delivery timeout',
+  }),
 };

@@ -96,6 +96,11 @@ export const OPERATIONS = [
   'DELETE /users/:user_id/grants/:grant_id',
   'POST /tickets/password-change',
   'POST /tickets/email-verification',
+  'GET /log-streams',
+  'POST /log-streams',
+  'GET /log-streams/:stream_id',
+  'PATCH /log-streams/:stream_id',
+  'DELETE /log-streams/:stream_id',
 ];
 
 /** The scope an operation needs (docs/contract.md: `<group>:read` for GET, `<group>:write` otherwise). */

@@ -30,6 +30,8 @@ export const TENANT_ADMIN_SCOPES = [
   'tickets:write',
   'tenants:read',
   'tenants:write',
+  'log-streams:read',
+  'log-streams:write',
 ];
 
 const NAMES: Record<AdminRoleKind, { name: string; description: string }> = {

@@ -44,6 +44,7 @@ export const sealedIn = {
   identityProviderSecret: (providerId: string) =>
     `tenant_identity_providers.client_secret_enc:${providerId.toLowerCase()}`,
   signingKey: (kid: string) => `signing_keys.private_jwk_enc:${kid}`,
+  logStreamSecret: (streamId: string) => `log_streams.secret_enc:${streamId.toLowerCase()}`,
 };
 
 /**

@@ -24,6 +24,7 @@ const MANAGEMENT_GROUPS = [
   'groups',
   'tickets',
   'instances',
+  'log-streams',
 ];
 
 /** The system resources seeded into every instance (`is_system: true`; they cannot be deleted). */

@@ -45,6 +45,11 @@ export interface OutboundResponse {
   body: Buffer;
 }
 
+interface OutboundPost {
+  body: Buffer;
+  headers: Record<string, string>;
+}
+
 interface Waiter {
   host: string;
   grant: () => void;
@@ -82,6 +87,15 @@ export class OutboundFetcher {
     return p;
   }
 
+  /**
+   * POST `body` to `url` under the same policy and limits (never shared with another call: a POST is not
+   * idempotent). Any 2xx is success; a 3xx (not followed), 4xx or 5xx is an OutboundError naming the status.
+   */
+  post(url: string, body: string | Buffer, headers: Record<string, string> = {}): Promise<OutboundResponse> {
+    const payload = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
+    return this.run(url, headers.accept ?? '*/*', this.limits.maxBytes, { body: payload, headers });
+  }
+
   /** GET a JSON object. */
   async getJson(url: string, opts: { maxBytes?: number } = {}): Promise<Record<string, unknown>> {
     const res = await this.get(url, { accept: 'application/json', maxBytes: opts.maxBytes });
@@ -97,7 +111,12 @@ export class OutboundFetcher {
     return body as Record<string, unknown>;
   }
 
-  private async run(raw: string, accept: string, maxBytes: number): Promise<OutboundResponse> {
+  private async run(
+    raw: string,
+    accept: string,
+    maxBytes: number,
+    post?: OutboundPost,
+  ): Promise<OutboundResponse> {
     const deadline = Date.now() + this.limits.timeoutMs;
     let url: URL;
     try {
@@ -115,7 +134,7 @@ export class OutboundFetcher {
           raw,
         );
       });
-      return await this.request(resolved.url, resolved.address, accept, maxBytes, deadline);
+      return await this.request(resolved.url, resolved.address, accept, maxBytes, deadline, post);
     } finally {
       this.release(host);
     }
@@ -174,6 +193,7 @@ export class OutboundFetcher {
     accept: string,
     maxBytes: number,
     deadline: number,
+    post?: OutboundPost,
   ): Promise<OutboundResponse> {
     const host = bareHost(url);
     // The only answer this connection's DNS lookup can give: the address the policy checked.
@@ -198,11 +218,12 @@ export class OutboundFetcher {
         hostname: isIP(host) ? pinned.address : host,
         port: url.port || (https ? 443 : 80),
         path: `${url.pathname}${url.search}`,
-        method: 'GET',
+        method: post ? 'POST' : 'GET',
         headers: {
           accept,
           'accept-encoding': 'identity',
           'user-agent': 'gatehouse',
+          ...(post ? { ...post.headers, 'content-length': String(post.body.length) } : {}),
           host: url.host,
         },
         agent: false,
@@ -220,7 +241,8 @@ export class OutboundFetcher {
       req.on('error', (err: NodeJS.ErrnoException) => fail(err.code ?? err.message));
       req.on('response', (res) => {
         clearTimeout(connect);
-        if (res.statusCode !== 200) return fail(`answered ${res.statusCode}`);
+        const status = res.statusCode ?? 0;
+        if (post ? status < 200 || status > 299 : status !== 200) return fail(`answered ${status}`);
         const encoding = res.headers['content-encoding'];
         if (encoding && encoding !== 'identity') return fail(`answered content-encoding ${encoding}`);
         const declared = Number(res.headers['content-length']);
@@ -241,10 +263,10 @@ export class OutboundFetcher {
           settled = true;
           clearTimeout(total);
           req.destroy();
-          resolve({ status: 200, headers: res.headers, body: Buffer.concat(chunks) });
+          resolve({ status, headers: res.headers, body: Buffer.concat(chunks) });
         });
       });
-      req.end();
+      req.end(post?.body);
     });
   }
 }

@@ -16,6 +16,7 @@ import { Group, GroupChild, GroupClosure, GroupMember, GroupRole } from './group
 import { OneTimeCode } from './one-time-code.entity.js';
 import { TenantAdmin } from './tenant-admin.entity.js';
 import { TenantIdentityProvider } from './identity-provider.entity.js';
+import { LogStream } from './log-stream.entity.js';
 import { InstanceAdmin } from './instance-admin.entity.js';
 import { Ticket } from './ticket.entity.js';
 import { OtpFailure, OtpSend } from './otp-budget.entity.js';
@@ -40,6 +41,7 @@ export * from './group.entity.js';
 export * from './one-time-code.entity.js';
 export * from './tenant-admin.entity.js';
 export * from './identity-provider.entity.js';
+export * from './log-stream.entity.js';
 export * from './instance-admin.entity.js';
 export * from './ticket.entity.js';
 export * from './otp-budget.entity.js';
@@ -72,6 +74,7 @@ export const identityEntities = [
   OneTimeCode,
   TenantAdmin,
   TenantIdentityProvider,
+  LogStream,
   InstanceAdmin,
   Ticket,
   OtpFailure,
