@@ -31,6 +31,11 @@ if ! command -v docker >/dev/null 2>&1 && [ "$(id -u)" != 0 ]; then
   exit 0
 fi
 
+# One run at a time: a second run starting its own dockerd would delete the first one's socket.
+if mkdir -p "$CACHE" 2>/dev/null && exec 9>"$CACHE/engine.lock"; then
+  flock 9
+fi
+
 # 1. The engine.
 if command -v docker >/dev/null 2>&1 && answers; then
   say "engine: the one at ${DOCKER_HOST:-the default socket} answers; using it"
@@ -56,12 +61,21 @@ else
     fi
   fi
   mkdir -p "$ENGINE_DIR/data" "$ENGINE_DIR/exec"
+  # A dockerd of ours that lost its socket (deleted under it) can never be reached again: stop it first, or the
+  # new one refuses its pid file and data root.
+  old=$(cat "$ENGINE_DIR/dockerd.pid" 2>/dev/null || true)
+  if [ -n "$old" ] && kill -0 "$old" 2>/dev/null; then
+    say "engine: a private dockerd without its socket runs (pid $old): stopping it"
+    kill "$old"
+    for _ in $(seq 30); do kill -0 "$old" 2>/dev/null || break; sleep 1; done
+    kill -9 "$old" 2>/dev/null || true
+  fi
   rm -f "$SOCK"
   say "engine: starting a private dockerd (socket $SOCK, data root $ENGINE_DIR/data, log $ENGINE_DIR/dockerd.log)"
   # setsid + nohup: the engine outlives this script and the CI run, and the next run reuses it.
   setsid nohup dockerd --bridge=none --iptables=false --ip6tables=false \
     --data-root "$ENGINE_DIR/data" --exec-root "$ENGINE_DIR/exec" --pidfile "$ENGINE_DIR/dockerd.pid" \
-    --host "unix://$SOCK" >>"$ENGINE_DIR/dockerd.log" 2>&1 </dev/null &
+    --host "unix://$SOCK" >>"$ENGINE_DIR/dockerd.log" 2>&1 </dev/null 9>&- &
   export DOCKER_HOST=unix://$SOCK
   for _ in $(seq 60); do answers && break; sleep 1; done
   if ! answers; then
