@@ -82,15 +82,72 @@ export interface RouteMatch {
 /** Distinct `method path` pairs remembered by {@link RouteTable.match} before the cache starts over. */
 const MATCH_CACHE_SIZE = 10_000;
 
+/**
+ * The first path segment of a pattern when it is literal (lower case: matching is case-insensitive), else
+ * undefined (a parameter, wildcard, optional group or escape there: the pattern may match any first segment).
+ */
+function literalFirstSegment(pattern: string): string | undefined {
+  if (!pattern.startsWith('/')) return undefined;
+  const end = pattern.indexOf('/', 1);
+  const segment = end === -1 ? pattern.slice(1) : pattern.slice(1, end);
+  return /[:*{}\\]|[^\x20-\x7e]/.test(segment) ? undefined : segment.toLowerCase();
+}
+
+/**
+ * The first segment of a request path (lower case), or undefined when the path does not start with `/` or the
+ * segment is not printable ASCII (where lower-casing and the regexes' case-insensitivity could differ).
+ */
+function firstSegment(path: string): string | undefined {
+  if (!path.startsWith('/')) return undefined;
+  const end = path.indexOf('/', 1);
+  const segment = end === -1 ? path.slice(1) : path.slice(1, end);
+  return /[^\x20-\x7e]/.test(segment) ? undefined : segment.toLowerCase();
+}
+
 export class RouteTable {
   private readonly entries: RouteEntry[] = [];
   private readonly matches = new Map<string, RouteMatch>();
+  /**
+   * The entries that can match a path, by the path's first segment, in registration order: those whose pattern
+   * starts with that literal segment and those that can match any (`wildcards`). A path no pattern starts with
+   * (an interaction's `/interaction/<uid>/...`, a unique path each time) is then unmatched without a regex.
+   */
+  private byFirstSegment = new Map<string, RouteEntry[]>();
+  private wildcards: RouteEntry[] = [];
+  /** Whether the index above is behind `entries` (rebuilt at the next look-up). */
+  private stale = false;
 
   add(method: string, pattern: string): void {
     const m = method.toUpperCase();
     if (this.entries.some((e) => e.method === m && e.pattern === pattern)) return;
     this.entries.push({ method: m, pattern, regex: compilePattern(pattern) });
     this.matches.clear();
+    this.stale = true;
+  }
+
+  private index(): void {
+    this.stale = false;
+    const literal = new Map<string, RouteEntry[]>();
+    for (const e of this.entries) {
+      const segment = literalFirstSegment(e.pattern);
+      if (segment !== undefined && !literal.has(segment)) literal.set(segment, []);
+    }
+    this.wildcards = this.entries.filter((e) => literalFirstSegment(e.pattern) === undefined);
+    for (const [segment, list] of literal) {
+      for (const e of this.entries) {
+        const own = literalFirstSegment(e.pattern);
+        if (own === undefined || own === segment) list.push(e);
+      }
+    }
+    this.byFirstSegment = literal;
+  }
+
+  /** The entries that can match `path`, in registration order (all of them for a path without a leading `/`). */
+  private candidates(path: string): readonly RouteEntry[] {
+    if (this.stale) this.index();
+    const segment = firstSegment(path);
+    if (segment === undefined) return this.entries;
+    return this.byFirstSegment.get(segment) ?? this.wildcards;
   }
 
   /**
@@ -109,6 +166,9 @@ export class RouteTable {
         label: pattern ?? UNMATCHED_ROUTE,
         endpoint: pattern === undefined ? UNMATCHED_ROUTE : `${m} ${pattern}`,
       };
+      // A path no route can match is answered without a regex: not worth a cache entry (such paths are mostly
+      // one-off, an interaction's uid in each).
+      if (this.candidates(path).length === 0) return hit;
       if (this.matches.size >= MATCH_CACHE_SIZE) this.matches.clear();
       this.matches.set(key, hit);
     }
@@ -134,21 +194,22 @@ export class RouteTable {
    */
   resolve(method: string, path: string): string | undefined {
     const m = method.toUpperCase();
+    const entries = this.candidates(path);
     const hit =
-      this.entries.find((e) => (e.method === m || e.method === 'ALL') && e.regex.test(path)) ??
-      (m === 'HEAD' ? this.entries.find((e) => e.method === 'GET' && e.regex.test(path)) : undefined);
+      entries.find((e) => (e.method === m || e.method === 'ALL') && e.regex.test(path)) ??
+      (m === 'HEAD' ? entries.find((e) => e.method === 'GET' && e.regex.test(path)) : undefined);
     return hit?.pattern;
   }
 
   /** The pattern of any route on this path (whatever its method), for labelling 405 answers. */
   resolveAnyMethod(path: string): string | undefined {
-    return this.entries.find((e) => e.regex.test(path))?.pattern;
+    return this.candidates(path).find((e) => e.regex.test(path))?.pattern;
   }
 
   /** The methods served on `path` (empty when the path is unknown). */
   methodsFor(path: string): string[] {
     const methods = new Set<string>();
-    for (const e of this.entries) if (e.regex.test(path)) methods.add(e.method);
+    for (const e of this.candidates(path)) if (e.regex.test(path)) methods.add(e.method);
     return [...methods];
   }
 

@@ -60,10 +60,9 @@ export class InteractionHandler {
 
   /** Paths under INTERACTION_PATH; true when handled. */
   async handle(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
-    const locale = pickLocale(undefined, req.headers['accept-language']);
     const [, , uid, action] = path.split('/');
     if (!uid || !/^[\w-]{1,64}$/.test(uid) || path.split('/').length > 4) {
-      return this.error(res, locale, 404, 'notFound');
+      return this.error(res, this.fallbackLocale(req), 404, 'notFound');
     }
     const method = req.method ?? 'GET';
     if (!action && method === 'GET') return this.show(req, res, uid);
@@ -79,7 +78,12 @@ export class InteractionHandler {
       'Allow',
       action === 'signup' || action === 'otp' || action === 'forgot' ? 'GET, POST' : action ? 'POST' : 'GET',
     );
-    return this.error(res, locale, 405, 'method');
+    return this.error(res, this.fallbackLocale(req), 405, 'method');
+  }
+
+  /** The language of a page shown before the interaction (and its client's languages) is known. */
+  private fallbackLocale(req: IncomingMessage): Locale {
+    return pickLocale(undefined, req.headers['accept-language']);
   }
 
   private async details(req: IncomingMessage, res: ServerResponse) {
@@ -99,9 +103,8 @@ export class InteractionHandler {
 
   private async show(req: IncomingMessage, res: ServerResponse, uid: string): Promise<void> {
     const details = await this.details(req, res);
-    const fallback = pickLocale(undefined, req.headers['accept-language']);
     if (!details || details.uid !== uid) {
-      return this.error(res, fallback, 400, 'expired');
+      return this.error(res, this.fallbackLocale(req), 400, 'expired');
     }
     const locale = await this.localeOf(req, details.params);
     const csrf = randomBytes(24).toString('base64url');
@@ -131,8 +134,7 @@ export class InteractionHandler {
   private async loginStep(req: IncomingMessage, res: ServerResponse, uid: string) {
     const details = await this.details(req, res);
     if (!details || details.uid !== uid || details.prompt.name !== 'login') {
-      const fallback = pickLocale(undefined, req.headers['accept-language']);
-      this.error(res, fallback, 400, 'expired');
+      this.error(res, this.fallbackLocale(req), 400, 'expired');
       return undefined;
     }
     return { details, locale: await this.localeOf(req, details.params) };
@@ -237,11 +239,6 @@ export class InteractionHandler {
     await this.finishLogin(req, res, user.id);
   }
 
-  private async signupHref(details: Awaited<ReturnType<Provider['interactionDetails']>>) {
-    const client = await this.deps.data.findClient(String(details.params.client_id));
-    return client && allowsSignup(client) ? `${INTERACTION_PATH}/${details.uid}/signup` : undefined;
-  }
-
   private formTargets(params: Record<string, unknown>): string[] {
     try {
       return typeof params.redirect_uri === 'string' ? [new URL(params.redirect_uri).origin] : [];
@@ -263,6 +260,9 @@ export class InteractionHandler {
       notice?: LoginPageInput['notice'];
     } = {},
   ): Promise<void> {
+    // one look-up of the client for its name and the links it allows (the same row each time)
+    const clientId = details.params.client_id;
+    const client = typeof clientId === 'string' ? await this.deps.data.findClient(clientId) : undefined;
     const nonce = randomBytes(16).toString('base64');
     pageHeaders(res, nonce, this.formTargets(details.params));
     res.statusCode = extra.status ?? 200;
@@ -272,12 +272,14 @@ export class InteractionHandler {
         nonce,
         action: `${INTERACTION_PATH}/${details.uid}/login`,
         csrf,
-        clientName: await this.clientName(details.params.client_id),
+        clientName: client?.clientName ?? 'the application',
         error: extra.error,
         username: extra.username,
         notice: extra.notice,
-        signupHref: await this.signupHref(details),
-        otpHref: await this.otpHref(details),
+        signupHref: client && allowsSignup(client) ? `${INTERACTION_PATH}/${details.uid}/signup` : undefined,
+        otpHref: client?.grantTypes.includes(OTP_GRANT)
+          ? `${INTERACTION_PATH}/${details.uid}/otp`
+          : undefined,
         forgotHref: `${INTERACTION_PATH}/${details.uid}/forgot`,
       }),
     );
@@ -362,17 +364,16 @@ export class InteractionHandler {
     uid: string,
     action: 'login' | 'consent' | 'signup' | 'otp' | 'forgot' | 'switch',
   ): Promise<void> {
-    const fallback = pickLocale(undefined, req.headers['accept-language']);
     let params;
     try {
       params = parseParams(req, await readBody(req));
     } catch (err) {
-      if (err instanceof BodyError) return this.error(res, fallback, err.status, 'badForm');
+      if (err instanceof BodyError) return this.error(res, this.fallbackLocale(req), err.status, 'badForm');
       throw err;
     }
     const details = await this.details(req, res);
     if (!details || details.uid !== uid) {
-      return this.error(res, fallback, 400, 'expired');
+      return this.error(res, this.fallbackLocale(req), 400, 'expired');
     }
     const locale = await this.localeOf(req, details.params);
     const csrf = cookieValue(req, CSRF_COOKIE);
