@@ -26,6 +26,13 @@ UPSTREAM_BASE=node:22-slim
 say() { echo "containers: $*" >&2; }
 answers() { timeout 20 docker "$@" info --format '{{.ServerVersion}}' >/dev/null 2>&1; }
 
+# One run at a time (several test runs may start together): two runs that both find no engine would each start a
+# dockerd, and the second one's `rm -f` of the socket leaves the first listening on a path that no longer exists.
+# The dockerd started below must not inherit the lock (9>&-), or it would hold it for as long as it runs.
+if mkdir -p "$CACHE" 2>/dev/null && exec 9>>"$CACHE/.engine.lock"; then
+  flock -w 1200 9 || say "waited 20 min for $CACHE/.engine.lock; going on without it"
+fi
+
 if ! command -v docker >/dev/null 2>&1 && [ "$(id -u)" != 0 ]; then
   say "no docker client and not root: no engine"
   exit 0
@@ -56,12 +63,22 @@ else
     fi
   fi
   mkdir -p "$ENGINE_DIR/data" "$ENGINE_DIR/exec"
+  # A private dockerd that still runs but does not answer on $SOCK (its socket was removed, see the lock above) is
+  # one nobody can use; its pid file would stop the new one from starting.
+  if [ -s "$ENGINE_DIR/dockerd.pid" ] && kill -0 "$(cat "$ENGINE_DIR/dockerd.pid")" 2>/dev/null; then
+    stale=$(cat "$ENGINE_DIR/dockerd.pid")
+    say "engine: the private dockerd (pid $stale) runs but does not answer on $SOCK; stopping it"
+    kill "$stale"
+    for _ in $(seq 30); do kill -0 "$stale" 2>/dev/null || break; sleep 1; done
+    kill -0 "$stale" 2>/dev/null && kill -9 "$stale"
+    rm -f "$ENGINE_DIR/dockerd.pid"
+  fi
   rm -f "$SOCK"
   say "engine: starting a private dockerd (socket $SOCK, data root $ENGINE_DIR/data, log $ENGINE_DIR/dockerd.log)"
   # setsid + nohup: the engine outlives this script and the CI run, and the next run reuses it.
   setsid nohup dockerd --bridge=none --iptables=false --ip6tables=false \
     --data-root "$ENGINE_DIR/data" --exec-root "$ENGINE_DIR/exec" --pidfile "$ENGINE_DIR/dockerd.pid" \
-    --host "unix://$SOCK" >>"$ENGINE_DIR/dockerd.log" 2>&1 </dev/null &
+    --host "unix://$SOCK" >>"$ENGINE_DIR/dockerd.log" 2>&1 </dev/null 9>&- &
   export DOCKER_HOST=unix://$SOCK
   for _ in $(seq 60); do answers && break; sleep 1; done
   if ! answers; then
