@@ -137,6 +137,7 @@ beforeAll(async () => {
   }
   if (!redisUrl)
     process.stderr.write('replicas: no TEST_REDIS_URL: rate limits are per replica, that case is skipped\n');
+  const t0 = Date.now();
   cluster = await startCluster({
     haproxyBin,
     redisUrl,
@@ -150,6 +151,10 @@ beforeAll(async () => {
     startReplica: runtime.startReplica,
     runEntry: runtime.runEntry,
   });
+  process.stderr.write(
+    `replicas: 7 replicas (${runtime.mode === 'container' ? `containers of ${runtime.image}` : 'processes'}) ` +
+      `ready behind HAProxy in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`,
+  );
   db = new pg.Client({ connectionString: cluster.dbUrl });
   await db.connect();
   mgmt = await cluster.token('urn:gatehouse:management');
