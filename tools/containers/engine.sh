@@ -26,14 +26,16 @@ UPSTREAM_BASE=node:22-slim
 say() { echo "containers: $*" >&2; }
 answers() { timeout 20 docker "$@" info --format '{{.ServerVersion}}' >/dev/null 2>&1; }
 
+# One run at a time (several test runs may start together): two runs that both find no engine would each start a
+# dockerd, and the second one's `rm -f` of the socket leaves the first listening on a path that no longer exists.
+# The dockerd started below must not inherit the lock (9>&-), or it would hold it for as long as it runs.
+if mkdir -p "$CACHE" 2>/dev/null && exec 9>>"$CACHE/.engine.lock"; then
+  flock -w 1200 9 || say "waited 20 min for $CACHE/.engine.lock; going on without it"
+fi
+
 if ! command -v docker >/dev/null 2>&1 && [ "$(id -u)" != 0 ]; then
   say "no docker client and not root: no engine"
   exit 0
-fi
-
-# One run at a time: a second run starting its own dockerd would delete the first one's socket.
-if mkdir -p "$CACHE" 2>/dev/null && exec 9>"$CACHE/engine.lock"; then
-  flock 9
 fi
 
 # 1. The engine.
@@ -61,14 +63,15 @@ else
     fi
   fi
   mkdir -p "$ENGINE_DIR/data" "$ENGINE_DIR/exec"
-  # A dockerd of ours that lost its socket (deleted under it) can never be reached again: stop it first, or the
-  # new one refuses its pid file and data root.
-  old=$(cat "$ENGINE_DIR/dockerd.pid" 2>/dev/null || true)
-  if [ -n "$old" ] && kill -0 "$old" 2>/dev/null; then
-    say "engine: a private dockerd without its socket runs (pid $old): stopping it"
-    kill "$old"
-    for _ in $(seq 30); do kill -0 "$old" 2>/dev/null || break; sleep 1; done
-    kill -9 "$old" 2>/dev/null || true
+  # A private dockerd that still runs but does not answer on $SOCK (its socket was removed, see the lock above) is
+  # one nobody can use; its pid file would stop the new one from starting.
+  if [ -s "$ENGINE_DIR/dockerd.pid" ] && kill -0 "$(cat "$ENGINE_DIR/dockerd.pid")" 2>/dev/null; then
+    stale=$(cat "$ENGINE_DIR/dockerd.pid")
+    say "engine: the private dockerd (pid $stale) runs but does not answer on $SOCK; stopping it"
+    kill "$stale"
+    for _ in $(seq 30); do kill -0 "$stale" 2>/dev/null || break; sleep 1; done
+    kill -0 "$stale" 2>/dev/null && kill -9 "$stale"
+    rm -f "$ENGINE_DIR/dockerd.pid"
   fi
   rm -f "$SOCK"
   say "engine: starting a private dockerd (socket $SOCK, data root $ENGINE_DIR/data, log $ENGINE_DIR/dockerd.log)"

@@ -4,9 +4,9 @@
 // request in flight, and the image's size. It needs a Docker engine: `.ci/run` gets one from
 // tools/containers/engine.sh (a private dockerd, a base image made from Debian packages when no registry answers)
 // and exports DOCKER_HOST, GATEHOUSE_BASE_IMAGE and GATEHOUSE_EXTRA_CA for it. Where no engine answers the test
-// says so and is skipped; DOCKER_IMAGE_TEST=1 makes a missing engine a failure instead.
+// says so and is skipped; DOCKER_IMAGE_TEST=1 makes a missing engine a failure instead. The image comes from
+// tools/containers/image.mjs: built once per content of its sources (the replica test uses the same one).
 import { execFileSync, spawnSync } from 'node:child_process';
-import { copyFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { randomBytes, randomUUID } from 'node:crypto';
 import path from 'node:path';
@@ -31,8 +31,6 @@ const run = (args: string[], timeout = 60_000) =>
     encoding: 'utf8',
     timeout,
     stdio: ['ignore', 'pipe', 'pipe'],
-    // The classic builder: BuildKit may be absent (Debian's docker.io) and needs no registry this way.
-    env: { ...process.env, DOCKER_BUILDKIT: '0' },
   }).trim();
 
 if (!available && !required) {
@@ -69,10 +67,9 @@ function request(
 }
 
 (available || required ? describe : describe.skip)('docker image', () => {
-  // A fixed tag, kept after the test: the engine keeps the layers, so the next run's build reuses them.
-  const tag = process.env.GATEHOUSE_TEST_IMAGE ?? 'gatehouse:ci-test';
+  // The content tag tools/containers/image.mjs builds (or finds built), kept after the test for the next run.
+  let tag = '';
   const base = process.env.GATEHOUSE_BASE_IMAGE;
-  const caInContext = 'docker/ca/.ci-extra-ca.pem';
   const database = `gh_image_${randomBytes(4).toString('hex')}`;
   const containers = new Map<string, string>();
   const ports = { auth: 0, identity: 0, tree: 0 };
@@ -141,24 +138,21 @@ function request(
 
   beforeAll(async () => {
     expect(available).toBe(true);
-    const args = ['build', '--network', 'host', '-f', 'docker/Dockerfile', '-t', tag];
-    if (base) args.push('--build-arg', `BASE_IMAGE=${base}`);
-    if (process.env.GATEHOUSE_EXTRA_CA) {
-      copyFileSync(process.env.GATEHOUSE_EXTRA_CA, path.join(root, caInContext));
-      args.push('--build-arg', `EXTRA_CA_CERTS=${caInContext}`);
-    }
-    const t0 = Date.now();
-    try {
-      run([...args, '.'], 20 * 60_000);
-    } finally {
-      rmSync(path.join(root, caInContext), { force: true });
-    }
-    const bytes = Number(run(['image', 'inspect', '-f', '{{.Size}}', tag]));
+    const image = JSON.parse(
+      execFileSync(process.execPath, ['tools/containers/image.mjs', '--json'], {
+        cwd: root,
+        encoding: 'utf8',
+        timeout: 31 * 60_000,
+        stdio: ['ignore', 'pipe', 'inherit'],
+      }),
+    ) as { tag: string; built: boolean; seconds: number; bytes: number };
+    tag = image.tag;
+    const bytes = image.bytes;
     const baseBytes = Number(run(['image', 'inspect', '-f', '{{.Size}}', base ?? 'node:22-slim']));
     ownBytes = bytes - baseBytes;
     process.stderr.write(
-      `docker image test: built ${tag} on ${base ?? 'node:22-slim'} in ${((Date.now() - t0) / 1000).toFixed(0)} s; ` +
-        `image size ${(bytes / 1e6).toFixed(1)} MB = base ${(baseBytes / 1e6).toFixed(1)} MB + ours ` +
+      `docker image test: ${image.built ? `built ${tag} in ${image.seconds.toFixed(0)} s` : `${tag} already built`} ` +
+        `on ${base ?? 'node:22-slim'}; image size ${(bytes / 1e6).toFixed(1)} MB = base ${(baseBytes / 1e6).toFixed(1)} MB + ours ` +
         `${(ownBytes / 1e6).toFixed(1)} MB` +
         (base && base !== 'node:22-slim'
           ? `; on node:22-slim (${NODE_22_SLIM_MB} MB) about ${(NODE_22_SLIM_MB + ownBytes / 1e6).toFixed(0)} MB\n`
@@ -167,7 +161,7 @@ function request(
     user = run(['run', '--rm', '--entrypoint', 'sh', tag, '-c', 'echo "$(id -u):$(id -g)"']);
     for (const s of ['auth', 'identity', 'tree'] as const) ports[s] = await getFreePort();
     await admin(`CREATE DATABASE ${database}`);
-  }, 21 * 60_000);
+  }, 32 * 60_000);
 
   afterAll(async () => {
     for (const id of containers.values()) spawnSync('docker', ['rm', '-f', id]);

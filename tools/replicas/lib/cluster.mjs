@@ -1,7 +1,9 @@
 // Several replicas of each Gatehouse service behind one HAProxy, on one PostgreSQL and one Redis: the deployment of
-// docs/deployment.md ("Many replicas behind a load balancer") on one machine. A replica is started by ONE function,
-// `startProcessReplica` (the built app from dist/ as a process); a container runtime can take its place through
-// `startCluster({ startReplica })` with the same arguments (service, name, env, port) and the same handle.
+// docs/deployment.md ("Many replicas behind a load balancer") on one machine. A replica is started by ONE function
+// passed as `startCluster({ startReplica })`, with the same arguments (service, name, env, port) and the same handle
+// whatever runs it: `startProcessReplica` (the built app from dist/ as a process) or the `startReplica` of
+// `containerRuntime(image)` (a container of docker/Dockerfile's image, as the deployment runs it). The operator's
+// one-off entry points (rotate-keys) go through `runEntry` the same way.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { execFile, spawn } from 'node:child_process';
 import { appendFileSync, chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -20,9 +22,11 @@ export const MAINS = {
   identity: path.join(ROOT, 'dist/apps/identity/apps/identity/src/main.js'),
   tree: path.join(ROOT, 'dist/apps/tree/apps/tree/src/main.js'),
 };
-const ROTATE_KEYS = path.join(ROOT, 'dist/apps/auth/apps/auth/src/rotate-keys.js');
 const execFileAsync = promisify(execFile);
 const PORT_VARS = { auth: 'AUTH_PORT', identity: 'IDENTITY_PORT', tree: 'TREE_PORT' };
+/** Where a service's built files are, relative to the workspace (dist/) and to the image's WORKDIR (/app). */
+const distFile = (/** @type {Service} */ service, /** @type {string} */ entry) =>
+  `dist/apps/${service}/apps/${service}/src/${entry}.js`;
 
 /**
  * @typedef {'auth' | 'identity' | 'tree'} Service
@@ -37,6 +41,8 @@ const PORT_VARS = { auth: 'AUTH_PORT', identity: 'IDENTITY_PORT', tree: 'TREE_PO
  * @property {() => string} log       what it printed so far
  * @typedef {(o: { service: Service; name: string; env: Record<string, string>; port: number; dir: string })
  *   => Promise<Replica>} StartReplica
+ * @typedef {(o: { service: Service; entry: string; env: Record<string, string> }) => Promise<string>} RunEntry
+ *   runs one of a service's other entry points (e.g. `rotate-keys`) to its end; resolves with its output
  */
 
 /** @type {StartReplica} */
@@ -50,6 +56,121 @@ export async function startProcessReplica({ service, name, env, port, dir }) {
   child.stdout.on('data', (d) => appendFileSync(file, d));
   child.stderr.on('data', (d) => appendFileSync(file, d));
   return replicaHandle({ service, name, port, child, file });
+}
+
+/** @type {RunEntry} */
+export async function runProcessEntry({ service, entry, env }) {
+  const { stdout } = await execFileAsync(process.execPath, [path.join(ROOT, distFile(service, entry))], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+  });
+  return stdout;
+}
+
+/**
+ * Replicas as containers of `image` (docker/Dockerfile), as deploy/kubernetes runs them: the image's own command
+ * (SERVICE picks the service), a non-root user, a read-only root with only /tmp and DATA_DIR writable (tmpfs: a
+ * DATA_DIR of its own per container, nothing shared through it), the host's network (the private engine of
+ * tools/containers/engine.sh has no bridge; PostgreSQL, Redis and HAProxy are the host's). Every container is named
+ * `<prefix>-<replica>` (a prefix per run) and removed when it stops; `close` removes any left over.
+ * Only the variables the cluster passes reach a container (not this process's environment), as in a deployment.
+ * @param {{ image: string }} o
+ * @returns {{ startReplica: StartReplica; runEntry: RunEntry; close: () => Promise<void>; prefix: string }}
+ */
+export function containerRuntime({ image }) {
+  const prefix = `gh-replicas-${randomBytes(4).toString('hex')}`;
+  /** @type {Promise<string> | undefined} */
+  let user;
+  // The image's user as uid:gid (the tmpfs for DATA_DIR must be that user's): asked once, from the image itself.
+  const imageUser = () =>
+    (user ??= execFileAsync('docker', [
+      'run',
+      '--rm',
+      '--network',
+      'none',
+      '--entrypoint',
+      'sh',
+      image,
+      '-c',
+      'echo "$(id -u):$(id -g)"',
+    ]).then(({ stdout }) => stdout.trim()));
+  const DATA_DIR = '/var/lib/gatehouse';
+  const envArgs = (/** @type {Record<string, string>} */ env) =>
+    Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
+  const runArgs = async (/** @type {string} */ name) => {
+    const [uid, gid] = (await imageUser()).split(':');
+    return [
+      'run',
+      '--rm',
+      '--name',
+      name,
+      '--label',
+      `gatehouse.replicas=${prefix}`,
+      '--network',
+      'host',
+      '--read-only',
+      '--tmpfs',
+      '/tmp',
+      '--tmpfs',
+      `${DATA_DIR}:uid=${uid},gid=${gid},mode=0700`,
+    ];
+  };
+
+  /** @type {StartReplica} */
+  const startReplica = async ({ service, name, env, port, dir }) => {
+    const file = path.join(dir, `${name}.log`);
+    const container = `${prefix}-${name}`;
+    const args = [
+      ...(await runArgs(container)),
+      ...envArgs({ ...env, SERVICE: service, DATA_DIR, [PORT_VARS[service]]: String(port) }),
+      image,
+    ];
+    // Attached (no -d): this `docker run` lives as long as the container, prints its output and exits with its
+    // code, so `exited` and `log` are the container's.
+    const child = spawn('docker', args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout.on('data', (d) => appendFileSync(file, d));
+    child.stderr.on('data', (d) => appendFileSync(file, d));
+    const handle = replicaHandle({ service, name, port, child, file });
+    const done = () => child.exitCode !== null || child.signalCode !== null;
+    return {
+      ...handle,
+      // The signal goes to the container's process (node is its PID 1), not to the attached client.
+      kill: (signal = 'SIGKILL') => {
+        if (!done()) execFile('docker', ['kill', '--signal', signal, container], () => undefined);
+      },
+      stop: async () => {
+        if (done()) return;
+        // SIGTERM, SIGKILL after 5 s: docker's own stop.
+        await execFileAsync('docker', ['stop', '-t', '5', container]).catch(() => undefined);
+        await handle.exited;
+      },
+    };
+  };
+
+  /** @type {RunEntry} */
+  const runEntry = async ({ service, entry, env }) => {
+    const args = [
+      ...(await runArgs(`${prefix}-${entry}-${randomBytes(2).toString('hex')}`)),
+      ...envArgs({ ...env, SERVICE: service, DATA_DIR }),
+      image,
+      'node',
+      distFile(service, entry),
+    ];
+    const { stdout } = await execFileAsync('docker', args, { cwd: ROOT });
+    return stdout;
+  };
+
+  const close = async () => {
+    const { stdout } = await execFileAsync('docker', [
+      'ps',
+      '-aq',
+      '--filter',
+      `label=gatehouse.replicas=${prefix}`,
+    ]).catch(() => ({ stdout: '' }));
+    const left = stdout.split('\n').filter(Boolean);
+    if (left.length) await execFileAsync('docker', ['rm', '-f', ...left]).catch(() => undefined);
+  };
+  return { startReplica, runEntry, close, prefix };
 }
 
 /**
@@ -117,12 +238,14 @@ async function ready(url, exited, timeoutMs) {
  * `replicaEnv` adds variables for one replica by name (e.g. `auth-1`).
  * @param {{ counts?: Partial<Record<Service, number>>; env?: Record<string, string>; haproxyBin: string;
  *   replicaEnv?: Record<string, Record<string, string>>;
- *   redisUrl?: string; adminUrl?: string; startReplica?: StartReplica; log?: (s: string) => void }} o
+ *   redisUrl?: string; adminUrl?: string; startReplica?: StartReplica; runEntry?: RunEntry;
+ *   log?: (s: string) => void }} o
  * @returns {Promise<Cluster>}
  */
 export async function startCluster(o) {
   const counts = { auth: 3, identity: 2, tree: 2, ...o.counts };
   const startReplica = o.startReplica ?? startProcessReplica;
+  const runEntry = o.runEntry ?? runProcessEntry;
   const log = o.log ?? (() => undefined);
   const work = mkdtempSync(path.join(os.tmpdir(), 'gh-replicas-'));
   chmodSync(work, 0o711);
@@ -269,10 +392,13 @@ export async function startCluster(o) {
       admin,
       fetch: clusterFetch,
       token,
+      // It only touches the database (the signing keys, sealed with SECRET_ENCRYPTION_KEY), yet it runs where the
+      // replicas run (a container of the same image when they are containers), as an operator would run it.
       rotateKeys: async () => {
-        await execFileAsync(process.execPath, [ROTATE_KEYS], {
-          cwd: ROOT,
-          env: { ...process.env, ...shared, DATA_DIR: path.join(work, 'rotate-keys') },
+        await runEntry({
+          service: 'auth',
+          entry: 'rotate-keys',
+          env: { ...shared, DATA_DIR: path.join(work, 'rotate-keys') },
         });
       },
       haproxyLog: () => proxy?.log() ?? '',

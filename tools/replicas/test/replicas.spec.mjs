@@ -1,5 +1,7 @@
-// 3 auth, 2 identity and 2 tree replicas behind a real HAProxy, on one PostgreSQL and one Redis, started together
-// from dist/ (built by the test target's dependencies): what must be shared between replicas is shared. Each step is
+// 3 auth, 2 identity and 2 tree replicas behind a real HAProxy, on one PostgreSQL and one Redis, started together:
+// containers of docker/Dockerfile's image where a container engine answers (lib/runtime.mjs; the image is built once
+// per content by tools/containers/image.mjs), otherwise the services from dist/ as processes (built by the test
+// target's dependencies). What must be shared between replicas is shared. Each step is
 // pinned to a replica through the test's pin header and HAProxy names the replica that answered (X-Served-By):
 // migrations once; a sign-in walked over three auth replicas; a lockout counted by all; a rotated secret, revoked
 // permissions, a blocked user and rotated signing keys seen by every auth and tree replica on the next request; one
@@ -14,6 +16,7 @@ import { Jar, actionOf, authorizationRequest, fieldOf, walk } from '../lib/brows
 import { ROOT, startCluster } from '../lib/cluster.mjs';
 import { exampleHaproxyConfig } from '../lib/example.mjs';
 import { SERVED_BY_HEADER, findHaproxy } from '../lib/haproxy.mjs';
+import { replicaRuntime } from '../lib/runtime.mjs';
 
 jest.setTimeout(180_000);
 
@@ -32,6 +35,8 @@ const TOKEN_LIMIT = 30;
 // One failed login per auth replica locks the account (per user and source address).
 const LOCKOUT_THRESHOLD = 3;
 
+/** @type {import('../lib/runtime.mjs').ReplicaRuntime} */
+let runtime;
 /** @type {import('../lib/cluster.mjs').Cluster} */
 let cluster;
 /** @type {pg.Client} */
@@ -110,11 +115,18 @@ async function tokenInfo(token, id, secret, replica, hint) {
   return res.status === 200 ? Boolean(body.active) : res.status;
 }
 
+// The image, built when these sources have none yet (a first build takes minutes): its own, longer, timeout.
 beforeAll(async () => {
   if (!haproxyBin) return;
-  // dist/ is rebuilt by other suites under this lock held exclusively (holdTestLock in @gatehouse/testing); the
-  // replicas run from it, so it is held shared until they stop.
-  if (process.env.TEST_PG_URL) {
+  runtime = await replicaRuntime();
+}, 30 * 60_000);
+
+beforeAll(async () => {
+  // No runtime: the hook above failed and said why.
+  if (!haproxyBin || !runtime) return;
+  // dist/ is rebuilt by other suites under this lock held exclusively (holdTestLock in @gatehouse/testing); replicas
+  // that run from it (processes) hold it shared until they stop. Containers run the image's own copy.
+  if (process.env.TEST_PG_URL && runtime.mode === 'process') {
     distLock = new pg.Client({
       connectionString: process.env.TEST_PG_URL,
       application_name: 'gatehouse-test-lock-dist',
@@ -125,6 +137,7 @@ beforeAll(async () => {
   }
   if (!redisUrl)
     process.stderr.write('replicas: no TEST_REDIS_URL: rate limits are per replica, that case is skipped\n');
+  const t0 = Date.now();
   cluster = await startCluster({
     haproxyBin,
     redisUrl,
@@ -135,7 +148,13 @@ beforeAll(async () => {
       AUTH_LOCKOUT_THRESHOLD: String(LOCKOUT_THRESHOLD),
     },
     replicaEnv: { 'auth-1': { AUTH_KEY_REFRESH_SEC: '1' } },
+    startReplica: runtime.startReplica,
+    runEntry: runtime.runEntry,
   });
+  process.stderr.write(
+    `replicas: 7 replicas (${runtime.mode === 'container' ? `containers of ${runtime.image}` : 'processes'}) ` +
+      `ready behind HAProxy in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`,
+  );
   db = new pg.Client({ connectionString: cluster.dbUrl });
   await db.connect();
   mgmt = await cluster.token('urn:gatehouse:management');
@@ -144,6 +163,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await db?.end().catch(() => undefined);
   await cluster?.close();
+  await runtime?.close();
   await distLock?.end().catch(() => undefined);
 });
 
