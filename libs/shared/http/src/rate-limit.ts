@@ -371,7 +371,9 @@ export class HttpRateLimiter {
       this.redis = new Redis(opts.redisUrl, {
         enableOfflineQueue: false,
         maxRetriesPerRequest: 1,
-        connectTimeout: 2000,
+        // A replica starting on a busy host (several starting at once, CPU-bound start-up) can take seconds to
+        // complete a local connect; 2 s made it count in memory for no reason.
+        connectTimeout: 5000,
         // ioredis keeps a timer of this length after disconnect() even when the socket is already gone.
         disconnectTimeout: 200,
         lazyConnect: true,
@@ -385,7 +387,7 @@ export class HttpRateLimiter {
   }
 
   /** Connects to Redis (when configured), waiting at most `timeoutMs`; never throws. */
-  async start(timeoutMs = 2000): Promise<void> {
+  async start(timeoutMs = 5000): Promise<void> {
     if (!this.redis) return;
     let timer: NodeJS.Timeout | undefined;
     try {
