@@ -211,15 +211,17 @@ const str = (v: string | null) => (v === null ? 'null' : JSON.stringify(v));
 const plain = (v: string | null) => (v === null ? 'null' : `"${v}"`);
 
 /**
- * A serializer for RawNodeRow producing the JSON text of `toNodeRecord` (no embedded children), limited to
- * `fields`: the per-row work of a large stream is string concatenation only.
+ * A serializer for RawNodeRow producing one NDJSON line (the JSON text of `toNodeRecord` without embedded children,
+ * then `\n`), limited to `fields`: the per-row work of a large stream is string concatenation only.
  */
 export function nodeJsonWriter(
   fields: readonly string[] | undefined,
   scope: VersionScope,
 ): (row: RawNodeRow, childCount: number) => string {
   const nodes = `${versionPath(scope.treeCode, scope.version)}/nodes/`;
+  // Tree code and version are percent-encoded in the path, so the link needs no JSON escaping beyond its quotes.
   const list = `${versionPath(scope.treeCode, scope.version)}/nodes?q=${encodeURIComponent("parent_id = '")}`;
+  if (!fields || NODE_JSON_FIELDS.every((f) => fields.includes(f))) return fullNodeLine(nodes, list);
   const parts: [string, (r: RawNodeRow, c: number) => string][] = [
     ['id', (r) => `"id":"${r.id}"`],
     ['tree_id', (r) => `"tree_id":"${r.tree_id}"`],
@@ -246,16 +248,62 @@ export function nodeJsonWriter(
       'links',
       (r) =>
         `"links":{"self":"${nodes}${r.id}","descendants":"${nodes}${r.id}/descendants",` +
-        `"translations":"${nodes}${r.id}/translations","child_nodes":${JSON.stringify(`${list}${r.id}'`)}` +
+        `"translations":"${nodes}${r.id}/translations","child_nodes":"${list}${r.id}'"` +
         (r.parent_id ? `,"parent":"${nodes}${r.parent_id}"}` : '}'),
     ],
   ];
-  const wanted = (fields ? parts.filter(([key]) => fields.includes(key)) : parts).map(([, write]) => write);
-  if (wanted.length === 0) return () => '{}';
+  const wanted = parts.filter(([key]) => fields.includes(key)).map(([, write]) => write);
+  if (wanted.length === 0) return () => '{}\n';
   // Appended in a loop: a map and a join per row made an array per row and took about 1.5x as long (111,111 rows).
   return (row, childCount) => {
     let json = `{${wanted[0](row, childCount)}`;
     for (let i = 1; i < wanted.length; i++) json += `,${wanted[i](row, childCount)}`;
-    return `${json}}`;
+    return `${json}}\n`;
+  };
+}
+
+/** Every field of a streamed node, in the order of `toNodeRecord`. */
+const NODE_JSON_FIELDS = [
+  'id',
+  'tree_id',
+  'tree_version_id',
+  'code',
+  'name',
+  'description',
+  'metadata',
+  'depth',
+  'leaf',
+  'parent_id',
+  'enabled',
+  'created_by',
+  'created_at',
+  'updated_by',
+  'updated_at',
+  'aggregations',
+  'links',
+] as const;
+
+/**
+ * The whole record as one template (what a subtree read without `fields` writes for every row): no call per field
+ * and no intermediate strings, about 40 % less time per row than the per-field writer (111,111 rows). It must stay
+ * in step with the per-field parts above (the spec compares both with `toNodeRecord`'s JSON).
+ */
+function fullNodeLine(nodes: string, list: string): (row: RawNodeRow, childCount: number) => string {
+  return (r, c) => {
+    const id = r.id;
+    const self = nodes + id;
+    const createdBy = r.created_by === null ? 'null' : `"${r.created_by}"`;
+    const updatedBy = r.updated_by === null ? 'null' : `"${r.updated_by}"`;
+    const parent = r.parent_id;
+    return (
+      `{"id":"${id}","tree_id":"${r.tree_id}","tree_version_id":"${r.tree_version_id}","code":${JSON.stringify(r.code)},` +
+      `"name":${JSON.stringify(r.name)},"description":${r.description === null ? 'null' : JSON.stringify(r.description)},` +
+      `"metadata":${r.metadata},"depth":${r.depth},"leaf":${r.leaf},"parent_id":${parent === null ? 'null' : `"${parent}"`},` +
+      `"enabled":${r.enabled},"created_by":${createdBy},"created_at":"${r.created_at}","updated_by":${updatedBy},` +
+      `"updated_at":"${r.updated_at}","aggregations":{"id":"${id}","tree_node_id":"${id}","child_nodes":${c},` +
+      `"created_by":${createdBy},"created_at":"${r.created_at}","updated_by":${updatedBy},"updated_at":"${r.updated_at}"},` +
+      `"links":{"self":"${self}","descendants":"${self}/descendants","translations":"${self}/translations",` +
+      `"child_nodes":"${list}${id}'"${parent ? `,"parent":"${nodes}${parent}"}}\n` : '}}\n'}`
+    );
   };
 }

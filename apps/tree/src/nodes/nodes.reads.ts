@@ -107,7 +107,7 @@ export class NodeReads {
         const next = rows.length === STREAM_BATCH ? batch(rows[rows.length - 1].k) : undefined;
         next?.catch(() => undefined); // awaited below; an early failure must not be an unhandled rejection
         for (const row of rows) {
-          const full = out.write(`${write(row, counts.get(row.id) ?? 0)}\n`);
+          const full = out.write(write(row, counts.get(row.id) ?? 0));
           if (full) yield full;
         }
         rows = next ? await next : [];
