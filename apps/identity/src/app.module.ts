@@ -7,6 +7,7 @@ import { loadSecretBox, MANAGEMENT_AUDIENCE, SECRET_BOX } from '@gatehouse/ident
 import type { identityEnv } from './config.js';
 import { AccessModule } from './common/access.js';
 import { ChangeFeed, SettleInterceptor } from './common/changes.js';
+import { AuditInterceptor, auditSettings } from './common/audit.js';
 import { ClientsModule } from './clients/clients.module.js';
 import { ClientAccessModule } from './client-access/client-access.module.js';
 import { ResourcesModule } from './resources/resources.module.js';
@@ -27,6 +28,9 @@ import { UserGrantsModule } from './user-grants/user-grants.module.js';
 export class IdentityAppModule {
   static register(ctx: ServiceContext<EnvOf<typeof identityEnv>>): DynamicModule {
     const env = ctx.env as typeof ctx.env & CommonEnv;
+    // Every transaction of a management request carries its audit context: the events_audit trigger of each
+    // management table records the write in the same transaction (docs/events.md "Management writes").
+    ctx.db.useTransactionSettings(auditSettings);
     return {
       module: IdentityAppModule,
       global: true,
@@ -59,6 +63,7 @@ export class IdentityAppModule {
         { provide: SECRET_BOX, useFactory: () => loadSecretBox(env).box },
         ChangeFeed,
         { provide: APP_INTERCEPTOR, useClass: SettleInterceptor },
+        { provide: APP_INTERCEPTOR, useClass: AuditInterceptor },
       ],
       exports: [SECRET_BOX],
     };

@@ -1,0 +1,103 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { Injectable, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
+import type { Request } from 'express';
+import type { Observable } from 'rxjs';
+import { CALLER_KEY, type CallerInfo } from '@gatehouse/bearer';
+import type { EventActor, EventInput } from '@gatehouse/identity-data';
+import type { Access } from './access.js';
+
+/** The setting a management transaction carries its audit context in (read by the `events_audit` trigger). */
+export const AUDIT_SETTING = 'gatehouse.audit';
+
+/** Who made a management write, from where: what each of its events records (docs/events.md). */
+export interface AuditContext {
+  actor_type: EventActor['type'];
+  actor_id: string | null;
+  via_client_id: string | null;
+  ip: string | null;
+  user_agent: string | null;
+  instance_id: string;
+  tenant_id: string | null;
+}
+
+/** The request being served, and once its caller is known, the caller's Access. */
+interface AuditRequest {
+  req: Request & Record<string, unknown>;
+  access?: Access;
+  /** The audit context as the `gatehouse.audit` setting (JSON), made at the first transaction of the request. */
+  setting?: string;
+}
+
+const requests = new AsyncLocalStorage<AuditRequest>();
+
+/**
+ * Opens the request's audit scope around the route (after the bearer guard): the caller's Access, once the
+ * AccessPipe has made it, is what every transaction of the request records its writes as (`auditSettings`, which
+ * the app module installs on the Db). Service code never passes the context on.
+ */
+@Injectable()
+export class AuditInterceptor implements NestInterceptor {
+  intercept(ctx: ExecutionContext, next: CallHandler): Observable<unknown> {
+    if (ctx.getType() !== 'http') return next.handle();
+    const req = ctx.switchToHttp().getRequest<AuditRequest['req']>();
+    // Nest binds the handler to the async context `handle()` is called in (bindAsyncScope)
+    return requests.run({ req }, () => next.handle());
+  }
+}
+
+/** Called by the AccessPipe: the request's writes are made by this caller. */
+export function auditAccess(access: Access): void {
+  const store = requests.getStore();
+  if (store) {
+    store.access = access;
+    store.setting = undefined;
+  }
+}
+
+/** The audit context of the request being served, or undefined outside a management request. */
+export function auditContext(): AuditContext | undefined {
+  const store = requests.getStore();
+  if (!store?.access) return undefined;
+  const { req, access } = store;
+  const caller = req[CALLER_KEY] as CallerInfo | undefined;
+  const clientId = access.clientId;
+  const sub = caller?.sub?.toLowerCase();
+  const isUser = sub !== undefined && sub !== clientId;
+  const ua = req.headers['user-agent'];
+  return {
+    actor_type: isUser ? 'user' : 'client',
+    actor_id: isUser ? sub : clientId,
+    via_client_id: isUser ? clientId : null,
+    ip: req.ip ?? null,
+    user_agent: ua ? ua.slice(0, 512) : null,
+    instance_id: access.instanceId,
+    tenant_id: access.tenantId,
+  };
+}
+
+/** The Db's transaction settings (Db.useTransactionSettings): the audit context of the request, if any. */
+export function auditSettings(): Record<string, string> | undefined {
+  const store = requests.getStore();
+  if (!store?.access) return undefined;
+  store.setting ??= JSON.stringify(auditContext());
+  return { [AUDIT_SETTING]: store.setting };
+}
+
+/**
+ * An event of the request being served, with its actor, source and scope (for writes the trigger cannot see, e.g.
+ * an administrator's unlock); undefined outside a management request.
+ */
+export function auditEvent(
+  event: Omit<EventInput, 'instanceId' | 'actor' | 'ip' | 'userAgent'> & { instanceId?: string },
+): EventInput | undefined {
+  const ctx = auditContext();
+  if (!ctx) return undefined;
+  return {
+    ...event,
+    instanceId: event.instanceId ?? ctx.instance_id,
+    tenantId: event.tenantId ?? ctx.tenant_id,
+    actor: { type: ctx.actor_type, id: ctx.actor_id, viaClientId: ctx.via_client_id },
+    ip: ctx.ip,
+    userAgent: ctx.user_agent,
+  };
+}
