@@ -8,6 +8,7 @@ import type { identityEnv } from './config.js';
 import { AccessModule } from './common/access.js';
 import { ChangeFeed, SettleInterceptor } from './common/changes.js';
 import { AuditInterceptor, auditSettings } from './common/audit.js';
+import { EventHousekeeping } from './common/events-housekeeping.js';
 import { ClientsModule } from './clients/clients.module.js';
 import { ClientAccessModule } from './client-access/client-access.module.js';
 import { ResourcesModule } from './resources/resources.module.js';
@@ -62,6 +63,7 @@ export class IdentityAppModule {
       providers: [
         { provide: SECRET_BOX, useFactory: () => loadSecretBox(env).box },
         ChangeFeed,
+        EventHousekeeping,
         { provide: APP_INTERCEPTOR, useClass: SettleInterceptor },
         { provide: APP_INTERCEPTOR, useClass: AuditInterceptor },
       ],

@@ -534,10 +534,9 @@ describe('management writes record events', () => {
       password: user.password,
       scope: 'openid offline_access',
     });
-    const grants = (await call('get', `/api/v1/users/${user.id}/grants`).expect(200)).body as {
-      items?: { id: string }[];
-    } & { id: string }[];
-    const grantId = (Array.isArray(grants) ? grants : grants.items!)[0].id;
+    const listed = (await call('get', `/api/v1/users/${user.id}/grants`).expect(200)).body as
+      { id: string }[] | { items: { id: string }[] };
+    const grantId = (Array.isArray(listed) ? listed : listed.items)[0].id;
     const rev = await mark();
     await call('delete', `/api/v1/users/${user.id}/grants/${grantId}`).expect(204);
     expect(await eventsSince(rev)).toEqual([

@@ -30,6 +30,8 @@ interface AuditRequest {
 
 const requests = new AsyncLocalStorage<AuditRequest>();
 
+const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
 /**
  * Opens the request's audit scope around the route (after the bearer guard): the caller's Access, once the
  * AccessPipe has made it, is what every transaction of the request records its writes as (`auditSettings`, which
@@ -40,6 +42,8 @@ export class AuditInterceptor implements NestInterceptor {
   intercept(ctx: ExecutionContext, next: CallHandler): Observable<unknown> {
     if (ctx.getType() !== 'http') return next.handle();
     const req = ctx.switchToHttp().getRequest<AuditRequest['req']>();
+    // reads write nothing: no scope to carry
+    if (!WRITES.has(req.method)) return next.handle();
     // Nest binds the handler to the async context `handle()` is called in (bindAsyncScope)
     return requests.run({ req }, () => next.handle());
   }
