@@ -1,5 +1,5 @@
 import * as oidc from 'openid-client';
-import { MANAGEMENT_AUDIENCE } from '@gatehouse/identity-data';
+import { MANAGEMENT_AUDIENCE, purgeOnce } from '@gatehouse/identity-data';
 import { Management, uniq } from './management-harness.js';
 
 /**
@@ -169,6 +169,21 @@ describe('management writes record events', () => {
       scope_id: api.scope,
     });
 
+    // revoking the access to the API takes its permissions with it: one event
+    const revoking = await mark();
+    await call('delete', `/api/v1/clients/${created.id}/resources`)
+      .send({ resources: [api.id] })
+      .expect(204);
+    expect((await eventsSince(revoking)).map((e) => [e.type, e.record_type, e.client_id])).toEqual([
+      ['mgmt.deleted', 'client_resource', created.id],
+    ]);
+    await call('post', `/api/v1/clients/${created.id}/resources`)
+      .send({ resources: [api.id] })
+      .expect(204);
+    await call('post', `/api/v1/clients/${created.id}/permissions`)
+      .send({ permissions: [{ resource_id: api.id, scopes: [api.scope] }] })
+      .expect(204);
+
     const deleting = await mark();
     await call('delete', `/api/v1/clients/${created.id}`).expect(204);
     const gone = await eventsSince(deleting);
@@ -176,6 +191,41 @@ describe('management writes record events', () => {
       ['mgmt.deleted', 'client', created.id],
     ]);
     expect(gone[0]).toMatchObject(await byAdmin());
+  });
+
+  it('concurrent writes of two callers, between reads, each record their own caller', async () => {
+    const other = await m.caller(['roles:write', 'roles:read']);
+    const roles = [];
+    for (let i = 0; i < 10; i++) {
+      roles.push(
+        (
+          (
+            await call('post', '/api/v1/roles')
+              .send({ role_name: uniq('cc') })
+              .expect(201)
+          ).body as { id: string }
+        ).id,
+      );
+    }
+    const since = await mark();
+    await Promise.all(
+      roles.flatMap((id, i) => [
+        call('patch', `/api/v1/roles/${id}`, i % 2 ? other.token : undefined)
+          .send({ role_description: `by ${i}` })
+          .expect(200),
+        call('get', '/api/v1/roles?per_page=5').expect(200),
+      ]),
+    );
+    const events = await eventsSince(since);
+    expect(events).toHaveLength(10);
+    for (const e of events) {
+      const i = roles.indexOf(e.record_id!);
+      expect([e.type, e.actor_id, e.details.changes]).toEqual([
+        'mgmt.updated',
+        i % 2 ? other.id : adminClientId,
+        { role_description: { old: null, new: `by ${i}` } },
+      ]);
+    }
   });
 
   it('a write that fails (409, 400, 404, 403) records nothing', async () => {
@@ -468,6 +518,39 @@ describe('management writes record events', () => {
     expect((await oneEvent(inst, 'mgmt.updated', 'instance', instance.id)).details.changes).toEqual({
       description: { old: null, new: 'about' },
     });
+    const admin = await newUser();
+    const home = await defaultInstance();
+    const ia = await mark();
+    await call('post', `/api/v1/instances/${home}/admins`)
+      .send({ users: [admin.id] })
+      .expect(204);
+    await call('delete', `/api/v1/instances/${home}/admins`)
+      .send({ users: [admin.id] })
+      .expect(204);
+    expect(
+      (await eventsSince(ia, `record_type = 'instance_admin'`)).map((e) => [
+        e.type,
+        e.user_id,
+        e.instance_id,
+      ]),
+    ).toEqual([
+      ['mgmt.created', admin.id, home],
+      ['mgmt.deleted', admin.id, home],
+    ]);
+
+    const empty = (
+      await call('post', '/api/v1/tenants')
+        .send({ tenant_name: uniq('t') })
+        .expect(201)
+    ).body as {
+      id: string;
+    };
+    const del = await mark();
+    await call('delete', `/api/v1/tenants/${empty.id}`).expect(204);
+    const tenantGone = await eventsSince(del, `record_type = 'tenant'`);
+    expect(tenantGone.map((e) => [e.type, e.record_id, e.tenant_id])).toEqual([
+      ['mgmt.deleted', empty.id, empty.id],
+    ]);
   });
 
   it('a tenant admin’s write records the user, the client it came through and the tenant', async () => {
@@ -560,6 +643,76 @@ describe('management writes record events', () => {
     expect((await eventsSince(unlink)).map((e) => [e.type, e.record_type, e.record_id, e.user_id])).toEqual([
       ['mgmt.deleted', 'user_identity', identity.id, user.id],
     ]);
+  });
+});
+
+describe('events housekeeping', () => {
+  const exists = async (name: string) =>
+    (await m.ds.one<{ r: string | null }>(`SELECT to_regclass($1)::text AS r`, [name]))!.r !== null;
+
+  it('a starting replica makes the coming days’ partitions and drops the days past EVENTS_RETENTION_DAYS', async () => {
+    await m.ds.exec(`SELECT events_ensure_partitions('2001-02-03'::date, 1)`);
+    const ahead = new Date(Date.now() + 6 * 86_400_000).toISOString().slice(0, 10).replace(/-/g, '');
+    await m.ds.exec(`DROP TABLE IF EXISTS events_${ahead}`);
+    expect(await exists('events_20010203')).toBe(true);
+    await m.replica();
+    // made before the replica serves
+    expect(await exists(`events_${ahead}`)).toBe(true);
+    // dropped in the background
+    for (let i = 0; i < 100 && (await exists('events_20010203')); i++)
+      await new Promise((r) => setTimeout(r, 50));
+    expect(await exists('events_20010203')).toBe(false);
+  });
+
+  it('one replica purges at a time: a replica that finds the purge lock held skips the round', async () => {
+    await m.ds.exec(`SELECT events_ensure_partitions('2001-02-04'::date, 1)`);
+    await m.ds.connection(async (c) => {
+      await c.exec(`SELECT pg_advisory_lock(hashtextextended('gatehouse.events.purge', 0))`);
+      try {
+        expect(await purgeOnce(m.ds, 90)).toBeUndefined();
+        expect(await exists('events_20010204')).toBe(true);
+      } finally {
+        await c.exec(`SELECT pg_advisory_unlock(hashtextextended('gatehouse.events.purge', 0))`);
+      }
+    });
+    expect(await purgeOnce(m.ds, 90)).toContain('events_20010204');
+    expect(await exists('events_20010204')).toBe(false);
+  });
+});
+
+describe('audited tables', () => {
+  /** Operational and derived tables: written by the token server and housekeeping, or derived from another table. */
+  const NOT_AUDITED = [
+    'bootstrap_markers',
+    'cache_subscribers',
+    'delivery_outbox',
+    'events',
+    'group_closure',
+    'login_failures',
+    'oidc_payloads',
+    'one_time_codes',
+    'otp_failures',
+    'otp_sends',
+    'signing_keys',
+    'signup_counters',
+    'typeorm_migrations',
+  ];
+
+  it('every table of the schema has the audit trigger or is listed as operational', async () => {
+    const tables = await m.ds.rows<{ name: string; audited: boolean }>(
+      `SELECT c.relname AS name,
+              EXISTS (SELECT 1 FROM pg_trigger t
+                       WHERE t.tgrelid = c.oid AND t.tgname = 'tr_' || c.relname || '_audit') AS audited
+         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p') AND NOT c.relispartition
+        ORDER BY c.relname`,
+    );
+    const unlisted = tables.filter((t) => !t.audited && !NOT_AUDITED.includes(t.name)).map((t) => t.name);
+    const auditedOperational = tables
+      .filter((t) => t.audited && NOT_AUDITED.includes(t.name))
+      .map((t) => t.name);
+    expect({ unlisted, auditedOperational }).toEqual({ unlisted: [], auditedOperational: [] });
+    expect(tables.filter((t) => t.audited).length).toBe(21);
   });
 });
 

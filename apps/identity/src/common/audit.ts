@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Injectable, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
 import type { Request } from 'express';
-import type { Observable } from 'rxjs';
+import { tap, type Observable } from 'rxjs';
 import { CALLER_KEY, type CallerInfo } from '@gatehouse/bearer';
 import type { EventActor, EventInput } from '@gatehouse/identity-data';
 import type { Access } from './access.js';
@@ -44,10 +44,22 @@ export class AuditInterceptor implements NestInterceptor {
     const req = ctx.switchToHttp().getRequest<AuditRequest['req']>();
     // reads write nothing: no scope to carry
     if (!WRITES.has(req.method)) return next.handle();
+    writesInFlight++;
+    let ended = false;
+    const end = () => {
+      if (ended) return;
+      ended = true;
+      // The storage is enabled only while a write is in flight: an enabled AsyncLocalStorage makes node track a
+      // context on every promise of the process (a promise hook), which reads would pay for nothing. A write whose
+      // caller went away before it ended never gets here: the storage then stays enabled (costlier, never wrong).
+      if (--writesInFlight === 0) requests.disable();
+    };
     // Nest binds the handler to the async context `handle()` is called in (bindAsyncScope)
-    return requests.run({ req }, () => next.handle());
+    return requests.run({ req }, () => next.handle()).pipe(tap({ complete: end, error: end }));
   }
 }
+
+let writesInFlight = 0;
 
 /** Called by the AccessPipe: the request's writes are made by this caller. */
 export function auditAccess(access: Access): void {
