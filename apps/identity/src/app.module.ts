@@ -7,6 +7,8 @@ import { loadSecretBox, MANAGEMENT_AUDIENCE, SECRET_BOX } from '@gatehouse/ident
 import type { identityEnv } from './config.js';
 import { AccessModule } from './common/access.js';
 import { ChangeFeed, SettleInterceptor } from './common/changes.js';
+import { AuditInterceptor, AuditSettings } from './common/audit.js';
+import { EventHousekeeping } from './common/events-housekeeping.js';
 import { ClientsModule } from './clients/clients.module.js';
 import { ClientAccessModule } from './client-access/client-access.module.js';
 import { ResourcesModule } from './resources/resources.module.js';
@@ -60,7 +62,12 @@ export class IdentityAppModule {
       providers: [
         { provide: SECRET_BOX, useFactory: () => loadSecretBox(env).box },
         ChangeFeed,
+        EventHousekeeping,
+        // Every transaction of a management request carries its audit context: the events_audit trigger of each
+        // management table records the write in the same transaction (docs/events.md "Management writes").
+        AuditSettings,
         { provide: APP_INTERCEPTOR, useClass: SettleInterceptor },
+        { provide: APP_INTERCEPTOR, useClass: AuditInterceptor },
       ],
       exports: [SECRET_BOX],
     };

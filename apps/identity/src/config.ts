@@ -27,6 +27,12 @@ export const identityEnv = {
       "the token server's public URL (its ISSUER), the base of ticket and invitation links (default http://localhost:<AUTH_PORT>)",
   }),
   AUTH_PORT: authPort,
+  EVENTS_RETENTION_DAYS: env.int({
+    default: 90,
+    min: 1,
+    description:
+      'days of events (the audit trail, docs/events.md) kept: whole days older are dropped hourly by one identity replica',
+  }),
   ...deliveryEnv,
   // identity provider URLs are judged by the token server's outbound policy when they are configured
   ...outboundAllowlistEnv,

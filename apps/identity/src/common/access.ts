@@ -3,6 +3,7 @@ import { Caller, type CallerInfo } from '@gatehouse/bearer';
 import { unauthorized } from '@gatehouse/errors';
 import { Db, isUuid, type RecordScope } from '@gatehouse/db';
 import { SERVICE_ENV } from '@gatehouse/service';
+import { auditAccess } from './audit.js';
 
 /**
  * What a management request may see and who it is, derived from the caller's token and its client row:
@@ -103,7 +104,7 @@ export class AccessPipe implements PipeTransform<CallerInfo | undefined, Promise
     // A user token acting in one tenant (a tenant's user, a tenant admin) reaches that tenant only, whatever its
     // client reaches: the token server decides the tenant (it is the client's own when the client is not global).
     const acting = caller.actingTenantId && isUuid(caller.actingTenantId) ? caller.actingTenantId : null;
-    return {
+    const access: Access = {
       instanceId: row.instance_id,
       clientId: caller.clientId.toLowerCase(),
       restricted: !row.is_global || acting !== null,
@@ -112,6 +113,9 @@ export class AccessPipe implements PipeTransform<CallerInfo | undefined, Promise
       actor: isUuid(caller.sub) ? caller.sub.toLowerCase() : null,
       scopes: caller.scopes,
     };
+    // the request's writes record this caller (its transactions carry the audit context)
+    auditAccess(access);
+    return access;
   }
 }
 

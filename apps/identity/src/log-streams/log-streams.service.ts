@@ -94,13 +94,13 @@ export class LogStreamsService {
       }
       const id = randomUUID();
       const secret = input.secret ?? newStreamSecret();
-      // The cursor starts at this transaction: events of transactions that began writing before it are not
-      // delivered; events of this one and every later one are.
+      // The cursor starts after this transaction (its own creation event included): events of transactions that
+      // began writing before it are not delivered; events of every later one are.
       await withConflicts(LOG_STREAM_CONFLICTS, () =>
         tx.exec(
           `INSERT INTO log_streams (id, instance_id, tenant_id, name, url, event_types, secret_enc, cursor_txid,
                                     cursor_seq, created_by, updated_by)
-           VALUES ($1, $2, $3, $4, $5, $6::text[], $7, pg_current_xact_id()::text::bigint, 0,
+           VALUES ($1, $2, $3, $4, $5, $6::text[], $7, pg_current_xact_id()::text::bigint, 9223372036854775807,
                    $8, $8)`,
           [
             id,

@@ -4,11 +4,13 @@ import { invalidRequest, notFound } from '@gatehouse/errors';
 import {
   deleteGrant,
   findUser,
+  insertEvents,
   lockUserGrant,
   USER_GRANT_COLUMNS,
   USER_GRANTS_FROM,
 } from '@gatehouse/identity-data';
 import type { Access } from '../common/access.js';
+import { auditEvent } from '../common/audit.js';
 import type { ListRequest } from '@gatehouse/query';
 import { userGrantRecord, type UserGrantRecord, type UserGrantRow } from './user-grant.record.js';
 
@@ -50,6 +52,13 @@ export class UserGrantsService {
       const grant = await lockUserGrant(tx, grantId, user.id);
       if (!grant) throw notFound(`Grant ${grantId} of user ${user.id} not found`);
       await deleteGrant(tx, grant.id);
+      // oidc-provider's artifacts have no audit trigger (the token server writes them on every login)
+      const event = auditEvent({
+        type: 'mgmt.deleted',
+        userId: user.id,
+        record: { type: 'user_grant', id: grant.id },
+      });
+      if (event) await insertEvents(tx, [event]);
     });
   }
 }

@@ -7,6 +7,7 @@ import {
   findUser,
   hashPassword,
   identitiesOfUsers,
+  insertEvents,
   isTenantAdmin,
   liveTokenCounts,
   normalizePhone,
@@ -22,6 +23,7 @@ import {
   type UserTenantRow,
 } from '@gatehouse/identity-data';
 import type { Access } from '../common/access.js';
+import { auditEvent } from '../common/audit.js';
 import { tenantForNewRecord } from '../common/tenants.js';
 import { EMBED_LIMIT } from '../client-access/client-access.queries.js';
 import { USER_COLUMNS, userRecord, type UserIdentityRecord, type UserRecord } from './user.record.js';
@@ -253,6 +255,17 @@ export class UsersService {
     return this.db.transaction(async (m) => {
       const cur = await this.find(m, access, id, true);
       const hash = await this.checkedHash(m, access.instanceId, password);
+      // A locked account (per source or as a whole) is unlocked by this write: recorded as such, not only as the
+      // lock columns' change (the per-source counters are not audited).
+      const [lock] = await m.rows<{ locked: boolean }>(
+        `SELECT EXISTS (SELECT 1 FROM login_failures WHERE user_id = $1 AND locked_until > now())
+             OR EXISTS (SELECT 1 FROM users WHERE id = $1 AND locked_until > now()) AS locked`,
+        [cur.id],
+      );
+      const unlocked = lock?.locked
+        ? auditEvent({ type: 'account.unlocked', userId: cur.id, record: { type: 'user', id: cur.id } })
+        : undefined;
+      if (unlocked) await insertEvents(m, [unlocked]);
       await m.exec(
         `UPDATE users SET password_hash = $2, failed_login_count = 0, locked_until = NULL, updated_by = $3,
                 updated_at = now()

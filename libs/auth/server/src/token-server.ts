@@ -15,6 +15,7 @@ import type { DevicePollThrottle } from './endpoints/device-throttle.js';
 import { TokenServerRouter } from './endpoints/router.js';
 import { composeTokenServer, type TokenServerParts } from './composition/services.js';
 import { scheduleHousekeeping } from './composition/housekeeping.js';
+import { startEventHousekeeping } from '@gatehouse/identity-data';
 import type { ProviderHost } from './composition/provider-host.js';
 import type { TokenServerOptions } from './composition/token-server-env.js';
 
@@ -52,6 +53,7 @@ export class TokenServer {
   private readonly throttle: DevicePollThrottle;
   private readonly redis: Redis | undefined;
   private timers: NodeJS.Timeout[] = [];
+  private stopEventHousekeeping: (() => void) | undefined;
 
   private constructor(parts: TokenServerParts) {
     this.issuer = parts.endpoints.issuer;
@@ -74,6 +76,10 @@ export class TokenServer {
     const server = new TokenServer(parts);
     parts.host.install(await parts.signingKeys.load());
     server.delivery.start();
+    // today's events partition exists before the first request; the next days' are made hourly (identity purges)
+    server.stopEventHousekeeping = await startEventHousekeeping(opts.db, {
+      warn: (msg, err) => parts.log.warn({ err: (err as Error).message }, msg),
+    });
     server.timers = scheduleHousekeeping({
       ...parts,
       env: opts.env,
@@ -127,6 +133,7 @@ export class TokenServer {
 
   async close(): Promise<void> {
     for (const t of this.timers) clearInterval(t);
+    this.stopEventHousekeeping?.();
     await this.delivery.close();
     this.timers.length = 0;
     await this.feed?.stop();

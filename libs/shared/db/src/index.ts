@@ -7,6 +7,7 @@ export {
   type OpenTransaction,
   type Sql,
   type TransactionOptions,
+  type TransactionSettings,
 } from './sql.js';
 export { isConnectionError } from './connection-errors.js';
 export {

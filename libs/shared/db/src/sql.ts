@@ -72,6 +72,7 @@ class ConnectionSql implements Sql {
     readonly client: Client,
     private readonly inTransaction: boolean,
     private readonly prepared: PreparedStatements,
+    private readonly settings?: TransactionSettings,
   ) {}
 
   async rows<T = AnyRow>(text: string, params: readonly unknown[] = []): Promise<T[]> {
@@ -97,20 +98,41 @@ class ConnectionSql implements Sql {
 
   transaction<T>(fn: (tx: Sql) => Promise<T>, opts?: TransactionOptions): Promise<T> {
     if (this.inTransaction) return fn(this);
-    return runTransaction(this.client, this.prepared, fn, opts);
+    return runTransaction(this.client, this.prepared, fn, opts, this.settings);
   }
 }
+
+/**
+ * Settings (`set_config(name, value, true)`: they end with the transaction) every transaction of a Db starts with,
+ * read at each BEGIN (e.g. the identity service's audit context of the request being served); undefined: none.
+ */
+export type TransactionSettings = (() => Readonly<Record<string, string>> | undefined) & {
+  /**
+   * Runs before the COMMIT of a transaction that started with settings, in it; what it returns runs after the
+   * COMMIT succeeded (e.g. counting what the transaction wrote, once it is durable).
+   */
+  beforeCommit?: (tx: Sql) => Promise<(() => void) | undefined>;
+};
 
 async function runTransaction<T>(
   client: Client,
   prepared: PreparedStatements,
   fn: (tx: Sql) => Promise<T>,
   opts: TransactionOptions = {},
+  settings?: TransactionSettings,
 ): Promise<T> {
-  await query(client, beginStatement(opts));
+  const set = settings?.();
+  await query(client, beginStatement(opts, client, set)).catch(async (err: unknown) => {
+    // BEGIN ran but a setting after it failed: the connection must not go back to the pool inside a transaction
+    await query(client, 'ROLLBACK').catch(() => undefined);
+    throw err;
+  });
   try {
-    const out = await fn(new ConnectionSql(client, true, prepared));
+    const tx = new ConnectionSql(client, true, prepared, settings);
+    const out = await fn(tx);
+    const after = set && settings?.beforeCommit ? await settings.beforeCommit(tx) : undefined;
     await query(client, 'COMMIT');
+    after?.();
     return out;
   } catch (err) {
     await query(client, 'ROLLBACK').catch(() => undefined);
@@ -118,11 +140,24 @@ async function runTransaction<T>(
   }
 }
 
-function beginStatement(opts: TransactionOptions): string {
+/**
+ * BEGIN, and the transaction's settings in the same simple-protocol query (one round trip): the values are
+ * literals escaped by the driver, as a simple query takes no parameters.
+ */
+function beginStatement(
+  opts: TransactionOptions,
+  client?: Client,
+  set?: Readonly<Record<string, string>>,
+): string {
   const parts = ['BEGIN'];
   if (opts.isolation) parts.push(`ISOLATION LEVEL ${opts.isolation}`);
   if (opts.readOnly) parts.push('READ ONLY');
-  return parts.join(' ');
+  const begin = parts.join(' ');
+  if (!client || !set) return begin;
+  const calls = Object.entries(set).map(
+    ([name, value]) => `set_config(${client.escapeLiteral(name)}, ${client.escapeLiteral(value)}, true)`,
+  );
+  return calls.length ? `${begin}; SELECT ${calls.join(', ')}` : begin;
 }
 
 /** A transaction opened by `Db.begin` and ended by the caller (a stream that reads across many chunks). */
@@ -179,24 +214,31 @@ export class Db implements Sql {
   }
 
   transaction<T>(fn: (tx: Sql) => Promise<T>, opts?: TransactionOptions): Promise<T> {
-    return this.withClient((client) => runTransaction(client, this.prepared, fn, opts));
+    return this.withClient((client) => runTransaction(client, this.prepared, fn, opts, this.settings));
   }
 
   /** `fn` on one connection outside a transaction (each statement its own snapshot; session settings stay). */
   connection<T>(fn: (sql: Sql) => Promise<T>): Promise<T> {
-    return this.withClient((client) => fn(new ConnectionSql(client, false, this.prepared)));
+    return this.withClient((client) => fn(new ConnectionSql(client, false, this.prepared, this.settings)));
   }
+
+  /** Every transaction of this Db from now on starts with `settings` (see TransactionSettings). */
+  useTransactionSettings(settings: TransactionSettings): void {
+    this.settings = settings;
+  }
+
+  private settings: TransactionSettings | undefined;
 
   /** A transaction the caller ends with `commit()` or `rollback()` (which also return the connection). */
   async begin(opts: TransactionOptions = {}): Promise<OpenTransaction> {
     const { client, release } = await checkout(this.pool);
     try {
-      await query(client, beginStatement(opts));
+      await query(client, beginStatement(opts, client, this.settings?.()));
     } catch (err) {
       release(broken.has(client) ? (err as Error) : undefined);
       throw err;
     }
-    const sql = new ConnectionSql(client, true, this.prepared);
+    const sql = new ConnectionSql(client, true, this.prepared, this.settings);
     let ended = false;
     const end = async (statement: string) => {
       if (ended) return;

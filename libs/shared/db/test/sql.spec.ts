@@ -42,6 +42,28 @@ describe('Db', () => {
     expect(await db.exec(`UPDATE items SET name = name WHERE id <= 5`)).toBe(5);
   });
 
+  it('transaction settings: set at BEGIN, escaped, local to the transaction, read anew at each BEGIN', async () => {
+    const own = new Db({ url: database.url, poolMax: 1 });
+    try {
+      let value: string | undefined = `it's {"a": "b\\"}; DROP TABLE items; --`;
+      own.useTransactionSettings(() => (value === undefined ? undefined : { 'gatehouse.test': value }));
+      const read = (sql: { one: Db['one'] }) =>
+        sql.one<{ v: string | null }>(`SELECT current_setting('gatehouse.test', true) AS v`);
+      expect(await own.transaction((tx) => read(tx))).toEqual({ v: value });
+      // local: the pooled connection (the only one) has it no more
+      expect((await read(own))?.v ?? '').toBe('');
+      value = 'second';
+      const tx = await own.begin();
+      expect(await read(tx)).toEqual({ v: 'second' });
+      await tx.commit();
+      value = undefined;
+      expect((await own.transaction((t) => read(t)))?.v ?? '').toBe('');
+      expect(await own.one(`SELECT count(*)::int AS n FROM items`)).toEqual({ n: 30 });
+    } finally {
+      await own.close();
+    }
+  });
+
   it('transaction commits when fn resolves, rolls back when it throws; inside one, transaction joins it', async () => {
     await db.transaction(async (tx) => {
       await tx.exec(`UPDATE items SET name = 'renamed' WHERE id = 7`);

@@ -89,9 +89,12 @@ class HttpFoundationModule {
   static wrap(rootModule: Type<unknown> | DynamicModule, foundation: HttpFoundation): DynamicModule {
     return {
       module: HttpFoundationModule,
+      // global: a provider of the app may inject the foundation (its metrics, its logger)
+      global: true,
       imports: [rootModule],
       controllers: [HealthController],
       providers: [{ provide: HTTP_FOUNDATION, useValue: foundation }, FoundationLifecycle],
+      exports: [HTTP_FOUNDATION],
     };
   }
 }

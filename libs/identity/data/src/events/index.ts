@@ -1,2 +1,3 @@
 export * from './catalogue.js';
 export * from './writer.js';
+export * from './housekeeping.js';

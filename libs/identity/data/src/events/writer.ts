@@ -274,3 +274,16 @@ export class EventWriter {
     }
   }
 }
+
+/**
+ * The events the current transaction wrote, by type and outcome (the management-write trigger's, for the Prometheus
+ * counter once the transaction commits): one look-up of `ix_events_txid_seq` per partition.
+ */
+export async function eventsOfThisTransaction(
+  tx: Sql,
+): Promise<{ type: string; outcome: string; n: number }[]> {
+  return tx.rows(
+    `SELECT type, outcome, count(*)::int AS n FROM events WHERE txid = pg_current_xact_id_if_assigned()
+      GROUP BY type, outcome`,
+  );
+}

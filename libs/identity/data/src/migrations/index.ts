@@ -15,6 +15,7 @@ import { DeliveryOutbox1795706191082 } from './1795706191082-delivery-outbox.js'
 import { CacheSubscriberBackends1795706191083 } from './1795706191083-cache-subscriber-backends.js';
 import { Events1795800000000 } from './1795800000000-events.js';
 import { LogStreams1795800000100 } from './1795800000100-log-streams.js';
+import { EventsAudit1795800100000 } from './1795800100000-events-audit.js';
 
 export {
   IdentitySchema1790000000000,
@@ -53,4 +54,5 @@ export const identityMigrations = [
   CacheSubscriberBackends1795706191083,
   Events1795800000000,
   LogStreams1795800000100,
+  EventsAudit1795800100000,
 ];
