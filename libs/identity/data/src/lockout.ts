@@ -91,16 +91,21 @@ export async function resetFailedLogins(db: Sql, userId: string): Promise<void> 
 
 /**
  * A successful login from `source`: that source's failures cleared, `last_login_at` set, `login_count`
- * incremented.
+ * incremented. True when this cleared a lock of that source (one that had run out: a live one refuses the login
+ * before), i.e. the account is unlocked from there from now on.
  */
-export async function recordSuccessfulLogin(db: Sql, userId: string, source: string): Promise<void> {
-  if (!isUuid(userId)) return;
-  await db.exec(`DELETE FROM login_failures WHERE user_id = $1 AND source = $2`, [userId, sourceKey(source)]);
+export async function recordSuccessfulLogin(db: Sql, userId: string, source: string): Promise<boolean> {
+  if (!isUuid(userId)) return false;
+  const cleared = await db.rows<{ locked: boolean }>(
+    `DELETE FROM login_failures WHERE user_id = $1 AND source = $2 RETURNING locked_until IS NOT NULL AS locked`,
+    [userId, sourceKey(source)],
+  );
   await db.exec(
     `UPDATE users SET failed_login_count = 0, locked_until = NULL, last_login_at = now(), login_count = login_count + 1
      WHERE id = $1`,
     [userId],
   );
+  return cleared[0]?.locked ?? false;
 }
 
 /** Delete failure rows no attempt touched for `olderThanSec` whose lock (if any) has run out; returns how many. */
