@@ -53,7 +53,7 @@ export function passwordGrantHandler(deps: PasswordGrantDeps) {
         password,
         signInClientOf(c),
         clientAddress(ctx.req) ?? ctx.ip,
-        { clientId: client!.clientId, method: 'password', source: sourceOf(ctx.req) },
+        { clientId: client?.clientId ?? '', method: 'password', source: sourceOf(ctx.req) },
       );
     } catch (err) {
       if (err instanceof LoginError) throw oauthError(errors.InvalidGrant, FAILURES[err.reason]);
