@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { createLogger, type FastLane } from '@gatehouse/http';
+import { createLogger, HTTP_FOUNDATION, type FastLane, type HttpFoundation } from '@gatehouse/http';
 import {
   identityDatabaseUrl,
   packageVersion,
@@ -52,7 +52,12 @@ export const authService: ServiceDefinition<typeof authEnv> = {
   // Everything the token server serves (the route table, the interaction pages, /authorize/<uid>, logout steps,
   // /device/...) runs on the foundation's fast lane, straight on node's request event behind the same request id,
   // log line, metrics and rate limits; health, metrics, docs and anything else stay on Express and Nest.
-  fastLane: (app, { env }) => withHsts(app.get(TokenServer).lane(), env),
+  // The app's metrics exist once it is built: the audit events written are counted there from now on.
+  fastLane: (app, { env }) => {
+    const server = app.get(TokenServer);
+    server.countEventsIn(app.get<HttpFoundation>(HTTP_FOUNDATION, { strict: false }).metrics);
+    return withHsts(server.lane(), env);
+  },
   // Express serves the rest (docs, health, 404s): the same HSTS there.
   mount: (app, { env }) => {
     if (!httpsIssuer(env)) return;

@@ -62,6 +62,13 @@ export const authEnv = {
     description:
       'how often the token server checks signing_keys for a rotation made by another process, in seconds',
   }),
+  AUTH_EVENTS_FLUSH_MS: env.int({
+    default: 200,
+    min: 0,
+    max: 60_000,
+    description:
+      'how long an audit event waits in memory before the batched writer stores it, in milliseconds (what a crash can lose); 0: one INSERT per event, not batched (slower, see docs/events.md)',
+  }),
   AUTH_TRUST_PROXY: env.bool({
     default: false,
     description:

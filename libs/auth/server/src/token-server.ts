@@ -4,7 +4,8 @@ import type Provider from 'oidc-provider';
 import type { Logger } from 'pino';
 import type { CacheSubscriber } from '@gatehouse/changes';
 import type { Delivery } from '@gatehouse/delivery';
-import type { FastLane } from '@gatehouse/http';
+import type { FastLane, HttpMetrics } from '@gatehouse/http';
+import type { AuthEvents } from './events/auth-events.js';
 import type { FastClientCredentials } from './oidc/client-credentials.fast.js';
 import type { PasswordLogin } from './oidc/password-login.js';
 import type { UpstreamKeys } from './oidc/upstream-keys.js';
@@ -46,6 +47,8 @@ export class TokenServer {
    */
   feed?: CacheSubscriber;
   readonly log: Logger;
+  /** The audit trail's batched writer (`events.flush()` writes what is queued). */
+  readonly events: AuthEvents;
   /** This process's delivery worker: the messages the token server queued (codes, links), sent after the answer. */
   private readonly delivery: Delivery;
   private readonly host: ProviderHost;
@@ -64,6 +67,7 @@ export class TokenServer {
     this.login = parts.login;
     this.feed = parts.feed;
     this.log = parts.log;
+    this.events = parts.events;
     this.delivery = parts.delivery;
     this.host = parts.host;
     this.router = new TokenServerRouter(parts.endpoints);
@@ -131,8 +135,18 @@ export class TokenServer {
     this.router.serve(req, res, next);
   }
 
+  /** Counts every audit event written in `metrics.events` (gatehouse_events_total). */
+  countEventsIn(metrics: HttpMetrics): void {
+    this.events.counter = (type, outcome) => metrics.events.labels(type, outcome).inc();
+  }
+
+  /**
+   * Called once the HTTP server stopped taking requests (Nest's shutdown hooks run after it closed): the audit
+   * events still queued are written first, while the database pool is open.
+   */
   async close(): Promise<void> {
     for (const t of this.timers) clearInterval(t);
+    await this.events.close();
     this.stopEventHousekeeping?.();
     await this.delivery.close();
     this.timers.length = 0;

@@ -91,18 +91,23 @@ export async function resetFailedLogins(db: Sql, userId: string): Promise<void> 
 
 /**
  * A successful login from `source`: that source's failures cleared, `last_login_at` set, `login_count`
- * incremented.
+ * incremented. True when this cleared a lock of that source (one that had run out: a live one refuses the login
+ * before), i.e. the account is unlocked from there from now on.
  */
-export async function recordSuccessfulLogin(db: Sql, userId: string, source: string): Promise<void> {
-  if (!isUuid(userId)) return;
-  // One statement (a data-modifying CTE) for both writes: one round trip on every sign-in instead of two, and the
+export async function recordSuccessfulLogin(db: Sql, userId: string, source: string): Promise<boolean> {
+  if (!isUuid(userId)) return false;
+  // One statement (data-modifying CTEs) for both writes: one round trip on every sign-in instead of two, and the
   // pair is atomic.
-  await db.exec(
-    `WITH cleared AS (DELETE FROM login_failures WHERE user_id = $1 AND source = $2)
-     UPDATE users SET failed_login_count = 0, locked_until = NULL, last_login_at = now(), login_count = login_count + 1
-     WHERE id = $1`,
+  const [r] = await db.rows<{ locked: boolean }>(
+    `WITH cleared AS (DELETE FROM login_failures WHERE user_id = $1 AND source = $2
+                      RETURNING locked_until IS NOT NULL AS locked),
+          seen AS (UPDATE users SET failed_login_count = 0, locked_until = NULL, last_login_at = now(),
+                                    login_count = login_count + 1
+                    WHERE id = $1)
+     SELECT coalesce(bool_or(locked), false) AS locked FROM cleared`,
     [userId, sourceKey(source)],
   );
+  return r?.locked ?? false;
 }
 
 /** Delete failure rows no attempt touched for `olderThanSec` whose lock (if any) has run out; returns how many. */

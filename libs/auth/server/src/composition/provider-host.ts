@@ -16,6 +16,8 @@ import type { CurrentProvider, Handler } from '../endpoints/context.js';
 import { DEVICE_POLL_INTERVAL_SEC } from '../endpoints/device-throttle.js';
 import { TOKENINFO_PATH } from '../endpoints/tokeninfo.js';
 import type { TokenServerEnv } from './token-server-env.js';
+import type { AuthEvents } from '../events/auth-events.js';
+import { auditProvider } from '../events/provider-events.js';
 
 export interface ProviderHostDeps {
   env: TokenServerEnv;
@@ -30,6 +32,7 @@ export interface ProviderHostDeps {
   box: SecretBox;
   codes: OneTimeCodes;
   upstreamKeys: UpstreamKeys;
+  events: AuthEvents;
   /** Told each key set as it is installed (before any request is served with it). */
   onInstall: (keys: KeySet, provider: Provider) => void;
 }
@@ -119,8 +122,13 @@ export class ProviderHost implements CurrentProvider {
       cookieKeys: box.derive('cookies'),
       codes: this.deps.codes,
       upstreamKeys: this.deps.upstreamKeys,
+      events: this.deps.events,
     });
     provider.use(this.amendAnswers());
+    auditProvider(provider, this.deps.events, async (userId) => {
+      const user = await this.deps.data.findUserById(userId);
+      return user ? { instanceId: user.instanceId, tenantId: user.tenantId } : undefined;
+    });
     return provider;
   }
 

@@ -27,6 +27,7 @@ import { DevicePollThrottle } from '../endpoints/device-throttle.js';
 import { JwksReplay } from '../endpoints/jwks-replay.js';
 import { DEFAULT_REDIS_PREFIX } from '../oidc/adapters/redis.adapter.js';
 import { ProviderHost } from './provider-host.js';
+import { AuthEvents } from '../events/auth-events.js';
 import { issuerOf, type TokenServerOptions } from './token-server-env.js';
 
 /** The token server's state: the database, the state cache and its change feed, the keys, Redis. */
@@ -44,6 +45,8 @@ export interface TokenServerState {
   /** Resource-owner password logins (lockouts count by its `clock`). */
   login: PasswordLogin;
   redis: Redis | undefined;
+  /** The audit trail's one batched writer (closed, everything queued written, at shutdown). */
+  events: AuthEvents;
 }
 
 /** Everything the token server is made of: its state, oidc-provider, and the services its endpoints call. */
@@ -71,6 +74,7 @@ export async function composeTokenServer(opts: TokenServerOptions): Promise<Toke
   const fastClientCredentials = new FastClientCredentials({
     data,
     issuer,
+    events: state.events,
     defaultTtlSec: opts.env.AUTH_ACCESS_TOKEN_TTL_SEC,
     providerAccepts: async (clientId) => {
       try {
@@ -124,20 +128,30 @@ async function openState(opts: TokenServerOptions): Promise<TokenServerState> {
     : undefined;
   await feed?.start();
   const signingKeys = new SigningKeys(sql, opts.box);
-  const login = new PasswordLogin(sql, data, {
-    threshold: opts.env.AUTH_LOCKOUT_THRESHOLD,
-    lockSeconds: opts.env.AUTH_LOCKOUT_SECONDS,
+  const events = new AuthEvents(sql, {
+    flushMs: opts.env.AUTH_EVENTS_FLUSH_MS,
+    onError: (err, dropped) =>
+      log.error({ err: (err as Error).message, dropped }, 'audit events could not be written'),
   });
+  const login = new PasswordLogin(
+    sql,
+    data,
+    {
+      threshold: opts.env.AUTH_LOCKOUT_THRESHOLD,
+      lockSeconds: opts.env.AUTH_LOCKOUT_SECONDS,
+    },
+    events,
+  );
   const redis = opts.env.REDIS_URL
     ? new Redis(opts.env.REDIS_URL, { maxRetriesPerRequest: 2, lazyConnect: false })
     : undefined;
   redis?.on('error', (err) => log.warn({ err: err.message }, 'redis error'));
-  return { opts, log, sql, data, feed, signingKeys, login, redis };
+  return { opts, log, sql, data, feed, signingKeys, login, redis, events };
 }
 
 /** The services the endpoints call, around oidc-provider (`host`). */
 function endpointContext(
-  { opts, log, sql, data, login, redis }: TokenServerState,
+  { opts, log, sql, data, login, redis, events }: TokenServerState,
   built: Pick<EndpointContext, 'issuer' | 'fastClientCredentials'> & {
     host: ProviderHost;
     codes: OneTimeCodes;
@@ -154,12 +168,21 @@ function endpointContext(
     defaultAccessTokenTtlSec: opts.env.AUTH_ACCESS_TOKEN_TTL_SEC,
   });
   const linkPkce = new LinkPkceWaiver(opts.box.derive('passwordless-link-pkce'));
-  const passwordless = new PasswordlessStart({ data, sql, codes, delivery, issuer, pkceWaiver: linkPkce });
+  const passwordless = new PasswordlessStart({
+    data,
+    sql,
+    codes,
+    delivery,
+    issuer,
+    pkceWaiver: linkPkce,
+    events,
+  });
   const signup = new Signup({
     sql,
     codes,
     delivery,
     issuer,
+    events,
     limits: new SignupLimits(sql, {
       perAddressPerHour: opts.env.SIGNUP_MAX_PER_ADDRESS_PER_HOUR ?? 10,
       perInstancePerMinute: opts.env.SIGNUP_MAX_PER_INSTANCE_PER_MINUTE ?? 100,
@@ -200,6 +223,7 @@ function endpointContext(
       passwordless,
       codes,
       forgot,
+      events,
     }),
     // with Redis, slow_down holds across replicas (the same key prefix as oidc-provider's artifacts)
     deviceThrottle: new DevicePollThrottle(

@@ -23,6 +23,8 @@ export interface TokenServerEnv extends OutboundEnv {
   AUTH_DEVICE_CODE_TTL_SEC: number;
   AUTH_PURGE_INTERVAL_SEC: number;
   AUTH_KEY_REFRESH_SEC: number;
+  /** How long an audit event waits in memory before it is written (default 200 ms): what a crash can lose. */
+  AUTH_EVENTS_FLUSH_MS?: number;
   AUTH_TRUST_PROXY: boolean;
   /** Common to every service (libs/shared/config); absent in some tests: no proxy trusted. */
   TRUST_PROXY?: TrustProxySetting;

@@ -5,7 +5,7 @@ import type { Sql } from '@gatehouse/db';
 import { BodyError, one, parseParams, readBody } from '../oidc/request-body.js';
 import { LoginError, type PasswordLogin } from '../oidc/password-login.js';
 import type { OidcData } from '../oidc/oidc-data.js';
-import type { InstanceSettings } from '@gatehouse/identity-data';
+import type { InstanceSettings, SigninFailureReason } from '@gatehouse/identity-data';
 import {
   accountLabel,
   consentPage,
@@ -33,6 +33,7 @@ import { LINK_LOGIN_COOKIE, OTP_GRANT, PasswordlessStart } from '../passwordless
 import { userMaySignInThrough } from '../oidc/sign-in-policy.js';
 import { allowsSignup, SignupError, sourceAddress, type Signup } from '../signup/signup.js';
 import { cookieValue, sameSecret } from './cookies.js';
+import { sourceOf, type AuthEvents } from '../events/auth-events.js';
 
 const CSRF_COOKIE = 'gh.csrf';
 
@@ -46,6 +47,7 @@ interface InteractionDeps {
   passwordless: PasswordlessStart;
   codes: OneTimeCodes;
   forgot: ForgotPassword;
+  events: AuthEvents;
 }
 
 /**
@@ -117,6 +119,14 @@ export class InteractionHandler {
       );
       const user = linked ? await this.deps.data.findUserById(linked) : undefined;
       if (user && !user.isBlocked) {
+        this.deps.events.signin({
+          instanceId: user.instanceId,
+          tenantId: user.tenantId,
+          userId: user.id,
+          clientId: String(details.params.client_id),
+          method: 'link',
+          source: sourceOf(req),
+        });
         res.setHeader(
           'Set-Cookie',
           `${LINK_LOGIN_COOKIE}=; Path=/interaction; HttpOnly; SameSite=Lax; Max-Age=0`,
@@ -224,17 +234,33 @@ export class InteractionHandler {
       });
     }
     const code = one(params, 'otp');
+    const source = sourceOf(req);
     if (code === undefined) {
-      await this.deps.passwordless.sendCode(client, username, channel);
+      await this.deps.passwordless.sendCode(client, username, channel, undefined, source);
       return this.renderOtp(res, details, locale, csrf, { username });
     }
     const user = await this.deps.data.findUserByLogin(client.instanceId, username);
-    const ok =
-      user &&
-      !user.isBlocked &&
-      userMaySignInThrough(user, client) &&
-      (await this.deps.codes.check(user.id, client.id, code.trim())) === 'ok';
-    if (!ok || !user)
+    const audit = {
+      instanceId: client.instanceId,
+      tenantId: user && userMaySignInThrough(user, client) ? user.tenantId : client.tenantId,
+      userId: user && userMaySignInThrough(user, client) ? user.id : null,
+      clientId: client.id,
+      method: 'otp_page',
+      source,
+    };
+    let reason: SigninFailureReason | undefined;
+    if (!user) reason = 'unknown_user';
+    else if (user.isBlocked) reason = 'blocked';
+    else if (!userMaySignInThrough(user, client)) reason = 'tenant_mismatch';
+    else {
+      const checked = await this.deps.codes.check(user.id, client.id, code.trim());
+      if (checked !== 'ok') {
+        this.deps.events.otpFailure({ ...audit, userId: user.id }, checked);
+        reason = 'wrong_code';
+      }
+    }
+    this.deps.events.signin({ ...audit, reason });
+    if (reason || !user)
       return this.renderOtp(res, details, locale, csrf, { status: 401, username, error: 'wrong' });
     await this.finishLogin(req, res, user.id);
   }
@@ -412,6 +438,7 @@ export class InteractionHandler {
         password,
         client,
         this.sourceOf(req),
+        { clientId: client.id, method: 'login_page', source: sourceOf(req) },
       );
       await this.finishLogin(req, res, user.id);
     } catch (err) {
@@ -488,11 +515,16 @@ export class InteractionHandler {
       // A taken address is answered as a new one (no account oracle): both go to the sign-in form with the same
       // notice; the new account's owner signs in with the password just chosen, a taken e-mail's owner gets a
       // message saying someone tried.
-      await this.deps.signup.create(
+      const created = await this.deps.signup.create(
         client,
         { ...values, password: one(params, 'password') },
         this.sourceOf(req),
         'notify',
+      );
+      this.deps.signup.recordSignup(
+        client,
+        sourceOf(req),
+        created ? { userId: created.id } : { error: 'email_taken' },
       );
       const email = values.email?.trim().toLowerCase();
       await this.loginForm(req, res, details, locale, csrf, {
@@ -501,6 +533,7 @@ export class InteractionHandler {
       });
     } catch (err) {
       if (!(err instanceof SignupError)) throw err;
+      this.deps.signup.recordSignup(client, sourceOf(req), { error: err });
       if (!err.problem) return this.error(res, locale, err.status, 'noSignup');
       if (err.retryAfterSec !== undefined) res.setHeader('Retry-After', String(err.retryAfterSec));
       await this.renderSignup(res, details, locale, csrf, client.instanceId, {

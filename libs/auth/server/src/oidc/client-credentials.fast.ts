@@ -7,6 +7,8 @@ import type { OidcData } from './oidc-data.js';
 import type { Params } from './request-body.js';
 import { LearnedScopes } from './client-credentials.scopes.js';
 import type Provider from 'oidc-provider';
+import { clientAddress } from '@gatehouse/http';
+import type { AuthEvents } from '../events/auth-events.js';
 
 /** The parameters a plain client_credentials request may carry (anything else: oidc-provider answers it). */
 const PLAIN_PARAMS = new Set(['grant_type', 'scope', 'resource', 'client_id', 'client_secret']);
@@ -51,6 +53,8 @@ export interface FastClientCredentialsDeps {
    * scope allow-list of its own (the learned scopes assume none).
    */
   providerAccepts(clientId: string): Promise<boolean>;
+  /** The audit trail: every token issued here is recorded (queued; written in batches). */
+  events?: AuthEvents;
 }
 
 /**
@@ -161,6 +165,19 @@ export class FastClientCredentials {
     res.setHeader('Content-Length', Buffer.byteLength(body));
     res.end(body);
     this.issued++;
+    if (this.deps.events) {
+      const ua = headers['user-agent'];
+      this.deps.events.record({
+        type: 'token.issued',
+        instanceId: client.instanceId,
+        tenantId: client.tenantId,
+        actor: { type: 'client', id: client.id },
+        clientId: client.id,
+        ip: clientAddress(req) ?? null,
+        userAgent: ua ?? null,
+        details: { grant_type: 'client_credentials', audience: resource },
+      });
+    }
     return true;
   }
 }

@@ -6,6 +6,8 @@ import {
   type LockoutPolicy,
 } from '@gatehouse/identity-data';
 import type { Sql } from '@gatehouse/db';
+import type { SigninFailureReason } from '@gatehouse/identity-data';
+import type { AuthEvents, EventSource } from '../events/auth-events.js';
 import { userMaySignInThrough, type SignInClient } from './sign-in-policy.js';
 import type { OidcData, User } from './oidc-data.js';
 
@@ -14,9 +16,21 @@ export type { LockoutPolicy };
 export type LoginFailure = 'invalid_credentials' | 'blocked';
 
 export class LoginError extends Error {
-  constructor(readonly reason: LoginFailure) {
+  constructor(
+    readonly reason: LoginFailure,
+    /** What the audit trail records (the answer stays `reason`: no account oracle). */
+    readonly detail?: SigninFailureReason,
+  ) {
     super(reason);
   }
+}
+
+/** How a sign-in is recorded in the audit trail: the client it goes through, the path, the request's source. */
+export interface LoginAudit {
+  clientId: string;
+  /** `password` (the grant) or `login_page`. */
+  method: string;
+  source: EventSource;
 }
 
 /**
@@ -33,6 +47,7 @@ export class PasswordLogin {
     private readonly sql: Sql,
     private readonly data: OidcData,
     private readonly policy: LockoutPolicy,
+    private readonly events?: AuthEvents,
     /** The clock lockouts are counted by (tests move it instead of waiting). */
     public clock: () => Date = () => new Date(),
   ) {}
@@ -43,6 +58,28 @@ export class PasswordLogin {
     password: string,
     client: SignInClient,
     source = 'unknown',
+    audit?: LoginAudit,
+  ): Promise<User> {
+    try {
+      const user = await this.check(instanceId, login, password, client, source, audit);
+      if (audit) this.recordSignin(instanceId, audit, client, user, undefined);
+      return user;
+    } catch (err) {
+      if (audit && err instanceof LoginError) {
+        const user = (err as LoginError & { user?: User }).user;
+        this.recordSignin(instanceId, audit, client, user, err.detail);
+      }
+      throw err;
+    }
+  }
+
+  private async check(
+    instanceId: string,
+    login: string,
+    password: string,
+    client: SignInClient,
+    source: string,
+    audit: LoginAudit | undefined,
   ): Promise<User> {
     const found = await this.data.findUserByLogin(instanceId, login);
     // A user the client may not sign in (another tenant's, through a client that is not global) does not exist
@@ -51,14 +88,80 @@ export class PasswordLogin {
     const now = this.clock();
     if (!user?.passwordHash || (await isLockedFrom(this.sql, user.id, source, now))) {
       await verifyPassword(null, password);
-      throw new LoginError('invalid_credentials');
+      const detail: SigninFailureReason = !found
+        ? 'unknown_user'
+        : !user
+          ? client.isGlobal || client.tenantId === null
+            ? 'client_not_allowed'
+            : 'tenant_mismatch'
+          : user.passwordHash
+            ? 'locked'
+            : 'wrong_password';
+      throw withUser(new LoginError('invalid_credentials', detail), found ?? undefined);
     }
     if (!(await verifyPassword(user.passwordHash, password))) {
-      await registerFailedLogin(this.sql, user.id, source, this.policy, now);
-      throw new LoginError('invalid_credentials');
+      const counted = await registerFailedLogin(this.sql, user.id, source, this.policy, now);
+      // this failure reached the threshold (the account was not locked from here before it)
+      if (counted?.locked && audit) {
+        this.events?.record({
+          type: 'account.locked',
+          instanceId,
+          tenantId: user.tenantId,
+          actor: { type: 'system' },
+          userId: user.id,
+          clientId: audit.clientId,
+          ip: audit.source.ip,
+          userAgent: audit.source.userAgent,
+          details: {
+            method: audit.method,
+            locked_until: counted.lockedUntil ? new Date(counted.lockedUntil).toISOString() : null,
+          },
+        });
+      }
+      throw withUser(new LoginError('invalid_credentials', 'wrong_password'), user);
     }
-    if (user.isBlocked) throw new LoginError('blocked');
-    await recordSuccessfulLogin(this.sql, user.id, source);
+    if (user.isBlocked) throw withUser(new LoginError('blocked', 'blocked'), user);
+    if ((await recordSuccessfulLogin(this.sql, user.id, source)) && audit) {
+      // the lock of this address had run out: the account signs in from here again
+      this.events?.record({
+        type: 'account.unlocked',
+        instanceId,
+        tenantId: user.tenantId,
+        actor: { type: 'system' },
+        userId: user.id,
+        clientId: audit.clientId,
+        ip: audit.source.ip,
+        userAgent: audit.source.userAgent,
+        details: { cause: 'lock_expired', method: audit.method },
+      });
+    }
     return user;
   }
+
+  private recordSignin(
+    instanceId: string,
+    audit: LoginAudit,
+    client: SignInClient,
+    user: User | undefined,
+    reason: SigninFailureReason | undefined,
+  ): void {
+    // A user the client may not sign in is not named: the event belongs to the client's tenant, whose
+    // administrators must learn nothing of another tenant's users.
+    const outside = reason === 'tenant_mismatch' || reason === 'client_not_allowed';
+    this.events?.signin({
+      instanceId,
+      tenantId: outside ? client.tenantId : (user?.tenantId ?? client.tenantId),
+      userId: outside ? null : user?.id,
+      clientId: audit.clientId,
+      method: audit.method,
+      source: audit.source,
+      reason,
+    });
+  }
+}
+
+/** The user a failure is about (for the audit trail only; never part of the answer). */
+function withUser(err: LoginError, user: User | undefined): LoginError {
+  if (user) Object.defineProperty(err, 'user', { value: user, enumerable: false });
+  return err;
 }

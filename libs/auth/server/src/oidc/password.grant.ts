@@ -1,5 +1,6 @@
 import { clientAddress } from '@gatehouse/http';
 import { errors, type Account, type ResourceServer, type TokenEndpointGrantContext } from 'oidc-provider';
+import { sourceOf } from '../events/auth-events.js';
 import { signInClientOf } from './sign-in-policy.js';
 import { oauthError } from './oauth-errors.js';
 import { LoginError, type LoginFailure, type PasswordLogin } from './password-login.js';
@@ -52,6 +53,7 @@ export function passwordGrantHandler(deps: PasswordGrantDeps) {
         password,
         signInClientOf(c),
         clientAddress(ctx.req) ?? ctx.ip,
+        { clientId: client?.clientId ?? '', method: 'password', source: sourceOf(ctx.req) },
       );
     } catch (err) {
       if (err instanceof LoginError) throw oauthError(errors.InvalidGrant, FAILURES[err.reason]);

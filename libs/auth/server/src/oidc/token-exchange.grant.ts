@@ -11,6 +11,7 @@ import {
   type TrustedIdentityProvider,
 } from '@gatehouse/identity-data';
 import { oauthError } from './oauth-errors.js';
+import { sourceOf, type AuthEvents } from '../events/auth-events.js';
 import type { User } from './oidc-data.js';
 import { userGrantHandler, type PasswordGrantDeps } from './password.grant.js';
 import { signInClientOf, userMaySignInThrough } from './sign-in-policy.js';
@@ -56,6 +57,8 @@ const ALGORITHMS = [
 export interface TokenExchangeDeps extends Omit<PasswordGrantDeps, 'login'> {
   sql: Sql;
   keys: UpstreamKeys;
+  /** The audit trail (the sign-ins of exchanges). */
+  events?: AuthEvents;
   /** Seconds of clock skew tolerated on `exp`, `nbf`, `iat`. */
   clockToleranceSec?: number;
 }
@@ -91,7 +94,7 @@ interface GatehouseClient {
  * plus `issued_token_type`.
  */
 export function tokenExchangeHandler(deps: TokenExchangeDeps) {
-  const inner = userGrantHandler(deps, TOKEN_EXCHANGE_GRANT, (ctx) => exchange(deps, ctx));
+  const inner = userGrantHandler(deps, TOKEN_EXCHANGE_GRANT, (ctx) => audited(deps, ctx));
   return async function tokenExchange(ctx: TokenEndpointGrantContext): Promise<void> {
     const { params } = ctx.oidc;
     if (!str(params.subject_token))
@@ -114,6 +117,46 @@ export function tokenExchangeHandler(deps: TokenExchangeDeps) {
     await inner(ctx);
     ctx.body = { ...(ctx.body as Record<string, unknown>), issued_token_type: TOKEN_TYPES.accessToken };
   };
+}
+
+/** The upstream issuer a token exchange was for (a trusted provider's), for its audit events. */
+const exchangedIssuers = new WeakMap<object, string>();
+export const exchangedIssuerOf = (ctx: { oidc?: object } | undefined): string | undefined =>
+  ctx?.oidc ? exchangedIssuers.get(ctx.oidc) : undefined;
+
+/** `exchange`, its sign-in recorded (the user, or why not: never the subject token). */
+async function audited(deps: TokenExchangeDeps, ctx: TokenEndpointGrantContext): Promise<User> {
+  const client = ctx.oidc.client as unknown as GatehouseClient;
+  const base = {
+    instanceId: client.instance_id,
+    clientId: client.clientId,
+    method: 'token_exchange',
+    source: sourceOf(ctx.req),
+  };
+  try {
+    const user = await exchange(deps, ctx);
+    deps.events?.signin({
+      ...base,
+      tenantId: user.tenantId,
+      userId: user.id,
+      details: { upstream_issuer: exchangedIssuerOf(ctx) ?? null },
+    });
+    return user;
+  } catch (err) {
+    const description = (err as { error_description?: string }).error_description;
+    deps.events?.signin({
+      ...base,
+      tenantId: client.tenant_id ?? null,
+      reason:
+        description === 'the user is blocked'
+          ? 'blocked'
+          : description === REFUSED
+            ? 'client_not_allowed'
+            : 'upstream_failed',
+      details: { upstream_issuer: exchangedIssuerOf(ctx) ?? null },
+    });
+    throw err;
+  }
 }
 
 /** The user of the subject token (created or linked on first sign-in), or an invalid_grant. */
@@ -145,6 +188,7 @@ async function exchange(deps: TokenExchangeDeps, ctx: TokenEndpointGrantContext)
     throw invalidGrant(`identity provider ${providers[0].identity_provider} is disabled in this instance`);
   }
   const issuer = iss.replace(/\/+$/, '');
+  exchangedIssuers.set(ctx.oidc, issuer.slice(0, 500));
   // Providers that name our client in the token's aud first; none: the first one, whose check explains the aud.
   let candidates = allowed.filter((p) => audienceMatches(unverified, p.client_id, type));
   if (!candidates.length) candidates = [allowed[0]];

@@ -12,6 +12,7 @@ import { originOf, pageHeaders, pickLocale, type Locale } from '../interaction/p
 import { CODE_TTL_SEC, type OneTimeCodes } from './one-time-codes.js';
 import { linkConfirmPage, linkMessagePage, maskEmail } from './link-pages.js';
 import { LINK_PKCE_PARAM, type LinkPkceWaiver } from './link-pkce.js';
+import { sourceOf, type AuthEvents, type EventSource } from '../events/auth-events.js';
 
 export const PASSWORDLESS_START_PATH = '/passwordless/start';
 export const PASSWORDLESS_VERIFY_PATH = '/passwordless/verify';
@@ -80,6 +81,7 @@ export class PasswordlessStart {
       issuer: string;
       /** Signs the PKCE waiver of links asked for without a code_challenge. */
       pkceWaiver: LinkPkceWaiver;
+      events?: AuthEvents;
     },
   ) {}
 
@@ -144,7 +146,7 @@ export class PasswordlessStart {
         'username must be an e-mail address or an E.164 phone number (+ and digits)',
       );
     }
-    await this.sendCode(client, username, channel, opts.scope);
+    await this.sendCode(client, username, channel, opts.scope, sourceOf(req));
     res.statusCode = 200;
     res.setHeader('Content-Type', 'application/json');
     res.setHeader('Cache-Control', 'no-store');
@@ -166,6 +168,7 @@ export class PasswordlessStart {
     username: string,
     channel: 'email' | 'sms',
     scope?: string,
+    source?: EventSource,
   ): Promise<void> {
     const user = await this.deps.data.findUserByLogin(client.instanceId, username);
     const reachable =
@@ -198,6 +201,17 @@ export class PasswordlessStart {
           kind: 'otp',
         });
       }
+    });
+    this.deps.events?.record({
+      type: 'otp.issued',
+      instanceId: client.instanceId,
+      tenantId: user.tenantId,
+      actor: { type: 'anonymous', viaClientId: client.id },
+      userId: user.id,
+      clientId: client.id,
+      ip: source?.ip ?? null,
+      userAgent: source?.userAgent ?? null,
+      details: { channel },
     });
   }
 
@@ -278,6 +292,15 @@ export class PasswordlessStart {
             `${this.deps.issuer}${PASSWORDLESS_VERIFY_PATH}?token=${token}`,
           { tx, kind: 'signin-link' },
         );
+      });
+      this.deps.events?.record({
+        type: 'otp.issued',
+        instanceId: client.instanceId,
+        tenantId: user.tenantId,
+        actor: { type: 'anonymous', viaClientId: client.id },
+        userId: user.id,
+        clientId: client.id,
+        details: { channel: 'email', send_type: 'link' },
       });
     }
     res.statusCode = 200;

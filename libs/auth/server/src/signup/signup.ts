@@ -13,6 +13,7 @@ import { one, type Params } from '../oidc/request-body.js';
 import { displayName, escapeHtml, type Delivery } from '@gatehouse/delivery';
 import type { OneTimeCodes } from '../passwordless/one-time-codes.js';
 import type { SignupLimits } from './signup-limits.js';
+import { sourceOf, type AuthEvents, type EventSource } from '../events/auth-events.js';
 
 export const SIGNUP_PATH = '/signup';
 export const EMAIL_VERIFICATION_PATH = '/email-verification';
@@ -103,8 +104,39 @@ export class Signup {
       delivery: Delivery;
       issuer: string;
       limits?: SignupLimits;
+      events?: AuthEvents;
     },
   ) {}
+
+  /**
+   * Records a sign-up in the audit trail: the new user, or why it was refused (`email_taken`, `rate_limited`,
+   * `disabled`, `invalid_input`). Nothing of the input (the password, the address) is recorded.
+   */
+  recordSignup(
+    client: OidcClientRecord,
+    source: EventSource,
+    outcome: { userId: string } | { error: SignupError | 'email_taken' },
+  ): void {
+    const userId = 'userId' in outcome ? outcome.userId : null;
+    const reason = 'userId' in outcome ? null : signupReason(outcome.error);
+    this.deps.events?.record({
+      type: userId ? 'signup.success' : 'signup.failure',
+      reason,
+      instanceId: client.instanceId,
+      tenantId: client.tenantId,
+      actor: userId
+        ? { type: 'user', id: userId, viaClientId: client.id }
+        : { type: 'anonymous', viaClientId: client.id },
+      userId,
+      clientId: client.id,
+      ip: source.ip,
+      userAgent: source.userAgent,
+      details:
+        'error' in outcome && typeof outcome.error !== 'string' && outcome.error.problem
+          ? { problem: outcome.error.problem }
+          : {},
+    });
+  }
 
   /**
    * A new user. A taken e-mail or phone number is a 409 for the API (`onTaken: 'error'`, as Auth0's sign-up
@@ -250,6 +282,21 @@ export class Signup {
   }
 }
 
+/** The reason code of a refused sign-up. */
+function signupReason(error: SignupError | 'email_taken'): string {
+  if (typeof error === 'string') return error;
+  switch (error.status) {
+    case 409:
+      return 'email_taken';
+    case 429:
+      return 'rate_limited';
+    case 403:
+      return 'disabled';
+    default:
+      return 'invalid_input';
+  }
+}
+
 /** POST /signup (JSON or form): `client_id`, `email` or `phone`, `password`, `name`. 201 with the user. */
 export async function handleSignup(
   signup: Signup,
@@ -272,6 +319,7 @@ export async function handleSignup(
       },
       sourceAddress(req),
     );
+    signup.recordSignup(client, sourceOf(req), { userId: user.id });
     res.statusCode = 201;
     res.setHeader('Content-Type', 'application/json');
     res.setHeader('Cache-Control', 'no-store');
@@ -286,6 +334,7 @@ export async function handleSignup(
     );
   } catch (err) {
     if (!(err instanceof SignupError)) throw err;
+    signup.recordSignup(client, sourceOf(req), { error: err });
     sendOAuthError(
       res,
       err.status,

@@ -1,6 +1,7 @@
 import type Provider from 'oidc-provider';
 import { errors, type TokenEndpointGrantContext } from 'oidc-provider';
 import type { Sql } from '@gatehouse/db';
+import { sourceOf, type AuthEvents } from '../../events/auth-events.js';
 import type { OneTimeCodes } from '../../passwordless/one-time-codes.js';
 import { oauthError } from '../oauth-errors.js';
 import type { OidcData, User } from '../oidc-data.js';
@@ -33,6 +34,8 @@ export interface GrantDeps {
   codes: OneTimeCodes;
   /** The identity providers' key sets token exchange verifies with (they outlive a rebuilt provider). */
   upstreamKeys: UpstreamKeys;
+  /** The audit trail (sign-ins and one-time codes of the grants registered here). */
+  events: AuthEvents;
 }
 
 /** The grant types oidc-provider does not know: password, otp (passwordless) and RFC 8693 token exchange. */
@@ -60,7 +63,7 @@ export function registerGrants(
   // grant_type=otp: a code from POST /passwordless/start; the password grant's scope rules.
   provider.registerGrantType(
     'otp',
-    userGrantHandler(userGrants, 'otp', otpUser(data, deps.codes)),
+    userGrantHandler(userGrants, 'otp', otpUser(data, deps.codes, deps.events)),
     ['username', 'otp', 'scope', 'resource'],
     ['resource'],
   );
@@ -68,14 +71,14 @@ export function registerGrants(
   // RFC 8693 token exchange: a subject token of a tenant's identity provider for our tokens (token-exchange.grant.ts).
   provider.registerGrantType(
     TOKEN_EXCHANGE_GRANT,
-    tokenExchangeHandler({ ...userGrants, sql: deps.sql, keys: deps.upstreamKeys }),
+    tokenExchangeHandler({ ...userGrants, sql: deps.sql, keys: deps.upstreamKeys, events: deps.events }),
     TOKEN_EXCHANGE_PARAMS,
     ['resource'],
   );
 }
 
 /** The user a one-time code (username and otp) signs in, or an OAuth error. */
-function otpUser(data: OidcData, codes: OneTimeCodes) {
+function otpUser(data: OidcData, codes: OneTimeCodes, events: AuthEvents) {
   return async (ctx: TokenEndpointGrantContext): Promise<User> => {
     const { client, params } = ctx.oidc;
     const username = typeof params.username === 'string' ? params.username.trim() : '';
@@ -83,12 +86,31 @@ function otpUser(data: OidcData, codes: OneTimeCodes) {
     if (!username) throw new errors.InvalidRequest("missing required parameter 'username'");
     if (!otp) throw new errors.InvalidRequest("missing required parameter 'otp'");
     const c = client as unknown as GatehouseClient & { instance_id: string };
+    const audit = {
+      instanceId: String(c.instance_id),
+      tenantId: c.tenant_id ?? null,
+      clientId: c.clientId,
+      method: 'otp',
+      source: sourceOf(ctx.req),
+    };
     const user = await data.findUserByLogin(String(c.instance_id), username);
     // one answer for an unknown user, a wrong, used or expired code, and too many attempts: no oracle
     const invalid = () => oauthError(errors.InvalidGrant, 'invalid or expired one-time code');
-    if (!user || !userMaySignInThrough(user, signInClientOf(c))) throw invalid();
-    if ((await codes.check(user.id, c.clientId, otp)) !== 'ok') throw invalid();
-    if (user.isBlocked) throw oauthError(errors.InvalidGrant, 'the user is blocked');
+    if (!user || !userMaySignInThrough(user, signInClientOf(c))) {
+      events.signin({ ...audit, reason: user ? 'tenant_mismatch' : 'unknown_user' });
+      throw invalid();
+    }
+    const checked = await codes.check(user.id, c.clientId, otp);
+    if (checked !== 'ok') {
+      events.otpFailure({ ...audit, tenantId: user.tenantId, userId: user.id }, checked);
+      events.signin({ ...audit, tenantId: user.tenantId, userId: user.id, reason: 'wrong_code' });
+      throw invalid();
+    }
+    if (user.isBlocked) {
+      events.signin({ ...audit, tenantId: user.tenantId, userId: user.id, reason: 'blocked' });
+      throw oauthError(errors.InvalidGrant, 'the user is blocked');
+    }
+    events.signin({ ...audit, tenantId: user.tenantId, userId: user.id });
     return user;
   };
 }
