@@ -22,6 +22,7 @@ import { InstancesModule } from './instances/instances.module.js';
 import { TicketsModule } from './tickets/tickets.module.js';
 import { InvitationsModule } from './invitations/invitations.module.js';
 import { UserGrantsModule } from './user-grants/user-grants.module.js';
+import { LogsModule } from './logs/logs.module.js';
 
 @Module({})
 export class IdentityAppModule {
@@ -51,6 +52,7 @@ export class IdentityAppModule {
         TicketsModule,
         InvitationsModule,
         UserGrantsModule,
+        LogsModule,
       ],
       // Client secrets are sealed with this box (SECRET_ENCRYPTION_KEY or DATA_DIR/secret.key, see bootstrap).
       // The ChangeFeed keeps the caller and token caches of this replica in step with changes made by any replica;

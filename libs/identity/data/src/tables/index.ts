@@ -11,3 +11,4 @@ export * from './identity-providers.js';
 export * from './user-identities.js';
 export * from './instances.js';
 export * from './tickets.js';
+export * from './events.js';
