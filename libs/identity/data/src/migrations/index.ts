@@ -14,7 +14,7 @@ import { OtpBudgets1790000830000 } from './1790000830000-otp-budgets.js';
 import { DeliveryOutbox1795706191082 } from './1795706191082-delivery-outbox.js';
 import { CacheSubscriberBackends1795706191083 } from './1795706191083-cache-subscriber-backends.js';
 import { Events1795800000000 } from './1795800000000-events.js';
-import { EventsTenantIndex1795800000500 } from './1795800000500-events-tenant-index.js';
+import { EventsListIndexes1795800000500 } from './1795800000500-events-list-indexes.js';
 
 export {
   IdentitySchema1790000000000,
@@ -52,5 +52,5 @@ export const identityMigrations = [
   DeliveryOutbox1795706191082,
   CacheSubscriberBackends1795706191083,
   Events1795800000000,
-  EventsTenantIndex1795800000500,
+  EventsListIndexes1795800000500,
 ];
