@@ -333,3 +333,30 @@ describe('Logs: total_count over many events', () => {
     expect(under.body.totalCount).toBe(1234);
   });
 });
+
+describe('Logs in the OpenAPI document', () => {
+  it('names each presentation’s filter parameters and documents the capped total', async () => {
+    const doc = (await m.call('get', '/docs/openapi.json', '').expect(200)).body as {
+      paths: Record<
+        string,
+        Record<string, { parameters?: { name: string; in: string; description?: string }[] }>
+      >;
+      components: { schemas: Record<string, { properties?: Record<string, unknown> }> };
+    };
+    const params = (path: string) => doc.paths[path].get.parameters ?? [];
+    const names = (path: string) => params(path).map((p) => p.name);
+    expect(names('/api/v1/logs')).toEqual(
+      expect.arrayContaining(['type', 'user_id', 'client_id', 'from', 'to', 'q', 'sort', 'total_count']),
+    );
+    expect(names('/api/v2/logs')).toEqual(
+      expect.arrayContaining(['type', 'userId', 'clientId', 'from', 'to', 'q', 'sort', 'totalCount']),
+    );
+    // the user of /users/:user_id/logs is the path's
+    const userQuery = params('/api/v1/users/{user_id}/logs').filter((p) => p.name === 'user_id');
+    expect(userQuery.map((p) => p.in)).toEqual(['path']);
+    expect(params('/api/v1/logs').find((p) => p.name === 'total_count')?.description).toContain('10,000');
+    expect(Object.keys(doc.components.schemas.LogV2Doc.properties!)).toEqual(
+      expect.arrayContaining(['actor', 'record', 'description', 'created_at']),
+    );
+  });
+});
