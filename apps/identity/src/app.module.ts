@@ -25,6 +25,7 @@ import { TicketsModule } from './tickets/tickets.module.js';
 import { InvitationsModule } from './invitations/invitations.module.js';
 import { UserGrantsModule } from './user-grants/user-grants.module.js';
 import { LogStreamsModule } from './log-streams/log-streams.module.js';
+import { LogsModule } from './logs/logs.module.js';
 
 @Module({})
 export class IdentityAppModule {
@@ -55,6 +56,7 @@ export class IdentityAppModule {
         InvitationsModule,
         UserGrantsModule,
         LogStreamsModule,
+        LogsModule,
       ],
       // Client secrets are sealed with this box (SECRET_ENCRYPTION_KEY or DATA_DIR/secret.key, see bootstrap).
       // The ChangeFeed keeps the caller and token caches of this replica in step with changes made by any replica;

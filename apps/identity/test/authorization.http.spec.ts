@@ -34,6 +34,7 @@ beforeAll(async () => {
     'instances:write',
     'tickets:read',
     'tickets:write',
+    'logs:read',
   ];
   wrongScopes = {};
   for (const scope of all) wrongScopes[scope] = (await m.caller(all.filter((s) => s !== scope))).token;

@@ -101,11 +101,18 @@ export const OPERATIONS = [
   'GET /log-streams/:stream_id',
   'PATCH /log-streams/:stream_id',
   'DELETE /log-streams/:stream_id',
+  'GET /logs',
+  'GET /logs/:log_id',
+  'GET /users/:user_id/logs',
 ];
 
-/** The scope an operation needs (docs/contract.md: `<group>:read` for GET, `<group>:write` otherwise). */
+/**
+ * The scope an operation needs (docs/contract.md: `<group>:read` for GET, `<group>:write` otherwise; a user's logs
+ * are logs, `logs:read`).
+ */
 export function scopeOf(op: string): string {
   const [method, template] = op.split(' ');
+  if (template.endsWith('/logs')) return 'logs:read';
   const group = template.split('/')[1];
   return `${group}:${method === 'GET' ? 'read' : 'write'}`;
 }

@@ -1,5 +1,11 @@
 import * as oidc from 'openid-client';
-import { bootstrapIdentity, MANAGEMENT_AUDIENCE, TREE_AUDIENCE } from '@gatehouse/identity-data';
+import { randomUUID } from 'node:crypto';
+import {
+  bootstrapIdentity,
+  insertEvents,
+  MANAGEMENT_AUDIENCE,
+  TREE_AUDIENCE,
+} from '@gatehouse/identity-data';
 import { Management, uniq } from './management-harness.js';
 
 /**
@@ -149,6 +155,20 @@ describe("hole 2: user tokens carry the client's management and tree scopes", ()
       .send({ users: [admin.id, globalAdmin.id] })
       .expect(204);
     const client = await powerfulClient();
+    // one event of each tenant and one of no tenant, a day ahead (no other event is that new)
+    const [{ id: instanceId }] = await m.ds.rows<{ id: string }>(`SELECT id FROM instances WHERE is_default`);
+    const from = new Date(Date.now() + 86_400_000);
+    const marker = randomUUID();
+    await insertEvents(
+      m.ds,
+      [a, b, null].map((tenantId, i) => ({
+        type: 'signin.success' as const,
+        instanceId,
+        tenantId,
+        userId: marker,
+        at: new Date(from.getTime() + i * 1000),
+      })),
+    );
 
     for (const who of [admin, globalAdmin]) {
       const t = await signIn(client, who.email, who.password, MANAGEMENT_AUDIENCE);
@@ -160,6 +180,12 @@ describe("hole 2: user tokens carry the client's management and tree scopes", ()
       expect(ids).toContain(inA.id);
       expect(ids).not.toContain(inB.id);
       await m.call('get', `/api/v1/users/${inB.id}`, t.access_token).expect(404);
+      // its tenant's events only (logs:read comes with the tenant admin role)
+      const logs = await m
+        .call('get', '/api/v1/logs', t.access_token)
+        .query({ user_id: marker, from: from.toISOString() })
+        .expect(200);
+      expect((logs.body.items as { tenant_id: string }[]).map((e) => e.tenant_id)).toEqual([a]);
       // the tree API is the instance's: a tenant admin holds nothing there
       const tree = await signIn(client, who.email, who.password, TREE_AUDIENCE);
       expect(scopeSet(tree.scope)).toEqual([]);

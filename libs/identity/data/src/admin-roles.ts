@@ -14,7 +14,10 @@ import { MANAGEMENT_AUDIENCE, SYSTEM_RESOURCES } from './system.js';
  */
 export type AdminRoleKind = 'instance_admin' | 'tenant_admin';
 
-/** What a tenant's admin may do in its tenant: its users, roles, groups, clients, resources, tickets, itself. */
+/**
+ * What a tenant's admin may do in its tenant: its users, roles, groups, clients, resources, tickets, itself, and read
+ * its events.
+ */
 export const TENANT_ADMIN_SCOPES = [
   'users:read',
   'users:write',
@@ -32,6 +35,7 @@ export const TENANT_ADMIN_SCOPES = [
   'tenants:write',
   'log-streams:read',
   'log-streams:write',
+  'logs:read',
 ];
 
 const NAMES: Record<AdminRoleKind, { name: string; description: string }> = {
@@ -186,5 +190,26 @@ export async function addScopesToInstanceAdminRole(
         AND s.id = ANY($2::uuid[])
      ON CONFLICT (role_id, scope_id) DO NOTHING`,
     [instanceId, scopeIds],
+  );
+}
+
+/**
+ * System scopes a newer release added (`scopeIds`) that tenant admins hold (TENANT_ADMIN_SCOPES) go to every
+ * tenant admin role of the instance too: an upgrade gives existing tenant admins what new ones get.
+ */
+export async function addScopesToTenantAdminRoles(
+  tx: Sql,
+  instanceId: string,
+  scopeIds: string[],
+): Promise<void> {
+  if (!scopeIds.length) return;
+  await tx.exec(
+    `INSERT INTO role_permissions (instance_id, role_id, resource_id, scope_id)
+     SELECT $1, r.id, s.resource_id, s.id
+       FROM roles r, scopes s
+      WHERE r.instance_id = $1 AND r.tenant_id IS NOT NULL AND r.system_role = 'tenant_admin'
+        AND s.id = ANY($2::uuid[]) AND s.scope_name = ANY($3::text[])
+     ON CONFLICT (role_id, scope_id) DO NOTHING`,
+    [instanceId, scopeIds, TENANT_ADMIN_SCOPES],
   );
 }

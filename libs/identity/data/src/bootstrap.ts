@@ -9,6 +9,7 @@ import { loadSecretBox, sealedIn, type SecretBox, type SecretBoxEnv } from './se
 import { SYSTEM_RESOURCES } from './system.js';
 import {
   addScopesToInstanceAdminRole,
+  addScopesToTenantAdminRoles,
   ensureAdminRole,
   ensureInstanceAdminRoles,
   giveAdminRole,
@@ -147,11 +148,13 @@ async function existing(
       `BOOTSTRAP_CLIENT_ID differs from the default client created at first start (${clientId}); BOOTSTRAP_* only apply to an empty database and were ignored`,
     );
   }
-  // The default client may be gone only through direct SQL; then new scopes are added but granted to nobody.
-  const [client] = await m.rows<{ id: string }>(`SELECT id FROM clients WHERE id = $1::uuid AND is_default`, [
-    clientId || null,
-  ]);
-  await ensureSystemScopes(m, instanceId, client?.id);
+  // Every instance gets the system scopes a newer release added, granted to its default client and admin roles.
+  // A default client may be gone only through direct SQL; then new scopes are added but granted to nobody.
+  const instances = await m.rows<{ id: string; client_id: string | null }>(
+    `SELECT i.id, (SELECT c.id FROM clients c WHERE c.instance_id = i.id AND c.is_default LIMIT 1) AS client_id
+       FROM instances i ORDER BY i.created_at, i.id`,
+  );
+  for (const i of instances) await ensureSystemScopes(m, i.id, i.client_id ?? undefined);
   // A database from before admin roles: each instance gets its admin role, given to its admins of today.
   await ensureInstanceAdminRoles(m);
   return {
@@ -177,6 +180,11 @@ async function ensureSystemScopes(m: Sql, instanceId: string, defaultClientId?: 
       [instanceId, spec.identifierUrl, JSON.stringify(spec.scopes)],
     );
     await addScopesToInstanceAdminRole(
+      m,
+      instanceId,
+      added.map((a) => a.id),
+    );
+    await addScopesToTenantAdminRoles(
       m,
       instanceId,
       added.map((a) => a.id),

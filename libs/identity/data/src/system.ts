@@ -15,6 +15,9 @@ export const CLIENTS_READ_SECRETS = 'clients:read_secrets';
 /** Scope that shows resource signing secrets on reads. */
 export const RESOURCES_READ_SECRETS = 'resources:read_secrets';
 
+/** Scope of the audit trail (`GET /logs`); read-only. */
+export const LOGS_READ = 'logs:read';
+
 const MANAGEMENT_GROUPS = [
   'clients',
   'resources',
@@ -38,6 +41,8 @@ export const SYSTEM_RESOURCES: readonly SystemResourceSpec[] = [
         { name: `${g}:read`, description: `Read ${g}` },
         { name: `${g}:write`, description: `Create, modify and delete ${g}` },
       ]),
+      // The audit trail is written by the actions it records, never through the API: no logs:write.
+      { name: LOGS_READ, description: 'Read logs (the audit trail of sign-ins, tokens and changes)' },
       {
         name: CLIENTS_READ_SECRETS,
         description: 'Read client secrets (GET of one client); only the default client has it by default',

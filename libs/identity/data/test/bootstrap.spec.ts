@@ -11,6 +11,8 @@ import {
   loadSecretBox,
   MANAGEMENT_AUDIENCE,
   SecretBox,
+  ensureAdminRole,
+  seedInstance,
   SYSTEM_RESOURCES,
   TREE_AUDIENCE,
   verifyPassword,
@@ -165,6 +167,42 @@ describe('bootstrapIdentity with generated credentials', () => {
       [TREE_AUDIENCE],
     );
     expect(granted.map((g) => g.scope_name)).toEqual(['trees:read', 'trees:write']);
+  });
+
+  it('gives a scope a newer release adds to every instance: default clients, instance and tenant admin roles', async () => {
+    const box = loadSecretBox({ DATA_DIR: dataDir }).box;
+    const other = await ds.transaction((tx) => seedInstance(tx, { name: `other-${randomUUID()}` }, box));
+    const [{ id: tenantId }] = await ds.rows<{ id: string }>(
+      `INSERT INTO tenants (instance_id, name) VALUES ($1, 'upgrade-tenant') RETURNING id`,
+      [other.instanceId],
+    );
+    const tenantRole = await ds.transaction((tx) => ensureAdminRole(tx, other.instanceId, tenantId));
+    const holders = () =>
+      ds.rows<{ holder: string }>(
+        `SELECT 'client ' || c.instance_id AS holder FROM client_permissions p JOIN clients c ON c.id = p.client_id
+           JOIN scopes s ON s.id = p.scope_id WHERE s.scope_name = 'logs:read' AND c.is_default
+         UNION ALL
+         SELECT coalesce(r.system_role, 'role') || ' ' || coalesce(r.tenant_id, r.instance_id) FROM role_permissions p
+           JOIN roles r ON r.id = p.role_id JOIN scopes s ON s.id = p.scope_id WHERE s.scope_name = 'logs:read'
+         ORDER BY 1`,
+      );
+    const [{ id: defaultInstance }] = await ds.rows<{ id: string }>(
+      `SELECT id FROM instances WHERE is_default`,
+    );
+    const expected = [
+      `client ${defaultInstance}`,
+      `client ${other.instanceId}`,
+      `instance_admin ${defaultInstance}`,
+      `instance_admin ${other.instanceId}`,
+      `tenant_admin ${tenantId}`,
+    ].sort();
+    expect((await holders()).map((h) => h.holder)).toEqual(expected);
+    expect(tenantRole.created).toBe(true);
+    // An older release: no logs:read anywhere.
+    await ds.rows(`DELETE FROM scopes WHERE scope_name = 'logs:read'`);
+    expect(await holders()).toEqual([]);
+    await bootstrapIdentity(ds, { DATA_DIR: dataDir }, silent(), { print: () => undefined });
+    expect((await holders()).map((h) => h.holder)).toEqual(expected);
   });
 });
 

@@ -37,6 +37,11 @@ export interface ListPlan {
   defaultOrder?: string;
   /** Appended after the sort so the order is total (e.g. `c.id`). */
   tieBreak?: string;
+  /**
+   * The count stops at this many rows (the total is then "at least this many"): a table too big to count in a
+   * request's time (the audit trail) still answers a total, bounded in cost.
+   */
+  countLimit?: number;
   /** The total without filters, when the caller knows it cheaply (no count statement then). */
   knownTotal?: () => Promise<number>;
 }
@@ -105,9 +110,17 @@ export function listSql(plan: ListPlan): ListSql {
   return {
     list,
     pageSql: `SELECT ${select} FROM ${from} ${where} ${fullOrder} ${limitOffsetClause(list, { plusOne: true })}`,
-    countSql: `SELECT count(*) AS __total FROM ${plan.countFrom ?? from} ${where}`,
+    countSql:
+      plan.countLimit !== undefined
+        ? `SELECT count(*) AS __total FROM (SELECT 1 FROM ${plan.countFrom ?? from} ${where} LIMIT ${countLimitOf(plan.countLimit)}) capped`
+        : `SELECT count(*) AS __total FROM ${plan.countFrom ?? from} ${where}`,
     params: p.values,
   };
+}
+
+function countLimitOf(n: number): number {
+  if (!Number.isSafeInteger(n) || n < 1) throw new TypeError('countLimit must be an integer >= 1');
+  return n;
 }
 
 /** Page and count in one statement: two CTEs, each planned on its own; an empty page still carries the total. */

@@ -15,6 +15,7 @@ import { DeliveryOutbox1795706191082 } from './1795706191082-delivery-outbox.js'
 import { CacheSubscriberBackends1795706191083 } from './1795706191083-cache-subscriber-backends.js';
 import { Events1795800000000 } from './1795800000000-events.js';
 import { LogStreams1795800000100 } from './1795800000100-log-streams.js';
+import { EventsListIndexes1795800000500 } from './1795800000500-events-list-indexes.js';
 import { EventsAudit1795800100000 } from './1795800100000-events-audit.js';
 
 export {
@@ -54,5 +55,6 @@ export const identityMigrations = [
   CacheSubscriberBackends1795706191083,
   Events1795800000000,
   LogStreams1795800000100,
+  EventsListIndexes1795800000500,
   EventsAudit1795800100000,
 ];

@@ -12,3 +12,4 @@ export * from './user-identities.js';
 export * from './instances.js';
 export * from './tickets.js';
 export * from './log-streams.js';
+export * from './events.js';
