@@ -35,6 +35,8 @@ beforeAll(async () => {
     'tickets:read',
     'tickets:write',
     'logs:read',
+    'log-streams:read',
+    'log-streams:write',
   ];
   wrongScopes = {};
   for (const scope of all) wrongScopes[scope] = (await m.caller(all.filter((s) => s !== scope))).token;
