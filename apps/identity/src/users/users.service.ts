@@ -12,6 +12,7 @@ import {
   liveTokenCounts,
   normalizePhone,
   resetFailedLogins,
+  isAccountLocked,
   revokeUserTokens,
   USER_AGGREGATION_COLUMNS,
   USER_TENANT_COLUMNS,
@@ -257,12 +258,7 @@ export class UsersService {
       const hash = await this.checkedHash(m, access.instanceId, password);
       // A locked account (per source or as a whole) is unlocked by this write: recorded as such, not only as the
       // lock columns' change (the per-source counters are not audited).
-      const [lock] = await m.rows<{ locked: boolean }>(
-        `SELECT EXISTS (SELECT 1 FROM login_failures WHERE user_id = $1 AND locked_until > now())
-             OR EXISTS (SELECT 1 FROM users WHERE id = $1 AND locked_until > now()) AS locked`,
-        [cur.id],
-      );
-      const unlocked = lock?.locked
+      const unlocked = (await isAccountLocked(m, cur.id))
         ? auditEvent({ type: 'account.unlocked', userId: cur.id, record: { type: 'user', id: cur.id } })
         : undefined;
       if (unlocked) await insertEvents(m, [unlocked]);

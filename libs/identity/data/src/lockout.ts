@@ -123,3 +123,14 @@ export async function purgeLoginFailures(db: Sql, olderThanSec = 86_400): Promis
   return gone[0]?.n ?? 0;
 }
 import { isUuid, type Sql } from '@gatehouse/db';
+
+/** True while the account is locked, as a whole or from any source (what a password set by an administrator ends). */
+export async function isAccountLocked(db: Sql, userId: string): Promise<boolean> {
+  if (!isUuid(userId)) return false;
+  const [r] = await db.rows<{ locked: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM login_failures WHERE user_id = $1 AND locked_until > now())
+         OR EXISTS (SELECT 1 FROM users WHERE id = $1 AND locked_until > now()) AS locked`,
+    [userId],
+  );
+  return r?.locked ?? false;
+}
