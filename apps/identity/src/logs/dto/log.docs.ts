@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { EVENT_TYPES } from '@gatehouse/identity-data';
+import { EVENT_TYPES, SIGNIN_FAILURE_REASONS } from '@gatehouse/identity-data';
 
 /** OpenAPI shapes of events (answers of GET /logs); docs/events.md is the contract of each field. */
 export class LogActorDoc {
@@ -40,7 +40,12 @@ export class LogDoc {
   @ApiProperty({ enum: ['success', 'failure'] })
   outcome: string;
 
-  @ApiProperty({ type: String, nullable: true, example: 'wrong_password', description: 'A reason code' })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: 'wrong_password',
+    description: `A reason code; of signin.failure one of ${Object.keys(SIGNIN_FAILURE_REASONS).join(', ')}; of token.failure the OAuth error (docs/events.md)`,
+  })
   reason: string | null;
 
   @ApiProperty({ type: String, nullable: true, description: "The event type's meaning, from the catalogue" })
