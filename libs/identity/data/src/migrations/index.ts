@@ -17,6 +17,7 @@ import { Events1795800000000 } from './1795800000000-events.js';
 import { LogStreams1795800000100 } from './1795800000100-log-streams.js';
 import { EventsListIndexes1795800000500 } from './1795800000500-events-list-indexes.js';
 import { EventsAudit1795800100000 } from './1795800100000-events-audit.js';
+import { EventsDropSeqIndex1795800200000 } from './1795800200000-events-drop-seq-index.js';
 
 export {
   IdentitySchema1790000000000,
@@ -57,4 +58,5 @@ export const identityMigrations = [
   LogStreams1795800000100,
   EventsListIndexes1795800000500,
   EventsAudit1795800100000,
+  EventsDropSeqIndex1795800200000,
 ];
