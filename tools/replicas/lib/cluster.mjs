@@ -12,7 +12,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { freePort, withDb } from '../../bench/lib/processes.mjs';
+import { withDb } from '../../bench/lib/processes.mjs';
+import net from 'node:net';
 import { SERVICE_NODE_FLAGS } from '../../launcher/node-flags.mjs';
 import { PIN_HEADER, SERVED_BY_HEADER, renderHaproxyConfig, startHaproxy } from './haproxy.mjs';
 
@@ -27,6 +28,32 @@ const PORT_VARS = { auth: 'AUTH_PORT', identity: 'IDENTITY_PORT', tree: 'TREE_PO
 /** Where a service's built files are, relative to the workspace (dist/) and to the image's WORKDIR (/app). */
 const distFile = (/** @type {Service} */ service, /** @type {string} */ entry) =>
   `dist/apps/${service}/apps/${service}/src/${entry}.js`;
+
+/** Ports handed out by this process (two calls at once must not pick the same one). */
+const taken = new Set();
+
+/**
+ * A free port BELOW the kernel's ephemeral range (32768-60999 on Linux), for the replicas and HAProxy: a port that
+ * `listen(0)` handed out and this harness released could be taken by another test's `listen(0)` or outgoing
+ * connection before a container (slower to start than a process) binds it; a replica would then fail to start and
+ * its port answer for another server. Below the range, only a fixed choice can collide, and none here makes one.
+ * @returns {Promise<number>}
+ */
+export async function freePort() {
+  for (;;) {
+    const port = 20000 + Math.floor(Math.random() * 12000);
+    if (taken.has(port)) continue;
+    const free = await new Promise((resolve) => {
+      const s = net.createServer();
+      s.once('error', () => resolve(false));
+      s.listen(port, '0.0.0.0', () => s.close(() => resolve(true)));
+    });
+    if (free) {
+      taken.add(port);
+      return port;
+    }
+  }
+}
 
 /**
  * @typedef {'auth' | 'identity' | 'tree'} Service
