@@ -6,6 +6,7 @@
 // run it and nothing fails on a ratio.
 //
 //   npm run bench:compare -- <git ref> [--rounds N] [--duration S] [--only name,name] [--list]
+//   npm run bench:compare -- --same --before-env NAME=VALUE [--after-env NAME=VALUE] [...]
 //
 //   <git ref>      what "before" is: a branch, tag or commit (e.g. main, HEAD~3). "after" is the work tree as it is,
 //                  uncommitted changes included.
@@ -16,6 +17,10 @@
 //   --only a,b     a subset of the paths (names: --list). Default: all eight, about 2.5 minutes a round on 2 vCPU
 //                  at the default duration.
 //   --list         print the path names and exit.
+//   --same         no ref: both sides are the work tree, told apart by their environments (a setting's cost, e.g.
+//                  `--same --before-env AUTH_EVENTS=false`: the token server without its audit events).
+//   --before-env NAME=VALUE, --after-env NAME=VALUE
+//                  a variable for that side's benchmark and the services it starts (repeatable; with or without a ref).
 //
 // The ref is exported with `git archive` into .bench-compare/<sha>/ (ignored by git), with a symlink to this work
 // tree's node_modules, and built there with Nx; it stays there for the next run (delete the folder to rebuild). The
@@ -137,9 +142,17 @@ let ref;
 let rounds = 3;
 let duration = 5;
 let only;
+let same = false;
+/** Variables per side (--before-env, --after-env). */
+const sideEnv = { before: {}, after: {} };
 for (let i = 0; i < args.length; i++) {
   const a = args[i];
-  if (a === '--rounds') rounds = Number(args[++i]);
+  if (a === '--same') same = true;
+  else if (a === '--before-env' || a === '--after-env') {
+    const m = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(args[++i] ?? '');
+    if (!m) usage(`${a} takes NAME=VALUE`);
+    sideEnv[a === '--before-env' ? 'before' : 'after'][m[1]] = m[2];
+  } else if (a === '--rounds') rounds = Number(args[++i]);
   else if (a === '--duration') duration = Number(args[++i]);
   else if (a === '--only') only = args[++i].split(',').map((s) => s.trim());
   else if (a === '--list') {
@@ -149,7 +162,11 @@ for (let i = 0; i < args.length; i++) {
   else if (ref === undefined) ref = a;
   else usage(`one ref only, got ${ref} and ${a}`);
 }
-if (!ref) usage('a git ref to compare with is required');
+if (same && ref) usage('--same compares the work tree with itself: no ref');
+if (!same && !ref) usage('a git ref to compare with (or --same) is required');
+if (same && !Object.keys(sideEnv.before).length && !Object.keys(sideEnv.after).length) {
+  usage('--same needs --before-env or --after-env: what tells the sides apart');
+}
 if (!(rounds >= 1) || !(duration > 0)) usage('--rounds and --duration take positive numbers');
 for (const o of only ?? []) {
   if (!PATHS.some((p) => p.name === o)) usage(`unknown path ${o}`);
@@ -162,7 +179,8 @@ const benches = [...new Set(paths.map((p) => p.bench))];
 function usage(message) {
   console.error(`bench:compare: ${message}`);
   console.error(
-    'usage: npm run bench:compare -- <git ref> [--rounds N] [--duration S] [--only name,name] [--list]',
+    'usage: npm run bench:compare -- <git ref> | --same [--before-env NAME=VALUE] [--after-env NAME=VALUE]' +
+      ' [--rounds N] [--duration S] [--only name,name] [--list]',
   );
   process.exit(2);
 }
@@ -172,6 +190,7 @@ const git = (...a) => execFileSync('git', a, { cwd: root, encoding: 'utf8' }).tr
 
 // ------------------------------------------------------------------------------------------------ builds
 const sha = (() => {
+  if (same) return git('rev-parse', 'HEAD');
   try {
     return git('rev-parse', '--verify', `${ref}^{commit}`);
   } catch {
@@ -180,7 +199,7 @@ const sha = (() => {
 })();
 const headSha = git('rev-parse', 'HEAD');
 const dirty = git('status', '--porcelain', '--untracked-files=no') !== '';
-const beforeRoot = path.join(root, '.bench-compare', sha);
+const beforeRoot = same ? root : path.join(root, '.bench-compare', sha);
 const builtStamp = path.join(beforeRoot, '.bench-compare-built');
 
 /** Nx's build of the three apps in `cwd`, with the output shown on failure. */
@@ -196,7 +215,9 @@ function build(cwd, extra = []) {
   );
 }
 
-if (!existsSync(builtStamp)) {
+if (same) {
+  // both sides are the work tree, built below
+} else if (!existsSync(builtStamp)) {
   log(`exporting ${ref} (${sha.slice(0, 12)}) to ${path.relative(root, beforeRoot)}`);
   rmSync(beforeRoot, { recursive: true, force: true });
   mkdirSync(beforeRoot, { recursive: true });
@@ -278,6 +299,7 @@ async function runBench(bench, side, buildRoot, round) {
     BENCH_DURATION: String(duration),
     BENCH_JSON: json,
     ...BENCH_ENV[bench](selected),
+    ...sideEnv[side],
   };
   // The tree benchmark starts an embedded PostgreSQL unless given one: the same server as the others.
   if (bench === 'tree') env.BENCH_PG_URL = adminUrl;
@@ -330,6 +352,7 @@ for (let round = 1; round <= rounds; round++) {
         samples.get(p.name)[side].push({
           value: p.unit === 'req/s' ? r.rps : r.api,
           p99: r.p99,
+          cpu: r.cpuUsPerReq,
           bad: (r.non2xx ?? 0) + (r.errors ?? 0),
         });
       }
@@ -343,8 +366,8 @@ const num = (x, unit) => (unit === 'ms' ? x.toFixed(1) : String(Math.round(x)));
 // Busy: a load average above 0.75 per vCPU at the start or the end (other work shares the machine).
 const busy = Math.max(loadStart, os.loadavg()[0]) > os.cpus().length * 0.75;
 const lines = [
-  '| path | unit | before (median) | after (median) | ratio | spread (per round) | reading | p99 ms before / after | non-2xx+errors |',
-  '|---|---|---:|---:|---:|---|---|---|---:|',
+  '| path | unit | before (median) | after (median) | ratio | spread (per round) | reading | p99 ms before / after | server CPU µs/req before / after (ratio) | non-2xx+errors |',
+  '|---|---|---:|---:|---:|---|---|---|---|---:|',
 ];
 for (const p of paths) {
   const { before, after } = samples.get(p.name);
@@ -358,6 +381,15 @@ for (const p of paths) {
       ? '-'
       : `${median(before.map((s) => s.p99))} / ${median(after.map((s) => s.p99))}`;
   const bad = [...before, ...after].reduce((n, s) => n + s.bad, 0);
+  // The measured server's CPU per request (where the benchmark reports it): its cost per request whatever the load
+  // side managed, the steadier figure on a shared machine. Ratio before/after: > 1.00 is cheaper after.
+  const cpuText = [...before, ...after].every((s) => s.cpu !== undefined)
+    ? (() => {
+        const cb = median(before.map((s) => s.cpu));
+        const ca = median(after.map((s) => s.cpu));
+        return `${Math.round(cb)} / ${Math.round(ca)} (${(cb / ca).toFixed(2)})`;
+      })()
+    : '-';
   const lo = Math.min(...perRound);
   const hi = Math.max(...perRound);
   // Every round on the same side of 1.00, by more than 5%: a difference. Otherwise this run cannot tell.
@@ -373,13 +405,18 @@ for (const p of paths) {
     busy && reading !== 'within noise' && perRound.length > 1 ? `${reading}? (busy)` : reading;
   lines.push(
     `| ${p.label} | ${p.unit} | ${num(mb, p.unit)} | ${num(ma, p.unit)} | ${ratioOf(mb, ma).toFixed(2)} | ` +
-      `${lo.toFixed(2)}..${hi.toFixed(2)} | ${qualified} | ${p99} | ${bad} |`,
+      `${lo.toFixed(2)}..${hi.toFixed(2)} | ${qualified} | ${p99} | ${cpuText} | ${bad} |`,
   );
 }
 const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
+const envText = (side) =>
+  Object.entries(sideEnv[side])
+    .map(([k, v]) => ` ${k}=${v}`)
+    .join('');
+const tree = `the work tree (${headSha.slice(0, 12)}${dirty ? ' + uncommitted changes' : ''})`;
 console.log(
-  `\nbench:compare ${startedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC: before ${ref} ` +
-    `(${sha.slice(0, 12)}), after the work tree (${headSha.slice(0, 12)}${dirty ? ' + uncommitted changes' : ''})`,
+  `\nbench:compare ${startedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC: before ` +
+    `${same ? tree : `${ref} (${sha.slice(0, 12)})`}${envText('before')}, after ${tree}${envText('after')}`,
 );
 console.log(
   `${cpu}, ${os.cpus().length} vCPU, Node ${process.versions.node}; ${rounds} interleaved round(s) of ${duration} s ` +

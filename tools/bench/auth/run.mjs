@@ -8,8 +8,8 @@
 // TEST_PG_URL, DATABASE_URL, postgres://postgres@127.0.0.1:5432/postgres), BENCH_DURATION (s, default 10),
 // BENCH_CONNECTIONS (default 10, as the p99 target), BENCH_ROUNDS (default 3: every scenario is measured that many times, interleaved
 // with the others, and the median is reported, so a burst of load elsewhere on the machine skews one run, not
-// the comparison), BENCH_SERVER_CPUS (taskset CPU list for the servers, default 0: one core;
-// empty: no pinning), BENCH_ONLY (comma-separated scenario names), BENCH_JSON (write the results there),
+// the comparison), BENCH_SERVER_CPUS (taskset CPU list for the servers, default 0: one core; empty: no pinning),
+// BENCH_LOAD_CPUS (this script and the PostgreSQL backends; default every CPU the servers are not on), BENCH_ONLY (comma-separated scenario names), BENCH_JSON (write the results there),
 // BENCH_NODE_ARGS (node flags for apps/auth, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`), BENCH_ROOT (the checkout
 // whose dist/ is measured, default this one: bench:compare points it at another build), BENCH_BARE=0 (no bare
 // oidc-provider: its scenarios are skipped), BENCH_MEMORY=0 (skip the idle and after-run RSS readings and their waits).
@@ -22,13 +22,16 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import {
   autocannonSummary,
+  backendPids,
+  cpuMs,
   freePort,
+  pinProcesses,
   processGroup,
   rssMiB,
   tasksetAvailable,
   withDb,
 } from '../lib/processes.mjs';
-import { adminPgUrl, benchRoot, builtFiles, tokenServerModule } from '../lib/setup.mjs';
+import { adminPgUrl, benchRoot, builtFiles, loadCpusFor, tokenServerModule } from '../lib/setup.mjs';
 import { median } from '../lib/stats.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -44,6 +47,8 @@ const connections = Number(env.BENCH_CONNECTIONS || 10);
 const cpus = env.BENCH_SERVER_CPUS ?? '0';
 const only = env.BENCH_ONLY ? new Set(env.BENCH_ONLY.split(',')) : undefined;
 const hasTaskset = cpus !== '' && tasksetAvailable();
+// where the load side runs: BENCH_LOAD_CPUS, else the CPUs the servers are not pinned to
+const loadCpus = loadCpusFor(cpus);
 const withBare = env.BENCH_BARE !== '0';
 const withMemory = env.BENCH_MEMORY !== '0';
 
@@ -71,7 +76,7 @@ async function post(url, body, headers = {}) {
  * @param {{ url: string; body?: string; headers?: Record<string, string>; method?: 'GET' | 'POST' }} request
  * @param {boolean} warmup
  */
-function measure(name, { url, body, headers, method = 'POST' }, warmup) {
+function measure(name, { url, body, headers, method = 'POST' }, warmup, pid) {
   return new Promise((resolve, reject) => {
     /** @type {import('autocannon').Options} */
     const opts = {
@@ -86,9 +91,17 @@ function measure(name, { url, body, headers, method = 'POST' }, warmup) {
     // Warm-up (JIT, pools) on the first round, then the measured run.
     autocannon({ ...opts, duration: warmup ? 2 : 0.2 }, (err) => {
       if (err) return reject(err);
+      const cpu0 = pid === undefined ? undefined : cpuMs(pid);
       autocannon({ ...opts, duration }, (err2, result) => {
         if (err2) return reject(err2);
-        resolve(autocannonSummary(name, result));
+        const cpu1 = pid === undefined ? undefined : cpuMs(pid);
+        const summary = autocannonSummary(name, result);
+        // the server's own CPU per answered request: its cost whether or not the load side kept it busy
+        const cpuUsPerReq =
+          cpu0 !== undefined && cpu1 !== undefined && summary.total > 0
+            ? ((cpu1 - cpu0) * 1000) / summary.total
+            : undefined;
+        resolve({ ...summary, cpuUsPerReq });
       });
     });
   });
@@ -183,35 +196,36 @@ try {
   // ---- bare oidc-provider ----
   const barePort = await freePort();
   const bare = `http://127.0.0.1:${barePort}`;
-  if (withBare)
-    await start(
-      'bare oidc-provider',
-      [path.join(here, 'bare-provider.mjs')],
-      {
-        BARE_PORT: String(barePort),
-        BARE_ISSUER: bare,
-        BARE_DATABASE_URL: dbUrl,
-        BARE_CLIENT_ID: clientId,
-        BARE_CLIENT_SECRET: clientSecret,
-        BARE_JWKS: JSON.stringify({ keys: keys.keys.map((k) => k.privateJwk) }),
-        BARE_RESOURCES: JSON.stringify({
-          'urn:gatehouse:management': {
-            format: 'jwt',
-            alg: 'RS256',
-            kid: keys.active.RS256,
-            scope: 'clients:read clients:write',
-          },
-          'https://bench-es256.test/': {
-            format: 'jwt',
-            alg: 'ES256',
-            kid: keys.active.ES256,
-            scope: 'bench:read',
-          },
-          'https://bench-opaque.test/': { format: 'opaque', scope: 'bench:read' },
-        }),
-      },
-      async () => (await fetch(`${bare}/.well-known/openid-configuration`)).status === 200,
-    );
+  const bareProcess = withBare
+    ? await start(
+        'bare oidc-provider',
+        [path.join(here, 'bare-provider.mjs')],
+        {
+          BARE_PORT: String(barePort),
+          BARE_ISSUER: bare,
+          BARE_DATABASE_URL: dbUrl,
+          BARE_CLIENT_ID: clientId,
+          BARE_CLIENT_SECRET: clientSecret,
+          BARE_JWKS: JSON.stringify({ keys: keys.keys.map((k) => k.privateJwk) }),
+          BARE_RESOURCES: JSON.stringify({
+            'urn:gatehouse:management': {
+              format: 'jwt',
+              alg: 'RS256',
+              kid: keys.active.RS256,
+              scope: 'clients:read clients:write',
+            },
+            'https://bench-es256.test/': {
+              format: 'jwt',
+              alg: 'ES256',
+              kid: keys.active.ES256,
+              scope: 'bench:read',
+            },
+            'https://bench-opaque.test/': { format: 'opaque', scope: 'bench:read' },
+          }),
+        },
+        async () => (await fetch(`${bare}/.well-known/openid-configuration`)).status === 200,
+      )
+    : undefined;
 
   const auth = { authorization: basicAuth(clientId, clientSecret) };
   const cc = (audience, scope) => form({ grant_type: 'client_credentials', audience, scope });
@@ -285,7 +299,10 @@ try {
       if (only && !only.has(name)) continue;
       if (server === 'bare' && !withBare) continue;
       process.stderr.write(`  round ${round} ${server.padEnd(9)} ${name} ...`);
-      const r = await measure(name, opts, round === 1);
+      // the load side (this process's autocannon, PostgreSQL's backends: the audit events' inserts) off the
+      // servers' core, as the other benchmarks; pinned before every run, since the pools open backends as needed
+      if (hasTaskset) pinProcesses([process.pid, ...(await backendPids(admin, [dbName]))], loadCpus);
+      const r = await measure(name, opts, round === 1, (server === 'bare' ? bareProcess : ghProcess)?.pid);
       const key = `${server}\t${name}`;
       if (!runs.has(key)) runs.set(key, []);
       runs.get(key).push(r);
@@ -310,6 +327,9 @@ try {
       errors: rs.reduce((a, r) => a + r.errors, 0),
       total: rs.reduce((a, r) => a + r.total, 0),
       runs: rs.map((r) => Math.round(r.rps)),
+      cpuUsPerReq: rs.every((r) => r.cpuUsPerReq !== undefined)
+        ? median(rs.map((r) => r.cpuUsPerReq))
+        : undefined,
     });
   }
 } finally {
@@ -327,17 +347,17 @@ const pgVersion = await (async () => {
   await c.end();
   return v;
 })();
-const machine = `${cpu}, ${os.cpus().length} vCPU, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.versions.node}, PostgreSQL ${pgVersion}; servers ${hasTaskset ? `pinned to CPU ${cpus}` : 'not pinned'}; ${connections} connections, median of ${rounds} interleaved ${duration} s runs (after a 2 s warm-up); load average at the end ${os
+const machine = `${cpu}, ${os.cpus().length} vCPU, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.versions.node}, PostgreSQL ${pgVersion}; servers ${hasTaskset ? `pinned to CPU ${cpus}, load and PostgreSQL backends to ${loadCpus || 'any'}` : 'not pinned'}; ${connections} connections, median of ${rounds} interleaved ${duration} s runs (after a 2 s warm-up); load average at the end ${os
   .loadavg()
   .map((l) => l.toFixed(1))
   .join(' ')}`;
 
 const lines = [
-  `| scenario | server | req/s (median) | runs req/s | p50 ms | p99 ms | max ms | non-2xx | errors |`,
-  `|---|---|---:|---|---:|---:|---:|---:|---:|`,
+  `| scenario | server | req/s (median) | runs req/s | server CPU µs/req | p50 ms | p99 ms | max ms | non-2xx | errors |`,
+  `|---|---|---:|---|---:|---:|---:|---:|---:|---:|`,
   ...results.map(
     (r) =>
-      `| ${r.name} | ${r.server === 'bare' ? 'bare oidc-provider' : 'Gatehouse apps/auth'} | ${Math.round(r.rps)} | ${r.runs.join(', ')} | ${r.p50} | ${r.p99} | ${r.max} | ${r.non2xx} | ${r.errors} |`,
+      `| ${r.name} | ${r.server === 'bare' ? 'bare oidc-provider' : 'Gatehouse apps/auth'} | ${Math.round(r.rps)} | ${r.runs.join(', ')} | ${r.cpuUsPerReq === undefined ? '-' : Math.round(r.cpuUsPerReq)} | ${r.p50} | ${r.p99} | ${r.max} | ${r.non2xx} | ${r.errors} |`,
   ),
 ];
 // The comparisons with the bare provider: Gatehouse / bare, each from the medians of the same run.

@@ -16,7 +16,6 @@
 //
 // Targets: the filtered, sorted, counted list at >= 1,000 requests/s on one core with p99 < 50 ms, its
 // statements served by an index. The run fails (exit 1) when a target is missed.
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -26,8 +25,10 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import {
   autocannonSummary,
+  backendPids,
   cpuMs,
   freePort,
+  pinProcesses,
   processGroup,
   tasksetAvailable,
   withDb,
@@ -70,15 +71,6 @@ const start = (name, main, childEnv, ready, pin, nodeArgs = []) =>
   });
 const stopAll = procs.stopAll;
 
-/** The PostgreSQL server processes serving the benchmark's database (the services' pooled connections). */
-async function backendPids(admin, db) {
-  const { rows } = await admin.query(
-    `SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`,
-    [db],
-  );
-  return rows.map((r) => r.pid);
-}
-
 /** CPU ms of each of these processes that can be read (a backend that has exited cannot). */
 function cpuMsOf(pids) {
   return new Map(pids.map((pid) => [pid, cpuMs(pid)]).filter(([, t]) => t !== undefined));
@@ -94,17 +86,7 @@ function cpuMsBetween(before, after) {
   return sum;
 }
 
-/** Pins processes to the load CPUs (the benchmark itself, PostgreSQL's backends, the token server). */
-function pinToLoadCpus(pids) {
-  if (!loadCpus || !hasTaskset) return;
-  for (const pid of pids) {
-    try {
-      execFileSync('taskset', ['-a', '-p', '-c', loadCpus, String(pid)], { stdio: 'ignore' });
-    } catch {
-      // not allowed (another user's process): left where the scheduler puts it
-    }
-  }
-}
+const pinToLoadCpus = (pids) => pinProcesses(pids, hasTaskset ? loadCpus : '');
 
 /**
  * @param {string} name
@@ -120,7 +102,7 @@ function measure(name, url, headers, pid, { method = 'GET', body } = {}) {
     // Warm-up (JIT, pools, the bearer cache), then the measured run.
     autocannon({ ...opts, duration: 2 }, async (err) => {
       if (err) return reject(err);
-      const pgPids = await backendPids(admin, dbName);
+      const pgPids = await backendPids(admin, [dbName]);
       pinToLoadCpus(pgPids);
       const cpu0 = cpuMs(pid);
       const pg0 = cpuMsOf(pgPids);

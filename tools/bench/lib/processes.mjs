@@ -65,6 +65,38 @@ export function tasksetAvailable() {
   }
 }
 
+/**
+ * Pins processes (all their threads) to the CPU list `cpus`: the load side of a benchmark (the script with its
+ * autocannon, PostgreSQL's backends, helper services), so the measured service has its core to itself. Nothing
+ * when `cpus` is empty or taskset is missing; a process that may not be moved stays where the scheduler puts it.
+ * @param {number[]} pids
+ * @param {string} cpus
+ */
+export function pinProcesses(pids, cpus) {
+  if (!cpus || !tasksetAvailable()) return;
+  for (const pid of pids) {
+    try {
+      execFileSync('taskset', ['-a', '-p', '-c', cpus, String(pid)], { stdio: 'ignore' });
+    } catch {
+      // not allowed (another user's process): left where the scheduler puts it
+    }
+  }
+}
+
+/**
+ * The PostgreSQL server processes connected to the databases `dbs` (the services' pooled connections), seen from
+ * the `admin` client (whose own backend is left out).
+ * @param {{ query: (sql: string, params: unknown[]) => Promise<{ rows: { pid: number }[] }> }} admin
+ * @param {string[]} dbs
+ */
+export async function backendPids(admin, dbs) {
+  const { rows } = await admin.query(
+    `SELECT pid FROM pg_stat_activity WHERE datname = ANY($1::text[]) AND pid <> pg_backend_pid()`,
+    [dbs],
+  );
+  return rows.map((r) => r.pid);
+}
+
 /** A free TCP port on 127.0.0.1. */
 export function freePort() {
   return new Promise((resolve, reject) => {

@@ -15,7 +15,6 @@
 //
 // Target: every GET /logs scenario with p99 < 50 ms, its statement read through indexes (no sequential scan that
 // reads an event). The run fails (exit 1) when a target is missed. Not part of CI.
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -23,7 +22,14 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { autocannonSummary, freePort, processGroup, tasksetAvailable, withDb } from '../lib/processes.mjs';
+import {
+  autocannonSummary,
+  freePort,
+  pinProcesses,
+  processGroup,
+  tasksetAvailable,
+  withDb,
+} from '../lib/processes.mjs';
 import {
   adminPgUrl,
   benchRoot,
@@ -55,17 +61,7 @@ const BATCH = 1_000_000;
 
 const procs = processGroup({ cwd: root, env });
 
-/** Pins processes to the load CPUs (the benchmark itself, PostgreSQL's backends, the token server). */
-function pinToLoadCpus(pids) {
-  if (!loadCpus || !hasTaskset) return;
-  for (const pid of pids) {
-    try {
-      execFileSync('taskset', ['-a', '-p', '-c', loadCpus, String(pid)], { stdio: 'ignore' });
-    } catch {
-      // not allowed (another user's process): left where the scheduler puts it
-    }
-  }
-}
+const pinToLoadCpus = (pids) => pinProcesses(pids, hasTaskset ? loadCpus : '');
 
 /** One autocannon run after a 2 s warm-up. */
 function measure(name, url, headers) {

@@ -25,7 +25,6 @@
 // BENCH_ROOT (the checkout whose dist/ is measured, default this one).
 //
 // Target: the guarded GET costs at most 1.1x its unauthenticated twin.
-import { execFileSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -33,7 +32,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { cpuMs, freePort, processGroup, tasksetAvailable, withDb } from '../lib/processes.mjs';
+import { cpuMs, freePort, pinProcesses, processGroup, tasksetAvailable, withDb } from '../lib/processes.mjs';
 import { adminPgUrl, benchRoot, builtFiles, clientCredentialsToken, loadCpusFor } from '../lib/setup.mjs';
 import { median } from '../lib/stats.mjs';
 
@@ -52,16 +51,7 @@ const hasTaskset = cpus !== '' && tasksetAvailable();
 const log = (...a) => console.error('[bench]', ...a);
 const loadavg = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 
-function pinToLoadCpus(pids) {
-  if (!loadCpus || !hasTaskset) return;
-  for (const pid of pids) {
-    try {
-      execFileSync('taskset', ['-a', '-p', '-c', loadCpus, String(pid)], { stdio: 'ignore' });
-    } catch {
-      // not allowed (another user's process): left where the scheduler puts it
-    }
-  }
-}
+const pinToLoadCpus = (pids) => pinProcesses(pids, hasTaskset ? loadCpus : '');
 
 const procs = processGroup({ cwd: root, env });
 const suffix = randomBytes(4).toString('hex');
