@@ -62,6 +62,11 @@ export const authEnv = {
     description:
       'how often the token server checks signing_keys for a rotation made by another process, in seconds',
   }),
+  AUTH_EVENTS: env.bool({
+    default: true,
+    description:
+      "record the token server's audit events (sign-ins, tokens, codes, logouts...: docs/events.md); false: none, for a deployment whose trail is kept elsewhere (management writes are recorded by identity either way)",
+  }),
   AUTH_EVENTS_FLUSH_MS: env.int({
     default: 200,
     min: 0,

@@ -137,7 +137,8 @@ export class TokenServer {
 
   /** Counts every audit event written in `metrics.events` (gatehouse_events_total). */
   countEventsIn(metrics: HttpMetrics): void {
-    this.events.counter = (type, outcome) => metrics.events.labels(type, outcome).inc();
+    this.events.counter = (type, outcome, occurrences) =>
+      metrics.events.labels(type, outcome).inc(occurrences);
   }
 
   /**

@@ -112,6 +112,90 @@ describe('events', () => {
     expect(written).toContain('token.failure/failure');
   });
 
+  it('are one event with a count for repeats of the same key until the writer takes it', async () => {
+    const clientId = randomUUID();
+    const written: number[] = [];
+    const writer = new EventWriter(sql, { flushMs: 60_000, onWritten: (_t, _o, n) => written.push(n) });
+    const issued = (ua: string) => ({
+      type: 'token.issued' as const,
+      instanceId,
+      clientId,
+      userAgent: ua,
+      details: { grant_type: 'client_credentials' },
+    });
+    for (let i = 0; i < 5; i++) writer.recordRepeatable(`${clientId}/a`, issued('a'));
+    writer.recordRepeatable(`${clientId}/b`, issued('b'));
+    expect(writer.pending).toBe(2);
+    await writer.flush();
+    // taken and written: the next repeat is a new event
+    writer.recordRepeatable(`${clientId}/a`, issued('a'));
+    await writer.close();
+    const rows = await sql.rows<{ user_agent: string; details: { count?: number } }>(
+      `SELECT user_agent, details FROM events WHERE client_id = $1 ORDER BY seq`,
+      [clientId],
+    );
+    expect(rows.map((r) => [r.user_agent, r.details.count ?? 1])).toEqual([
+      ['a', 5],
+      ['b', 1],
+      ['a', 1],
+    ]);
+    expect(written).toEqual([5, 1, 1]);
+  });
+
+  it('keep any text as given (COPY and INSERT alike), and one refused event does not hold back its batch', async () => {
+    const odd = [
+      'a "quoted", {braced} \\ text',
+      'NULL',
+      '\\N',
+      '',
+      ' spaced ',
+      'tab\tline\nreturn\r',
+      '\\.',
+      'Ünïcödé ✓',
+    ];
+    // first a batch as the writer's COPY stores it; then one that fails on a single event, stored one INSERT each
+    for (const poisoned of [false, true]) {
+      const clientId = randomUUID();
+      const errors: number[] = [];
+      const writer = new EventWriter(sql, {
+        flushMs: 60_000,
+        onError: (_err, dropped) => errors.push(dropped),
+      });
+      for (const text of odd) {
+        writer.record({
+          type: 'mgmt.updated',
+          instanceId,
+          clientId,
+          actor: { type: 'user', id: text },
+          record: { type: text, id: text },
+          ip: text,
+          userAgent: text,
+          reason: text,
+          details: { text },
+        });
+      }
+      // "\u0000" is valid JSON that jsonb refuses: the batch fails, and the writer stores the others one by one
+      if (poisoned)
+        writer.record({ type: 'token.failure', instanceId, clientId, details: { bad: '\u0000' } });
+      await writer.close();
+      expect(errors).toEqual(poisoned ? [1] : []);
+      const rows = await sql.rows<Record<string, string | null> & { details: { text: string } }>(
+        `SELECT actor_id, record_id, record_type, ip, user_agent, reason, details FROM events WHERE client_id = $1
+          ORDER BY seq`,
+        [clientId],
+      );
+      expect(rows).toHaveLength(odd.length);
+      rows.forEach((r, i) => {
+        const text = odd[i];
+        expect([r.actor_id, r.record_id, r.record_type, r.ip, r.reason, r.details.text]).toEqual(
+          Array(6).fill(text),
+        );
+        // an empty user agent is recorded as none
+        expect(r.user_agent).toBe(text || null);
+      });
+    }
+  });
+
   it('keep daily partitions ahead and drop the ones past retention without touching the rest', async () => {
     expect(await ensureEventPartitions(sql)).toBe(0);
     // an old day, as if made a year ago, with one event in it

@@ -129,6 +129,7 @@ async function openState(opts: TokenServerOptions): Promise<TokenServerState> {
   await feed?.start();
   const signingKeys = new SigningKeys(sql, opts.box);
   const events = new AuthEvents(sql, {
+    enabled: opts.env.AUTH_EVENTS ?? true,
     flushMs: opts.env.AUTH_EVENTS_FLUSH_MS,
     onError: (err, dropped) =>
       log.error({ err: (err as Error).message, dropped }, 'audit events could not be written'),

@@ -23,6 +23,8 @@ export interface TokenServerEnv extends OutboundEnv {
   AUTH_DEVICE_CODE_TTL_SEC: number;
   AUTH_PURGE_INTERVAL_SEC: number;
   AUTH_KEY_REFRESH_SEC: number;
+  /** false: the token server records no audit events (default true). */
+  AUTH_EVENTS?: boolean;
   /** How long an audit event waits in memory before it is written (default 200 ms): what a crash can lose. */
   AUTH_EVENTS_FLUSH_MS?: number;
   AUTH_TRUST_PROXY: boolean;

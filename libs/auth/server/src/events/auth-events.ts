@@ -48,33 +48,55 @@ const uuidOrNull = (v: string | null | undefined) => (v && isUuid(v) ? v : null)
 export class AuthEvents {
   readonly writer: EventWriter;
   /** Told of every event written (the `gatehouse_events_total` counter, set once the app's metrics exist). */
-  counter?: (type: string, outcome: string) => void;
+  counter?: (type: string, outcome: string, occurrences: number) => void;
 
   /** `flushMs` 0: no batching, one INSERT per event at once (the alternative measured in docs/events.md). */
   private readonly perEvent: boolean;
+  /** false (AUTH_EVENTS=false): nothing is recorded. */
+  private readonly enabled: boolean;
 
   constructor(
     private readonly sql: Sql,
-    private readonly opts: Omit<EventWriterOptions, 'onWritten'> = {},
+    private readonly opts: Omit<EventWriterOptions, 'onWritten'> & { enabled?: boolean } = {},
   ) {
     this.perEvent = opts.flushMs === 0;
+    this.enabled = opts.enabled ?? true;
     this.writer = new EventWriter(sql, {
       ...opts,
-      onWritten: (type, outcome) => this.counter?.(type, outcome),
+      onWritten: (type, outcome, occurrences) => this.counter?.(type, outcome, occurrences),
     });
   }
 
   /** Queues one event (ids that are not UUIDs are left out rather than failing the batch). */
   record(e: EventInput): void {
-    if (!isUuid(e.instanceId)) return;
+    if (this.accept(e)) this.queue(e);
+  }
+
+  /**
+   * Queues an event that may repeat identically (same `key`) many times a second: the repeats within one flush
+   * interval are one event with `details.count` (EventWriter.recordRepeatable). Unbatched: one event each.
+   */
+  recordRepeatable(key: string, e: EventInput): void {
+    if (!this.accept(e)) return;
+    if (this.perEvent) this.queue(e);
+    else this.writer.recordRepeatable(key, e);
+  }
+
+  /** False when events are off or the event names no instance; ids that are not UUIDs become null. */
+  private accept(e: EventInput): boolean {
+    if (!this.enabled || !isUuid(e.instanceId)) return false;
     e.tenantId = uuidOrNull(e.tenantId);
     e.userId = uuidOrNull(e.userId);
     e.clientId = uuidOrNull(e.clientId);
     if (e.actor) e.actor.viaClientId = uuidOrNull(e.actor.viaClientId);
+    return true;
+  }
+
+  private queue(e: EventInput): void {
     if (!this.perEvent) return this.writer.record(e);
     e.at ??= new Date();
     insertEvents(this.sql, [e]).then(
-      () => this.counter?.(e.type, e.outcome ?? defaultOutcome(e.type)),
+      () => this.counter?.(e.type, e.outcome ?? defaultOutcome(e.type), 1),
       (err: unknown) => this.opts.onError?.(err, 1),
     );
   }

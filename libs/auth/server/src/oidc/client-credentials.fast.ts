@@ -167,13 +167,15 @@ export class FastClientCredentials {
     this.issued++;
     if (this.deps.events) {
       const ua = headers['user-agent'];
-      this.deps.events.record({
+      const ip = clientAddress(req) ?? null;
+      // a machine client asking again and again (no token cache): one event per flush interval, with a count
+      this.deps.events.recordRepeatable(`${client.id}\n${resource}\n${ip}\n${ua}`, {
         type: 'token.issued',
         instanceId: client.instanceId,
         tenantId: client.tenantId,
         actor: { type: 'client', id: client.id },
         clientId: client.id,
-        ip: clientAddress(req) ?? null,
+        ip,
         userAgent: ua ?? null,
         details: { grant_type: 'client_credentials', audience: resource },
       });
