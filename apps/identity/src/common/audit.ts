@@ -12,7 +12,7 @@ import { HTTP_FOUNDATION, type HttpFoundation } from '@gatehouse/http';
 import type { Request } from 'express';
 import { tap, type Observable } from 'rxjs';
 import { CALLER_KEY, type CallerInfo } from '@gatehouse/bearer';
-import { eventsOfThisTransaction, type EventActor, type EventInput } from '@gatehouse/identity-data';
+import { EVENTS_OF_THIS_TRANSACTION, type EventActor, type EventInput } from '@gatehouse/identity-data';
 
 /** The setting a management transaction carries its audit context in (read by the `events_audit` trigger). */
 export const AUDIT_SETTING = 'gatehouse.audit';
@@ -151,11 +151,11 @@ export class AuditSettings implements OnModuleInit {
   onModuleInit(): void {
     const counter = this.foundation.metrics.events;
     const settings: TransactionSettings = Object.assign(() => auditSettings(), {
-      beforeCommit: async (tx: Parameters<NonNullable<TransactionSettings['beforeCommit']>>[0]) => {
-        const written = await eventsOfThisTransaction(tx);
-        return written.length
-          ? () => written.forEach((w) => counter.labels(w.type, w.outcome).inc(w.n))
-          : undefined;
+      commitRead: {
+        text: EVENTS_OF_THIS_TRANSACTION,
+        afterCommit: (rows: Record<string, unknown>[]) => {
+          for (const w of rows) counter.labels(String(w.type), String(w.outcome)).inc(Number(w.n));
+        },
       },
     });
     this.db.useTransactionSettings(settings);

@@ -109,10 +109,11 @@ class ConnectionSql implements Sql {
  */
 export type TransactionSettings = (() => Readonly<Record<string, string>> | undefined) & {
   /**
-   * Runs before the COMMIT of a transaction that started with settings, in it; what it returns runs after the
-   * COMMIT succeeded (e.g. counting what the transaction wrote, once it is durable).
+   * A read sent with the COMMIT of a transaction that started with settings, in the same round trip (`text` runs
+   * in the transaction, just before it commits: simple protocol, no parameters); its rows go to `afterCommit` once
+   * the COMMIT succeeded (e.g. counting what the transaction wrote, once it is durable).
    */
-  beforeCommit?: (tx: Sql) => Promise<(() => void) | undefined>;
+  commitRead?: { text: string; afterCommit: (rows: AnyRow[]) => void };
 };
 
 async function runTransaction<T>(
@@ -131,9 +132,14 @@ async function runTransaction<T>(
   try {
     const tx = new ConnectionSql(client, true, prepared, settings);
     const out = await fn(tx);
-    const after = set && settings?.beforeCommit ? await settings.beforeCommit(tx) : undefined;
-    await query(client, 'COMMIT');
-    after?.();
+    const read = set ? settings?.commitRead : undefined;
+    if (read) {
+      // one simple-protocol string: if the read fails, PostgreSQL skips the COMMIT after it (the catch rolls back)
+      const results = (await query(client, `${read.text}; COMMIT`)) as unknown as pg.QueryResult[];
+      read.afterCommit(results[0].rows);
+    } else {
+      await query(client, 'COMMIT');
+    }
     return out;
   } catch (err) {
     await query(client, 'ROLLBACK').catch(() => undefined);

@@ -64,6 +64,32 @@ describe('Db', () => {
     }
   });
 
+  it('a commit read shares the COMMIT round trip: its rows after the commit; if it fails, nothing commits', async () => {
+    const own = new Db({ url: database.url, poolMax: 1 });
+    try {
+      const seen: unknown[] = [];
+      // read at commit time from the settings' object
+      const commitRead = {
+        text: `SELECT count(*)::int AS n FROM items WHERE name = 'commit-read'`,
+        afterCommit: (rows: unknown[]) => seen.push(rows),
+      };
+      own.useTransactionSettings(Object.assign(() => ({ 'gatehouse.test': 'x' }), { commitRead }));
+      await own.transaction((tx) => tx.exec(`UPDATE items SET name = 'commit-read' WHERE id = 8`));
+      expect(seen).toEqual([[{ n: 1 }]]);
+      commitRead.text = 'SELECT 1/0';
+      await expect(
+        own.transaction((tx) => tx.exec(`UPDATE items SET name = 'never' WHERE id = 9`)),
+      ).rejects.toMatchObject({ code: '22012' });
+      expect(seen).toHaveLength(1);
+      expect(await own.one(`SELECT name FROM items WHERE id = 9`)).not.toEqual({ name: 'never' });
+      // the connection is back in the pool outside any transaction
+      expect(await own.one(`SELECT now() = statement_timestamp() AS outside`)).toEqual({ outside: true });
+    } finally {
+      await db.exec(`UPDATE items SET name = 'n008' WHERE id = 8`);
+      await own.close();
+    }
+  });
+
   it('transaction commits when fn resolves, rolls back when it throws; inside one, transaction joins it', async () => {
     await db.transaction(async (tx) => {
       await tx.exec(`UPDATE items SET name = 'renamed' WHERE id = 7`);

@@ -78,7 +78,10 @@ export class LogDoc {
   @ApiProperty({
     type: 'object',
     additionalProperties: true,
-    description: 'Type-specific: grant_type, upstream_issuer, changes ({ field: { old, new } })',
+    description:
+      'Type-specific: grant_type, upstream_issuer, changes ({ field: { old, new } }); count on a token.issued of ' +
+      'client_credentials standing for that many identical tokens (same client, audience, address and user agent ' +
+      'within one flush interval of the token server, 200 ms by default; absent: one)',
   })
   details: Record<string, unknown>;
 
