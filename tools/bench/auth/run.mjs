@@ -9,7 +9,8 @@
 // BENCH_CONNECTIONS (default 10, as the p99 target), BENCH_ROUNDS (default 3: every scenario is measured that many times, interleaved
 // with the others, and the median is reported, so a burst of load elsewhere on the machine skews one run, not
 // the comparison), BENCH_SERVER_CPUS (taskset CPU list for the servers, default 0: one core; empty: no pinning),
-// BENCH_LOAD_CPUS (this script and the PostgreSQL backends; default every CPU the servers are not on), BENCH_ONLY (comma-separated scenario names), BENCH_JSON (write the results there),
+// BENCH_LOAD_CPUS (this script and the PostgreSQL backends; default every CPU the servers are not on),
+// BENCH_ONLY (comma-separated scenario names), BENCH_JSON (write the results there),
 // BENCH_NODE_ARGS (node flags for apps/auth, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`), BENCH_ROOT (the checkout
 // whose dist/ is measured, default this one: bench:compare points it at another build), BENCH_BARE=0 (no bare
 // oidc-provider: its scenarios are skipped), BENCH_MEMORY=0 (skip the idle and after-run RSS readings and their waits).

@@ -134,13 +134,15 @@ describe.each([
   });
 
   it('a 401 answered after its window ended gives nothing back to the next window', async () => {
-    const servers = await make({ durationSec: 2, overrides: { 'GET /lane/auth': 1 } }, 2500);
+    // windows of 3 s: the wrong secret is charged at once (within 0.5 s even on a loaded machine), the good request
+    // goes at 3.5 s (the second window), the 401 comes at 4.5 s and the last request before the second window ends
+    const servers = await make({ durationSec: 3, overrides: { 'GET /lane/auth': 1 } }, 4500);
     // sent now, charged in the first window, answered 401 in the second
     const wrong = request(servers[0])
       .get('/lane/auth')
       .set('Authorization', WRONG_BASIC)
       .then((r) => r);
-    await new Promise((r) => setTimeout(r, 2100));
+    await new Promise((r) => setTimeout(r, 3500));
     await request(servers[servers.length - 1])
       .get('/lane/auth')
       .set('Authorization', GOOD_BASIC)

@@ -98,8 +98,8 @@ function quoted(v: string | null | undefined): string {
 
 /**
  * The column arrays of `events` for INSERT_EVENTS, each as the text of a PostgreSQL array literal: written here in
- * one pass (the ids and times made here need no quoting) rather than by the driver, which escapes every element of every
- * array, the larger part of a batch's cost on the token server.
+ * one pass (the ids and times made here need no quoting) rather than by the driver, which escapes every element of
+ * every array.
  */
 export function eventParams(events: readonly EventInput[]): string[] {
   const cols: string[][] = COLUMNS.map(() => new Array<string>(events.length));
@@ -243,9 +243,10 @@ export interface EventWriterOptions {
 
 /**
  * Events of the hot paths (token issuance, sign-ins), written in batches: `record` only queues (no I/O on the
- * request), a timer writes what queued every `flushMs` in one COPY (writeEventBatch). `close()` writes everything still queued
- * (a clean shutdown loses nothing); a crash loses at most the last `flushMs` plus one write. A failed write keeps
- * the events for the next round (bounded by `maxBuffered`).
+ * request), a timer writes what queued every `flushMs` in one COPY (writeEventBatch). `close()` writes everything
+ * still queued (a clean shutdown loses nothing); a crash loses at most the last `flushMs` plus one write. A write the
+ * database could not take keeps the events for the next round (bounded by `maxBuffered`); a batch refused for its
+ * data is written one event at a time, and the refused one is reported and dropped.
  */
 export class EventWriter {
   private queue: EventInput[] = [];
