@@ -1,5 +1,6 @@
 import * as oidc from 'openid-client';
 import { MANAGEMENT_AUDIENCE, purgeOnce } from '@gatehouse/identity-data';
+import { TokenServerApp } from '@gatehouse/token-server-testing';
 import { Management, uniq } from './management-harness.js';
 
 /**
@@ -58,6 +59,8 @@ async function eventsSince(since: string, where = 'true', params: unknown[] = []
 }
 
 async function mark(): Promise<string> {
+  // the token server's batched events of what happened before (a sign-in) are written before the mark, not after it
+  await m.auth.built.app.get(TokenServerApp).events.flush();
   const [r] = await m.ds.rows<{ s: string }>(`SELECT coalesce(max(seq), 0)::text AS s FROM events`);
   return r.s;
 }
