@@ -114,6 +114,18 @@ export async function createHttpApp(
   const routes = new RouteTable();
   const metrics = new HttpMetrics(options.serviceName);
   const limiter = new HttpRateLimiter(options.rateLimit, options.serviceName, logger);
+  if (limiter.sharedStoreUp() !== undefined) {
+    metrics.gaugeFrom(
+      'gatehouse_rate_limit_redis_up',
+      'Whether the rate-limit counts are shared through Redis now (1) or kept in this process (0)',
+      () => Number(limiter.sharedStoreUp()),
+    );
+    metrics.gaugeFrom(
+      'gatehouse_rate_limit_local_total',
+      'Rate-limit decisions taken in this process although REDIS_URL is set (Redis not ready or failing)',
+      () => limiter.localDecisions,
+    );
+  }
   const foundation: HttpFoundation = {
     serviceName: options.serviceName,
     logger,

@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { RouteMatch, RouteTable } from './route-table.js';
 
 /** The route match of a request, set by the metrics middleware (first to need it) for the ones after it. */
@@ -53,6 +53,21 @@ export class HttpMetrics {
       help: 'Audit events written, by event type and outcome',
       labelNames: ['type', 'outcome'],
       registers: [this.registry],
+    });
+  }
+
+  /**
+   * A gauge read at scrape time from `read` (nothing is done per request). A counter kept as a plain number by
+   * its owner is exposed this way too (its name ends in `_total`).
+   */
+  gaugeFrom(name: string, help: string, read: () => number): void {
+    new Gauge({
+      name,
+      help,
+      registers: [this.registry],
+      collect() {
+        this.set(read());
+      },
     });
   }
 

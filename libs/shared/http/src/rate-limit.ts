@@ -350,6 +350,13 @@ export class HttpRateLimiter {
   /** Without Redis (or while it is down): credentials that proved good, until the end of their window. */
   private readonly good = new Map<string, number>();
   private lastWarn = 0;
+  /** Redis is configured and a warning said it failed: the next 'ready' says it answers again. */
+  private degraded = false;
+  /**
+   * Decisions taken in this process's memory although Redis is configured (not ready, or failing under a request):
+   * with several replicas, each counts those on its own. Read by /metrics (`gatehouse_rate_limit_local_total`).
+   */
+  localDecisions = 0;
 
   constructor(
     private readonly opts: RateLimitOptions,
@@ -383,7 +390,17 @@ export class HttpRateLimiter {
       this.redis.on('error', (err: Error) =>
         this.warn('Redis for rate limits unavailable; counting in memory', err),
       );
+      this.redis.on('ready', () => {
+        if (!this.degraded) return;
+        this.degraded = false;
+        this.logger.info('Redis for rate limits answers; counting shared again');
+      });
     }
+  }
+
+  /** Whether the counts are shared: `undefined` without Redis, else whether Redis is ready now. */
+  sharedStoreUp(): boolean | undefined {
+    return this.redis ? this.redis.status === 'ready' : undefined;
   }
 
   /** Connects to Redis (when configured), waiting at most `timeoutMs`; never throws. */
@@ -461,6 +478,8 @@ export class HttpRateLimiter {
     limit = this.limitFor(endpoint),
   ): Promise<RateLimitDecision> {
     if (!this.redis) return this.consumeInMemory(endpoint, caller, limit);
+    // not ready: rate-limiter-flexible answers from its insurance limiter, in this process's memory
+    if (this.redis.status !== 'ready') this.localDecisions++;
     try {
       return decision(limit, await this.limiter(limit).consume(`${endpoint}|${caller}`), true);
     } catch (err) {
@@ -501,6 +520,7 @@ export class HttpRateLimiter {
   }
 
   private warn(msg: string, err: unknown) {
+    this.degraded = true;
     const now = Date.now();
     if (now - this.lastWarn < 10_000) return;
     this.lastWarn = now;
@@ -580,6 +600,7 @@ export class HttpRateLimiter {
     }
     if (this.redis?.status === 'ready')
       return this.admitInRedis(endpoint, presented, address, res, done, fail);
+    if (this.redis) this.localDecisions++;
     this.admitInMemory(endpoint, presented, address, res, done);
   }
 
@@ -692,6 +713,7 @@ export class HttpRateLimiter {
       (err: unknown) => {
         // Redis failed under this request: count it in this process, as the quota's insurance limiter does.
         this.warn('Rate limiter failed; counting in memory', err);
+        this.localDecisions++;
         try {
           this.admitInMemory(endpoint, presented, address, res, done);
         } catch (e) {

@@ -114,6 +114,15 @@ describe('rate limiting', () => {
     // another prefix (another deployment) has its own counts
     const c = (await make({ rateLimit: { ...rateLimit, keyPrefix: `${keyPrefix}:other` } })).getHttpServer();
     await request(c).get(path).expect(200);
+    // /metrics says the counts are shared and that no decision was taken in memory
+    const metrics = (await request(a).get('/metrics').expect(200)).text;
+    expect(metrics).toMatch(/^gatehouse_rate_limit_redis_up\{[^}]*\} 1$/m);
+    expect(metrics).toMatch(/^gatehouse_rate_limit_local_total\{[^}]*\} 0$/m);
+  });
+
+  it('has no Redis gauges on /metrics without Redis', async () => {
+    const s = (await make({ rateLimit: { points: 50, durationSec: 60 } })).getHttpServer();
+    expect((await request(s).get('/metrics').expect(200)).text).not.toMatch(/gatehouse_rate_limit_/);
   });
 
   it('keeps serving (limits in memory) with a warning when Redis is unreachable', async () => {
@@ -132,5 +141,9 @@ describe('rate limiting', () => {
     await request(s).get(`/things/${UUID}`).expect(200);
     await request(s).get(`/things/${UUID}`).expect(429);
     expect(sink.lines.some((l) => l['level'] === 'warn' && String(l['msg']).includes('Redis'))).toBe(true);
+    // /metrics tells an operator the replica counts on its own: Redis down, three decisions taken in memory
+    const metrics = (await request(s).get('/metrics').expect(200)).text;
+    expect(metrics).toMatch(/^gatehouse_rate_limit_redis_up\{[^}]*\} 0$/m);
+    expect(metrics).toMatch(/^gatehouse_rate_limit_local_total\{[^}]*\} 3$/m);
   });
 });
