@@ -5,7 +5,7 @@ import type { Language } from '../common/language.js';
 import { resolveVersion } from '../common/scope.js';
 import type { InstanceKey } from '../common/instance.js';
 import { ChunkWriter } from '../common/stream.js';
-import { nodeJsonWriter, rawNodeColumns, type RawNodeRow, type NodeRecord } from './node.record.js';
+import { RAW, nodeJsonWriter, rawNodeColumns, type NodeRecord } from './node.record.js';
 import { subtreeEnd } from './paths.js';
 import { STREAM_BATCH, struct, readNodeRecord, translationJoin, page } from './nodes.queries.js';
 
@@ -74,8 +74,9 @@ export class NodeReads {
                    WHERE n.tree_version_id = $1 AND n.path > $2::bytea AND n.path < $3${where}
                    ORDER BY n.path LIMIT ${STREAM_BATCH}`;
     const batch = (after: string) =>
+      // rows as the server's text, nothing parsed: every value goes out as text again
       this.db.connection((sql) =>
-        sql.rows<RawNodeRow>(
+        sql.texts(
           text,
           values.map((v, i) => (i === 1 ? after : v)),
         ),
@@ -104,10 +105,10 @@ export class NodeReads {
       let rows = firstRows;
       while (rows.length > 0) {
         // Read the next batch while this one is turned into JSON and sent.
-        const next = rows.length === STREAM_BATCH ? batch(rows[rows.length - 1].k) : undefined;
+        const next = rows.length === STREAM_BATCH ? batch(rows[rows.length - 1][RAW.k] as string) : undefined;
         next?.catch(() => undefined); // awaited below; an early failure must not be an unhandled rejection
         for (const row of rows) {
-          const full = out.write(write(row, counts.get(row.id) ?? 0));
+          const full = out.write(write(row, counts.get(row[RAW.id] as string) ?? 0));
           if (full) yield full;
         }
         rows = next ? await next : [];

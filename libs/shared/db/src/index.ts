@@ -6,6 +6,7 @@ export {
   type DbOptions,
   type OpenTransaction,
   type Sql,
+  type TextRow,
   type TransactionOptions,
   type TransactionSettings,
 } from './sql.js';
