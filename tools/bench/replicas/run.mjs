@@ -11,13 +11,15 @@
 // difference between the two is the second replica.
 //
 // Options (or variables): --rounds N (BENCH_ROUNDS, default 3), --duration S (BENCH_DURATION, default 10),
-// --connections N (BENCH_CONNECTIONS, default 10, as tools/bench/auth), --feed (also run tools/bench/feed with 1 and
-// 3 token servers subscribed: a management write's latency, the settle protocol's cost per replica).
+// --connections N (BENCH_CONNECTIONS, default 10, as tools/bench/auth), --load autocannon|wrk (BENCH_LOAD, default
+// autocannon: in this process; wrk: Debian's wrk, one thread, a C load generator that costs the shared cores about a
+// tenth of autocannon's CPU per request, so more of them is left to the replicas), --feed (also run tools/bench/feed
+// with 1 and 3 token servers subscribed: a management write's latency, the settle protocol's cost per replica).
 // Variables: BENCH_SERVER_CPUS (taskset CPU lists of the replicas, `;`-separated, default `0;1`: one core each;
 // empty: no pinning), BENCH_PG_URL (as the other benchmarks), BENCH_REDIS_URL (default TEST_REDIS_URL, else
 // redis://127.0.0.1:6379; empty: no Redis), BENCH_LOG_LEVEL (default: the services' own level), BENCH_JSON (write
 // the results there), BENCH_ROOT (the checkout whose dist/ is measured), HAPROXY (the haproxy binary).
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -37,12 +39,18 @@ const { values: args } = parseArgs({
     rounds: { type: 'string' },
     duration: { type: 'string' },
     connections: { type: 'string' },
+    load: { type: 'string' },
     feed: { type: 'boolean', default: false },
   },
 });
 const rounds = Number(args.rounds ?? (env.BENCH_ROUNDS || 3));
 const duration = Number(args.duration ?? (env.BENCH_DURATION || 10));
 const connections = Number(args.connections ?? (env.BENCH_CONNECTIONS || 10));
+const load = args.load ?? (env.BENCH_LOAD || 'autocannon');
+if (load !== 'autocannon' && load !== 'wrk') {
+  console.error(`--load must be autocannon or wrk, not ${load}`);
+  process.exit(1);
+}
 const { auth: mainJs } = builtFiles(['auth']);
 const adminUrl = adminPgUrl();
 const redisUrl = env.BENCH_REDIS_URL ?? (env.TEST_REDIS_URL || 'redis://127.0.0.1:6379');
@@ -101,6 +109,58 @@ function measure(name, { url, body, headers }, seconds) {
       (err, result) => (err ? reject(err) : resolve(autocannonSummary(name, result))),
     );
   });
+}
+
+/** wrk's latency figure (`812.00us`, `2.05ms`, `1.20s`) in ms. */
+function wrkMs(/** @type {string} */ text) {
+  const m = /^([\d.]+)(us|ms|s|m)$/.exec(text);
+  if (!m) throw new Error(`wrk latency ${text}?`);
+  return Number(m[1]) * { us: 0.001, ms: 1, s: 1000, m: 60_000 }[/** @type {'us'|'ms'|'s'|'m'} */ (m[2])];
+}
+
+/**
+ * The same run as {@link measure} with wrk (one thread, `connections` connections, whole seconds): its summary in
+ * autocannon's shape.
+ * @param {string} name
+ * @param {{ url: string; body: string; headers: Record<string, string> }} request
+ * @param {number} seconds
+ */
+async function measureWrk(name, { url, body, headers }, seconds) {
+  const script = path.join(work, 'request.lua');
+  const all = { 'content-type': 'application/x-www-form-urlencoded', ...headers };
+  writeFileSync(
+    script,
+    [
+      'wrk.method = "POST"',
+      `wrk.body = ${JSON.stringify(body)}`,
+      ...Object.entries(all).map(([k, v]) => `wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`),
+    ].join('\n'),
+  );
+  const args = [
+    '-t1',
+    `-c${connections}`,
+    `-d${Math.max(1, Math.round(seconds))}s`,
+    '--latency',
+    '-s',
+    script,
+    url,
+  ];
+  const out = await new Promise((resolve, reject) =>
+    execFile('wrk', args, { encoding: 'utf8' }, (err, stdout) => (err ? reject(err) : resolve(stdout))),
+  );
+  const num = (re) => Number(re.exec(out)?.[1] ?? 0);
+  const lat = (pct) => wrkMs(new RegExp(`^\\s+${pct}%\\s+(\\S+)$`, 'm').exec(out)?.[1] ?? '0ms');
+  const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
+  return {
+    name,
+    rps: num(/^Requests\/sec:\s+([\d.]+)/m),
+    p50: lat(50),
+    p99: lat(99),
+    max: wrkMs(/^\s+Latency\s+\S+\s+\S+\s+(\S+)/m.exec(out)?.[1] ?? '0ms'),
+    non2xx: num(/Non-2xx or 3xx responses: (\d+)/),
+    errors: socket ? socket.slice(1).reduce((a, n) => a + Number(n), 0) : 0,
+    total: num(/^\s+(\d+) requests in/m),
+  };
 }
 
 const log = (s) => process.stderr.write(`[scaleout] ${s}\n`);
@@ -190,9 +250,10 @@ try {
     for (const [name, request] of scenarios) {
       for (const n of /** @type {const} */ ([1, 2])) {
         // Warm-up (JIT, pools, HAProxy's server connections): 2 s in the first round, a touch in the others.
-        await measure(name, request(n), round === 1 ? 2 : 0.2);
+        const run = load === 'wrk' ? measureWrk : measure;
+        await run(name, request(n), round === 1 ? 2 : load === 'wrk' ? 1 : 0.2);
         process.stderr.write(`  round ${round} ${n} replica(s) ${name} ...`);
-        const r = await measure(name, request(n), duration);
+        const r = await run(name, request(n), duration);
         const key = `${n}\t${name}`;
         if (!runs.has(key)) runs.set(key, []);
         runs.get(key).push(r);
@@ -221,9 +282,9 @@ try {
 
 const placement = pinned
   ? `auth-1 pinned to CPU ${cpuLists[0]}, auth-2 to CPU ${cpuLists[1 % cpuLists.length]} (taskset); HAProxy, ` +
-    `PostgreSQL, Redis and autocannon (in this process) unpinned`
+    `PostgreSQL, Redis and ${load === 'wrk' ? 'wrk' : 'autocannon (in this process)'} unpinned`
   : 'nothing pinned';
-const machine = `${os.cpus()[0]?.model ?? 'unknown CPU'}, ${os.cpus().length} vCPU, Node ${process.versions.node}; ${placement}; Redis ${redisUrl || 'off'}; ${connections} connections through HAProxy, median of ${rounds} interleaved ${duration} s runs (after a 2 s warm-up); load average at the end ${os
+const machine = `${os.cpus()[0]?.model ?? 'unknown CPU'}, ${os.cpus().length} vCPU, Node ${process.versions.node}; ${placement}; Redis ${redisUrl || 'off'}; load ${load}, ${connections} connections through HAProxy, median of ${rounds} interleaved ${duration} s runs (after a 2 s warm-up); load average at the end ${os
   .loadavg()
   .map((l) => l.toFixed(1))
   .join(' ')}`;
