@@ -247,21 +247,19 @@ export class InteractionHandler {
     if (need === 'enrol') return this.renderEnrol(res, details, locale, csrf);
     // the session's sign-in as it is (its own acr and amr)
     const session = details.session as { accountId?: string; acr?: string; amr?: string[] } | undefined;
-    await this.deps
-      .provider()
-      .interactionFinished(
-        req,
-        res,
-        {
-          login: {
-            accountId: String(session?.accountId),
-            remember: true,
-            acr: session?.acr,
-            amr: session?.amr,
-          },
+    await this.deps.provider().interactionFinished(
+      req,
+      res,
+      {
+        login: {
+          accountId: String(session?.accountId),
+          remember: true,
+          acr: session?.acr,
+          amr: session?.amr,
         },
-        { mergeWithLastSubmission: false },
-      );
+      },
+      { mergeWithLastSubmission: false },
+    );
   }
 
   /** GET /interaction/:uid/recovery: the second step with a recovery code. */

@@ -370,8 +370,9 @@ border-top:1px solid #ddd}.who p,.who form{margin:0}.nowrap{white-space:nowrap}
 a.button{display:inline-block;padding:.6rem 1.2rem;border-radius:.25rem;background:#0b57d0;color:#fff;
 text-decoration:none}button.link{background:none;border:none;color:#0b57d0;padding:0;margin:0;text-decoration:underline;font-size:1rem}
 h2{font-size:1rem;margin:1rem 0 .25rem}.qr{display:block;width:12rem;height:12rem;margin:1rem auto}
-.secret{font-family:ui-monospace,monospace;font-size:1.05rem;letter-spacing:.05em;word-break:break-all}
-ol.codes{columns:2;font-family:ui-monospace,monospace;font-size:1.05rem;padding-left:1.75rem}ol.codes li{margin:.2rem 0}`;
+.secret{font-family:ui-monospace,monospace;font-size:1rem;letter-spacing:.03em}
+ul.codes{list-style:none;padding:0;display:grid;grid-template-columns:1fr 1fr;gap:.4rem 1rem;
+font-family:ui-monospace,monospace;font-size:.95rem}ul.codes li{white-space:nowrap}`;
 
 export function layout(locale: Locale, title: string, nonce: string, body: string): string {
   return `<!doctype html>
@@ -964,9 +965,9 @@ export function recoveryCodesPage(o: {
     `<h1>${escapeHtml(t.codesTitle)}</h1>
 <p class="notice" role="status">${escapeHtml(t.codesDone)}</p>
 <p>${escapeHtml(t.codesIntro)}</p>
-<ol class="codes" id="recovery-codes">
+<ul class="codes" id="recovery-codes">
 ${o.codes.map((c) => `<li><code>${escapeHtml(c)}</code></li>`).join('\n')}
-</ol>
+</ul>
 <p><a class="button" id="continue" href="${escapeHtml(o.continueHref)}">${escapeHtml(t.continue)}</a></p>`,
   );
 }
