@@ -23,7 +23,7 @@ export type AuthenticatorType = 'totp' | 'recovery_codes' | 'webauthn';
 
 /**
  * A second factor of a user: a TOTP app (its sealed secret and the last time step it accepted) or a set of recovery
- * codes (the SHA-256 of each unused one). `confirmedAt` null: an enrolment waiting for its first code.
+ * codes (the SHA-256 of each one, marked once used). `confirmedAt` null: an enrolment waiting for its first code.
  */
 @Entity({ name: 'user_authenticators' })
 @Index('ix_user_authenticators_user', ['userId'])
@@ -57,7 +57,7 @@ export class UserAuthenticator extends Audited {
   @Column('bigint', { name: 'last_step', nullable: true })
   lastStep: string | null;
 
-  /** Recovery codes: SHA-256 (hex) of `<row id>:<code>` of each unused code. */
+  /** Recovery codes: SHA-256 (hex) of `<row id>:<code>` of each code, `used:<hash>` once used. */
   @Column('text', { name: 'code_hashes', array: true, nullable: true })
   codeHashes: string[] | null;
 

@@ -6,8 +6,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * - `user_authenticators`: one row per authenticator of a user (type `totp` or `recovery_codes`; `webauthn` is kept
  *   for passkeys). A TOTP row holds its secret sealed with the SecretBox (`secret_enc`, bound to the row) and the
  *   last time step it accepted (`last_step`: a code, i.e. a step, is accepted once). A recovery-codes row holds the
- *   SHA-256 of each unused code (`code_hashes`, over the row id and the code); a used code is removed from the array
- *   in one UPDATE, so it works once even when two requests race. `confirmed_at` is null while an enrolment waits for
+ *   SHA-256 of each code (`code_hashes`, over the row id and the code); a used code's hash is marked `used:` in one
+ *   UPDATE, so it works once even when two requests race, and a second use is told apart from a wrong code. `confirmed_at` is null while an enrolment waits for
  *   its first code. Rows go with their user.
  * - `mfa_failures`: wrong second factors of an account in the current window, and the lock the budget sets
  *   (the one-time codes' `otp_failures` shape, without the back-off).

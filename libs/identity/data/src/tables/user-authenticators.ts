@@ -28,7 +28,7 @@ export const userAuthenticatorsTable = new Table({
     secret_enc: column.text().nullable().hiddenColumn(),
     /** TOTP: the last accepted time step. */
     last_step: column.text().nullable().hiddenColumn(),
-    /** Recovery codes: SHA-256 of each unused code. */
+    /** Recovery codes: SHA-256 of each code (`used:` once used). */
     code_hashes: column.json<string[] | null>().hiddenColumn(),
   },
 });
