@@ -48,6 +48,7 @@ export * from './ticket.entity.js';
 export * from './otp-budget.entity.js';
 export * from './delivery-outbox.entity.js';
 export * from './user-authenticator.entity.js';
+export * from './mfa-policy.js';
 
 /** Every entity of the identity data model (apps/auth and apps/identity both register all of them). */
 export const identityEntities = [

@@ -1,5 +1,5 @@
 import { Check, Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
-import type { MfaPolicy } from './user-authenticator.entity.js';
+import type { MfaPolicy } from './mfa-policy.js';
 import { Audited, type AppMetadataEntry } from './audit.js';
 
 /** One password rule of an instance (document 2's `password_validators`): `rules` holds a regular expression. */

@@ -1,5 +1,5 @@
 import { Check, Column, Entity, ForeignKey, Index, PrimaryGeneratedColumn } from 'typeorm';
-import type { MfaPolicy } from './user-authenticator.entity.js';
+import type { MfaPolicy } from './mfa-policy.js';
 import { Audited, type AppMetadataEntry } from './audit.js';
 import { Instance } from './instance.entity.js';
 

@@ -14,10 +14,6 @@ import { Audited } from './audit.js';
 import { Instance } from './instance.entity.js';
 import { User } from './user.entity.js';
 
-/** The MFA policy of an instance, tenant or client (null there: inherit). */
-export type MfaPolicy = 'off' | 'optional' | 'required';
-export const MFA_POLICIES: readonly MfaPolicy[] = ['off', 'optional', 'required'];
-
 /** Kinds of authenticator (`webauthn` is reserved for passkeys, not built yet). */
 export type AuthenticatorType = 'totp' | 'recovery_codes' | 'webauthn';
 

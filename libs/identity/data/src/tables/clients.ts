@@ -2,7 +2,7 @@ import { column, Params, Table, type FullRowOf, type RecordScope, type RowOf, ty
 import { notFound } from '@gatehouse/errors';
 import type { AppMetadataEntry } from '../entities/audit.js';
 import type { ClientMetadata } from '../entities/client.entity.js';
-import type { MfaPolicy } from '../entities/user-authenticator.entity.js';
+import type { MfaPolicy } from '../entities/mfa-policy.js';
 
 /**
  * The `clients` table (alias `c`): rows of an instance, each of at most one tenant. Its columns, declared once:

@@ -2,7 +2,7 @@ import { iso, Params, type Sql, type Timestamp } from '@gatehouse/db';
 import { notFound } from '@gatehouse/errors';
 import type { AppMetadataEntry } from '../entities/audit.js';
 import type { InstanceSettings } from '../entities/instance.entity.js';
-import type { MfaPolicy } from '../entities/user-authenticator.entity.js';
+import type { MfaPolicy } from '../entities/mfa-policy.js';
 
 /**
  * The `instances` table (alias `i`). An instance is the outermost scope: it has no instance_id of its own, so it is

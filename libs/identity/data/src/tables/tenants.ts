@@ -1,7 +1,7 @@
 import { column, Params, Table, type RecordScope, type RowOf, type Sql } from '@gatehouse/db';
 import { notFound } from '@gatehouse/errors';
 import type { AppMetadataEntry } from '../entities/audit.js';
-import type { MfaPolicy } from '../entities/user-authenticator.entity.js';
+import type { MfaPolicy } from '../entities/mfa-policy.js';
 
 /**
  * The `tenants` table (alias `t`): rows of an instance. A restricted caller reaches only its own tenant, which the
