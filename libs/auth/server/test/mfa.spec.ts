@@ -144,6 +144,50 @@ describe('password grant and the second factor', () => {
     expect(again).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
   });
 
+  it('the otp grant (a one-time code as first factor) answers mfa_required too: amr otp, otp, mfa', async () => {
+    const u = await fx.user();
+    const { secret } = await enrol(u);
+    const code = await h.tokenServer.codes.issue(fx.ds, {
+      instanceId: await fx.instanceId(),
+      userId: u.id,
+      clientId: client.id,
+      channel: 'email',
+    });
+    const first = await tokenRequest(
+      h.url,
+      { grant_type: 'otp', username: u.email, otp: code, scope: 'openid' },
+      { basic: basic() },
+    );
+    expect(first).toMatchObject({ status: 403, body: { error: 'mfa_required' } });
+    const r = await mfaOtp(first.body.mfa_token as string, totpCode(secret, nextStep()));
+    expect(r.status).toBe(200);
+    expect(decodeJwt(r.body.id_token as string)).toMatchObject({ amr: ['otp', 'mfa'], acr: ACR_MFA });
+    // a client not given the MFA grants still gets mfa_required (never the tokens) and cannot finish
+    const plain = await fx.client({ grantTypes: ['password'] });
+    const refused = await tokenRequest(
+      h.url,
+      { grant_type: 'password', username: u.email, password: u.password },
+      { basic: { id: plain.id, secret: plain.secret! } },
+    );
+    expect(refused.status).toBe(403);
+    const cannot = await tokenRequest(
+      h.url,
+      {
+        grant_type: MFA_OTP_GRANT,
+        mfa_token: refused.body.mfa_token as string,
+        otp: totpCode(secret, nextStep()),
+      },
+      { basic: { id: plain.id, secret: plain.secret! } },
+    );
+    expect(cannot).toMatchObject({
+      status: 400,
+      body: {
+        error: 'invalid_request',
+        error_description: 'requested grant type is not allowed for this client',
+      },
+    });
+  });
+
   it('takes JSON token requests too', async () => {
     const u = await fx.user();
     const { secret } = await enrol(u);
