@@ -133,7 +133,9 @@ needs the browser sign-in (/authorize shows the QR code). Without a second facto
           ),
           requested_token_type: str('token exchange: only urn:ietf:params:oauth:token-type:access_token'),
           mfa_token: str('MFA grants: the mfa_token of a 403 mfa_required answer'),
-          otp: str('otp grant: the one-time code sent; mfa-otp grant: the 6-digit code of the authenticator app'),
+          otp: str(
+            'otp grant: the one-time code sent; mfa-otp grant: the 6-digit code of the authenticator app',
+          ),
           recovery_code: str('mfa-recovery-code grant: one of the recovery codes (each works once)'),
         },
       },

@@ -40,7 +40,7 @@ export function mfaGrantHandler(deps: MfaGrantDeps, kind: FactorKind) {
     if (!token) throw new errors.InvalidRequest("missing required parameter 'mfa_token'");
     if (!code) throw new errors.InvalidRequest(`missing required parameter '${param}'`);
     const found = await deps.mfa.codes.findLink(token, MFA_TOKEN_PURPOSE);
-    if (!found || found.client_id !== client!.clientId) {
+    if (!found || found.client_id.toLowerCase() !== client!.clientId.toLowerCase()) {
       throw oauthError(errors.InvalidGrant, 'invalid or expired mfa_token');
     }
     const continued = found.params as unknown as MfaTokenParams;
