@@ -94,6 +94,8 @@ async function relyingParty(issuer: string, client: TestClient) {
   /** An RP whose client requires MFA, and one whose client leaves the instance's default (optional). */
   let required: Awaited<ReturnType<typeof relyingParty>>;
   let optional: Awaited<ReturnType<typeof relyingParty>>;
+  /** An RP whose client turns the second factor off. */
+  let off: Awaited<ReturnType<typeof relyingParty>>;
   /** The second factors' clock, moved on one time step before each code. */
   let now = Date.now();
   const nextCode = (secret: string) => {
@@ -125,6 +127,7 @@ async function relyingParty(issuer: string, client: TestClient) {
     h.tokenServer.mfa.clock = () => new Date(now);
     required = await rpClient('required');
     optional = await rpClient(null);
+    off = await rpClient('off');
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       args: [
@@ -139,6 +142,7 @@ async function relyingParty(issuer: string, client: TestClient) {
     await browser?.close();
     await required?.close();
     await optional?.close();
+    await off?.close();
     await h?.close();
   });
 
@@ -215,7 +219,35 @@ async function relyingParty(issuer: string, client: TestClient) {
     await again.page.waitForSelector('[role="alert"]');
     expect(await again.page.textContent('[role="alert"]')).toContain('already used');
     await shot(again.page, 'mfa-6-code-reused-en');
+    // the reused code was the first failure of the budget: four more lock the second step, the right code too
+    for (let i = 0; i < 4; i++) {
+      await again.page.fill('input[name="otp"]', '000000' === nextCode(secret) ? '111111' : '000000');
+      await again.page.keyboard.press('Enter');
+      await again.page.waitForSelector('[role="alert"]');
+    }
+    expect(await again.page.textContent('[role="alert"]')).toContain('Too many wrong codes');
+    await again.page.fill('input[name="otp"]', nextCode(secret));
+    await again.page.keyboard.press('Enter');
+    await again.page.waitForSelector('[role="alert"]');
+    expect(await again.page.textContent('[role="alert"]')).toContain('Too many wrong codes');
+    await shot(again.page, 'mfa-9-locked-en');
     await again.ctx.close();
+    await h.tokenServer.events.flush();
+    const events = await fx.ds.rows<{ type: string; reason: string | null; mfa_reason: string | null }>(
+      `SELECT type, reason, details ->> 'mfa_reason' AS mfa_reason FROM events
+        WHERE user_id = $1 AND (type = 'mfa.enrolled' OR reason = 'mfa_failed') ORDER BY created_at, id`,
+      [user.id],
+    );
+    expect(events.map((e) => e.mfa_reason ?? e.type)).toEqual([
+      'mfa.enrolled',
+      'wrong_code',
+      'reused_code',
+      'wrong_code',
+      'wrong_code',
+      'wrong_code',
+      'locked',
+      'locked',
+    ]);
   }, 90_000);
 
   it('a recovery code signs in once; its second use is refused', async () => {
@@ -279,6 +311,27 @@ async function relyingParty(issuer: string, client: TestClient) {
     await one.page.waitForSelector('#error');
     expect(await one.page.textContent('#error')).toBe('interaction_required');
     await one.ctx.close();
+  }, 90_000);
+
+  it('step-up for a user with an app: a session of a client whose policy is off gives the second factor elsewhere', async () => {
+    const user = await fx.user();
+    const first = await signIn(required, user);
+    const { secret } = await enrolOnPage(first.page, 'en');
+    await first.ctx.close();
+    // policy off: no second step, even with acr_values asking for it; the one-factor acr
+    const s = await signIn(off, user, `?acr_values=${encodeURIComponent(ACR_MFA)}`);
+    await s.page.waitForSelector('#acr');
+    expect(await s.page.textContent('#acr')).toBe(ACR_PWD);
+    // the same session at another client: the app's code only, no password
+    await s.page.goto(`${optional.base}/login?acr_values=${encodeURIComponent(ACR_MFA)}`);
+    await s.page.waitForSelector('input[name="otp"]');
+    expect(await s.page.locator('input[name="password"]').count()).toBe(0);
+    await s.page.fill('input[name="otp"]', nextCode(secret));
+    await s.page.keyboard.press('Enter');
+    await s.page.waitForSelector('#acr');
+    expect(await s.page.textContent('#acr')).toBe(ACR_MFA);
+    expect(JSON.parse((await s.page.textContent('#amr'))!)).toEqual(['pwd', 'otp', 'mfa']);
+    await s.ctx.close();
   }, 90_000);
 
   it('the pages in Mongolian (ui_locales=mn)', async () => {
