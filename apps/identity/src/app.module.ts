@@ -20,6 +20,7 @@ import { MembershipsModule } from './memberships/memberships.module.js';
 import { TenantsModule } from './tenants/tenants.module.js';
 import { IdentityProvidersModule } from './identity-providers/identity-providers.module.js';
 import { UserIdentitiesModule } from './user-identities/user-identities.module.js';
+import { UserAuthenticatorsModule } from './user-authenticators/user-authenticators.module.js';
 import { InstancesModule } from './instances/instances.module.js';
 import { TicketsModule } from './tickets/tickets.module.js';
 import { InvitationsModule } from './invitations/invitations.module.js';
@@ -51,6 +52,7 @@ export class IdentityAppModule {
         TenantsModule,
         IdentityProvidersModule,
         UserIdentitiesModule,
+        UserAuthenticatorsModule,
         InstancesModule,
         TicketsModule,
         InvitationsModule,

@@ -37,6 +37,8 @@ beforeAll(async () => {
     'logs:read',
     'log-streams:read',
     'log-streams:write',
+    'authenticators:read',
+    'authenticators:write',
   ];
   wrongScopes = {};
   for (const scope of all) wrongScopes[scope] = (await m.caller(all.filter((s) => s !== scope))).token;

@@ -85,6 +85,7 @@ describe.each(VERSIONS)('instances under /api/%s', (v: Version) => {
         password_validators: DEFAULT_PASSWORD_VALIDATORS,
       },
       app_metadata: [],
+      mfa: null,
       created_by: null,
       created_at: expect.any(String),
       updated_by: null,
@@ -262,6 +263,27 @@ describe.each(VERSIONS)('instances under /api/%s', (v: Version) => {
       .send({ instance_metadata: { password_validators: [] } })
       .expect(200);
     expect(none.body.instance_metadata.password_validators).toEqual([]);
+  });
+
+  it('mfa: set at creation, changed, cleared (null inherits); another value is 400 and changes nothing', async () => {
+    const created = (
+      await m
+        .call('post', `${api}/instances`)
+        .send({ instance_name: uniq('mfa'), mfa: 'required' })
+        .expect(201)
+    ).body;
+    expect(created.mfa).toBe('required');
+    const path = `${api}/instances/${created.id}`;
+    expect((await m.call('patch', path).send({ mfa: 'off' }).expect(200)).body.mfa).toBe('off');
+    const bad = await m.call('patch', path).send({ mfa: 'always', instance_description: 'x' }).expect(400);
+    expect(bad.body).toMatchObject({ code: 'invalid_request', message: expect.stringContaining('mfa') });
+    expect((await m.call('get', path).expect(200)).body).toMatchObject({ mfa: 'off' });
+    expect((await m.call('get', path).expect(200)).body.instance_description).not.toBe('x');
+    expect((await m.call('patch', path).send({ mfa: null }).expect(200)).body.mfa).toBeNull();
+    await m
+      .call('post', `${api}/instances`)
+      .send({ instance_name: uniq('mfa'), mfa: true })
+      .expect(400);
   });
 
   it('a PATCHed password rule is enforced at PUT /users/:id/password and at user create', async () => {

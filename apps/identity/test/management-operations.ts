@@ -84,6 +84,9 @@ export const OPERATIONS = [
   'DELETE /tenants/:tenant_id/identity-providers/:provider_id',
   'GET /users/:user_id/identities',
   'DELETE /users/:user_id/identities/:identity_id',
+  'GET /users/:user_id/authenticators',
+  'DELETE /users/:user_id/authenticators/:authenticator_id',
+  'DELETE /users/:user_id/authenticators',
   'GET /instances',
   'POST /instances',
   'GET /instances/:instance_id',
@@ -108,11 +111,12 @@ export const OPERATIONS = [
 
 /**
  * The scope an operation needs (docs/contract.md: `<group>:read` for GET, `<group>:write` otherwise; a user's logs
- * are logs, `logs:read`).
+ * are logs, `logs:read`; a user's authenticators are `authenticators:read` / `authenticators:write`).
  */
 export function scopeOf(op: string): string {
   const [method, template] = op.split(' ');
   if (template.endsWith('/logs')) return 'logs:read';
+  if (/\/authenticators(\/|$)/.test(template)) return `authenticators:${method === 'GET' ? 'read' : 'write'}`;
   const group = template.split('/')[1];
   return `${group}:${method === 'GET' ? 'read' : 'write'}`;
 }

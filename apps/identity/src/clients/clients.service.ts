@@ -8,6 +8,7 @@ import {
   SECRET_BOX,
   sealedIn,
   type AppMetadataEntry,
+  type MfaPolicy,
   type SecretBox,
 } from '@gatehouse/identity-data';
 import { AccessCache, holds, type Access } from '../common/access.js';
@@ -34,6 +35,8 @@ export interface ClientInput {
   is_first_party?: boolean;
   is_global?: boolean;
   tenant_id?: string | null;
+  /** MFA policy of sign-ins through the client (null: inherit). */
+  mfa?: MfaPolicy | null;
   /** When the secret expires (ISO 8601 date-time in the future; null: never). Not with client_secret_lifetime. */
   client_secret_expires_at?: string | null;
   /** The same as seconds from now. */
@@ -231,8 +234,8 @@ export class ClientsService {
         m.rows<{ id: string }>(
           `INSERT INTO clients (id, instance_id, tenant_id, client_name, client_type, client_description,
                                 client_secret_enc, client_metadata, app_metadata, is_public, is_first_party,
-                                is_global, created_by, updated_by, client_secret_expires_at)
-           VALUES ($13, $1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9, $10, $11, $12, $12, $14)
+                                is_global, created_by, updated_by, client_secret_expires_at, mfa)
+           VALUES ($13, $1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9, $10, $11, $12, $12, $14, $15)
            RETURNING id`,
           [
             access.instanceId,
@@ -249,6 +252,7 @@ export class ClientsService {
             access.actor,
             id,
             secretExpiresAt,
+            input.mfa ?? null,
           ],
         ),
       );
@@ -320,7 +324,7 @@ export class ClientsService {
           `UPDATE clients SET client_name = $2, client_type = $3, client_description = $4, client_secret_enc = $5,
                   client_metadata = $6::jsonb, app_metadata = $7::jsonb, is_public = $8, is_first_party = $9,
                   is_global = $10, tenant_id = $11, updated_by = $12, updated_at = now(),
-                  client_secret_expires_at = $13
+                  client_secret_expires_at = $13, mfa = $14
             WHERE id = $1`,
           [
             current.id,
@@ -336,6 +340,7 @@ export class ClientsService {
             input.tenant_id !== undefined ? input.tenant_id : current.tenant_id,
             access.actor,
             secretExpiresAt,
+            input.mfa !== undefined ? input.mfa : current.mfa,
           ],
         ),
       );

@@ -4,6 +4,7 @@ import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
   IsArray,
+  IsIn,
   IsNotEmpty,
   IsObject,
   IsString,
@@ -44,6 +45,34 @@ export const AppMetadata = () =>
     ValidateNested({ each: true }),
     Type(() => AppMetadataEntryDto),
   );
+
+/** The MFA policies a record may set (null: inherit). */
+export const MFA_POLICY_VALUES = ['off', 'optional', 'required'] as const;
+
+/** What `mfa` means, in every record that has it (docs/security.md "Second factors"). */
+export const MFA_POLICY_DESCRIPTION =
+  'MFA policy: `off` (no second factor, even for a user who has one), `optional` (asked of users who enrolled ' +
+  'one), `required` (every user; one without an authenticator enrols at the next browser sign-in); null inherits. ' +
+  "The effective policy of a sign-in is the client's, else its user's tenant's, else the instance's, else " +
+  '`optional`.';
+
+/** `mfa` of an instance, tenant or client: optional, null (inherit) or one of MFA_POLICY_VALUES. */
+export const MfaPolicyField = () =>
+  applyDecorators(
+    ApiProperty({
+      enum: MFA_POLICY_VALUES,
+      nullable: true,
+      required: false,
+      example: 'required',
+      description: MFA_POLICY_DESCRIPTION,
+    }),
+    NullableIfPresent(),
+    IsIn(MFA_POLICY_VALUES, { message: `mfa must be one of ${MFA_POLICY_VALUES.join(', ')} or null` }),
+  );
+
+/** The `mfa` property of a record's documentation. */
+export const MfaPolicyDoc = () =>
+  ApiProperty({ enum: MFA_POLICY_VALUES, nullable: true, type: String, description: MFA_POLICY_DESCRIPTION });
 
 const MAX_JSON_BYTES = 16 * 1024;
 

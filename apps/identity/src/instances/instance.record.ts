@@ -4,6 +4,7 @@ import {
   type AppMetadataEntry,
   type InstanceRowWithCounts,
   type InstanceSettings,
+  type MfaPolicy,
 } from '@gatehouse/identity-data';
 import { linksOf, mapKeys } from '@gatehouse/query';
 import { auditAttributes, defineVersionedRecord } from '../common/records.js';
@@ -43,6 +44,7 @@ export interface InstanceRecord {
   is_default: boolean;
   instance_metadata: InstanceMetadata;
   app_metadata: AppMetadataEntry[];
+  mfa: MfaPolicy | null;
   created_by: string | null;
   created_at: Timestamp;
   updated_by: string | null;
@@ -70,6 +72,7 @@ export function instanceRecord(row: InstanceRowWithCounts): InstanceRecord {
     is_default: row.is_default,
     instance_metadata: instanceMetadata(row.settings),
     app_metadata: row.app_metadata ?? [],
+    mfa: row.mfa ?? null,
     created_by: row.created_by,
     created_at: row.created_at,
     updated_by: row.updated_by,
@@ -102,6 +105,7 @@ export const instanceSpecs = defineVersionedRecord({
     { name: 'is_default', column: 'i.is_default', type: 'boolean' },
     { name: 'instance_metadata', column: 'i.settings', type: 'json' },
     { name: 'app_metadata', column: 'i.app_metadata', type: 'json' },
+    { name: 'mfa', column: 'i.mfa', type: 'string' },
     ...auditAttributes('i'),
   ],
   children: { v1: INSTANCE_CHILDREN, v2: INSTANCE_CHILDREN },

@@ -26,6 +26,7 @@ import {
   type InstanceReach,
   type InstanceRowWithCounts,
   type InstanceSettings,
+  type MfaPolicy,
   type SecretBox,
   type UserRow,
   giveAdminRole,
@@ -44,6 +45,7 @@ export interface InstanceInput {
   instance_description?: string | null;
   instance_metadata?: InstanceMetadataDto;
   app_metadata?: AppMetadataEntry[];
+  mfa?: MfaPolicy | null;
 }
 
 const CONFLICTS = { ux_instances_name: 'An instance with this instance_name exists' };
@@ -147,6 +149,9 @@ export class InstancesService {
           this.box,
         ),
       );
+      if (input.mfa !== undefined && input.mfa !== null) {
+        await tx.exec(`UPDATE instances SET mfa = $2 WHERE id = $1`, [seeded.instanceId, input.mfa]);
+      }
       const rec = await this.get(access, seeded.instanceId, read, tx);
       return {
         ...rec,
@@ -164,7 +169,7 @@ export class InstancesService {
       await withConflicts(CONFLICTS, () =>
         tx.exec(
           `UPDATE instances SET name = $2, description = $3, settings = $4::jsonb, app_metadata = $5::jsonb,
-                  updated_by = $6, updated_at = now()
+                  updated_by = $6, updated_at = now(), mfa = $7
             WHERE id = $1`,
           [
             cur.id,
@@ -173,6 +178,7 @@ export class InstancesService {
             JSON.stringify(settings),
             JSON.stringify(input.app_metadata ?? cur.app_metadata ?? []),
             access.actor,
+            input.mfa !== undefined ? input.mfa : cur.mfa,
           ],
         ),
       );

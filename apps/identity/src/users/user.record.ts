@@ -18,6 +18,8 @@ export interface UserAggregations {
   roles: number;
   /** Live refresh tokens and stored (opaque) access tokens of the user. */
   tokens: number;
+  /** Confirmed second factors (an authenticator app, its recovery codes). */
+  authenticators: number;
   created_by: string | null;
   created_at: Timestamp;
   updated_by: string | null;

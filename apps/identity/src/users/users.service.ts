@@ -349,6 +349,7 @@ export class UsersService {
           permissions: row.agg_permissions ?? 0,
           roles: row.agg_roles ?? 0,
           tokens: tokens.find((t) => t.user_id === rec.id)?.n ?? 0,
+          authenticators: row.agg_authenticators ?? 0,
           created_by: rec.created_by,
           created_at: rec.created_at,
           updated_by: rec.updated_by,

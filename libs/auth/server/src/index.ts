@@ -6,3 +6,5 @@ export { authEntities } from './entities.js';
 export { authMigrations } from './migrations/index.js';
 export { rotateSigningKeys } from './keys/rotate.js';
 export { TokenServer } from './token-server.js';
+export { SecondFactors, ACR_MFA, ACR_PWD } from './mfa/second-factors.js';
+export { totpCode, totpStep } from './mfa/totp.js';

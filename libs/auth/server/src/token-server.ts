@@ -12,6 +12,7 @@ import type { UpstreamKeys } from './oidc/upstream-keys.js';
 import type { KeySet } from './keys/signing-keys.js';
 import type { TokenInfoService } from './tokeninfo/tokeninfo.service.js';
 import type { OneTimeCodes } from './passwordless/one-time-codes.js';
+import type { SecondFactors } from './mfa/second-factors.js';
 import type { DevicePollThrottle } from './endpoints/device-throttle.js';
 import { TokenServerRouter } from './endpoints/router.js';
 import { composeTokenServer, type TokenServerParts } from './composition/services.js';
@@ -35,6 +36,8 @@ export class TokenServer {
   readonly tokenInfo: TokenInfoService;
   /** Passwordless one-time codes, their delivery and POST /passwordless/start. */
   readonly codes: OneTimeCodes;
+  /** Second factors: their checks, budget and clock (tests move it). */
+  readonly mfa: SecondFactors;
   /** Identity providers' key sets (token exchange), fetched under the outbound policy of OUTBOUND_*. */
   readonly upstreamKeys: UpstreamKeys;
   /** Plain client_credentials requests, answered without oidc-provider's pipeline (same answer). */
@@ -62,6 +65,7 @@ export class TokenServer {
     this.issuer = parts.endpoints.issuer;
     this.tokenInfo = parts.endpoints.tokenInfo;
     this.codes = parts.codes;
+    this.mfa = parts.mfa;
     this.upstreamKeys = parts.upstreamKeys;
     this.fastClientCredentials = parts.endpoints.fastClientCredentials;
     this.login = parts.login;

@@ -353,8 +353,11 @@ describe('authorization code + PKCE with the login and consent pages', () => {
         'refresh_token',
         'urn:ietf:params:oauth:grant-type:device_code',
         'urn:ietf:params:oauth:grant-type:token-exchange',
+        'http://auth0.com/oauth/grant-type/mfa-otp',
+        'http://auth0.com/oauth/grant-type/mfa-recovery-code',
       ].sort(),
     );
+    expect(d.acr_values_supported).toEqual(['urn:gatehouse:acr:pwd', 'urn:gatehouse:acr:mfa']);
   });
 
   it("hole 2: a code-flow token for the management API carries only the user's own scopes, not the client's", async () => {

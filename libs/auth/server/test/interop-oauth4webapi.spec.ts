@@ -125,6 +125,8 @@ describe('discovery lists exactly what is served', () => {
         'refresh_token',
         'urn:ietf:params:oauth:grant-type:device_code',
         TOKEN_EXCHANGE,
+        'http://auth0.com/oauth/grant-type/mfa-otp',
+        'http://auth0.com/oauth/grant-type/mfa-recovery-code',
       ].sort(),
     );
     const client = await w.fx.client({ grantTypes: ALL_GRANT_TYPES });
@@ -315,9 +317,11 @@ describe('discovery lists exactly what is served', () => {
     });
     // ID tokens: the algorithms advertised are those the server signs with
     expect(as.id_token_signing_alg_values_supported).toEqual([decodeProtectedHeader(tokens.id_token!).alg]);
-    // no acr values: none is advertised and none is claimed
-    expect(as.acr_values_supported).toBeUndefined();
-    expect(idToken.acr).toBeUndefined();
+    // the acr values served (one factor, a second factor): an unknown one asked for is ignored, and the ID token
+    // names the one of the sign-in (this user has no second factor), with its amr
+    expect(as.acr_values_supported).toEqual(['urn:gatehouse:acr:pwd', 'urn:gatehouse:acr:mfa']);
+    expect(idToken.acr).toBe('urn:gatehouse:acr:pwd');
+    expect(idToken.amr).toEqual(['pwd']);
     expect(as.claims_parameter_supported).toBe(false);
     expect(as.request_parameter_supported ?? false).toBe(false);
     expect(as.request_uri_parameter_supported).toBe(false);

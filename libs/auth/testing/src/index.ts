@@ -10,3 +10,5 @@ export {
 export { CountingProxy, SwitchableProxy, TcpProxy } from './proxies.js';
 // The token server's own class, for tests that look inside the running server (its cache, its change feed).
 export { TokenServer as TokenServerApp } from '@gatehouse/token-server';
+// TOTP codes of a secret (RFC 6238 as the token server checks them), for tests that sign in with a second factor.
+export { totpCode, totpStep } from '@gatehouse/token-server';

@@ -15,8 +15,8 @@ import { MANAGEMENT_AUDIENCE, SYSTEM_RESOURCES } from './system.js';
 export type AdminRoleKind = 'instance_admin' | 'tenant_admin';
 
 /**
- * What a tenant's admin may do in its tenant: its users, roles, groups, clients, resources, tickets, itself, and read
- * its events.
+ * What a tenant's admin may do in its tenant: its users (their authenticators too), roles, groups, clients, resources,
+ * tickets, itself, and read its events.
  */
 export const TENANT_ADMIN_SCOPES = [
   'users:read',
@@ -36,6 +36,8 @@ export const TENANT_ADMIN_SCOPES = [
   'log-streams:read',
   'log-streams:write',
   'logs:read',
+  'authenticators:read',
+  'authenticators:write',
 ];
 
 const NAMES: Record<AdminRoleKind, { name: string; description: string }> = {

@@ -45,6 +45,7 @@ export const sealedIn = {
     `tenant_identity_providers.client_secret_enc:${providerId.toLowerCase()}`,
   signingKey: (kid: string) => `signing_keys.private_jwk_enc:${kid}`,
   logStreamSecret: (streamId: string) => `log_streams.secret_enc:${streamId.toLowerCase()}`,
+  totpSecret: (authenticatorId: string) => `user_authenticators.secret_enc:${authenticatorId.toLowerCase()}`,
 };
 
 /**

@@ -28,6 +28,8 @@ const MANAGEMENT_GROUPS = [
   'tickets',
   'instances',
   'log-streams',
+  // a user's second factors (/users/:user_id/authenticators)
+  'authenticators',
 ];
 
 /** The system resources seeded into every instance (`is_system: true`; they cannot be deleted). */

@@ -57,6 +57,8 @@ describe('identity migrations', () => {
         'signing_keys',
         'bootstrap_markers',
         'login_failures',
+        'user_authenticators',
+        'mfa_failures',
         'roles',
         'role_permissions',
         'user_permissions',

@@ -26,6 +26,8 @@ export const GRANT_TYPE_ALIASES: Readonly<Record<string, string>> = {
   authorization_code_verifier: 'authorization_code',
   device_code: 'urn:ietf:params:oauth:grant-type:device_code',
   token_exchange: 'urn:ietf:params:oauth:grant-type:token-exchange',
+  mfa_otp: 'http://auth0.com/oauth/grant-type/mfa-otp',
+  mfa_recovery_code: 'http://auth0.com/oauth/grant-type/mfa-recovery-code',
 };
 
 /** Grant types the token endpoint serves. Others are unsupported_grant_type. */
@@ -38,6 +40,9 @@ export const SUPPORTED_GRANT_TYPES: ReadonlySet<string> = new Set([
   'password',
   'refresh_token',
   'urn:ietf:params:oauth:grant-type:token-exchange',
+  // the second factor of a password or otp grant answered 403 mfa_required (Auth0's names)
+  'http://auth0.com/oauth/grant-type/mfa-otp',
+  'http://auth0.com/oauth/grant-type/mfa-recovery-code',
 ]);
 
 /** The grant types the token server registers with oidc-provider itself (beside oidc-provider's own). */
@@ -45,6 +50,8 @@ export const REGISTERED_GRANT_TYPES = [
   'password',
   'otp',
   'urn:ietf:params:oauth:grant-type:token-exchange',
+  'http://auth0.com/oauth/grant-type/mfa-otp',
+  'http://auth0.com/oauth/grant-type/mfa-recovery-code',
 ] as const;
 
 /**

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { AppMetadataEntryDto } from '../../common/validation.js';
+import type { MfaPolicy } from '@gatehouse/identity-data';
+import { AppMetadataEntryDto, MfaPolicyDoc } from '../../common/validation.js';
 import { AuditDoc } from '@gatehouse/http';
 import {
   ClientPermissionV1Doc,
@@ -70,6 +71,9 @@ class ClientBaseDoc extends AuditDoc {
 
   @ApiProperty({ type: String, format: 'uuid', nullable: true })
   tenant_id: string | null;
+
+  @MfaPolicyDoc()
+  mfa: MfaPolicy | null;
 
   @ApiPropertyOptional({ type: () => ClientLinksDoc, description: 'Without expand' })
   links?: ClientLinksDoc;

@@ -13,8 +13,8 @@ import {
   Min,
   ValidateNested,
 } from 'class-validator';
-import type { AppMetadataEntry } from '@gatehouse/identity-data';
-import { AppMetadata, NotNullIfPresent, NullableIfPresent } from '../../common/validation.js';
+import type { AppMetadataEntry, MfaPolicy } from '@gatehouse/identity-data';
+import { AppMetadata, MfaPolicyField, NotNullIfPresent, NullableIfPresent } from '../../common/validation.js';
 import { CLIENT_TYPES, ClientMetadataV1Dto, ClientMetadataV2Dto } from './client-metadata.dto.js';
 
 const NAME_MAX = 255;
@@ -103,6 +103,9 @@ class ClientFlags extends ClientNameAndDescription {
   @NullableIfPresent()
   @IsUUID('all')
   tenant_id?: string | null;
+
+  @MfaPolicyField()
+  mfa?: MfaPolicy | null;
 }
 
 /** Document 1: Create a client. */

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { AppMetadataEntryDto } from '../../common/validation.js';
+import type { MfaPolicy } from '@gatehouse/identity-data';
+import { AppMetadataEntryDto, MfaPolicyDoc } from '../../common/validation.js';
 import { AuditDoc } from '@gatehouse/http';
 import { InstanceIdentityProviderDto, PasswordValidatorDto } from './instance.dto.js';
 
@@ -39,6 +40,7 @@ class InstanceDocBase extends AuditDoc {
   @ApiProperty({ description: 'The instance seeded at first start' }) is_default: boolean;
   @ApiProperty({ type: () => InstanceMetadataDoc }) instance_metadata: InstanceMetadataDoc;
   @ApiProperty({ type: [AppMetadataEntryDto] }) app_metadata: AppMetadataEntryDto[];
+  @MfaPolicyDoc() mfa: MfaPolicy | null;
 
   @ApiPropertyOptional({
     type: 'object',

@@ -18,8 +18,9 @@ import {
   knownPasswordRuleProblem,
   passwordRuleProblem,
   type AppMetadataEntry,
+  type MfaPolicy,
 } from '@gatehouse/identity-data';
-import { AppMetadata, NotNullIfPresent, NullableIfPresent } from '../../common/validation.js';
+import { AppMetadata, MfaPolicyField, NotNullIfPresent, NullableIfPresent } from '../../common/validation.js';
 
 /** A BCP 47-like language tag: `en`, `mn-MN`, `en_US`, `zh-Hant-TW`. */
 export const LOCALE_TAG = /^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})*$/;
@@ -170,6 +171,9 @@ export class CreateInstanceDto {
 
   @AppMetadata()
   app_metadata?: AppMetadataEntry[];
+
+  @MfaPolicyField()
+  mfa?: MfaPolicy | null;
 }
 
 /** Modify an instance: every field optional; the lists of instance_metadata given replace those lists. */
@@ -196,4 +200,7 @@ export class UpdateInstanceDto {
 
   @AppMetadata()
   app_metadata?: AppMetadataEntry[];
+
+  @MfaPolicyField()
+  mfa?: MfaPolicy | null;
 }

@@ -1,10 +1,12 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsNotEmpty, IsString, MaxLength } from 'class-validator';
-import type { AppMetadataEntry } from '@gatehouse/identity-data';
+import type { AppMetadataEntry, MfaPolicy } from '@gatehouse/identity-data';
 import { AuditDoc } from '@gatehouse/http';
 import {
   AppMetadata,
   AppMetadataEntryDto,
+  MfaPolicyDoc,
+  MfaPolicyField,
   NotNullIfPresent,
   NullableIfPresent,
 } from '../../common/validation.js';
@@ -26,6 +28,9 @@ export class CreateTenantDto {
 
   @AppMetadata()
   app_metadata?: AppMetadataEntry[];
+
+  @MfaPolicyField()
+  mfa?: MfaPolicy | null;
 }
 
 /** Body of Modify a tenant: every field optional. */
@@ -45,6 +50,9 @@ export class UpdateTenantDto {
 
   @AppMetadata()
   app_metadata?: AppMetadataEntry[];
+
+  @MfaPolicyField()
+  mfa?: MfaPolicy | null;
 }
 
 export class TenantAggregationsDoc extends AuditDoc {
@@ -69,6 +77,7 @@ class TenantBaseDoc extends AuditDoc {
   @ApiProperty({ type: String, example: 'Acme Corporation', nullable: true }) tenant_description:
     string | null;
   @ApiProperty({ type: [AppMetadataEntryDto] }) app_metadata: AppMetadataEntry[];
+  @MfaPolicyDoc() mfa: MfaPolicy | null;
   @ApiPropertyOptional({ type: TenantLinksDoc, description: 'the child collections, when not expanded' })
   links?: TenantLinksDoc;
 }

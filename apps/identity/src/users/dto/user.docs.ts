@@ -25,6 +25,12 @@ export class UserAggregationsDoc extends AuditDoc {
   @ApiProperty()
   roles: number;
 
+  @ApiProperty({
+    description:
+      'Confirmed second factors (`GET /users/:user_id/authenticators`): an authenticator app and its recovery codes',
+  })
+  authenticators: number;
+
   @ApiProperty({ description: 'Live refresh tokens and stored access tokens' })
   tokens: number;
 }

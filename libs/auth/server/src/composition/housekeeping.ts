@@ -5,6 +5,7 @@ import { purgeLoginFailures, purgeTickets } from '@gatehouse/identity-data';
 import { purgeExpiredPayloads } from '../oidc/adapters/pg.adapter.js';
 import type { OneTimeCodes } from '../passwordless/one-time-codes.js';
 import type { Signup } from '../signup/signup.js';
+import type { SecondFactors } from '../mfa/second-factors.js';
 import type { TokenServerEnv } from './token-server-env.js';
 
 export interface HousekeepingDeps {
@@ -13,6 +14,8 @@ export interface HousekeepingDeps {
   log: Logger;
   codes: OneTimeCodes;
   signup: Signup;
+  /** Second factors: their failure counts and unconfirmed enrolments are purged. */
+  mfa?: SecondFactors;
   /** Reload the signing keys when another process rotated them. */
   reloadKeys: () => Promise<unknown>;
 }
@@ -39,10 +42,11 @@ export function scheduleHousekeeping(deps: HousekeepingDeps): NodeJS.Timeout[] {
   return timers;
 }
 
-async function purgeExpired({ sql, log, codes, signup }: HousekeepingDeps): Promise<void> {
+async function purgeExpired({ sql, log, codes, signup, mfa }: HousekeepingDeps): Promise<void> {
   const n = await purgeExpiredPayloads(sql);
   if (n) log.debug({ removed: n }, 'expired oidc artifacts purged');
   await codes.purge();
+  await mfa?.purge();
   await signup.purgeCounters();
   await purgeTickets(sql);
   const f = await purgeLoginFailures(sql);

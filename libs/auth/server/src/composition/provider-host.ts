@@ -11,6 +11,7 @@ import type { PasswordLogin } from '../oidc/password-login.js';
 import { applyFields } from '../oidc/fields.js';
 import type { UpstreamKeys } from '../oidc/upstream-keys.js';
 import type { OneTimeCodes } from '../passwordless/one-time-codes.js';
+import type { SecondFactors } from '../mfa/second-factors.js';
 import type { KeySet, SigningKeys } from '../keys/signing-keys.js';
 import type { CurrentProvider, Handler } from '../endpoints/context.js';
 import { DEVICE_POLL_INTERVAL_SEC } from '../endpoints/device-throttle.js';
@@ -31,6 +32,7 @@ export interface ProviderHostDeps {
   log: Logger;
   box: SecretBox;
   codes: OneTimeCodes;
+  mfa: SecondFactors;
   upstreamKeys: UpstreamKeys;
   events: AuthEvents;
   /** Told each key set as it is installed (before any request is served with it). */
@@ -121,6 +123,7 @@ export class ProviderHost implements CurrentProvider {
       log,
       cookieKeys: box.derive('cookies'),
       codes: this.deps.codes,
+      mfa: this.deps.mfa,
       upstreamKeys: this.deps.upstreamKeys,
       events: this.deps.events,
     });

@@ -28,6 +28,7 @@ import { JwksReplay } from '../endpoints/jwks-replay.js';
 import { DEFAULT_REDIS_PREFIX } from '../oidc/adapters/redis.adapter.js';
 import { ProviderHost } from './provider-host.js';
 import { AuthEvents } from '../events/auth-events.js';
+import { SecondFactors } from '../mfa/second-factors.js';
 import { issuerOf, type TokenServerOptions } from './token-server-env.js';
 
 /** The token server's state: the database, the state cache and its change feed, the keys, Redis. */
@@ -58,6 +59,8 @@ export interface TokenServerParts extends TokenServerState {
   /** Identity providers' key sets (token exchange), fetched under the outbound policy of OUTBOUND_*. */
   upstreamKeys: UpstreamKeys;
   delivery: Delivery;
+  /** Second factors (TOTP, recovery codes), their policy and failure budget. */
+  mfa: SecondFactors;
 }
 
 /**
@@ -69,6 +72,7 @@ export async function composeTokenServer(opts: TokenServerOptions): Promise<Toke
   const { log, sql, data } = state;
   const issuer = issuerOf(opts.env);
   const codes = new OneTimeCodes(sql, opts.box.derive('otp'), otpPolicyOf(opts.env));
+  const mfa = new SecondFactors(sql, opts.box, new URL(issuer).host);
   const upstreamKeys = new UpstreamKeys({ fetcher: outboundFetcherFromEnv(opts.env), log });
   const delivery = new Delivery(opts.env, log, sql, { queue: 'auth' });
   const fastClientCredentials = new FastClientCredentials({
@@ -92,11 +96,12 @@ export async function composeTokenServer(opts: TokenServerOptions): Promise<Toke
     redisPrefix: opts.redisPrefix,
     box: opts.box,
     codes,
+    mfa,
     upstreamKeys,
     onInstall: (keys, provider) => fastClientCredentials.install(keys, provider),
   });
-  const endpoints = endpointContext(state, { issuer, host, codes, delivery, fastClientCredentials });
-  return { ...state, host, endpoints, codes, upstreamKeys, delivery };
+  const endpoints = endpointContext(state, { issuer, host, codes, delivery, fastClientCredentials, mfa });
+  return { ...state, host, endpoints, codes, upstreamKeys, delivery, mfa };
 }
 
 async function openState(opts: TokenServerOptions): Promise<TokenServerState> {
@@ -157,9 +162,10 @@ function endpointContext(
     host: ProviderHost;
     codes: OneTimeCodes;
     delivery: Delivery;
+    mfa: SecondFactors;
   },
 ): EndpointContext {
-  const { issuer, host, codes, delivery } = built;
+  const { issuer, host, codes, delivery, mfa } = built;
   const tokenInfo = new TokenInfoService({
     provider: () => host.provider,
     publicJwks: () => host.publicJwks,
@@ -225,6 +231,7 @@ function endpointContext(
       codes,
       forgot,
       events,
+      mfa,
     }),
     // with Redis, slow_down holds across replicas (the same key prefix as oidc-provider's artifacts)
     deviceThrottle: new DevicePollThrottle(

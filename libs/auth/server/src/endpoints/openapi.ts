@@ -97,7 +97,20 @@ applies. \`fields\` (comma-separated) keeps only those attributes of the answer.
 only (form or JSON; RFC 6749 2.3.1 keeps credentials out of URLs); only \`fields\` is also read from the query.
 \`username\` and \`password\` are required by the password grant only (\`username\` also by \`otp\`).
 \`redirect_uri\` may be left out of an authorization_code request only by a client with exactly one callback; a
-client with several sends the one of its authorize request.`,
+client with several sends the one of its authorize request.
+
+Second factor (docs/security.md "Second factors"): the \`password\` and \`otp\` grants of a user with an authenticator
+app (unless the effective MFA policy is \`off\`) answer 403 \`{"error": "mfa_required", "mfa_token": ...}\` instead of
+tokens; the \`mfa_token\` (single use, 5 minutes, this client only) continues with
+\`http://auth0.com/oauth/grant-type/mfa-otp\` (\`mfa_token\`, \`otp\`: the app's 6-digit code) or
+\`http://auth0.com/oauth/grant-type/mfa-recovery-code\` (\`mfa_token\`, \`recovery_code\`), which issue what the first
+request would have issued (its \`scope\` and \`audience\`), ID tokens with \`amr\` [pwd or otp, otp, mfa] and \`acr\`
+\`urn:gatehouse:acr:mfa\`. The client needs these grant types in its \`client_metadata.grant_types\` (aliases
+\`mfa_otp\`, \`mfa_recovery_code\`). A wrong, reused (a TOTP time step or recovery code already used) or locked second
+factor is 400 \`invalid_grant\`; 5 wrong ones in 15 minutes lock the account's second factors for 15 minutes. A user
+whose policy is \`required\` and who has no authenticator gets 403 \`mfa_required\` without an \`mfa_token\`: enrolment
+needs the browser sign-in (/authorize shows the QR code). Without a second factor ID tokens carry \`amr\` [pwd] (or
+[otp]) and \`acr\` \`urn:gatehouse:acr:pwd\`.`,
     }),
     ApiConsumes(...BOTH),
     ApiBody({
@@ -119,6 +132,11 @@ client with several sends the one of its authorize request.`,
             'token exchange: urn:ietf:params:oauth:token-type:id_token | :jwt | :access_token',
           ),
           requested_token_type: str('token exchange: only urn:ietf:params:oauth:token-type:access_token'),
+          mfa_token: str('MFA grants: the mfa_token of a 403 mfa_required answer'),
+          otp: str(
+            'otp grant: the one-time code sent; mfa-otp grant: the 6-digit code of the authenticator app',
+          ),
+          recovery_code: str('mfa-recovery-code grant: one of the recovery codes (each works once)'),
         },
       },
     }),
@@ -145,6 +163,20 @@ client with several sends the one of its authorize request.`,
       schema: oauthError,
     }),
     ApiResponse({ status: 401, description: 'invalid_client', schema: oauthError }),
+    ApiResponse({
+      status: 403,
+      description:
+        'mfa_required (password and otp grants): the user needs a second factor; `mfa_token` continues with the ' +
+        'mfa-otp or mfa-recovery-code grant (absent when the user must first enrol through the browser)',
+      schema: {
+        type: 'object',
+        required: ['error', 'error_description', 'code', 'message'],
+        properties: {
+          ...oauthError.properties,
+          mfa_token: { type: 'string', description: 'single use, 5 minutes, this client only' },
+        },
+      },
+    }),
     OAuthErrors(413, 415),
   ],
 };
@@ -338,10 +370,13 @@ export const discovery: OpenApiOperation = {
     ApiOperation({
       summary: 'OpenID Connect discovery (also lists tokeninfo_endpoint)',
       description:
-        'Lists exactly what is served: grant types (with `password`, `otp`, device code and token exchange; `implicit` ' +
+        'Lists exactly what is served: grant types (with `password`, `otp`, the MFA grants, device code and token ' +
+        'exchange; `implicit` ' +
         "is the authorization endpoint's), response types `code`, `id_token`, `id_token token`, response modes, " +
         'client authentication at the token, introspection and revocation endpoints, ID tokens signed RS256, the ' +
-        'OpenID scopes and claims. No `acr_values_supported`: no authentication context classes are served. ' +
+        'OpenID scopes and claims (`acr`, `amr` among them). `acr_values_supported`: `urn:gatehouse:acr:pwd` (one ' +
+        'factor) and `urn:gatehouse:acr:mfa` (a second factor was used; asked for by `acr_values` at /authorize, ' +
+        'it makes a one-factor session give the second factor, or enrol one). ' +
         'Authorization responses carry `iss` (RFC 9207), errors included, but for those with an ID token.',
     }),
   ],

@@ -139,6 +139,34 @@ export class AuthEvents {
     });
   }
 
+  /**
+   * A second factor was refused: `signin.failure` with reason `mfa_failed`, `details.mfa_reason` `wrong_code`,
+   * `reused_code` (a TOTP step or recovery code already used) or `locked` (the account's budget is spent), and
+   * `details.factor` (`totp`, `recovery_code`).
+   */
+  mfaFailure(
+    o: Omit<SigninEvent, 'reason' | 'details'> & { userId: string },
+    checked: 'wrong_code' | 'reused_code' | 'locked',
+    factor: 'totp' | 'recovery_code',
+  ): void {
+    this.signin({ ...o, reason: 'mfa_failed', details: { mfa_reason: checked, factor } });
+  }
+
+  /** A person enrolled an authenticator app (and got a new set of recovery codes). */
+  mfaEnrolled(o: Omit<SigninEvent, 'reason' | 'details'> & { userId: string }): void {
+    this.record({
+      type: 'mfa.enrolled',
+      instanceId: o.instanceId,
+      tenantId: o.tenantId,
+      actor: { type: 'user', id: o.userId, viaClientId: o.clientId },
+      userId: o.userId,
+      clientId: o.clientId,
+      ip: o.source.ip,
+      userAgent: o.source.userAgent,
+      details: { method: o.method, authenticator_type: 'totp' },
+    });
+  }
+
   /** Writes what is queued now. */
   flush(): Promise<void> {
     return this.writer.flush();

@@ -20,6 +20,10 @@ import {
   pickLocale,
   otpPage,
   signupPage,
+  mfaPage,
+  enrolPage,
+  recoveryCodesPage,
+  type MfaError,
   type ConsentScope,
   type LoginPageInput,
   type Locale,
@@ -34,6 +38,17 @@ import { userMaySignInThrough } from '../oidc/sign-in-policy.js';
 import { allowsSignup, SignupError, sourceAddress, type Signup } from '../signup/signup.js';
 import { cookieValue, sameSecret } from './cookies.js';
 import { sourceOf, type AuthEvents } from '../events/auth-events.js';
+import {
+  authContext,
+  mfaNeed,
+  type FactorCheck,
+  type FactorKind,
+  type FirstFactor,
+  type SecondFactors,
+} from '../mfa/second-factors.js';
+import { totpUri } from '../mfa/totp.js';
+import { asksForMfa } from '../oidc/config/interactions.js';
+import QRCode from 'qrcode';
 
 const CSRF_COOKIE = 'gh.csrf';
 
@@ -48,6 +63,16 @@ interface InteractionDeps {
   codes: OneTimeCodes;
   forgot: ForgotPassword;
   events: AuthEvents;
+  mfa: SecondFactors;
+}
+
+type Details = Awaited<ReturnType<Provider['interactionDetails']>>;
+
+/** What the second-step page says for a refused factor. */
+function mfaErrorOf(checked: Exclude<FactorCheck, 'ok'>, kind: FactorKind): MfaError {
+  if (checked === 'locked') return 'locked';
+  if (checked === 'reused_code') return kind === 'totp' ? 'reused' : 'recoveryReused';
+  return 'wrong';
 }
 
 /**
@@ -74,11 +99,20 @@ export class InteractionHandler {
     if (action === 'otp' && method === 'POST') return this.submit(req, res, uid, 'otp');
     if (action === 'forgot' && method === 'GET') return this.forgotForm(req, res, uid);
     if (action === 'forgot' && method === 'POST') return this.submit(req, res, uid, 'forgot');
+    if (action === 'recovery' && method === 'GET') return this.recoveryForm(req, res, uid);
+    if ((action === 'mfa' || action === 'enrol') && method === 'POST')
+      return this.submit(req, res, uid, action);
     if ((action === 'login' || action === 'consent' || action === 'switch') && method === 'POST')
       return this.submit(req, res, uid, action);
     res.setHeader(
       'Allow',
-      action === 'signup' || action === 'otp' || action === 'forgot' ? 'GET, POST' : action ? 'POST' : 'GET',
+      action === 'signup' || action === 'otp' || action === 'forgot'
+        ? 'GET, POST'
+        : action === 'recovery'
+          ? 'GET'
+          : action
+            ? 'POST'
+            : 'GET',
     );
     return this.error(res, this.fallbackLocale(req), 405, 'method');
   }
@@ -131,11 +165,12 @@ export class InteractionHandler {
           'Set-Cookie',
           `${LINK_LOGIN_COOKIE}=; Path=/interaction; HttpOnly; SameSite=Lax; Max-Age=0`,
         );
-        await this.finishLogin(req, res, user.id);
+        await this.finishLogin(req, res, user.id, 'otp');
         return;
       }
       return this.loginForm(req, res, details, locale, csrf);
     }
+    if (details.prompt.name === 'mfa') return this.mfaStep(req, res, details, locale, csrf);
     if (details.prompt.name === 'consent') return this.consentForm(res, details, locale, csrf);
     return this.error(res, locale, 400, 'cannotContinue');
   }
@@ -158,16 +193,220 @@ export class InteractionHandler {
     );
   }
 
-  /** Ends the login prompt for `accountId` (the provider redirects back to the authorization request). */
-  private async finishLogin(req: IncomingMessage, res: ServerResponse, accountId: string): Promise<void> {
+  /**
+   * Ends the login prompt for `accountId` signed in with its first factor (`amr` pwd or otp, the one-factor acr;
+   * the provider redirects back to the authorization request, whose `mfa` prompt asks for a second factor when
+   * this sign-in needs one).
+   */
+  private async finishLogin(
+    req: IncomingMessage,
+    res: ServerResponse,
+    accountId: string,
+    first: FirstFactor,
+  ): Promise<void> {
     await this.deps
       .provider()
       .interactionFinished(
         req,
         res,
-        { login: { accountId, remember: true } },
+        { login: { accountId, remember: true, ...authContext([first], false) } },
         { mergeWithLastSubmission: false },
       );
+  }
+
+  /** The login result of a sign-in completed by a second factor: the session's first factor, plus otp and mfa. */
+  private mfaLogin(details: Details) {
+    const session = details.session as { accountId?: string; amr?: string[] } | undefined;
+    return {
+      login: {
+        accountId: String(session?.accountId),
+        remember: true,
+        ...authContext(session?.amr?.length ? session.amr : ['pwd'], true),
+      },
+    };
+  }
+
+  /** What the `mfa` prompt of this interaction needs now: the second factor, an enrolment, or nothing. */
+  private async mfaNeedOf(details: Details) {
+    const accountId = details.session?.accountId;
+    if (!accountId) return undefined;
+    const state = await this.deps.mfa.state(String(details.params.client_id), accountId);
+    return mfaNeed(state, asksForMfa(details.params));
+  }
+
+  /** The `mfa` prompt: the second-factor form, or the enrolment page; nothing needed any more: on. */
+  private async mfaStep(
+    req: IncomingMessage,
+    res: ServerResponse,
+    details: Details,
+    locale: Locale,
+    csrf: string,
+  ): Promise<void> {
+    const need = await this.mfaNeedOf(details);
+    if (need === 'verify') return this.renderMfa(res, details, locale, csrf, false);
+    if (need === 'enrol') return this.renderEnrol(res, details, locale, csrf);
+    // the session's sign-in as it is (its own acr and amr)
+    const session = details.session as { accountId?: string; acr?: string; amr?: string[] } | undefined;
+    await this.deps.provider().interactionFinished(
+      req,
+      res,
+      {
+        login: {
+          accountId: String(session?.accountId),
+          remember: true,
+          acr: session?.acr,
+          amr: session?.amr,
+        },
+      },
+      { mergeWithLastSubmission: false },
+    );
+  }
+
+  /** GET /interaction/:uid/recovery: the second step with a recovery code. */
+  private async recoveryForm(req: IncomingMessage, res: ServerResponse, uid: string): Promise<void> {
+    const details = await this.details(req, res);
+    if (!details || details.uid !== uid || details.prompt.name !== 'mfa') {
+      return this.error(res, this.fallbackLocale(req), 400, 'expired');
+    }
+    const locale = await this.localeOf(req, details.params);
+    if ((await this.mfaNeedOf(details)) !== 'verify') return this.error(res, locale, 400, 'cannotContinue');
+    const csrf = cookieValue(req, CSRF_COOKIE) ?? randomBytes(24).toString('base64url');
+    this.setCsrf(res, uid, csrf);
+    this.renderMfa(res, details, locale, csrf, true);
+  }
+
+  private renderMfa(
+    res: ServerResponse,
+    details: Details,
+    locale: Locale,
+    csrf: string,
+    recovery: boolean,
+    extra: { status?: number; error?: MfaError } = {},
+  ): void {
+    const nonce = randomBytes(16).toString('base64');
+    pageHeaders(res, nonce, this.formTargets(details.params));
+    res.statusCode = extra.status ?? 200;
+    res.end(
+      mfaPage({
+        locale,
+        nonce,
+        action: `${INTERACTION_PATH}/${details.uid}/mfa`,
+        csrf,
+        recovery,
+        switchHref: recovery
+          ? `${INTERACTION_PATH}/${details.uid}`
+          : `${INTERACTION_PATH}/${details.uid}/recovery`,
+        error: extra.error,
+      }),
+    );
+  }
+
+  private async renderEnrol(
+    res: ServerResponse,
+    details: Details,
+    locale: Locale,
+    csrf: string,
+    extra: { status?: number; error?: MfaError } = {},
+  ): Promise<void> {
+    const user = await this.deps.data.findUserById(String(details.session?.accountId));
+    if (!user) return this.error(res, locale, 400, 'expired');
+    const { secret } = await this.deps.mfa.startEnrolment(user);
+    const label = user.userEmail ?? user.userName ?? user.phoneNumber ?? user.id;
+    const qrSvg = await QRCode.toString(totpUri(this.deps.mfa.appIssuer, label, secret), {
+      type: 'svg',
+      margin: 1,
+      errorCorrectionLevel: 'M',
+    });
+    const nonce = randomBytes(16).toString('base64');
+    pageHeaders(res, nonce, this.formTargets(details.params));
+    res.statusCode = extra.status ?? 200;
+    res.end(
+      enrolPage({
+        locale,
+        nonce,
+        action: `${INTERACTION_PATH}/${details.uid}/enrol`,
+        csrf,
+        clientName: await this.clientName(details.params.client_id),
+        qrSvg,
+        secret,
+        error: extra.error,
+      }),
+    );
+  }
+
+  /** POST /interaction/:uid/mfa: the app's code (`otp`) or a recovery code (`recovery_code`). */
+  private async mfaSubmit(
+    req: IncomingMessage,
+    res: ServerResponse,
+    details: Details,
+    locale: Locale,
+    csrf: string,
+    params: Record<string, string | string[]>,
+  ): Promise<void> {
+    if ((await this.mfaNeedOf(details)) !== 'verify') return this.error(res, locale, 400, 'cannotContinue');
+    const user = await this.deps.data.findUserById(String(details.session?.accountId));
+    if (!user || user.isBlocked) return this.error(res, locale, 400, 'expired');
+    const recovery = one(params, 'recovery_code');
+    const kind: FactorKind = recovery !== undefined ? 'recovery_code' : 'totp';
+    const code = recovery ?? one(params, 'otp') ?? '';
+    const checked = await this.deps.mfa.check(user.id, kind, code);
+    if (checked !== 'ok') {
+      this.deps.events.mfaFailure(
+        {
+          instanceId: user.instanceId,
+          tenantId: user.tenantId,
+          userId: user.id,
+          clientId: String(details.params.client_id),
+          method: 'mfa_page',
+          source: sourceOf(req),
+        },
+        checked,
+        kind,
+      );
+      return this.renderMfa(res, details, locale, csrf, kind === 'recovery_code', {
+        status: 401,
+        error: mfaErrorOf(checked, kind),
+      });
+    }
+    await this.deps.provider().interactionFinished(req, res, this.mfaLogin(details), {
+      mergeWithLastSubmission: false,
+    });
+  }
+
+  /** POST /interaction/:uid/enrol: the app's first code confirms the enrolment; the recovery codes are shown once. */
+  private async enrolSubmit(
+    req: IncomingMessage,
+    res: ServerResponse,
+    details: Details,
+    locale: Locale,
+    csrf: string,
+    params: Record<string, string | string[]>,
+  ): Promise<void> {
+    // only a sign-in that must enrol may: a user with an authenticator is never given a new one here
+    if ((await this.mfaNeedOf(details)) !== 'enrol') return this.error(res, locale, 400, 'cannotContinue');
+    const user = await this.deps.data.findUserById(String(details.session?.accountId));
+    if (!user || user.isBlocked) return this.error(res, locale, 400, 'expired');
+    const pending = await this.deps.mfa.startEnrolment(user);
+    const confirmed = await this.deps.mfa.confirmEnrolment(user, pending.id, one(params, 'otp') ?? '');
+    if (confirmed === 'wrong_code') {
+      return this.renderEnrol(res, details, locale, csrf, { status: 401, error: 'enrolWrong' });
+    }
+    const clientId = String(details.params.client_id);
+    this.deps.events.mfaEnrolled({
+      instanceId: user.instanceId,
+      tenantId: user.tenantId,
+      userId: user.id,
+      clientId,
+      method: 'enrol_page',
+      source: sourceOf(req),
+    });
+    const returnTo = await this.deps.provider().interactionResult(req, res, this.mfaLogin(details), {
+      mergeWithLastSubmission: false,
+    });
+    const nonce = randomBytes(16).toString('base64');
+    pageHeaders(res, nonce);
+    res.statusCode = 200;
+    res.end(recoveryCodesPage({ locale, nonce, codes: confirmed.codes, continueHref: returnTo }));
   }
 
   private async clientName(clientId: unknown): Promise<string> {
@@ -262,7 +501,7 @@ export class InteractionHandler {
     this.deps.events.signin({ ...audit, reason });
     if (reason || !user)
       return this.renderOtp(res, details, locale, csrf, { status: 401, username, error: 'wrong' });
-    await this.finishLogin(req, res, user.id);
+    await this.finishLogin(req, res, user.id, 'otp');
   }
 
   private formTargets(params: Record<string, unknown>): string[] {
@@ -388,7 +627,7 @@ export class InteractionHandler {
     req: IncomingMessage,
     res: ServerResponse,
     uid: string,
-    action: 'login' | 'consent' | 'signup' | 'otp' | 'forgot' | 'switch',
+    action: 'login' | 'consent' | 'signup' | 'otp' | 'forgot' | 'switch' | 'mfa' | 'enrol',
   ): Promise<void> {
     let params;
     try {
@@ -414,6 +653,11 @@ export class InteractionHandler {
       return this.login(req, res, details, locale, csrf!, params);
     }
     if (action === 'switch') return this.switchAccount(res, details);
+    if (action === 'mfa' || action === 'enrol') {
+      if (details.prompt.name !== 'mfa') return this.error(res, locale, 400, 'cannotContinue');
+      if (action === 'mfa') return this.mfaSubmit(req, res, details, locale, csrf!, params);
+      return this.enrolSubmit(req, res, details, locale, csrf!, params);
+    }
     if (details.prompt.name !== 'consent') return this.error(res, locale, 400, 'noConsent');
     return this.consent(req, res, details, one(params, 'decision'));
   }
@@ -440,7 +684,7 @@ export class InteractionHandler {
         this.sourceOf(req),
         { clientId: client.id, method: 'login_page', source: sourceOf(req) },
       );
-      await this.finishLogin(req, res, user.id);
+      await this.finishLogin(req, res, user.id, 'pwd');
     } catch (err) {
       if (!(err instanceof LoginError)) throw err;
       await this.loginForm(req, res, details, locale, csrf, {

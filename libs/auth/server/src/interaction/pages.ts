@@ -123,6 +123,34 @@ const TEXT = {
     otp: 'One-time code',
     otpSubmit: 'Sign in',
     otpWrong: 'That code is not right or has expired.',
+    mfaTitle: 'Two-step verification',
+    mfaIntro: 'Open your authenticator app and enter the 6-digit code it shows for this account.',
+    mfaCode: 'Code from the app',
+    mfaSubmit: 'Verify',
+    mfaUseRecovery: 'Use a recovery code instead',
+    mfaUseApp: 'Use the code from the app instead',
+    recoveryTitle: 'Use a recovery code',
+    recoveryIntro:
+      'Enter one of the recovery codes you saved when you set up two-step verification. Each code works once.',
+    recoveryCode: 'Recovery code',
+    mfaErrors: {
+      wrong: 'That code is not right. Check it and try again.',
+      reused: 'That code was already used. Wait for the next code in the app and try again.',
+      recoveryReused: 'That recovery code was already used. Each code works once.',
+      locked: 'Too many wrong codes. Wait a while and try again later.',
+      enrolWrong: 'That code is not right. Check that the time on your phone is correct and try again.',
+    },
+    enrolTitle: 'Set up two-step verification',
+    enrolIntro: (client: string) =>
+      `${client} asks for a second step when you sign in. Scan this QR code with an authenticator app (such as Google Authenticator, Microsoft Authenticator or 1Password).`,
+    enrolQr: 'QR code to scan with an authenticator app',
+    enrolSecret: 'Cannot scan it? Enter this key in the app:',
+    enrolCode: 'Enter the 6-digit code the app shows',
+    enrolSubmit: 'Turn on',
+    codesTitle: 'Save your recovery codes',
+    codesDone: 'Two-step verification is on.',
+    codesIntro:
+      'If you lose your phone, each of these codes signs you in once instead of the app. Keep them somewhere safe: they are shown only now.',
     signUp: 'Create an account',
     signUpSubmit: 'Create account',
     email: 'E-mail',
@@ -237,6 +265,34 @@ const TEXT = {
     otp: 'Нэг удаагийн код',
     otpSubmit: 'Нэвтрэх',
     otpWrong: 'Код буруу эсвэл хугацаа нь дууссан байна.',
+    mfaTitle: 'Хоёр алхамт баталгаажуулалт',
+    mfaIntro: 'Баталгаажуулах апп-аа нээж, энэ бүртгэлд харуулж буй 6 оронтой кодыг оруулна уу.',
+    mfaCode: 'Апп дахь код',
+    mfaSubmit: 'Баталгаажуулах',
+    mfaUseRecovery: 'Оронд нь сэргээх код ашиглах',
+    mfaUseApp: 'Оронд нь апп дахь кодыг ашиглах',
+    recoveryTitle: 'Сэргээх код ашиглах',
+    recoveryIntro:
+      'Хоёр алхамт баталгаажуулалтыг тохируулахдаа хадгалсан сэргээх кодуудынхаа нэгийг оруулна уу. Код бүр нэг удаа ажиллана.',
+    recoveryCode: 'Сэргээх код',
+    mfaErrors: {
+      wrong: 'Код буруу байна. Шалгаад дахин оролдоно уу.',
+      reused: 'Энэ кодыг аль хэдийн ашигласан байна. Апп-ын дараагийн кодыг хүлээгээд дахин оролдоно уу.',
+      recoveryReused: 'Энэ сэргээх кодыг аль хэдийн ашигласан байна. Код бүр нэг удаа ажиллана.',
+      locked: 'Хэт олон удаа буруу код оруулсан байна. Хэсэг хүлээгээд дараа дахин оролдоно уу.',
+      enrolWrong: 'Код буруу байна. Утасныхаа цаг зөв эсэхийг шалгаад дахин оролдоно уу.',
+    },
+    enrolTitle: 'Хоёр алхамт баталгаажуулалт тохируулах',
+    enrolIntro: (client: string) =>
+      `${client} нэвтрэх үед хоёр дахь алхам шаарддаг. Энэ QR кодыг баталгаажуулах апп-аар (Google Authenticator, Microsoft Authenticator, 1Password гэх мэт) уншуулна уу.`,
+    enrolQr: 'Баталгаажуулах апп-аар уншуулах QR код',
+    enrolSecret: 'Уншуулж чадахгүй байна уу? Энэ түлхүүрийг апп-д оруулна уу:',
+    enrolCode: 'Апп-ын харуулж буй 6 оронтой кодыг оруулна уу',
+    enrolSubmit: 'Идэвхжүүлэх',
+    codesTitle: 'Сэргээх кодуудаа хадгална уу',
+    codesDone: 'Хоёр алхамт баталгаажуулалт идэвхжлээ.',
+    codesIntro:
+      'Утсаа алдвал эдгээр код бүрээр апп-ын оронд нэг удаа нэвтэрч болно. Аюулгүй газар хадгална уу: зөвхөн одоо харуулна.',
     signUp: 'Бүртгэл үүсгэх',
     signUpSubmit: 'Бүртгүүлэх',
     email: 'И-мэйл',
@@ -313,7 +369,10 @@ font-size:.9rem;margin:.25rem 0 0}.who{display:flex;flex-wrap:wrap;gap:.5rem;ali
 border-top:1px solid #ddd}.who p,.who form{margin:0}.nowrap{white-space:nowrap}
 a.button{display:inline-block;padding:.6rem 1.2rem;border-radius:.25rem;background:#0b57d0;color:#fff;
 text-decoration:none}button.link{background:none;border:none;color:#0b57d0;padding:0;margin:0;text-decoration:underline;font-size:1rem}
-h2{font-size:1rem;margin:1rem 0 .25rem}`;
+h2{font-size:1rem;margin:1rem 0 .25rem}.qr{display:block;width:12rem;height:12rem;margin:1rem auto}
+.secret{font-family:ui-monospace,monospace;font-size:1rem;letter-spacing:.03em}
+ul.codes{list-style:none;padding:0;display:grid;grid-template-columns:1fr 1fr;gap:.4rem 1rem;
+font-family:ui-monospace,monospace;font-size:.95rem}ul.codes li{white-space:nowrap}`;
 
 export function layout(locale: Locale, title: string, nonce: string, body: string): string {
   return `<!doctype html>
@@ -807,4 +866,108 @@ export function continueUrlOf(metadata: { urls?: Record<string, unknown> } | und
   const callbacks = Array.isArray(urls.callbacks) ? urls.callbacks : [];
   const first = web(callbacks[0]);
   return first ? `${first.origin}/` : undefined;
+}
+
+export type MfaError = keyof (typeof TEXT)['en']['mfaErrors'];
+
+function mfaAlert(t: (typeof TEXT)[Locale], error: MfaError | undefined): string {
+  return error ? `<p class="alert" role="alert" id="mfa-error">${escapeHtml(t.mfaErrors[error])}</p>\n` : '';
+}
+
+/**
+ * The second step of a sign-in: the code of the authenticator app (`otp`), or one recovery code
+ * (`recovery_code`), with a link to the other form.
+ */
+export function mfaPage(o: {
+  locale: Locale;
+  nonce: string;
+  action: string;
+  csrf: string;
+  /** The recovery-code form instead of the app's code. */
+  recovery: boolean;
+  /** The other form's page. */
+  switchHref: string;
+  error?: MfaError;
+}): string {
+  const t = TEXT[o.locale];
+  const described = o.error ? ' aria-describedby="mfa-error"' : '';
+  const title = o.recovery ? t.recoveryTitle : t.mfaTitle;
+  const field = o.recovery
+    ? `<label for="recovery_code">${escapeHtml(t.recoveryCode)}</label>
+<input id="recovery_code" name="recovery_code" type="text" autocomplete="off" autocapitalize="none" spellcheck="false" required autofocus${described}>`
+    : `<label for="otp">${escapeHtml(t.mfaCode)}</label>
+<input id="otp" name="otp" type="text" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required autofocus${described}>`;
+  return layout(
+    o.locale,
+    title,
+    o.nonce,
+    `<h1>${escapeHtml(title)}</h1>
+<p>${escapeHtml(o.recovery ? t.recoveryIntro : t.mfaIntro)}</p>
+${mfaAlert(t, o.error)}<form method="post" action="${escapeHtml(o.action)}" novalidate>
+<input type="hidden" name="csrf" value="${escapeHtml(o.csrf)}">
+${field}
+<button type="submit">${escapeHtml(t.mfaSubmit)}</button>
+</form>
+<p><a href="${escapeHtml(o.switchHref)}" id="mfa-switch">${escapeHtml(o.recovery ? t.mfaUseApp : t.mfaUseRecovery)}</a></p>`,
+  );
+}
+
+/** The secret as shown for typing: groups of four. */
+export const groupedSecret = (secret: string) => secret.replace(/(.{4})(?=.)/g, '$1 ');
+
+/**
+ * Enrolment of an authenticator app at sign-in: the QR code (an inline SVG drawn on the server: no script, no
+ * image request), the secret as text, and the field for the app's first code.
+ */
+export function enrolPage(o: {
+  locale: Locale;
+  nonce: string;
+  action: string;
+  csrf: string;
+  clientName: string;
+  /** The QR code of the otpauth:// URI, as SVG markup (qrcode's output, no script in it). */
+  qrSvg: string;
+  secret: string;
+  error?: MfaError;
+}): string {
+  const t = TEXT[o.locale];
+  const described = o.error ? ' aria-describedby="mfa-error"' : '';
+  const svg = o.qrSvg.replace('<svg ', `<svg class="qr" role="img" aria-label="${escapeHtml(t.enrolQr)}" `);
+  return layout(
+    o.locale,
+    t.enrolTitle,
+    o.nonce,
+    `<h1>${escapeHtml(t.enrolTitle)}</h1>
+<p>${escapeHtml(t.enrolIntro(o.clientName))}</p>
+${svg}
+<p>${escapeHtml(t.enrolSecret)}<br><code class="secret" id="totp-secret">${escapeHtml(groupedSecret(o.secret))}</code></p>
+${mfaAlert(t, o.error)}<form method="post" action="${escapeHtml(o.action)}" novalidate>
+<input type="hidden" name="csrf" value="${escapeHtml(o.csrf)}">
+<label for="otp">${escapeHtml(t.enrolCode)}</label>
+<input id="otp" name="otp" type="text" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required autofocus${described}>
+<button type="submit">${escapeHtml(t.enrolSubmit)}</button>
+</form>`,
+  );
+}
+
+/** The recovery codes of a new enrolment, shown once, and the way on to the application. */
+export function recoveryCodesPage(o: {
+  locale: Locale;
+  nonce: string;
+  codes: readonly string[];
+  continueHref: string;
+}): string {
+  const t = TEXT[o.locale];
+  return layout(
+    o.locale,
+    t.codesTitle,
+    o.nonce,
+    `<h1>${escapeHtml(t.codesTitle)}</h1>
+<p class="notice" role="status">${escapeHtml(t.codesDone)}</p>
+<p>${escapeHtml(t.codesIntro)}</p>
+<ul class="codes" id="recovery-codes">
+${o.codes.map((c) => `<li><code>${escapeHtml(c)}</code></li>`).join('\n')}
+</ul>
+<p><a class="button" id="continue" href="${escapeHtml(o.continueHref)}">${escapeHtml(t.continue)}</a></p>`,
+  );
 }

@@ -1,10 +1,14 @@
+import type { Sql } from '@gatehouse/db';
 import { clientAddress } from '@gatehouse/http';
+import type Provider from 'oidc-provider';
 import { errors, type Account, type ResourceServer, type TokenEndpointGrantContext } from 'oidc-provider';
 import { sourceOf } from '../events/auth-events.js';
 import { signInClientOf } from './sign-in-policy.js';
 import { oauthError } from './oauth-errors.js';
 import { LoginError, type LoginFailure, type PasswordLogin } from './password-login.js';
 import type { User } from './oidc-data.js';
+import type { OneTimeCodes } from '../passwordless/one-time-codes.js';
+import { authContext, mfaNeed, type FirstFactor, type SecondFactors } from '../mfa/second-factors.js';
 
 export const PASSWORD_GRANT = 'password';
 export const PASSWORD_GRANT_PARAMS = ['username', 'password', 'scope', 'resource'];
@@ -26,6 +30,20 @@ export interface PasswordGrantDeps {
   lifetimes: { accessToken: number; grant: number };
   /** The scopes the user holds in effect on an RBAC resource; undefined for a resource without RBAC. */
   rbacScopes(clientId: string, resource: string, accountId: string): Promise<Set<string> | undefined>;
+  /** Second factors: a user who needs one gets `mfa_required` instead of tokens (absent: never asked). */
+  mfa?: { factors: SecondFactors; codes: OneTimeCodes; sql: Sql };
+}
+
+/** The purpose of an `mfa_token` in one_time_codes (only its keyed hash is stored), and how long it lives. */
+export const MFA_TOKEN_PURPOSE = 'mfa_token';
+export const MFA_TOKEN_TTL_SEC = 300;
+
+/** What an `mfa_token` continues: the grant it stands for, its first factor and its request. */
+export interface MfaTokenParams {
+  gty: string;
+  first: FirstFactor;
+  scope: string;
+  resource?: string;
 }
 
 const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
@@ -138,8 +156,88 @@ async function userGrant(
     ? new provider.ResourceServer(resource, await deps.resourceServerInfo(ctx, resource))
     : undefined;
   const user = await authenticate(ctx);
+  const first: FirstFactor = gty === PASSWORD_GRANT ? 'pwd' : 'otp';
+  if (deps.mfa) {
+    const need = mfaNeed(await deps.mfa.factors.state(client.clientId, user.id), false);
+    if (need) {
+      await answerMfaRequired(ctx, deps.mfa, user, need, {
+        gty,
+        first,
+        scope: str(params.scope) ?? '',
+        ...(resource ? { resource } : {}),
+      });
+      return;
+    }
+  }
+  await issueUserTokens(deps, ctx, {
+    user,
+    gty,
+    resource,
+    rs,
+    scope: str(params.scope) ?? '',
+    ...authContext([first], false),
+  });
+}
+
+/**
+ * 403 `mfa_required`: the user signed in with the first factor and needs a second one. With an authenticator, an
+ * `mfa_token` (32 random bytes, only its keyed hash stored, one use, MFA_TOKEN_TTL_SEC) that the MFA grants take
+ * with the factor; without one (the policy requires MFA and nothing is enrolled) no token: enrolment needs the
+ * browser sign-in (its pages show the QR code), there is no enrolment at the token endpoint.
+ */
+async function answerMfaRequired(
+  ctx: TokenEndpointGrantContext,
+  mfa: NonNullable<PasswordGrantDeps['mfa']>,
+  user: User,
+  need: 'verify' | 'enrol',
+  continued: MfaTokenParams,
+): Promise<void> {
+  ctx.status = 403;
+  if (need === 'enrol') {
+    ctx.body = {
+      error: 'mfa_required',
+      error_description:
+        'multi-factor authentication is required and the user has no authenticator: the user enrols one by ' +
+        'signing in through the browser (/authorize) first',
+    };
+    return;
+  }
+  const token = await mfa.codes.issueLink(mfa.sql, {
+    instanceId: user.instanceId,
+    userId: user.id,
+    clientId: ctx.oidc.client!.clientId,
+    purpose: MFA_TOKEN_PURPOSE,
+    ttlSec: MFA_TOKEN_TTL_SEC,
+    params: { ...continued },
+  });
+  ctx.body = {
+    error: 'mfa_required',
+    error_description:
+      'multi-factor authentication is required: continue with the mfa-otp grant and mfa_token',
+    mfa_token: token,
+  };
+}
+
+/** What a user grant issues tokens for: the user, the grant type, the resource and scope asked, amr and acr. */
+export interface UserTokens {
+  user: User;
+  gty: string;
+  resource: string | undefined;
+  rs: InstanceType<Provider['ResourceServer']> | undefined;
+  scope: string;
+  amr: string[];
+  acr: string;
+}
+
+/** The tokens of a user grant (password, otp, the MFA grants): the password grant's scope rules. */
+export async function issueUserTokens(
+  deps: Omit<PasswordGrantDeps, 'login'>,
+  ctx: TokenEndpointGrantContext,
+  { user, gty, resource, rs, scope, amr, acr }: UserTokens,
+): Promise<void> {
+  const { client, provider } = ctx.oidc;
   const account = deps.account(user);
-  const requested = new Set((str(params.scope) ?? '').split(' ').filter(Boolean));
+  const requested = new Set(scope.split(' ').filter(Boolean));
   const oidcRequested = [...requested].filter((s) => deps.oidcScopes.has(s));
 
   const issueRefresh = client.grantTypeAllowed('refresh_token') && requested.has('offline_access');
@@ -182,6 +280,8 @@ async function userGrant(
       resource,
       rotations: 0,
       scope: [...oidcRequested, ...resourceScopes].join(' '),
+      amr,
+      acr,
     });
     ctx.oidc.entity('RefreshToken', rt);
     refreshToken = await rt.save();
@@ -195,7 +295,7 @@ async function userGrant(
       {},
       [],
     );
-    const token = new provider.IdToken({ ...claims, sub: user.id }, { ctx });
+    const token = new provider.IdToken({ ...claims, sub: user.id, amr, acr }, { ctx });
     // As oidc-provider does: with an access token usable at userinfo, the ID token carries only `sub`.
     (token as unknown as { scope: string }).scope = at.aud
       ? grant.getOIDCScopeFiltered(new Set(oidcRequested))

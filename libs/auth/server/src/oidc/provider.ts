@@ -52,7 +52,7 @@ export function createProvider(deps: ProviderDeps): Provider {
     ...claimsConfig(),
     ...clientMetadataConfig(),
     ...keysConfig(keys, deps.cookieKeys),
-    ...interactionsConfig(data),
+    ...interactionsConfig(data, deps.mfa),
     ...featuresConfig(data, getResourceServerInfo),
     ...accountConfig(data),
     ...refreshConfig(),

@@ -1,4 +1,5 @@
-import { Column, Entity, ForeignKey, Index, PrimaryGeneratedColumn } from 'typeorm';
+import { Check, Column, Entity, ForeignKey, Index, PrimaryGeneratedColumn } from 'typeorm';
+import type { MfaPolicy } from './mfa-policy.js';
 import { Audited, type AppMetadataEntry } from './audit.js';
 import { Instance } from './instance.entity.js';
 import { Tenant } from './tenant.entity.js';
@@ -19,6 +20,7 @@ export interface ClientMetadata {
 }
 
 @Entity({ name: 'clients' })
+@Check('ck_clients_mfa', `mfa IN ('off', 'optional', 'required')`)
 @Index('ux_clients_name', { synchronize: false }) // (instance_id, tenant_id, lower(client_name)) NULLS NOT DISTINCT
 @Index('ux_clients_default', ['instanceId'], { unique: true, where: 'is_default' })
 @Index('ix_clients_tenant', ['tenantId'])
@@ -68,4 +70,8 @@ export class Client extends Audited {
   /** The bootstrap client of the instance: it cannot be deleted. */
   @Column('boolean', { name: 'is_default', default: false })
   isDefault: boolean;
+
+  /** MFA policy (`off`, `optional`, `required`); null inherits (docs/security.md "Second factors"). */
+  @Column('text', { nullable: true })
+  mfa: MfaPolicy | null;
 }

@@ -21,6 +21,7 @@ import { InstanceAdmin } from './instance-admin.entity.js';
 import { Ticket } from './ticket.entity.js';
 import { OtpFailure, OtpSend } from './otp-budget.entity.js';
 import { DeliveryOutboxMessage, SignupCounter } from './delivery-outbox.entity.js';
+import { MfaFailure, UserAuthenticator } from './user-authenticator.entity.js';
 
 export * from './audit.js';
 export * from './instance.entity.js';
@@ -46,6 +47,8 @@ export * from './instance-admin.entity.js';
 export * from './ticket.entity.js';
 export * from './otp-budget.entity.js';
 export * from './delivery-outbox.entity.js';
+export * from './user-authenticator.entity.js';
+export * from './mfa-policy.js';
 
 /** Every entity of the identity data model (apps/auth and apps/identity both register all of them). */
 export const identityEntities = [
@@ -81,4 +84,6 @@ export const identityEntities = [
   OtpSend,
   DeliveryOutboxMessage,
   SignupCounter,
+  UserAuthenticator,
+  MfaFailure,
 ];

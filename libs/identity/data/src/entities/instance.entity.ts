@@ -1,4 +1,5 @@
-import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+import { Check, Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+import type { MfaPolicy } from './mfa-policy.js';
 import { Audited, type AppMetadataEntry } from './audit.js';
 
 /** One password rule of an instance (document 2's `password_validators`): `rules` holds a regular expression. */
@@ -18,6 +19,7 @@ export interface InstanceSettings {
 }
 
 @Entity({ name: 'instances' })
+@Check('ck_instances_mfa', `mfa IN ('off', 'optional', 'required')`)
 @Index('ux_instances_default', ['isDefault'], { unique: true, where: 'is_default' })
 @Index('ux_instances_name', { synchronize: false }) // (lower(name)), see the migration
 export class Instance extends Audited {
@@ -41,4 +43,8 @@ export class Instance extends Audited {
 
   @Column('jsonb', { name: 'app_metadata', default: () => "'[]'" })
   appMetadata: AppMetadataEntry[];
+
+  /** MFA policy (`off`, `optional`, `required`); null inherits (docs/security.md "Second factors"). */
+  @Column('text', { nullable: true })
+  mfa: MfaPolicy | null;
 }

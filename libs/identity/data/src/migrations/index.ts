@@ -18,6 +18,7 @@ import { LogStreams1795800000100 } from './1795800000100-log-streams.js';
 import { EventsListIndexes1795800000500 } from './1795800000500-events-list-indexes.js';
 import { EventsAudit1795800100000 } from './1795800100000-events-audit.js';
 import { EventsDropSeqIndex1795800200000 } from './1795800200000-events-drop-seq-index.js';
+import { Mfa1795900000000 } from './1795900000000-mfa.js';
 
 export {
   IdentitySchema1790000000000,
@@ -59,4 +60,5 @@ export const identityMigrations = [
   EventsListIndexes1795800000500,
   EventsAudit1795800100000,
   EventsDropSeqIndex1795800200000,
+  Mfa1795900000000,
 ];

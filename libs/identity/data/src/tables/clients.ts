@@ -2,6 +2,7 @@ import { column, Params, Table, type FullRowOf, type RecordScope, type RowOf, ty
 import { notFound } from '@gatehouse/errors';
 import type { AppMetadataEntry } from '../entities/audit.js';
 import type { ClientMetadata } from '../entities/client.entity.js';
+import type { MfaPolicy } from '../entities/mfa-policy.js';
 
 /**
  * The `clients` table (alias `c`): rows of an instance, each of at most one tenant. Its columns, declared once:
@@ -25,6 +26,8 @@ export const clientsTable = new Table({
     is_public: column.boolean(),
     is_first_party: column.boolean(),
     is_global: column.boolean(),
+    /** MFA policy (null: inherit the tenant's, then the instance's). */
+    mfa: column.textOf<MfaPolicy>().nullable(),
     /** The instance's own client (cannot be deleted, nor made public, tenant-bound or not global). */
     is_default: column.boolean().internalColumn(),
     created_by: column.uuid().nullable(),

@@ -13,3 +13,4 @@ export * from './instances.js';
 export * from './tickets.js';
 export * from './log-streams.js';
 export * from './events.js';
+export * from './user-authenticators.js';

@@ -2,6 +2,7 @@ import { iso, Params, type Sql, type Timestamp } from '@gatehouse/db';
 import { notFound } from '@gatehouse/errors';
 import type { AppMetadataEntry } from '../entities/audit.js';
 import type { InstanceSettings } from '../entities/instance.entity.js';
+import type { MfaPolicy } from '../entities/mfa-policy.js';
 
 /**
  * The `instances` table (alias `i`). An instance is the outermost scope: it has no instance_id of its own, so it is
@@ -30,6 +31,8 @@ export interface InstanceRow {
   multi_tenant: boolean;
   settings: InstanceSettings;
   app_metadata: AppMetadataEntry[];
+  /** MFA policy (null: `optional`). */
+  mfa: MfaPolicy | null;
   created_by: string | null;
   created_at: Timestamp;
   updated_by: string | null;
@@ -44,7 +47,7 @@ export type InstanceRowWithCounts = InstanceRow & {
   agg_roles?: number;
 };
 
-export const INSTANCE_COLUMNS = `i.id, i.name, i.description, i.is_default, i.multi_tenant, i.settings, i.app_metadata,
+export const INSTANCE_COLUMNS = `i.id, i.name, i.description, i.is_default, i.multi_tenant, i.settings, i.app_metadata, i.mfa,
   i.created_by, ${iso('i.created_at')} AS created_at, i.updated_by, ${iso('i.updated_at')} AS updated_at`;
 
 /** The real counts of an instance's `aggregates` (alias `i`): every record of the instance, whatever its tenant. */

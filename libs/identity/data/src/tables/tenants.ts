@@ -1,6 +1,7 @@
 import { column, Params, Table, type RecordScope, type RowOf, type Sql } from '@gatehouse/db';
 import { notFound } from '@gatehouse/errors';
 import type { AppMetadataEntry } from '../entities/audit.js';
+import type { MfaPolicy } from '../entities/mfa-policy.js';
 
 /**
  * The `tenants` table (alias `t`): rows of an instance. A restricted caller reaches only its own tenant, which the
@@ -18,6 +19,8 @@ export const tenantsTable = new Table({
     tenant_name: column.text().from('name'),
     tenant_description: column.text().nullable().from('description'),
     app_metadata: column.json<AppMetadataEntry[]>(),
+    /** MFA policy (null: inherit the instance's). */
+    mfa: column.textOf<MfaPolicy>().nullable(),
     created_by: column.uuid().nullable(),
     created_at: column.timestamp(),
     updated_by: column.uuid().nullable(),
@@ -96,6 +99,7 @@ export interface TenantInput {
   tenant_name?: string;
   tenant_description?: string | null;
   app_metadata?: AppMetadataEntry[];
+  mfa?: MfaPolicy | null;
 }
 
 /** The unique index of tenant names and its 409 message. */
@@ -109,14 +113,15 @@ export async function insertTenant(
   actor: string | null,
 ): Promise<string> {
   const [row] = await tx.rows<{ id: string }>(
-    `INSERT INTO tenants (instance_id, name, description, app_metadata, created_by, updated_by)
-     VALUES ($1, $2, $3, $4::jsonb, $5, $5) RETURNING id`,
+    `INSERT INTO tenants (instance_id, name, description, app_metadata, created_by, updated_by, mfa)
+     VALUES ($1, $2, $3, $4::jsonb, $5, $5, $6) RETURNING id`,
     [
       instanceId,
       input.tenant_name,
       input.tenant_description ?? null,
       JSON.stringify(input.app_metadata ?? []),
       actor,
+      input.mfa ?? null,
     ],
   );
   return row.id;
@@ -130,7 +135,8 @@ export async function updateTenant(
   actor: string | null,
 ): Promise<void> {
   await tx.exec(
-    `UPDATE tenants SET name = $2, description = $3, app_metadata = $4::jsonb, updated_by = $5, updated_at = now()
+    `UPDATE tenants SET name = $2, description = $3, app_metadata = $4::jsonb, updated_by = $5, updated_at = now(),
+                        mfa = $6
       WHERE id = $1`,
     [
       current.id,
@@ -138,6 +144,7 @@ export async function updateTenant(
       input.tenant_description !== undefined ? input.tenant_description : current.tenant_description,
       JSON.stringify(input.app_metadata ?? current.app_metadata ?? []),
       actor,
+      input.mfa !== undefined ? input.mfa : current.mfa,
     ],
   );
 }

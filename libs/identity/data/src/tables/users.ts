@@ -45,6 +45,8 @@ export type UserRowWithCounts = UserRow & {
   agg_identities?: number;
   agg_permissions?: number;
   agg_roles?: number;
+  /** Confirmed second factors (TOTP, recovery codes). */
+  agg_authenticators?: number;
 };
 
 export const USER_COLUMNS = usersTable.select;
@@ -52,7 +54,9 @@ export const USER_COLUMNS = usersTable.select;
 /** The counts of a user's `aggregations` kept in rows (alias `u`). */
 export const USER_AGGREGATION_COLUMNS = `(SELECT count(*) FROM user_identities x WHERE x.user_id = u.id)::int AS agg_identities,
   (SELECT count(*) FROM user_permissions x WHERE x.user_id = u.id)::int AS agg_permissions,
-  (SELECT count(*) FROM user_roles x WHERE x.user_id = u.id)::int AS agg_roles`;
+  (SELECT count(*) FROM user_roles x WHERE x.user_id = u.id)::int AS agg_roles,
+  (SELECT count(*) FROM user_authenticators x
+    WHERE x.user_id = u.id AND x.confirmed_at IS NOT NULL)::int AS agg_authenticators`;
 
 /** The user `id` in the caller's scope, or 404. `lock` holds a row lock until the transaction ends. */
 export async function findUser(

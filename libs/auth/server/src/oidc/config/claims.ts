@@ -63,5 +63,7 @@ export const toAccount = (user: AccountUser): Account => ({
 /** The scopes and claims oidc-provider serves. */
 export const claimsConfig = (): Pick<Configuration, 'scopes' | 'claims'> => ({
   scopes: [...OIDC_SCOPES],
-  claims: CLAIMS,
+  // acr and amr (RFC 8176) of the sign-in in every ID token, beside sub: oidc-provider puts the session's (or the
+  // code's, the refresh token's) values among the available claims and masks them by scope like any other claim.
+  claims: { ...CLAIMS, openid: [...CLAIMS.openid, 'acr', 'amr'], amr: null },
 });

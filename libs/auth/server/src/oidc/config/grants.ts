@@ -3,6 +3,7 @@ import { errors, type TokenEndpointGrantContext } from 'oidc-provider';
 import type { Sql } from '@gatehouse/db';
 import { sourceOf, type AuthEvents } from '../../events/auth-events.js';
 import type { OneTimeCodes } from '../../passwordless/one-time-codes.js';
+import type { SecondFactors } from '../../mfa/second-factors.js';
 import { oauthError } from '../oauth-errors.js';
 import type { OidcData, User } from '../oidc-data.js';
 import type { PasswordLogin } from '../password-login.js';
@@ -14,6 +15,13 @@ import {
   type PasswordGrantDeps,
 } from '../password.grant.js';
 import { signInClientOf, userMaySignInThrough } from '../sign-in-policy.js';
+import {
+  MFA_OTP_GRANT,
+  MFA_OTP_PARAMS,
+  MFA_RECOVERY_CODE_GRANT,
+  MFA_RECOVERY_CODE_PARAMS,
+  mfaGrantHandler,
+} from '../mfa.grant.js';
 import {
   TOKEN_EXCHANGE_GRANT,
   TOKEN_EXCHANGE_PARAMS,
@@ -36,9 +44,14 @@ export interface GrantDeps {
   upstreamKeys: UpstreamKeys;
   /** The audit trail (sign-ins and one-time codes of the grants registered here). */
   events: AuthEvents;
+  /** Second factors: the password and otp grants answer mfa_required, the MFA grants complete them. */
+  mfa: SecondFactors;
 }
 
-/** The grant types oidc-provider does not know: password, otp (passwordless) and RFC 8693 token exchange. */
+/**
+ * The grant types oidc-provider does not know: password, otp (passwordless), the MFA grants that complete them and
+ * RFC 8693 token exchange.
+ */
 export function registerGrants(
   provider: Provider,
   deps: GrantDeps,
@@ -51,6 +64,7 @@ export function registerGrants(
     oidcScopes: new Set(OIDC_SCOPES),
     lifetimes: deps.lifetimes,
     rbacScopes: (clientId, indicator, accountId) => userRbacScopes(data, clientId, indicator, accountId),
+    mfa: { factors: deps.mfa, codes: deps.codes, sql: deps.sql },
   };
 
   provider.registerGrantType(
@@ -66,6 +80,15 @@ export function registerGrants(
     userGrantHandler(userGrants, 'otp', otpUser(data, deps.codes, deps.events)),
     ['username', 'otp', 'scope', 'resource'],
     ['resource'],
+  );
+
+  // The second factor of a password or otp grant that answered 403 mfa_required (mfa.grant.ts).
+  const mfaGrants = { ...userGrants, data, events: deps.events, mfa: userGrants.mfa! };
+  provider.registerGrantType(MFA_OTP_GRANT, mfaGrantHandler(mfaGrants, 'totp'), MFA_OTP_PARAMS);
+  provider.registerGrantType(
+    MFA_RECOVERY_CODE_GRANT,
+    mfaGrantHandler(mfaGrants, 'recovery_code'),
+    MFA_RECOVERY_CODE_PARAMS,
   );
 
   // RFC 8693 token exchange: a subject token of a tenant's identity provider for our tokens (token-exchange.grant.ts).

@@ -2,15 +2,27 @@ import { interactionPolicy, type Configuration, type KoaContextWithOIDC } from '
 import { pkceWaived } from '../../passwordless/link-pkce.js';
 import { INTERACTION_PATH } from '../../interaction/pages.js';
 import type { OidcData } from '../oidc-data.js';
+import { ACR_MFA, ACR_VALUES, mfaNeed, type SecondFactors } from '../../mfa/second-factors.js';
 import { OIDC_SCOPES } from './claims.js';
 import type { GatehouseClient } from './client.js';
+
+/** The MFA acr asked for by `acr_values` (step-up). */
+export function asksForMfa(params: Record<string, unknown> | undefined): boolean {
+  const v = params?.acr_values;
+  return typeof v === 'string' && v.split(' ').includes(ACR_MFA);
+}
 
 /**
  * oidc-provider's prompts, plus one login check: a session whose user this client may not sign in (a user of another
  * instance or tenant: findAccount finds no account) is no login here. The login page is shown again (prompt=none:
  * login_required) instead of the request failing for want of an account.
+ *
+ * Between login and consent, the `mfa` prompt (not requestable: `prompt=none` answers `interaction_required`): a
+ * session signed in with one factor whose user needs a second one here (mfaNeed: the effective policy of this client,
+ * the user's TOTP, `acr_values` asking for the MFA acr) is asked for it, or enrols one. A session whose acr is
+ * already the MFA one is not asked again (single sign-on keeps the second factor, as it keeps the first).
  */
-function signInPolicy() {
+function signInPolicy(mfa: SecondFactors) {
   const policy = interactionPolicy.base();
   policy
     .get('login')!
@@ -23,6 +35,23 @@ function signInPolicy() {
       ),
       1,
     );
+  policy.add(
+    new interactionPolicy.Prompt(
+      { name: 'mfa', requestable: false },
+      new interactionPolicy.Check(
+        'mfa_required',
+        'a second factor is required',
+        'interaction_required',
+        async (ctx) => {
+          const { session, account, client } = ctx.oidc;
+          if (!session?.accountId || !account || !client || session.acr === ACR_MFA) return false;
+          const state = await mfa.state(client.clientId, session.accountId);
+          return mfaNeed(state, asksForMfa(ctx.oidc.params)) !== undefined;
+        },
+      ),
+    ),
+    1,
+  );
   return policy;
 }
 
@@ -78,16 +107,19 @@ function loadExistingGrant(data: OidcData): NonNullable<Configuration['loadExist
 /** The authorization endpoint's rules: PKCE, our login and consent pages, offline_access, first-party consent. */
 export const interactionsConfig = (
   data: OidcData,
-): Pick<Configuration, 'pkce' | 'interactions' | 'extraParams' | 'loadExistingGrant'> => ({
+  mfa: SecondFactors,
+): Pick<Configuration, 'pkce' | 'interactions' | 'extraParams' | 'loadExistingGrant' | 'acrValues'> => ({
   // PKCE (S256) on every authorization code request, public clients or not (OAuth 2.1, RFC 9700), except the
   // request a confirmed sign-in link of a confidential client continues (document 2's link: link-pkce.ts).
   pkce: { required: (ctx, client) => !(client.clientAuthMethod !== 'none' && pkceWaived(ctx.req)) },
   interactions: {
-    policy: signInPolicy(),
+    policy: signInPolicy(mfa),
     url: (_ctx, interaction) => `${INTERACTION_PATH}/${interaction.uid}`,
   },
   // offline_access without prompt=consent: kept (see keepOfflineAccess); the validator runs after oidc-provider's
   // own scope checks, on the parameter it already knows.
   extraParams: { scope: keepOfflineAccess },
   loadExistingGrant: loadExistingGrant(data),
+  // discovery's acr_values_supported; the acr of a sign-in is set by the interaction that ends it (ACR_PWD, ACR_MFA)
+  acrValues: [...ACR_VALUES],
 });

@@ -1,0 +1,84 @@
+import { Controller, Delete, Get, HttpCode, Inject, Query, type Type } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Scopes } from '@gatehouse/bearer';
+import { ApiErrorResponses, ApiUuidParams, UuidParam } from '@gatehouse/http';
+import { Presenter } from '@gatehouse/query';
+import { CallerAccess, type Access } from '../common/access.js';
+import { versioned, type QueryParams } from '../common/controller.js';
+import { ApiCollection, ApiListQuery, ApiNoContent } from '../common/openapi.js';
+import { AUTHENTICATORS_READ, AUTHENTICATORS_WRITE } from '../common/scopes.js';
+import { routeOf, type ApiVersion } from '../common/version.js';
+import {
+  shapeUserAuthenticator,
+  UserAuthenticatorDoc,
+  userAuthenticatorSpecs,
+} from './user-authenticator.record.js';
+import { UserAuthenticatorsService } from './user-authenticators.service.js';
+
+/** User Authenticators: `/users/:user_id/authenticators`, one controller class per presentation. */
+export function userAuthenticatorsController(v: ApiVersion): Type<unknown> {
+  const P = new Presenter(v, userAuthenticatorSpecs[v], shapeUserAuthenticator(v));
+
+  @ApiTags(`User Authenticators (${v})`)
+  @Controller(routeOf(v, 'users/:user_id/authenticators'))
+  class UserAuthenticatorsController {
+    constructor(@Inject(UserAuthenticatorsService) private readonly svc: UserAuthenticatorsService) {}
+
+    @Get()
+    @Scopes(AUTHENTICATORS_READ)
+    @ApiOperation({
+      summary: "Get a user's authenticators",
+      description:
+        "The user's second factors: an authenticator app (`totp`, enrolled at sign-in) and the recovery codes made " +
+        'with it (`recovery_codes`). An enrolment that waits for its first code has `confirmed_at` null. No secret, ' +
+        "code or hash is ever answered. Scope `authenticators:read` (not `users:read`: a user's factors are " +
+        'sign-in credentials, granted on their own).',
+    })
+    @ApiUuidParams('user_id')
+    @ApiListQuery(v)
+    @ApiCollection(UserAuthenticatorDoc, v)
+    @ApiErrorResponses(400, 404)
+    async list(@CallerAccess() a: Access, @UuidParam('user_id') uid: string, @Query() query: QueryParams) {
+      return P.page(await this.svc.list(a, uid, P.list(query)));
+    }
+
+    @Delete(':authenticator_id')
+    @Scopes(AUTHENTICATORS_WRITE)
+    @HttpCode(204)
+    @ApiOperation({
+      summary: "Delete a user's authenticator",
+      description:
+        'Removes one second factor. Removing the authenticator app also removes its recovery codes. The next ' +
+        'sign-in then asks for no second factor, or enrols a new app where the MFA policy is `required`. ' +
+        'Recorded as an `mfa.removed` event.',
+    })
+    @ApiUuidParams('user_id', 'authenticator_id')
+    @ApiNoContent('Deleted')
+    @ApiErrorResponses(400, 404)
+    async remove(
+      @CallerAccess() a: Access,
+      @UuidParam('user_id') uid: string,
+      @UuidParam('authenticator_id') id: string,
+    ): Promise<void> {
+      await this.svc.remove(a, uid, id);
+    }
+
+    @Delete()
+    @Scopes(AUTHENTICATORS_WRITE)
+    @HttpCode(204)
+    @ApiOperation({
+      summary: "Reset a user's authenticators",
+      description:
+        'Removes every second factor of the user (and its count of wrong second factors): what an administrator ' +
+        'does for a person who lost the device. Idempotent (204 also when there was none). Recorded as an ' +
+        '`mfa.removed` event with `details.authenticator_type: all`.',
+    })
+    @ApiUuidParams('user_id')
+    @ApiNoContent('Reset')
+    @ApiErrorResponses(400, 404)
+    async reset(@CallerAccess() a: Access, @UuidParam('user_id') uid: string): Promise<void> {
+      await this.svc.reset(a, uid);
+    }
+  }
+  return versioned(UserAuthenticatorsController, 'UserAuthenticators', v);
+}
