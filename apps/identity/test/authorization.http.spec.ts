@@ -35,10 +35,7 @@ beforeAll(async () => {
     'tickets:read',
     'tickets:write',
     'logs:read',
-    'log-streams:read',
-    'log-streams:write',
-    'authenticators:read',
-    'authenticators:write',
+    'log_streams:write',
   ];
   wrongScopes = {};
   for (const scope of all) wrongScopes[scope] = (await m.caller(all.filter((s) => s !== scope))).token;

@@ -111,12 +111,13 @@ export const OPERATIONS = [
 
 /**
  * The scope an operation needs (docs/contract.md: `<group>:read` for GET, `<group>:write` otherwise; a user's logs
- * are logs, `logs:read`; a user's authenticators are `authenticators:read` / `authenticators:write`).
+ * are logs, `logs:read`; log streams are read with `logs:read` and written with `log_streams:write`, as
+ * ../shared/API.md names them; a user's authenticators are the user's, `users:read` / `users:write`).
  */
 export function scopeOf(op: string): string {
   const [method, template] = op.split(' ');
   if (template.endsWith('/logs')) return 'logs:read';
-  if (/\/authenticators(\/|$)/.test(template)) return `authenticators:${method === 'GET' ? 'read' : 'write'}`;
+  if (template.startsWith('/log-streams')) return method === 'GET' ? 'logs:read' : 'log_streams:write';
   const group = template.split('/')[1];
   return `${group}:${method === 'GET' ? 'read' : 'write'}`;
 }

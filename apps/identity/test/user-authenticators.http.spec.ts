@@ -4,7 +4,7 @@ import { ENVELOPE, Management, missingId, uniq, VERSIONS, type Version } from '.
 /**
  * User Authenticators over HTTP in both presentations: authenticators enrolled through the real token server's own
  * second factors (the code computed from the secret), listed without any secret, code or hash, deleted one by one
- * or reset, with the tenant scoping of every user sub-resource and the scopes authenticators:read / :write.
+ * or reset, with the tenant scoping of every user sub-resource and the scopes users:read / users:write (../shared/API.md).
  */
 let m: Management;
 let tenant: string;
@@ -150,27 +150,27 @@ describe.each(VERSIONS)('/users/:user_id/authenticators under /api/%s', (v: Vers
     expect((await m.call('get', `${api}/users/${b.id}/authenticators`).expect(200)).body.count).toBe(2);
   });
 
-  it('a tenant-bound caller reaches only users of its tenant; scopes authenticators:read / :write', async () => {
+  it('a tenant-bound caller reaches only users of its tenant; scopes users:read / users:write', async () => {
     const u = await user(tenant);
     const { totpId } = await enrol(u);
     const path = `${api}/users/${u.id}/authenticators`;
-    const own = await m.caller(['authenticators:read', 'authenticators:write'], {
+    const own = await m.caller(['users:read', 'users:write'], {
       tenantId: tenant,
       isGlobal: false,
     });
     await m.call('get', path, own.token).expect(200);
-    const other = await m.caller(['authenticators:read', 'authenticators:write'], {
+    const other = await m.caller(['users:read', 'users:write'], {
       tenantId: await m.tenant(),
       isGlobal: false,
     });
     await m.call('get', path, other.token).expect(404);
     await m.call('delete', `${path}/${totpId}`, other.token).expect(404);
     await m.call('delete', path, other.token).expect(404);
-    // users:read / users:write do not reach a user's factors
-    const usersOnly = await m.caller(['users:read', 'users:write']);
-    await m.call('get', path, usersOnly.token).expect(403);
-    await m.call('delete', path, usersOnly.token).expect(403);
-    const reader = await m.caller(['authenticators:read']);
+    // another API's scopes do not reach a user's factors
+    const clientsOnly = await m.caller(['clients:read', 'clients:write']);
+    await m.call('get', path, clientsOnly.token).expect(403);
+    await m.call('delete', path, clientsOnly.token).expect(403);
+    const reader = await m.caller(['users:read']);
     await m.call('get', path, reader.token).expect(200);
     await m.call('delete', `${path}/${totpId}`, reader.token).expect(403);
     await m.call('delete', path, reader.token).expect(403);

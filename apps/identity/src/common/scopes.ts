@@ -11,8 +11,5 @@ export const GROUPS_READ = 'groups:read';
 export const GROUPS_WRITE = 'groups:write';
 export const TENANTS_READ = 'tenants:read';
 export const TENANTS_WRITE = 'tenants:write';
-/** A user's second factors (`/users/:user_id/authenticators`): sign-in credentials, granted on their own. */
-export const AUTHENTICATORS_READ = 'authenticators:read';
-export const AUTHENTICATORS_WRITE = 'authenticators:write';
 /** The audit trail (`GET /logs`): read-only, so there is no `logs:write`. */
 export { LOGS_READ } from '@gatehouse/identity-data';

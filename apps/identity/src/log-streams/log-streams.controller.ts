@@ -1,6 +1,7 @@
 import { Controller, Delete, Get, HttpCode, Inject, Patch, Post, Query, type Type } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Scopes } from '@gatehouse/bearer';
+import { LOGS_READ, LOG_STREAMS_WRITE_SCOPE } from '@gatehouse/identity-data';
 import { ApiErrorResponses, ApiUuidParams, UuidParam } from '@gatehouse/http';
 import { Presenter } from '@gatehouse/query';
 import { CallerAccess, type Access } from '../common/access.js';
@@ -12,8 +13,9 @@ import { CreateLogStreamDto, LogStreamDoc, UpdateLogStreamDto } from './dto/log-
 import { logStreamSpecs, shapeLogStream } from './log-stream.record.js';
 import { LogStreamsService } from './log-streams.service.js';
 
-export const LOG_STREAMS_READ = 'log-streams:read';
-export const LOG_STREAMS_WRITE = 'log-streams:write';
+// ../shared/API.md: log streams are read with the audit trail's scope and changed with their own.
+export const LOG_STREAMS_READ = LOGS_READ;
+export const LOG_STREAMS_WRITE = LOG_STREAMS_WRITE_SCOPE;
 
 const REACH =
   'A caller that is not global reaches only the streams of its own tenant (another answers 404, as an unknown one does).';

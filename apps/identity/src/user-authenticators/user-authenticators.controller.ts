@@ -6,7 +6,7 @@ import { Presenter } from '@gatehouse/query';
 import { CallerAccess, type Access } from '../common/access.js';
 import { versioned, type QueryParams } from '../common/controller.js';
 import { ApiCollection, ApiListQuery, ApiNoContent } from '../common/openapi.js';
-import { AUTHENTICATORS_READ, AUTHENTICATORS_WRITE } from '../common/scopes.js';
+import { USERS_READ, USERS_WRITE } from '../common/scopes.js';
 import { routeOf, type ApiVersion } from '../common/version.js';
 import {
   shapeUserAuthenticator,
@@ -25,14 +25,13 @@ export function userAuthenticatorsController(v: ApiVersion): Type<unknown> {
     constructor(@Inject(UserAuthenticatorsService) private readonly svc: UserAuthenticatorsService) {}
 
     @Get()
-    @Scopes(AUTHENTICATORS_READ)
+    @Scopes(USERS_READ)
     @ApiOperation({
       summary: "Get a user's authenticators",
       description:
         "The user's second factors: an authenticator app (`totp`, enrolled at sign-in) and the recovery codes made " +
         'with it (`recovery_codes`). An enrolment that waits for its first code has `confirmed_at` null. No secret, ' +
-        "code or hash is ever answered. Scope `authenticators:read` (not `users:read`: a user's factors are " +
-        'sign-in credentials, granted on their own).',
+        'code or hash is ever answered. Scope `users:read`, as the user record (docs/contract.md).',
     })
     @ApiUuidParams('user_id')
     @ApiListQuery(v)
@@ -43,7 +42,7 @@ export function userAuthenticatorsController(v: ApiVersion): Type<unknown> {
     }
 
     @Delete(':authenticator_id')
-    @Scopes(AUTHENTICATORS_WRITE)
+    @Scopes(USERS_WRITE)
     @HttpCode(204)
     @ApiOperation({
       summary: "Delete a user's authenticator",
@@ -64,7 +63,7 @@ export function userAuthenticatorsController(v: ApiVersion): Type<unknown> {
     }
 
     @Delete()
-    @Scopes(AUTHENTICATORS_WRITE)
+    @Scopes(USERS_WRITE)
     @HttpCode(204)
     @ApiOperation({
       summary: "Reset a user's authenticators",

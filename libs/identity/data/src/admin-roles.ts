@@ -33,11 +33,8 @@ export const TENANT_ADMIN_SCOPES = [
   'tickets:write',
   'tenants:read',
   'tenants:write',
-  'log-streams:read',
-  'log-streams:write',
+  'log_streams:write',
   'logs:read',
-  'authenticators:read',
-  'authenticators:write',
 ];
 
 const NAMES: Record<AdminRoleKind, { name: string; description: string }> = {

@@ -15,8 +15,10 @@ export const CLIENTS_READ_SECRETS = 'clients:read_secrets';
 /** Scope that shows resource signing secrets on reads. */
 export const RESOURCES_READ_SECRETS = 'resources:read_secrets';
 
-/** Scope of the audit trail (`GET /logs`); read-only. */
+/** Scope of the audit trail (`GET /logs`), also of the log streams' reads; read-only. */
 export const LOGS_READ = 'logs:read';
+/** Scope that creates, changes and deletes log streams (`/log-streams`; reading them takes LOGS_READ). */
+export const LOG_STREAMS_WRITE_SCOPE = 'log_streams:write';
 
 const MANAGEMENT_GROUPS = [
   'clients',
@@ -27,9 +29,6 @@ const MANAGEMENT_GROUPS = [
   'groups',
   'tickets',
   'instances',
-  'log-streams',
-  // a user's second factors (/users/:user_id/authenticators)
-  'authenticators',
 ];
 
 /** The system resources seeded into every instance (`is_system: true`; they cannot be deleted). */
@@ -44,7 +43,11 @@ export const SYSTEM_RESOURCES: readonly SystemResourceSpec[] = [
         { name: `${g}:write`, description: `Create, modify and delete ${g}` },
       ]),
       // The audit trail is written by the actions it records, never through the API: no logs:write.
-      { name: LOGS_READ, description: 'Read logs (the audit trail of sign-ins, tokens and changes)' },
+      {
+        name: LOGS_READ,
+        description: 'Read logs (the audit trail of sign-ins, tokens and changes) and log streams',
+      },
+      { name: LOG_STREAMS_WRITE_SCOPE, description: 'Create, modify and delete log streams' },
       {
         name: CLIENTS_READ_SECRETS,
         description: 'Read client secrets (GET of one client); only the default client has it by default',

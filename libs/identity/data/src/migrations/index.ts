@@ -19,6 +19,7 @@ import { EventsListIndexes1795800000500 } from './1795800000500-events-list-inde
 import { EventsAudit1795800100000 } from './1795800100000-events-audit.js';
 import { EventsDropSeqIndex1795800200000 } from './1795800200000-events-drop-seq-index.js';
 import { Mfa1795900000000 } from './1795900000000-mfa.js';
+import { LogStreamScopes1795900100000 } from './1795900100000-log-stream-scopes.js';
 
 export {
   IdentitySchema1790000000000,
@@ -61,4 +62,5 @@ export const identityMigrations = [
   EventsAudit1795800100000,
   EventsDropSeqIndex1795800200000,
   Mfa1795900000000,
+  LogStreamScopes1795900100000,
 ];
