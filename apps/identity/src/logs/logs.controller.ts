@@ -130,6 +130,7 @@ export function logsControllers(v: ApiVersion): Type<unknown>[] {
     @ApiLogListQuery(v)
     @ApiLogFilters(v, false)
     @ApiCollection(Doc, v)
+    @ApiErrorResponses(400, 404)
     async list(
       @CallerAccess() access: Access,
       @UuidParam('user_id') userId: string,
