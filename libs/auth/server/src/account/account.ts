@@ -1,0 +1,505 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type Provider from 'oidc-provider';
+import QRCode from 'qrcode';
+import type { Sql } from '@gatehouse/db';
+import { escapeHtml as mailEscape, type Delivery } from '@gatehouse/delivery';
+import {
+  checkPasswordPolicy,
+  endOpenTickets,
+  hashPassword,
+  instanceSupportedLocales,
+  MAX_PASSWORD_LENGTH,
+  type InstanceSettings,
+} from '@gatehouse/identity-data';
+import { cookieMalformed, cookieValue, sameSecret } from '../interaction/cookies.js';
+import {
+  accountLabel,
+  failedPasswordRules,
+  pageHeaders,
+  passwordRuleTexts,
+  pickLocale,
+  type Locale,
+} from '../interaction/pages.js';
+import type { SecondFactors } from '../mfa/second-factors.js';
+import { totpUri } from '../mfa/totp.js';
+import type { OidcData, User } from '../oidc/oidc-data.js';
+import type { PasswordLogin } from '../oidc/password-login.js';
+import { ROUTES } from '../oidc/provider.js';
+import { BodyError, one, parseParams, readBody } from '../oidc/request-body.js';
+import { sourceAddress } from '../signup/signup.js';
+import { sourceOf, type AuthEvents } from '../events/auth-events.js';
+import {
+  accountCodesPage,
+  accountEnrolPage,
+  accountErrorPage,
+  accountPage,
+  type AccountDone,
+  type AccountError,
+  type AccountView,
+} from './account-pages.js';
+
+/** The account pages' path. */
+export const ACCOUNT_PATH = '/account';
+const CSRF_COOKIE = 'gh.account.csrf';
+/** A sign-in this recent stands in for the current password where a change weakens the account. */
+export const RECENT_SIGN_IN_SEC = 300;
+const MAX_NAME = 200;
+const MAX_PICTURE = 2000;
+const LOCALE_TAG = /^[a-z]{2,3}(?:[-_][a-z0-9]{2,8}){0,3}$/i;
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+/** The signed-in person of a request: oidc-provider's session (its cookie) and the user it names. */
+interface SignedIn {
+  user: User;
+  sessionId: string;
+  /** When the session's sign-in happened (epoch seconds). */
+  loginTs: number | undefined;
+}
+
+/**
+ * `GET /account` and `POST /account` (field `action`): the signed-in person's own account, found through
+ * oidc-provider's session cookie (`provider.Session.get` on a context of the request, so the cookie's signature
+ * is checked as at /authorize). Signed out, the browser is sent to sign in through an authorization request of the
+ * instance's first-party account client (a client whose callbacks list `<issuer>/account`), which comes back here.
+ * Every form carries a CSRF token matched against a SameSite=Strict cookie (double submit); bad input shows the
+ * page again with its error box and writes nothing.
+ */
+export class AccountPages {
+  constructor(
+    private readonly deps: {
+      provider: () => Provider;
+      sql: Sql;
+      data: OidcData;
+      login: PasswordLogin;
+      mfa: SecondFactors;
+      delivery: Delivery;
+      issuer: string;
+      events: AuthEvents;
+      /** A user this process changed (its cached rows go at once; other replicas learn by the feed). */
+      forgetUser?: (userId: string) => void;
+    },
+  ) {}
+
+  private get accountUrl() {
+    return `${this.deps.issuer}${ACCOUNT_PATH}`;
+  }
+
+  async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const query = new URLSearchParams((req.url ?? '').split('?')[1] ?? '');
+    const ui = query.get('ui_locales') ?? undefined;
+    const signedIn = await this.signedIn(req, res);
+    const locale = pickLocale(
+      ui,
+      req.headers['accept-language'],
+      signedIn ? await instanceSupportedLocales(this.deps.sql, signedIn.user.instanceId) : undefined,
+    );
+    if (!signedIn) {
+      if (req.method !== 'GET') return this.errorPage(res, locale, 403, 'csrf');
+      // back from an authorization request that did not sign in: say so rather than go round again
+      if (query.has('error')) return this.errorPage(res, locale, 400, 'signInFailed');
+      return this.toSignIn(res, locale, query.get('client_id') ?? undefined);
+    }
+    if (req.method === 'GET') {
+      // back from the sign-in: the code is not needed (its PKCE verifier was never kept), drop it from the URL
+      if (query.has('code') || query.has('state')) return this.redirect(res, this.selfHref(ui));
+      const done = query.get('done');
+      return this.show(req, res, signedIn, locale, ui, {
+        done: ['profile', 'password', 'removed'].includes(done ?? '') ? (done as AccountDone) : undefined,
+      });
+    }
+    let params: Record<string, string | string[]>;
+    try {
+      params = parseParams(req, await readBody(req));
+    } catch (err) {
+      if (err instanceof BodyError) return this.errorPage(res, locale, err.status, 'badForm');
+      throw err;
+    }
+    if (cookieMalformed(req, CSRF_COOKIE)) return this.errorPage(res, locale, 400, 'csrf');
+    if (!sameSecret(cookieValue(req, CSRF_COOKIE), one(params, 'csrf'))) {
+      return this.errorPage(res, locale, 403, 'csrf');
+    }
+    const action = one(params, 'action');
+    if (action === 'profile') return this.saveProfile(req, res, signedIn, locale, ui, params);
+    if (action === 'password') return this.changePassword(req, res, signedIn, locale, ui, params);
+    if (action === 'remove_app') return this.removeApp(req, res, signedIn, locale, ui, params);
+    if (action === 'regenerate_codes') return this.regenerateCodes(req, res, signedIn, locale, ui, params);
+    if (action === 'enrol_start' || action === 'enrol_confirm')
+      return this.enrol(req, res, signedIn, locale, ui, action === 'enrol_confirm' ? params : undefined);
+    return this.errorPage(res, locale, 400, 'unknownAction');
+  }
+
+  /** The session of the request's cookie, when it names a user who exists and is not blocked. */
+  private async signedIn(req: IncomingMessage, res: ServerResponse): Promise<SignedIn | undefined> {
+    const provider = this.deps.provider() as Provider & {
+      createContext(req: IncomingMessage, res: ServerResponse): unknown;
+    };
+    const session = await provider.Session.get(
+      provider.createContext(req, res) as Parameters<Provider['Session']['get']>[0],
+    );
+    if (!session?.accountId) return undefined;
+    const user = await this.deps.data.findUserById(session.accountId);
+    if (!user || user.isBlocked) return undefined;
+    return { user, sessionId: session.jti, loginTs: session.loginTs };
+  }
+
+  /**
+   * An authorization request of the account client, back to this page. Its code is never redeemed: the PKCE
+   * verifier is thrown away, the page only needs the session the sign-in leaves.
+   */
+  private async toSignIn(res: ServerResponse, locale: Locale, asked: string | undefined): Promise<void> {
+    const clientId = await this.accountClient(asked);
+    if (!clientId) return this.errorPage(res, locale, 404, 'noAccountApp');
+    const challenge = createHash('sha256').update(randomBytes(32)).digest('base64url');
+    const q = new URLSearchParams({
+      client_id: clientId,
+      redirect_uri: this.accountUrl,
+      response_type: 'code',
+      scope: 'openid',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      state: randomBytes(16).toString('base64url'),
+      ui_locales: locale,
+    });
+    return this.redirect(res, `${ROUTES.authorization}?${q.toString()}`, 302);
+  }
+
+  /**
+   * The first-party client whose callbacks list this page: the one asked for (`?client_id=`), else the only one
+   * on this server (several instances each with their own: the link must name it).
+   */
+  private async accountClient(asked: string | undefined): Promise<string | undefined> {
+    const rows = await this.deps.sql.rows<{ id: string }>(
+      /* unscoped: any instance's first-party account client, the page is the server's */
+      `SELECT id FROM clients
+        WHERE is_first_party AND client_metadata->'urls'->'callbacks' ? $1
+          AND ($2::text IS NULL OR id::text = $2::text)
+        LIMIT 2`,
+      [this.accountUrl, asked ?? null],
+    );
+    return rows.length === 1 ? rows[0].id : undefined;
+  }
+
+  private selfHref(ui: string | undefined, done?: AccountDone): string {
+    const q = new URLSearchParams();
+    if (ui) q.set('ui_locales', ui);
+    if (done) q.set('done', done);
+    const s = q.toString();
+    return s ? `${ACCOUNT_PATH}?${s}` : ACCOUNT_PATH;
+  }
+
+  private async viewOf(user: User): Promise<AccountView> {
+    const factors = await this.deps.sql.rows<{ type: string; confirmed_at: Date; left: number }>(
+      /* unscoped: the signed-in user's own rows; never a secret or a code */
+      `SELECT type, confirmed_at,
+              coalesce((SELECT count(*)::int FROM unnest(code_hashes) h WHERE h NOT LIKE 'used:%'), 0) AS left
+         FROM user_authenticators WHERE user_id = $1 AND confirmed_at IS NOT NULL`,
+      [user.id],
+    );
+    const app = factors.find((f) => f.type === 'totp');
+    const codes = factors.find((f) => f.type === 'recovery_codes');
+    return {
+      label: accountLabel(user) ?? user.id,
+      name: user.name ?? '',
+      nickname: user.nickname ?? '',
+      picture: user.picture ?? '',
+      locale: user.locale ?? '',
+      email: user.userEmail,
+      emailVerified: user.emailVerified,
+      appSince: app ? new Date(app.confirmed_at).toISOString().slice(0, 10) : null,
+      recoveryLeft: codes ? codes.left : null,
+      hasPassword: !!user.passwordHash,
+    };
+  }
+
+  private async settingsOf(user: User): Promise<InstanceSettings | undefined> {
+    const row = await this.deps.sql.one<{ settings: InstanceSettings }>(
+      `SELECT settings FROM instances WHERE id = $1`,
+      [user.instanceId],
+    );
+    return row?.settings;
+  }
+
+  private async show(
+    req: IncomingMessage,
+    res: ServerResponse,
+    s: SignedIn,
+    locale: Locale,
+    ui: string | undefined,
+    extra: {
+      status?: number;
+      done?: AccountDone;
+      error?: Parameters<typeof accountPage>[0]['error'];
+      profileInput?: Parameters<typeof accountPage>[0]['profileInput'];
+    } = {},
+  ): Promise<void> {
+    const csrf = this.csrf(req, res);
+    const settings = await this.settingsOf(s.user);
+    const nonce = randomBytes(16).toString('base64');
+    pageHeaders(res, nonce);
+    res.statusCode = extra.status ?? 200;
+    res.end(
+      accountPage({
+        locale,
+        nonce,
+        action: this.selfHref(ui),
+        csrf,
+        view: await this.viewOf(s.user),
+        rules: passwordRuleTexts(locale, settings?.password_validators),
+        signOutHref: ROUTES.end_session,
+        ...extra,
+      }),
+    );
+  }
+
+  /** The CSRF token of the page's forms: the cookie's when there is one, else a new one set. */
+  private csrf(req: IncomingMessage, res: ServerResponse): string {
+    const have = cookieMalformed(req, CSRF_COOKIE) ? undefined : cookieValue(req, CSRF_COOKIE);
+    const csrf = have ?? randomBytes(24).toString('base64url');
+    res.setHeader(
+      'Set-Cookie',
+      `${CSRF_COOKIE}=${csrf}; Path=${ACCOUNT_PATH}; HttpOnly; SameSite=Strict; Max-Age=3600`,
+    );
+    return csrf;
+  }
+
+  private async saveProfile(
+    req: IncomingMessage,
+    res: ServerResponse,
+    s: SignedIn,
+    locale: Locale,
+    ui: string | undefined,
+    params: Record<string, string | string[]>,
+  ): Promise<void> {
+    const input = {
+      name: (one(params, 'name') ?? '').trim(),
+      nickname: (one(params, 'nickname') ?? '').trim(),
+      picture: (one(params, 'picture') ?? '').trim(),
+      locale: (one(params, 'locale') ?? '').trim(),
+    };
+    const errors: AccountError[] = [];
+    if (input.name.length > MAX_NAME) errors.push('nameLong');
+    if (input.nickname.length > MAX_NAME) errors.push('nicknameLong');
+    if (CONTROL.test(input.name) || CONTROL.test(input.nickname)) errors.push('control');
+    if (input.picture && !webUrl(input.picture, MAX_PICTURE)) errors.push('picture');
+    if (input.locale && !LOCALE_TAG.test(input.locale)) errors.push('locale');
+    if (errors.length) {
+      return this.show(req, res, s, locale, ui, {
+        status: 400,
+        error: { form: 'profile', messages: errors },
+        profileInput: input,
+      });
+    }
+    await this.deps.sql.exec(
+      `UPDATE users SET name = $2, nickname = $3, picture = $4, locale = $5, updated_at = now() WHERE id = $1`,
+      [s.user.id, input.name || null, input.nickname || null, input.picture || null, input.locale || null],
+    );
+    this.deps.forgetUser?.(s.user.id);
+    return this.redirect(res, this.selfHref(ui, 'profile'));
+  }
+
+  private async changePassword(
+    req: IncomingMessage,
+    res: ServerResponse,
+    s: SignedIn,
+    locale: Locale,
+    ui: string | undefined,
+    params: Record<string, string | string[]>,
+  ): Promise<void> {
+    const current = one(params, 'current_password') ?? '';
+    const next = one(params, 'new_password') ?? '';
+    const fail = (messages: AccountError[], extra?: string[]) =>
+      this.show(req, res, s, locale, ui, { status: 400, error: { form: 'password', messages, extra } });
+    if (!s.user.passwordHash) return fail(['noPassword']);
+    if (!(await this.deps.login.confirm(s.user, current, sourceAddress(req)))) return fail(['currentWrong']);
+    if (!next) return fail(['newMissing']);
+    const validators = (await this.settingsOf(s.user))?.password_validators;
+    if (next.length > MAX_PASSWORD_LENGTH || checkPasswordPolicy(validators, next).length) {
+      const failed = failedPasswordRules(locale, validators, next);
+      return fail([], failed.length ? failed : checkPasswordPolicy(validators, next));
+    }
+    if (next === current) return fail(['sameAsOld']);
+    const hash = await hashPassword(next);
+    await this.deps.sql.transaction(async (tx) => {
+      await tx.exec(`UPDATE users SET password_hash = $2, updated_at = now() WHERE id = $1`, [s.user.id, hash]);
+      await endOpenTickets(tx, s.user.id, 'password_change');
+      // whoever held the old password keeps nothing it obtained with it: every session but this one, every grant
+      // and token (this browser's applications sign in again through its session)
+      await tx.exec(
+        `DELETE FROM oidc_payloads
+          WHERE (payload->>'accountId' = $1 AND NOT (model = 'Session' AND id = $2))
+             OR grant_id IN (SELECT id FROM oidc_payloads WHERE model = 'Grant' AND payload->>'accountId' = $1)`,
+        [s.user.id, s.sessionId],
+      );
+      await this.notice(tx, s.user, 'password-changed');
+    });
+    this.deps.forgetUser?.(s.user.id);
+    return this.redirect(res, this.selfHref(ui, 'password'));
+  }
+
+  /** The sign-in is recent (RECENT_SIGN_IN_SEC), or the current password given is right (the login's lockout). */
+  private async recentOrPassword(req: IncomingMessage, s: SignedIn, password: string): Promise<boolean> {
+    const now = this.deps.mfa.clock().getTime() / 1000;
+    if (s.loginTs !== undefined && now - s.loginTs <= RECENT_SIGN_IN_SEC) return true;
+    return password ? this.deps.login.confirm(s.user, password, sourceAddress(req)) : false;
+  }
+
+  private async removeApp(
+    req: IncomingMessage,
+    res: ServerResponse,
+    s: SignedIn,
+    locale: Locale,
+    ui: string | undefined,
+    params: Record<string, string | string[]>,
+  ): Promise<void> {
+    const fail = (m: AccountError) =>
+      this.show(req, res, s, locale, ui, { status: 400, error: { form: 'factors', messages: [m] } });
+    if (!(await this.recentOrPassword(req, s, one(params, 'current_password') ?? ''))) {
+      return fail(one(params, 'current_password') ? 'currentWrong' : 'recent');
+    }
+    const removed = await this.deps.sql.transaction(async (tx) => {
+      const n = await tx.exec(
+        `DELETE FROM user_authenticators WHERE user_id = $1 AND type IN ('totp', 'recovery_codes')`,
+        [s.user.id],
+      );
+      if (n) await this.notice(tx, s.user, 'factor-removed');
+      return n;
+    });
+    if (!removed) return fail('noApp');
+    this.event(req, s.user, 'mfa.removed');
+    return this.redirect(res, this.selfHref(ui, 'removed'));
+  }
+
+  private async regenerateCodes(
+    req: IncomingMessage,
+    res: ServerResponse,
+    s: SignedIn,
+    locale: Locale,
+    ui: string | undefined,
+    params: Record<string, string | string[]>,
+  ): Promise<void> {
+    const fail = (m: AccountError) =>
+      this.show(req, res, s, locale, ui, { status: 400, error: { form: 'factors', messages: [m] } });
+    if (!(await this.recentOrPassword(req, s, one(params, 'current_password') ?? ''))) {
+      return fail(one(params, 'current_password') ? 'currentWrong' : 'recent');
+    }
+    const codes = await this.deps.mfa.regenerateRecoveryCodes(s.user);
+    if (!codes) return fail('noApp');
+    const nonce = randomBytes(16).toString('base64');
+    pageHeaders(res, nonce);
+    res.statusCode = 200;
+    res.end(accountCodesPage({ locale, nonce, codes, backHref: this.selfHref(ui), enrolled: false }));
+  }
+
+  /** The QR page (`enrol_start`), or its code confirmed (`enrol_confirm`, params): only without an app. */
+  private async enrol(
+    req: IncomingMessage,
+    res: ServerResponse,
+    s: SignedIn,
+    locale: Locale,
+    ui: string | undefined,
+    params: Record<string, string | string[]> | undefined,
+  ): Promise<void> {
+    if ((await this.viewOf(s.user)).appSince) {
+      return this.show(req, res, s, locale, ui, {
+        status: 400,
+        error: { form: 'factors', messages: ['hasApp'] },
+      });
+    }
+    const pending = await this.deps.mfa.startEnrolment(s.user);
+    if (params) {
+      const confirmed = await this.deps.mfa.confirmEnrolment(s.user, pending.id, one(params, 'otp') ?? '');
+      if (confirmed !== 'wrong_code') {
+        this.event(req, s.user, 'mfa.enrolled');
+        const nonce = randomBytes(16).toString('base64');
+        pageHeaders(res, nonce);
+        res.statusCode = 200;
+        res.end(
+          accountCodesPage({ locale, nonce, codes: confirmed.codes, backHref: this.selfHref(ui), enrolled: true }),
+        );
+        return;
+      }
+    }
+    const label = accountLabel(s.user) ?? s.user.id;
+    const qrSvg = await QRCode.toString(totpUri(this.deps.mfa.appIssuer, label, pending.secret), {
+      type: 'svg',
+      margin: 1,
+      errorCorrectionLevel: 'M',
+    });
+    const nonce = randomBytes(16).toString('base64');
+    pageHeaders(res, nonce);
+    res.statusCode = params ? 401 : 200;
+    res.end(
+      accountEnrolPage({
+        locale,
+        nonce,
+        action: this.selfHref(ui),
+        csrf: this.csrf(req, res),
+        qrSvg,
+        secret: pending.secret,
+        error: params ? 'enrolWrong' : undefined,
+      }),
+    );
+  }
+
+  /** A notice to the account's e-mail address, in the same transaction as the change (the delivery outbox). */
+  private async notice(tx: Sql, user: User, kind: 'password-changed' | 'factor-removed'): Promise<void> {
+    if (!user.userEmail) return;
+    const what =
+      kind === 'password-changed'
+        ? 'The password of your account was changed from the account page.'
+        : 'Two-step verification (the authenticator app and its recovery codes) was removed from your account.';
+    const tail = 'If it was not you, reset your password now and contact your administrator.';
+    await this.deps.delivery.email(
+      user.userEmail,
+      kind === 'password-changed' ? 'Your password was changed' : 'Two-step verification was removed',
+      `${what}\n${tail}\n${this.accountUrl}`,
+      {
+        tx,
+        kind,
+        html: `<p>${mailEscape(what)}</p><p>${mailEscape(tail)}</p><p><a href="${mailEscape(this.accountUrl)}">${mailEscape(this.accountUrl)}</a></p>`,
+      },
+    );
+  }
+
+  /** `mfa.enrolled` or `mfa.removed` of the person themself on the account page. */
+  private event(req: IncomingMessage, user: User, type: 'mfa.enrolled' | 'mfa.removed'): void {
+    const source = sourceOf(req);
+    this.deps.events.record({
+      type,
+      instanceId: user.instanceId,
+      tenantId: user.tenantId,
+      actor: { type: 'user', id: user.id },
+      userId: user.id,
+      ip: source.ip,
+      userAgent: source.userAgent,
+      details: { method: 'account_page', authenticator_type: 'totp' },
+    });
+  }
+
+  private redirect(res: ServerResponse, location: string, status = 303): void {
+    res.statusCode = status;
+    res.setHeader('Location', location);
+    res.setHeader('Cache-Control', 'no-store');
+    res.setHeader('Referrer-Policy', 'no-referrer');
+    res.end();
+  }
+
+  private errorPage(res: ServerResponse, locale: Locale, status: number, error: AccountError): void {
+    const nonce = randomBytes(16).toString('base64');
+    pageHeaders(res, nonce);
+    res.statusCode = status;
+    res.end(accountErrorPage({ locale, nonce, error }));
+  }
+}
+
+function webUrl(v: string, max: number): boolean {
+  if (v.length > max) return false;
+  try {
+    const u = new URL(v);
+    return u.protocol === 'https:' || u.protocol === 'http:';
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,252 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { startAuth, type AuthHarness } from './support/auth-app.js';
+import { Fixtures, type TestUser } from './support/fixtures.js';
+import { totpCode, totpStep } from '../src/mfa/totp.js';
+
+/**
+ * The account pages (`/account`) in a real browser (Debian's Chromium, playwright-core), on the real token server,
+ * PostgreSQL and oidc-provider session: a signed-out visit is sent to sign in (an authorization request of the
+ * first-party account client) and comes back; the profile is edited; the password is changed (then signs in);
+ * the authenticator app is enrolled, its recovery codes regenerated, removed (recent sign-in or the password) and
+ * enrolled again. Bad input shows the error box and writes nothing. Screenshots under test-artifacts/browser/
+ * (`account-*`), in English and Mongolian.
+ */
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const available = existsSync(CHROMIUM);
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../..');
+const shots = path.join(root, 'test-artifacts', 'browser');
+
+(available ? describe : describe.skip)('account pages in Chromium', () => {
+  let h: AuthHarness;
+  let fx: Fixtures;
+  let browser: Browser;
+  /** The second factors' clock (also the recent sign-in rule's), moved on by the tests. */
+  let now = Date.now();
+  const nextCode = (secret: string) => {
+    now += 30_000;
+    return totpCode(secret, totpStep(new Date(now)));
+  };
+  const shot = (page: Page, name: string) =>
+    page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
+
+  beforeAll(async () => {
+    mkdirSync(shots, { recursive: true });
+    h = await startAuth();
+    fx = new Fixtures(h);
+    h.tokenServer.mfa.clock = () => new Date(now);
+    const client = await fx.client({ grantTypes: ['authorization_code'] });
+    await fx.ds.exec(`UPDATE clients SET client_metadata = $2::jsonb, is_first_party = true WHERE id = $1`, [
+      client.id,
+      JSON.stringify({ grant_types: ['authorization_code'], urls: { callbacks: [`${h.url}/account`] } }),
+    ]);
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update'],
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    await h?.close();
+  });
+
+  /** A fresh browser at /account: sent to the sign-in page, signs in, comes back. */
+  async function signIn(user: TestUser, lang: 'en' | 'mn', password = user.password, name?: string) {
+    const ctx = await browser.newContext({ locale: lang === 'mn' ? 'mn-MN' : 'en-US' });
+    const page = await ctx.newPage();
+    await page.goto(`${h.url}/account`);
+    await page.waitForSelector('input[name="username"]');
+    expect(new URL(page.url()).pathname).toMatch(/^\/interaction\//);
+    if (name) await shot(page, name);
+    await page.fill('input[name="username"]', user.email);
+    await page.fill('input[name="password"]', password);
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('#signed-in-as');
+    // back on the page, the authorization response dropped from the URL
+    expect(page.url()).toBe(`${h.url}/account`);
+    return { ctx, page };
+  }
+
+  const userRow = (id: string) =>
+    fx.ds.one<{ name: string | null; nickname: string | null; picture: string | null; locale: string | null }>(
+      `SELECT name, nickname, picture, locale FROM users WHERE id = $1`,
+      [id],
+    );
+  const notices = (email: string) =>
+    fx.ds.rows<{ kind: string }>(`SELECT kind FROM delivery_outbox WHERE recipient = $1 ORDER BY created_at`, [
+      email,
+    ]);
+
+  async function profileAndPassword(lang: 'en' | 'mn') {
+    const user = await fx.user();
+    const { ctx, page } = await signIn(user, lang, user.password, `account-0-signin-${lang}`);
+    expect(await page.textContent('#signed-in-as')).toContain(user.email);
+    expect(await page.inputValue('#nickname')).toBe('batka');
+    await shot(page, `account-1-page-${lang}`);
+
+    // bad profile input: the error box, nothing written
+    await page.fill('#nickname', 'changed');
+    await page.fill('#picture', 'javascript:alert(1)');
+    await page.fill('#locale', 'not a language');
+    await page.click('#save-profile');
+    await page.waitForSelector('#profile-error');
+    expect(await page.locator('#profile-error li').count()).toBe(2);
+    expect(await page.inputValue('#nickname')).toBe('changed');
+    await shot(page, `account-2-profile-error-${lang}`);
+    expect((await userRow(user.id))?.nickname).toBe('batka');
+
+    await page.fill('#name', 'Bat Erdene');
+    await page.fill('#nickname', 'bataa');
+    await page.fill('#picture', 'https://example.com/me.png');
+    await page.fill('#locale', 'mn');
+    await page.click('#save-profile');
+    await page.waitForSelector('#account-done');
+    await shot(page, `account-3-profile-saved-${lang}`);
+    expect(await userRow(user.id)).toEqual({
+      name: 'Bat Erdene',
+      nickname: 'bataa',
+      picture: 'https://example.com/me.png',
+      locale: 'mn',
+    });
+
+    // a wrong current password: the error box, counted as a failed login, the password unchanged
+    const next = `new-${user.password}`;
+    await page.fill('#current_password', 'not-the-password');
+    await page.fill('#new_password', next);
+    await page.click('#change-password');
+    await page.waitForSelector('#password-error');
+    await shot(page, `account-4-password-wrong-${lang}`);
+    const failures = await fx.ds.one<{ n: number }>(
+      `SELECT coalesce(sum(failed_count), 0)::int AS n FROM login_failures WHERE user_id = $1`,
+      [user.id],
+    );
+    expect(failures?.n).toBe(1);
+    // a new password the policy refuses
+    await page.fill('#current_password', user.password);
+    await page.fill('#new_password', 'short');
+    await page.click('#change-password');
+    await page.waitForSelector('#password-error');
+    expect(await page.textContent('#password-error')).toContain('8');
+    await shot(page, `account-5-password-policy-${lang}`);
+    expect(await notices(user.email)).toEqual([]);
+
+    await page.fill('#current_password', user.password);
+    await page.fill('#new_password', next);
+    await page.click('#change-password');
+    await page.waitForSelector('#account-done');
+    await shot(page, `account-6-password-changed-${lang}`);
+    expect((await notices(user.email)).map((n) => n.kind)).toEqual(['password-changed']);
+    // this browser stays signed in
+    await page.goto(`${h.url}/account`);
+    await page.waitForSelector('#signed-in-as');
+    await ctx.close();
+
+    // the old password no longer signs in, the new one does
+    const old = await browser.newContext();
+    const oldPage = await old.newPage();
+    await oldPage.goto(`${h.url}/account`);
+    await oldPage.fill('input[name="username"]', user.email);
+    await oldPage.fill('input[name="password"]', user.password);
+    await oldPage.keyboard.press('Enter');
+    await oldPage.waitForSelector('#login-error');
+    await old.close();
+    const again = await signIn(user, lang, next);
+    await again.ctx.close();
+  }
+
+  it('a signed-out visit signs in and comes back; the profile and the password change (en)', async () => {
+    await profileAndPassword('en');
+  }, 60_000);
+
+  it('the same in Mongolian', async () => {
+    await profileAndPassword('mn');
+  }, 60_000);
+
+  async function enrol(page: Page, lang: 'en' | 'mn', shotsToo: boolean): Promise<string> {
+    await page.click('#enrol-start');
+    await page.waitForSelector('#totp-secret');
+    expect(await page.locator('svg.qr path').count()).toBeGreaterThan(0);
+    if (shotsToo) await shot(page, `account-7-enrol-${lang}`);
+    const secret = (await page.textContent('#totp-secret'))!.replace(/\s/g, '');
+    const right = nextCode(secret);
+    await page.fill('#otp', right === '000000' ? '111111' : '000000');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('#enrol-error');
+    if (shotsToo) await shot(page, `account-8-enrol-error-${lang}`);
+    expect((await page.textContent('#totp-secret'))!.replace(/\s/g, '')).toBe(secret);
+    await page.fill('#otp', right);
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('#recovery-codes');
+    if (shotsToo) await shot(page, `account-9-codes-${lang}`);
+    expect(await page.locator('#recovery-codes code').count()).toBe(10);
+    await page.click('#back');
+    await page.waitForSelector('#remove-app');
+    return secret;
+  }
+
+  async function factors(lang: 'en' | 'mn') {
+    now = Date.now();
+    const user = await fx.user();
+    const { ctx, page }: { ctx: BrowserContext; page: Page } = await signIn(user, lang);
+    await enrol(page, lang, true);
+    await shot(page, `account-10-page-app-${lang}`);
+    const factorRows = () =>
+      fx.ds.rows<{ type: string }>(
+        `SELECT type FROM user_authenticators WHERE user_id = $1 AND confirmed_at IS NOT NULL ORDER BY type`,
+        [user.id],
+      );
+    expect((await factorRows()).map((r) => r.type)).toEqual(['recovery_codes', 'totp']);
+
+    // within 5 minutes of signing in: new recovery codes without the password
+    await page.click('#regenerate-codes');
+    await page.waitForSelector('#recovery-codes');
+    await shot(page, `account-11-new-codes-${lang}`);
+    await page.click('#back');
+    await page.waitForSelector('#remove-app');
+
+    // later: removing the app needs the password; none, then a wrong one, write nothing
+    now += 10 * 60_000;
+    await page.click('#remove-app');
+    await page.waitForSelector('#factors-error');
+    await shot(page, `account-12-remove-needs-password-${lang}`);
+    await page.fill('#factor-password', 'wrong-password');
+    await page.click('#remove-app');
+    await page.waitForSelector('#factors-error');
+    expect((await factorRows()).length).toBe(2);
+    expect(await notices(user.email)).toEqual([]);
+    await page.fill('#factor-password', user.password);
+    await page.click('#remove-app');
+    await page.waitForSelector('#account-done');
+    await shot(page, `account-13-removed-${lang}`);
+    expect(await factorRows()).toEqual([]);
+    expect((await notices(user.email)).map((n) => n.kind)).toEqual(['factor-removed']);
+
+    // and enrolled again from the account page
+    await enrol(page, lang, false);
+    expect((await factorRows()).map((r) => r.type)).toEqual(['recovery_codes', 'totp']);
+    await ctx.close();
+  }
+
+  it('enrols the app, regenerates recovery codes, removes it with the password, enrols again (en)', async () => {
+    await factors('en');
+  }, 60_000);
+
+  it('the same in Mongolian', async () => {
+    await factors('mn');
+  }, 60_000);
+
+  it('refuses a form without its CSRF cookie and a signed-out POST', async () => {
+    const res = await fetch(`${h.url}/account`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'action=profile&name=x&csrf=y',
+      redirect: 'manual',
+    });
+    expect(res.status).toBe(403);
+    const get = await fetch(`${h.url}/account`, { redirect: 'manual' });
+    expect(get.status).toBe(302);
+    expect(get.headers.get('location')).toMatch(/^\/authorize\?client_id=/);
+  });
+});
