@@ -44,7 +44,12 @@ const shots = path.join(root, 'test-artifacts', 'browser');
     ]);
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+      ],
     });
   }, 60_000);
   afterAll(async () => {
@@ -70,14 +75,17 @@ const shots = path.join(root, 'test-artifacts', 'browser');
   }
 
   const userRow = (id: string) =>
-    fx.ds.one<{ name: string | null; nickname: string | null; picture: string | null; locale: string | null }>(
-      `SELECT name, nickname, picture, locale FROM users WHERE id = $1`,
-      [id],
-    );
+    fx.ds.one<{
+      name: string | null;
+      nickname: string | null;
+      picture: string | null;
+      locale: string | null;
+    }>(`SELECT name, nickname, picture, locale FROM users WHERE id = $1`, [id]);
   const notices = (email: string) =>
-    fx.ds.rows<{ kind: string }>(`SELECT kind FROM delivery_outbox WHERE recipient = $1 ORDER BY created_at`, [
-      email,
-    ]);
+    fx.ds.rows<{ kind: string }>(
+      `SELECT kind FROM delivery_outbox WHERE recipient = $1 ORDER BY created_at`,
+      [email],
+    );
 
   async function profileAndPassword(lang: 'en' | 'mn') {
     const user = await fx.user();
@@ -190,8 +198,19 @@ const shots = path.join(root, 'test-artifacts', 'browser');
     now = Date.now();
     const user = await fx.user();
     const { ctx, page }: { ctx: BrowserContext; page: Page } = await signIn(user, lang);
-    await enrol(page, lang, true);
+    const secret = await enrol(page, lang, true);
     await shot(page, `account-10-page-app-${lang}`);
+    // this session signed in with the password only: the app is changed only after signing in with it
+    await page.click('#regenerate-codes');
+    await page.waitForSelector('#factors-error');
+    await shot(page, `account-10b-needs-app-sign-in-${lang}`);
+    await page.click('#step-up');
+    await page.waitForSelector('input[name="otp"]');
+    await page.fill('input[name="otp"]', nextCode(secret));
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('#remove-app');
+    expect(page.url()).toBe(`${h.url}/account`);
+    expect(await page.locator('#step-up').count()).toBe(0);
     const factorRows = () =>
       fx.ds.rows<{ type: string }>(
         `SELECT type FROM user_authenticators WHERE user_id = $1 AND confirmed_at IS NOT NULL ORDER BY type`,

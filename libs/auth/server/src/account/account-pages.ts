@@ -31,6 +31,7 @@ const TEXT = {
     recovery: (left: number) => `Recovery codes: ${left} left.`,
     noRecovery: 'No recovery codes.',
     removeApp: 'Remove the app',
+    stepUp: 'Sign in again with the authenticator app',
     regenerate: 'New recovery codes',
     enrol: 'Set up an authenticator app',
     enrolIntro:
@@ -45,7 +46,6 @@ const TEXT = {
       'If you lose your phone, each of these codes signs you in once instead of the app. Keep them somewhere safe: they are shown only now. Older codes no longer work.',
     back: 'Back to your account',
     signOut: 'Sign out',
-    problem: 'Please correct this:',
     done: {
       profile: 'Your profile is saved.',
       password: 'Your password is changed. Your other sessions and applications are signed out.',
@@ -66,6 +66,8 @@ const TEXT = {
       enrolWrong: 'That code is not right. Check that the time on your phone is correct and try again.',
       hasApp: 'An authenticator app is already set up: remove it first.',
       noApp: 'No authenticator app is set up.',
+      needMfa:
+        'This session signed in without the authenticator app. Sign in again with the app (link below) to change it.',
       csrf: 'The form could not be verified. Open the page again and retry.',
       badForm: 'The form could not be read. Open the page again and retry.',
       unknownAction: 'This form is not known.',
@@ -100,6 +102,7 @@ const TEXT = {
     recovery: (left: number) => `Сэргээх код: ${left} үлдсэн.`,
     noRecovery: 'Сэргээх код байхгүй.',
     removeApp: 'Апп-ыг хасах',
+    stepUp: 'Баталгаажуулах апп-аар дахин нэвтрэх',
     regenerate: 'Шинэ сэргээх кодууд',
     enrol: 'Баталгаажуулах апп тохируулах',
     enrolIntro:
@@ -114,7 +117,6 @@ const TEXT = {
       'Утсаа алдвал эдгээр код бүрээр апп-ын оронд нэг удаа нэвтэрч болно. Аюулгүй газар хадгална уу: зөвхөн одоо харуулна. Хуучин кодууд ажиллахаа больсон.',
     back: 'Бүртгэл рүүгээ буцах',
     signOut: 'Гарах',
-    problem: 'Дараахыг засна уу:',
     done: {
       profile: 'Таны профайл хадгалагдлаа.',
       password: 'Таны нууц үг солигдлоо. Бусад нэвтрэлт, програмууд гаргагдлаа.',
@@ -136,6 +138,8 @@ const TEXT = {
       enrolWrong: 'Код буруу байна. Утасныхаа цаг зөв эсэхийг шалгаад дахин оролдоно уу.',
       hasApp: 'Баталгаажуулах апп аль хэдийн тохируулагдсан байна: эхлээд хасна уу.',
       noApp: 'Баталгаажуулах апп тохируулаагүй байна.',
+      needMfa:
+        'Энэ нэвтрэлт баталгаажуулах апп ашиглаагүй. Өөрчлөхийн тулд апп-аар дахин нэвтэрнэ үү (доорх холбоос).',
       csrf: 'Маягтыг баталгаажуулж чадсангүй. Хуудсыг дахин нээгээд оролдоно уу.',
       badForm: 'Маягтыг уншиж чадсангүй. Хуудсыг дахин нээгээд оролдоно уу.',
       unknownAction: 'Ийм маягт танигдаагүй байна.',
@@ -180,13 +184,18 @@ export interface AccountPageInput {
   profileInput?: Partial<Pick<AccountView, 'name' | 'nickname' | 'picture' | 'locale'>>;
   /** The sign-out link (RP-initiated logout's confirmation page). */
   signOutHref: string;
+  /** The link signing in again with the second factor, when this session's sign-in did not use it. */
+  stepUpHref?: string;
 }
 
 const hidden = (name: string, value: string) =>
   `<input type="hidden" name="${name}" value="${escapeHtml(value)}">`;
 
-function alertBox(t: (typeof TEXT)[Locale], id: string, messages: readonly string[]): string {
-  return `<div class="alert" role="alert" id="${id}"><p>${escapeHtml(t.problem)}</p><ul>${messages
+/** The error box: one sentence, or the list of them (as the ticket pages' password errors). */
+function alertBox(id: string, messages: readonly string[]): string {
+  if (messages.length === 1)
+    return `<p class="alert" role="alert" id="${id}">${escapeHtml(messages[0])}</p>\n`;
+  return `<div class="alert" role="alert" id="${id}"><ul>${messages
     .map((m) => `<li>${escapeHtml(m)}</li>`)
     .join('')}</ul></div>\n`;
 }
@@ -197,10 +206,12 @@ export function accountPage(o: AccountPageInput): string {
   const p = { ...v, ...o.profileInput };
   const errorOf = (form: string) =>
     o.error?.form === form
-      ? alertBox(t, `${form}-error`, [...o.error.messages.map((m) => t.errors[m]), ...(o.error.extra ?? [])])
+      ? alertBox(`${form}-error`, [...o.error.messages.map((m) => t.errors[m]), ...(o.error.extra ?? [])])
       : '';
   const described = (form: string) => (o.error?.form === form ? ` aria-describedby="${form}-error"` : '');
-  const done = o.done ? `<p class="notice" role="status" id="account-done">${escapeHtml(t.done[o.done])}</p>\n` : '';
+  const done = o.done
+    ? `<p class="notice" role="status" id="account-done">${escapeHtml(t.done[o.done])}</p>\n`
+    : '';
   const field = (name: 'name' | 'nickname' | 'picture' | 'locale', type: string, autocomplete: string) =>
     `<label for="${name}">${escapeHtml(t[name])}</label>
 <input id="${name}" name="${name}" type="${type}" autocomplete="${autocomplete}" value="${escapeHtml(p[name])}"${described('profile')}>`;
@@ -220,9 +231,9 @@ export function accountPage(o: AccountPageInput): string {
 <form method="post" action="${escapeHtml(o.action)}" novalidate>
 ${hidden('csrf', o.csrf)}
 ${confirm}
-<button type="submit" name="action" value="remove_app" class="secondary first" id="remove-app">${escapeHtml(t.removeApp)}</button>
+<button type="submit" name="action" value="remove_app" id="remove-app">${escapeHtml(t.removeApp)}</button>
 <button type="submit" name="action" value="regenerate_codes" class="secondary" id="regenerate-codes">${escapeHtml(t.regenerate)}</button>
-</form>`
+</form>${o.stepUpHref ? `\n<p><a href="${escapeHtml(o.stepUpHref)}" id="step-up">${escapeHtml(t.stepUp)}</a></p>` : ''}`
     : `<p id="app-status">${escapeHtml(t.appOff)}</p>
 <form method="post" action="${escapeHtml(o.action)}">
 ${hidden('csrf', o.csrf)}
@@ -274,7 +285,7 @@ export function accountEnrolPage(o: {
 }): string {
   const t = TEXT[o.locale];
   const svg = o.qrSvg.replace('<svg ', `<svg class="qr" role="img" aria-label="${escapeHtml(t.enrolQr)}" `);
-  const error = o.error ? alertBox(t, 'enrol-error', [t.errors[o.error]]) : '';
+  const error = o.error ? alertBox('enrol-error', [t.errors[o.error]]) : '';
   return layout(
     o.locale,
     t.enrol,

@@ -21,7 +21,7 @@ import {
   pickLocale,
   type Locale,
 } from '../interaction/pages.js';
-import type { SecondFactors } from '../mfa/second-factors.js';
+import { ACR_MFA, type SecondFactors } from '../mfa/second-factors.js';
 import { totpUri } from '../mfa/totp.js';
 import type { OidcData, User } from '../oidc/oidc-data.js';
 import type { PasswordLogin } from '../oidc/password-login.js';
@@ -56,6 +56,8 @@ interface SignedIn {
   sessionId: string;
   /** When the session's sign-in happened (epoch seconds). */
   loginTs: number | undefined;
+  /** The session's acr: whether its sign-in used a second factor. */
+  acr: string | undefined;
 }
 
 /**
@@ -104,6 +106,9 @@ export class AccountPages {
     if (req.method === 'GET') {
       // back from the sign-in: the code is not needed (its PKCE verifier was never kept), drop it from the URL
       if (query.has('code') || query.has('state')) return this.redirect(res, this.selfHref(ui));
+      // "sign in again with the app": the same authorization request, asking for the second factor (step-up)
+      if (query.get('step_up') === 'mfa')
+        return this.toSignIn(res, locale, query.get('client_id') ?? undefined, true);
       const done = query.get('done');
       return this.show(req, res, signedIn, locale, ui, {
         done: ['profile', 'password', 'removed'].includes(done ?? '') ? (done as AccountDone) : undefined,
@@ -141,14 +146,19 @@ export class AccountPages {
     if (!session?.accountId) return undefined;
     const user = await this.deps.data.findUserById(session.accountId);
     if (!user || user.isBlocked) return undefined;
-    return { user, sessionId: session.jti, loginTs: session.loginTs };
+    return { user, sessionId: session.jti, loginTs: session.loginTs, acr: session.acr };
   }
 
   /**
    * An authorization request of the account client, back to this page. Its code is never redeemed: the PKCE
    * verifier is thrown away, the page only needs the session the sign-in leaves.
    */
-  private async toSignIn(res: ServerResponse, locale: Locale, asked: string | undefined): Promise<void> {
+  private async toSignIn(
+    res: ServerResponse,
+    locale: Locale,
+    asked: string | undefined,
+    stepUp = false,
+  ): Promise<void> {
     const clientId = await this.accountClient(asked);
     if (!clientId) return this.errorPage(res, locale, 404, 'noAccountApp');
     const challenge = createHash('sha256').update(randomBytes(32)).digest('base64url');
@@ -161,6 +171,7 @@ export class AccountPages {
       code_challenge_method: 'S256',
       state: randomBytes(16).toString('base64url'),
       ui_locales: locale,
+      ...(stepUp ? { acr_values: ACR_MFA } : {}),
     });
     return this.redirect(res, `${ROUTES.authorization}?${q.toString()}`, 302);
   }
@@ -248,6 +259,10 @@ export class AccountPages {
         view: await this.viewOf(s.user),
         rules: passwordRuleTexts(locale, settings?.password_validators),
         signOutHref: ROUTES.end_session,
+        stepUpHref:
+          s.acr === ACR_MFA
+            ? undefined
+            : `${ACCOUNT_PATH}?step_up=mfa${ui ? `&ui_locales=${encodeURIComponent(ui)}` : ''}`,
         ...extra,
       }),
     );
@@ -322,7 +337,10 @@ export class AccountPages {
     if (next === current) return fail(['sameAsOld']);
     const hash = await hashPassword(next);
     await this.deps.sql.transaction(async (tx) => {
-      await tx.exec(`UPDATE users SET password_hash = $2, updated_at = now() WHERE id = $1`, [s.user.id, hash]);
+      await tx.exec(`UPDATE users SET password_hash = $2, updated_at = now() WHERE id = $1`, [
+        s.user.id,
+        hash,
+      ]);
       await endOpenTickets(tx, s.user.id, 'password_change');
       // whoever held the old password keeps nothing it obtained with it: every session but this one, every grant
       // and token (this browser's applications sign in again through its session)
@@ -355,6 +373,8 @@ export class AccountPages {
   ): Promise<void> {
     const fail = (m: AccountError) =>
       this.show(req, res, s, locale, ui, { status: 400, error: { form: 'factors', messages: [m] } });
+    // the app is changed only by a sign-in that used it: a password alone (a client whose policy is off) may not
+    if (s.acr !== ACR_MFA) return fail('needMfa');
     if (!(await this.recentOrPassword(req, s, one(params, 'current_password') ?? ''))) {
       return fail(one(params, 'current_password') ? 'currentWrong' : 'recent');
     }
@@ -381,6 +401,7 @@ export class AccountPages {
   ): Promise<void> {
     const fail = (m: AccountError) =>
       this.show(req, res, s, locale, ui, { status: 400, error: { form: 'factors', messages: [m] } });
+    if (s.acr !== ACR_MFA) return fail('needMfa');
     if (!(await this.recentOrPassword(req, s, one(params, 'current_password') ?? ''))) {
       return fail(one(params, 'current_password') ? 'currentWrong' : 'recent');
     }
@@ -416,7 +437,13 @@ export class AccountPages {
         pageHeaders(res, nonce);
         res.statusCode = 200;
         res.end(
-          accountCodesPage({ locale, nonce, codes: confirmed.codes, backHref: this.selfHref(ui), enrolled: true }),
+          accountCodesPage({
+            locale,
+            nonce,
+            codes: confirmed.codes,
+            backHref: this.selfHref(ui),
+            enrolled: true,
+          }),
         );
         return;
       }

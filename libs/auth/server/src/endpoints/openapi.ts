@@ -675,7 +675,7 @@ export const accountPage: OpenApiOperation = {
       description:
         "The signed-in person's own account, found by the sign-in session's cookie: profile (name, nickname, " +
         'picture URL, locale), e-mail, password change, authenticator app and recovery codes; English or Mongolian ' +
-        'by `ui_locales`, Accept-Language and the instance\'s supported_locales. Signed out: 302 to an authorization ' +
+        "by `ui_locales`, Accept-Language and the instance's supported_locales. Signed out: 302 to an authorization " +
         'request of the first-party client whose callbacks list `<issuer>/account` (`client_id` chooses among ' +
         'several), which comes back here; none: an error page (404).',
     }),
@@ -688,7 +688,7 @@ export const accountPost: OpenApiOperation = {
   name: 'accountPost',
   decorators: [
     ApiOperation({
-      summary: 'Change the signed-in person\'s account (HTML form post)',
+      summary: "Change the signed-in person's account (HTML form post)",
       description:
         "Form fields `csrf` (matching the page's cookie, else 403) and `action`: `profile` (`name`, `nickname`, " +
         '`picture`, `locale`), `password` (`current_password`, `new_password`: the current one checked with the ' +

@@ -199,7 +199,9 @@ export class SecondFactors {
         [user.id],
       );
       if (!app) return undefined;
-      await tx.exec(`DELETE FROM user_authenticators WHERE user_id = $1 AND type = 'recovery_codes'`, [user.id]);
+      await tx.exec(`DELETE FROM user_authenticators WHERE user_id = $1 AND type = 'recovery_codes'`, [
+        user.id,
+      ]);
       return this.insertRecoveryCodes(tx, user, now);
     });
   }
