@@ -256,6 +256,45 @@ const shots = path.join(root, 'test-artifacts', 'browser');
     await factors('mn');
   }, 60_000);
 
+  async function sessionsAndApps(lang: 'en' | 'mn') {
+    const user = await fx.user();
+    const a = await signIn(user, lang);
+    const b = await signIn(user, lang);
+    await a.page.reload();
+    expect(await a.page.locator('#sessions li').count()).toBe(2);
+    expect(await a.page.locator('#apps li').count()).toBe(1);
+    await shot(a.page, `account-14-sessions-apps-${lang}`);
+    // sign out the other browser: it is sent to sign in again, this one stays
+    await a.page.click('#sessions li form button');
+    await a.page.waitForSelector('#account-done');
+    expect(await a.page.locator('#sessions li').count()).toBe(1);
+    await b.page.goto(`${h.url}/account`);
+    await b.page.waitForSelector('input[name="username"]');
+    await b.ctx.close();
+    // a grant revoked with its tokens
+    await a.page.click('#apps li form button');
+    await a.page.waitForSelector('#account-done');
+    await shot(a.page, `account-15-app-revoked-${lang}`);
+    expect(await a.page.locator('#apps li').count()).toBe(0);
+    const grants = await fx.ds.one<{ n: number }>(
+      `SELECT count(*)::int AS n FROM oidc_payloads WHERE model = 'Grant' AND payload->>'accountId' = $1`,
+      [user.id],
+    );
+    expect(grants?.n).toBe(0);
+    // everywhere: this browser too
+    await a.page.click('#sign-out-all');
+    await a.page.waitForSelector('input[name="username"]');
+    await a.ctx.close();
+  }
+
+  it('lists the sessions and applications, signs out one, revokes one, signs out everywhere (en)', async () => {
+    await sessionsAndApps('en');
+  }, 60_000);
+
+  it('the same in Mongolian', async () => {
+    await sessionsAndApps('mn');
+  }, 60_000);
+
   it('refuses a form without its CSRF cookie and a signed-out POST', async () => {
     const res = await fetch(`${h.url}/account`, {
       method: 'POST',

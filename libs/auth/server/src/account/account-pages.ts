@@ -33,6 +33,15 @@ const TEXT = {
     removeApp: 'Remove the app',
     stepUp: 'Sign in again with the authenticator app',
     regenerate: 'New recovery codes',
+    sessions: 'Where you are signed in',
+    sessionAt: (at: string) => `Signed in ${at} (UTC)`,
+    thisBrowser: 'this browser',
+    signOutSession: 'Sign out there',
+    signOutAll: 'Sign out everywhere',
+    apps: 'Connected applications',
+    noApps: 'No application has access to your account.',
+    appSince: (name: string, at: string) => `${name}, since ${at}`,
+    revoke: 'Remove access',
     enrol: 'Set up an authenticator app',
     enrolIntro:
       'Scan this QR code with an authenticator app (such as Google Authenticator, Microsoft Authenticator or 1Password).',
@@ -51,6 +60,8 @@ const TEXT = {
       password: 'Your password is changed. Your other sessions and applications are signed out.',
       removed: 'The authenticator app is removed. Two-step verification is off.',
       enrolled: 'Two-step verification is on.',
+      sessionEnded: 'That session is signed out.',
+      revoked: 'The application no longer has access to your account.',
     },
     errors: {
       nameLong: 'The name is too long (at most 200 characters).',
@@ -60,6 +71,8 @@ const TEXT = {
       locale: 'Give a language tag such as en, mn or mn-MN.',
       currentWrong: 'The current password is not right.',
       newMissing: 'Choose a new password.',
+      newWeak: 'Choose a new password that meets these rules:',
+      notFound: 'That session or application is not there any more.',
       sameAsOld: 'The new password must differ from the current one.',
       noPassword: 'This account has no password yet: use “Forgot password?” on the sign-in page to set one.',
       recent: 'Give your password to confirm: you signed in more than 5 minutes ago.',
@@ -104,6 +117,15 @@ const TEXT = {
     removeApp: 'Апп-ыг хасах',
     stepUp: 'Баталгаажуулах апп-аар дахин нэвтрэх',
     regenerate: 'Шинэ сэргээх кодууд',
+    sessions: 'Таны нэвтэрсэн газрууд',
+    sessionAt: (at: string) => `${at} (UTC)-д нэвтэрсэн`,
+    thisBrowser: 'энэ хөтөч',
+    signOutSession: 'Тэндээс гаргах',
+    signOutAll: 'Бүх газраас гарах',
+    apps: 'Холбогдсон програмууд',
+    noApps: 'Таны бүртгэлд хандах эрхтэй програм алга.',
+    appSince: (name: string, at: string) => `${name}, ${at}-с хойш`,
+    revoke: 'Хандалтыг цуцлах',
     enrol: 'Баталгаажуулах апп тохируулах',
     enrolIntro:
       'Энэ QR кодыг баталгаажуулах апп-аар (Google Authenticator, Microsoft Authenticator, 1Password гэх мэт) уншуулна уу.',
@@ -122,6 +144,8 @@ const TEXT = {
       password: 'Таны нууц үг солигдлоо. Бусад нэвтрэлт, програмууд гаргагдлаа.',
       removed: 'Баталгаажуулах апп хасагдлаа. Хоёр алхамт баталгаажуулалт унтарлаа.',
       enrolled: 'Хоёр алхамт баталгаажуулалт идэвхжлээ.',
+      sessionEnded: 'Тэр нэвтрэлтийг гаргалаа.',
+      revoked: 'Програм таны бүртгэлд хандах эрхгүй боллоо.',
     },
     errors: {
       nameLong: 'Нэр хэт урт байна (хамгийн ихдээ 200 тэмдэгт).',
@@ -131,6 +155,8 @@ const TEXT = {
       locale: 'en, mn эсвэл mn-MN гэх мэт хэлний код оруулна уу.',
       currentWrong: 'Одоогийн нууц үг буруу байна.',
       newMissing: 'Шинэ нууц үг сонгоно уу.',
+      newWeak: 'Дараах шаардлагыг хангасан шинэ нууц үг сонгоно уу:',
+      notFound: 'Тэр нэвтрэлт эсвэл програм байхгүй болсон байна.',
       sameAsOld: 'Шинэ нууц үг одоогийнхоос өөр байх ёстой.',
       noPassword:
         'Энэ бүртгэлд нууц үг алга: нэвтрэх хуудасны “Нууц үгээ мартсан уу?” холбоосоор нууц үг тохируулна уу.',
@@ -167,6 +193,10 @@ export interface AccountView {
   /** Unused recovery codes, or null without a set. */
   recoveryLeft: number | null;
   hasPassword: boolean;
+  /** The person's live sessions (by their public uid, never the cookie's id), newest first. */
+  sessions: { uid: string; loginAt: string; current: boolean }[];
+  /** The applications with access: the person's grants, by client (one per session a first party signed in). */
+  apps: { clientId: string; name: string; since: string }[];
 }
 
 export interface AccountPageInput {
@@ -178,7 +208,11 @@ export interface AccountPageInput {
   /** The instance's password rules, in the page's language. */
   rules: string[];
   /** The form that failed and its errors (the alert box above that form). */
-  error?: { form: 'profile' | 'password' | 'factors'; messages: AccountError[]; extra?: string[] };
+  error?: {
+    form: 'profile' | 'password' | 'factors' | 'sessions' | 'apps';
+    messages: AccountError[];
+    extra?: string[];
+  };
   done?: AccountDone;
   /** The values a failed profile form had (shown again, nothing written). */
   profileInput?: Partial<Pick<AccountView, 'name' | 'nickname' | 'picture' | 'locale'>>;
@@ -269,7 +303,34 @@ ${hidden('action', 'password')}
 <button type="submit" id="change-password">${escapeHtml(t.changePassword)}</button>
 </form>
 <h2 id="factors-heading">${escapeHtml(t.authenticators)}</h2>
-${errorOf('factors')}${factors}`,
+${errorOf('factors')}${factors}
+<h2 id="sessions-heading">${escapeHtml(t.sessions)}</h2>
+${errorOf('sessions')}<ul id="sessions">
+${v.sessions
+  .map(
+    (x) =>
+      `<li>${escapeHtml(t.sessionAt(x.loginAt))}${x.current ? ` (${escapeHtml(t.thisBrowser)})` : ` <form method="post" action="${escapeHtml(o.action)}" class="inline">${hidden('csrf', o.csrf)}${hidden('action', 'end_session')}${hidden('session', x.uid)}<button type="submit" class="link">${escapeHtml(t.signOutSession)}</button></form>`}</li>`,
+  )
+  .join('\n')}
+</ul>
+<form method="post" action="${escapeHtml(o.action)}">
+${hidden('csrf', o.csrf)}
+${hidden('action', 'end_all_sessions')}
+<button type="submit" class="secondary" id="sign-out-all">${escapeHtml(t.signOutAll)}</button>
+</form>
+<h2 id="apps-heading">${escapeHtml(t.apps)}</h2>
+${errorOf('apps')}${
+      v.apps.length
+        ? `<ul id="apps">
+${v.apps
+  .map(
+    (a) =>
+      `<li>${escapeHtml(t.appSince(a.name, a.since))} <form method="post" action="${escapeHtml(o.action)}" class="inline">${hidden('csrf', o.csrf)}${hidden('action', 'revoke_app')}${hidden('client', a.clientId)}<button type="submit" class="link">${escapeHtml(t.revoke)}</button></form></li>`,
+  )
+  .join('\n')}
+</ul>`
+        : `<p id="apps">${escapeHtml(t.noApps)}</p>`
+    }`,
   );
 }
 

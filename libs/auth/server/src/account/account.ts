@@ -9,6 +9,7 @@ import {
   endOpenTickets,
   hashPassword,
   instanceSupportedLocales,
+  USER_GRANTS_FROM,
   MAX_PASSWORD_LENGTH,
   type InstanceSettings,
 } from '@gatehouse/identity-data';
@@ -111,7 +112,9 @@ export class AccountPages {
         return this.toSignIn(res, locale, query.get('client_id') ?? undefined, true);
       const done = query.get('done');
       return this.show(req, res, signedIn, locale, ui, {
-        done: ['profile', 'password', 'removed'].includes(done ?? '') ? (done as AccountDone) : undefined,
+        done: ['profile', 'password', 'removed', 'sessionEnded', 'revoked'].includes(done ?? '')
+          ? (done as AccountDone)
+          : undefined,
       });
     }
     let params: Record<string, string | string[]>;
@@ -132,6 +135,9 @@ export class AccountPages {
     if (action === 'regenerate_codes') return this.regenerateCodes(req, res, signedIn, locale, ui, params);
     if (action === 'enrol_start' || action === 'enrol_confirm')
       return this.enrol(req, res, signedIn, locale, ui, action === 'enrol_confirm' ? params : undefined);
+    if (action === 'end_session' || action === 'revoke_app')
+      return this.endOne(req, res, signedIn, locale, ui, action, params);
+    if (action === 'end_all_sessions') return this.endAllSessions(res, signedIn, ui);
     return this.errorPage(res, locale, 400, 'unknownAction');
   }
 
@@ -147,6 +153,79 @@ export class AccountPages {
     const user = await this.deps.data.findUserById(session.accountId);
     if (!user || user.isBlocked) return undefined;
     return { user, sessionId: session.jti, loginTs: session.loginTs, acr: session.acr };
+  }
+
+  /** The person's live sessions and grants, for the page (a session by its uid: its id is the cookie's value). */
+  private async sessionsAndApps(s: SignedIn): Promise<Pick<AccountView, 'sessions' | 'apps'>> {
+    const sessions = await this.deps.sql.rows<{ uid: string; login_ts: string | null; current: boolean }>(
+      /* unscoped: the signed-in user's own sessions */
+      `SELECT uid, payload->>'loginTs' AS login_ts, id = $2 AS current FROM oidc_payloads
+        WHERE model = 'Session' AND payload->>'accountId' = $1 AND uid IS NOT NULL
+          AND (expires_at IS NULL OR expires_at > now())
+        ORDER BY (payload->>'loginTs')::bigint DESC NULLS LAST LIMIT 50`,
+      [s.user.id, s.sessionId],
+    );
+    const apps = await this.deps.sql.rows<{ client_id: string; client_name: string | null; since: Date }>(
+      `SELECT ug.client_id, min(ug.client_name) AS client_name, min(ug.created_at) AS since FROM ${USER_GRANTS_FROM}
+        GROUP BY ug.client_id ORDER BY since DESC LIMIT 100`,
+      [s.user.id],
+    );
+    const at = (d: Date) => d.toISOString().slice(0, 16).replace('T', ' ');
+    return {
+      sessions: sessions.map((r) => ({
+        uid: r.uid,
+        loginAt: r.login_ts ? at(new Date(Number(r.login_ts) * 1000)) : '?',
+        current: r.current,
+      })),
+      apps: apps.map((r) => ({
+        clientId: r.client_id,
+        name: r.client_name ?? r.client_id,
+        since: at(new Date(r.since)).slice(0, 10),
+      })),
+    };
+  }
+
+  /** Signs out one other session (`session`: its uid) or revokes an application's grants (`client`), tokens too. */
+  private async endOne(
+    req: IncomingMessage,
+    res: ServerResponse,
+    s: SignedIn,
+    locale: Locale,
+    ui: string | undefined,
+    action: 'end_session' | 'revoke_app',
+    params: Record<string, string | string[]>,
+  ): Promise<void> {
+    const n =
+      action === 'end_session'
+        ? await this.deps.sql.exec(
+            `DELETE FROM oidc_payloads
+              WHERE model = 'Session' AND uid = $2 AND payload->>'accountId' = $1 AND id <> $3`,
+            [s.user.id, one(params, 'session') ?? '', s.sessionId],
+          )
+        : await this.deps.sql.exec(
+            // the client's grants of the person, with their tokens
+            `DELETE FROM oidc_payloads
+              WHERE grant_id IN (SELECT id FROM oidc_payloads
+                                  WHERE model = 'Grant' AND payload->>'accountId' = $1 AND payload->>'clientId' = $2)
+                 OR (model = 'Grant' AND payload->>'accountId' = $1 AND payload->>'clientId' = $2)`,
+            [s.user.id, one(params, 'client') ?? ''],
+          );
+    if (!n) {
+      return this.show(req, res, s, locale, ui, {
+        status: 400,
+        error: { form: action === 'end_session' ? 'sessions' : 'apps', messages: ['notFound'] },
+      });
+    }
+    return this.redirect(res, this.selfHref(ui, action === 'end_session' ? 'sessionEnded' : 'revoked'));
+  }
+
+  /** Every session of the person ends, this one too: the page then asks for a sign-in. Grants stay. */
+  private async endAllSessions(res: ServerResponse, s: SignedIn, ui: string | undefined): Promise<void> {
+    await this.deps.sql.exec(
+      `DELETE FROM oidc_payloads WHERE model = 'Session' AND payload->>'accountId' = $1`,
+      [s.user.id],
+    );
+    return this.redirect(res, this.selfHref(ui));
   }
 
   /**
@@ -200,7 +279,7 @@ export class AccountPages {
     return s ? `${ACCOUNT_PATH}?${s}` : ACCOUNT_PATH;
   }
 
-  private async viewOf(user: User): Promise<AccountView> {
+  private async viewOf(user: User): Promise<Omit<AccountView, 'sessions' | 'apps'>> {
     const factors = await this.deps.sql.rows<{ type: string; confirmed_at: Date; left: number }>(
       /* unscoped: the signed-in user's own rows; never a secret or a code */
       `SELECT type, confirmed_at,
@@ -256,7 +335,7 @@ export class AccountPages {
         nonce,
         action: this.selfHref(ui),
         csrf,
-        view: await this.viewOf(s.user),
+        view: { ...(await this.viewOf(s.user)), ...(await this.sessionsAndApps(s)) },
         rules: passwordRuleTexts(locale, settings?.password_validators),
         signOutHref: ROUTES.end_session,
         stepUpHref:
@@ -332,7 +411,7 @@ export class AccountPages {
     const validators = (await this.settingsOf(s.user))?.password_validators;
     if (next.length > MAX_PASSWORD_LENGTH || checkPasswordPolicy(validators, next).length) {
       const failed = failedPasswordRules(locale, validators, next);
-      return fail([], failed.length ? failed : checkPasswordPolicy(validators, next));
+      return fail(['newWeak'], failed.length ? failed : checkPasswordPolicy(validators, next));
     }
     if (next === current) return fail(['sameAsOld']);
     const hash = await hashPassword(next);
