@@ -316,7 +316,7 @@ ${v.sessions
 <form method="post" action="${escapeHtml(o.action)}">
 ${hidden('csrf', o.csrf)}
 ${hidden('action', 'end_all_sessions')}
-<button type="submit" class="secondary" id="sign-out-all">${escapeHtml(t.signOutAll)}</button>
+<button type="submit" id="sign-out-all">${escapeHtml(t.signOutAll)}</button>
 </form>
 <h2 id="apps-heading">${escapeHtml(t.apps)}</h2>
 ${errorOf('apps')}${
