@@ -172,7 +172,8 @@ const shots = path.join(root, 'test-artifacts', 'browser');
     await profileAndPassword('mn');
   }, 60_000);
 
-  async function enrol(page: Page, lang: 'en' | 'mn', shotsToo: boolean): Promise<string> {
+  async function enrol(page: Page, lang: 'en' | 'mn', shotsToo: boolean, password?: string): Promise<string> {
+    if (password) await page.fill('#factor-password', password);
     await page.click('#enrol-start');
     await page.waitForSelector('#totp-secret');
     expect(await page.locator('svg.qr path').count()).toBeGreaterThan(0);
@@ -242,8 +243,11 @@ const shots = path.join(root, 'test-artifacts', 'browser');
     expect(await factorRows()).toEqual([]);
     expect((await notices(user.email)).map((n) => n.kind)).toEqual(['factor-removed']);
 
-    // and enrolled again from the account page
-    await enrol(page, lang, false);
+    // and enrolled again from the account page: no longer a recent sign-in, the password first
+    await page.click('#enrol-start');
+    await page.waitForSelector('#factors-error');
+    expect(await page.locator('#totp-secret').count()).toBe(0);
+    await enrol(page, lang, false, user.password);
     expect((await factorRows()).map((r) => r.type)).toEqual(['recovery_codes', 'totp']);
     await ctx.close();
   }

@@ -269,8 +269,9 @@ ${confirm}
 <button type="submit" name="action" value="regenerate_codes" class="secondary" id="regenerate-codes">${escapeHtml(t.regenerate)}</button>
 </form>${o.stepUpHref ? `\n<p><a href="${escapeHtml(o.stepUpHref)}" id="step-up">${escapeHtml(t.stepUp)}</a></p>` : ''}`
     : `<p id="app-status">${escapeHtml(t.appOff)}</p>
-<form method="post" action="${escapeHtml(o.action)}">
+<form method="post" action="${escapeHtml(o.action)}" novalidate>
 ${hidden('csrf', o.csrf)}
+${confirm}
 <button type="submit" name="action" value="enrol_start" id="enrol-start">${escapeHtml(t.enrol)}</button>
 </form>`;
   return layout(

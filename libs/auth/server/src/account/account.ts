@@ -134,7 +134,9 @@ export class AccountPages {
     if (action === 'remove_app') return this.removeApp(req, res, signedIn, locale, ui, params);
     if (action === 'regenerate_codes') return this.regenerateCodes(req, res, signedIn, locale, ui, params);
     if (action === 'enrol_start' || action === 'enrol_confirm')
-      return this.enrol(req, res, signedIn, locale, ui, action === 'enrol_confirm' ? params : undefined);
+      return action === 'enrol_confirm'
+        ? this.enrol(req, res, signedIn, locale, ui, params)
+        : this.enrol(req, res, signedIn, locale, ui, undefined, params);
     if (action === 'end_session' || action === 'revoke_app')
       return this.endOne(req, res, signedIn, locale, ui, action, params);
     if (action === 'end_all_sessions') return this.endAllSessions(res, signedIn, ui);
@@ -500,12 +502,24 @@ export class AccountPages {
     locale: Locale,
     ui: string | undefined,
     params: Record<string, string | string[]> | undefined,
+    startParams?: Record<string, string | string[]>,
   ): Promise<void> {
     if ((await this.viewOf(s.user)).appSince) {
       return this.show(req, res, s, locale, ui, {
         status: 400,
         error: { form: 'factors', messages: ['hasApp'] },
       });
+    }
+    // a session alone may not add an app (whoever holds it would then hold the second factor): the QR page needs a
+    // recent sign-in or the password, and a code confirms only an enrolment started so
+    const refuse = (m: AccountError) =>
+      this.show(req, res, s, locale, ui, { status: 400, error: { form: 'factors', messages: [m] } });
+    if (!params) {
+      const password = one(startParams ?? {}, 'current_password') ?? '';
+      if (!(await this.recentOrPassword(req, s, password)))
+        return refuse(password ? 'currentWrong' : 'recent');
+    } else if (!(await this.pendingEnrolment(s.user.id))) {
+      return refuse('recent');
     }
     const pending = await this.deps.mfa.startEnrolment(s.user);
     if (params) {
@@ -567,6 +581,17 @@ export class AccountPages {
         html: `<p>${mailEscape(what)}</p><p>${mailEscape(tail)}</p><p><a href="${mailEscape(this.accountUrl)}">${mailEscape(this.accountUrl)}</a></p>`,
       },
     );
+  }
+
+  /** Whether an enrolment of the user waits for its first code (started within the last 30 minutes). */
+  private async pendingEnrolment(userId: string): Promise<boolean> {
+    const row = await this.deps.sql.one<{ n: number }>(
+      /* unscoped: the signed-in user's own rows */
+      `SELECT 1 AS n FROM user_authenticators
+        WHERE user_id = $1 AND type = 'totp' AND confirmed_at IS NULL AND created_at > $2 LIMIT 1`,
+      [userId, new Date(this.deps.mfa.clock().getTime() - 30 * 60_000)],
+    );
+    return !!row;
   }
 
   /** `mfa.enrolled` or `mfa.removed` of the person themself on the account page. */
