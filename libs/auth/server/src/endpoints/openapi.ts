@@ -693,10 +693,11 @@ export const accountPost: OpenApiOperation = {
         "Form fields `csrf` (matching the page's cookie, else 403) and `action`: `profile` (`name`, `nickname`, " +
         '`picture`, `locale`), `password` (`current_password`, `new_password`: the current one checked with the ' +
         "login's lockout, the instance's password_validators; other sessions, grants and tokens end; a notice " +
-        'e-mail), `remove_app` and `regenerate_codes` (`current_password` unless signed in within 5 minutes; ' +
-        'removal sends a notice), `enrol_start` and `enrol_confirm` (`otp`). Success: 303 back to the page, or ' +
-        'the recovery codes shown once; bad input: the page again with its error (400), nothing written. Signed ' +
-        'out: 403.',
+        'e-mail), `remove_app` and `regenerate_codes` (a session signed in with the app, and `current_password` ' +
+        'unless signed in within 5 minutes; removal sends a notice), `enrol_start` (the same password rule) and ' +
+        '`enrol_confirm` (`otp`), `end_session` (`session`), `end_all_sessions`, `revoke_app` (`client`). ' +
+        'Success: 303 back to the page, or the recovery codes shown once; bad input: the page again with its ' +
+        'error (400), nothing written. Signed out: 403.',
     }),
     ApiConsumes('application/x-www-form-urlencoded'),
     BrowserResponses(400, 401, 403, 413, 415),
