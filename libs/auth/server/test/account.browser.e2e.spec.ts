@@ -310,5 +310,10 @@ const shots = path.join(root, 'test-artifacts', 'browser');
     const get = await fetch(`${h.url}/account`, { redirect: 'manual' });
     expect(get.status).toBe(302);
     expect(get.headers.get('location')).toMatch(/^\/authorize\?client_id=/);
+    // a session cookie that is no session of ours (bad encoding, a forged value): signed out, never a 500
+    for (const cookie of ['_session=%E0%A4%A; _session.sig=%zz', '_session=forged; _session.sig=forged']) {
+      const forged = await fetch(`${h.url}/account`, { headers: { cookie }, redirect: 'manual' });
+      expect([cookie, forged.status]).toEqual([cookie, 302]);
+    }
   });
 });
