@@ -18,6 +18,9 @@ const TEXT = {
     emailUnverified: 'not verified',
     noEmail: 'No e-mail address',
     saveProfile: 'Save profile',
+    newEmail: 'New e-mail address',
+    changeEmail: 'Change e-mail',
+    emailNote: 'We send a link to the new address to verify it, and a notice to the old one.',
     password: 'Password',
     currentPassword: 'Current password',
     newPassword: 'New password',
@@ -57,6 +60,7 @@ const TEXT = {
     signOut: 'Sign out',
     done: {
       profile: 'Your profile is saved.',
+      email: 'Your e-mail address is changed. Open the link we sent to the new address to verify it.',
       password: 'Your password is changed. Your other sessions and applications are signed out.',
       removed: 'The authenticator app is removed. Two-step verification is off.',
       enrolled: 'Two-step verification is on.',
@@ -71,6 +75,9 @@ const TEXT = {
       locale: 'Give a language tag such as en, mn or mn-MN.',
       currentWrong: 'The current password is not right.',
       newMissing: 'Choose a new password.',
+      emailBad: 'Give an e-mail address, like name@example.com.',
+      emailSame: 'This is already your e-mail address.',
+      emailTaken: 'Another account uses this e-mail address.',
       newWeak: 'Choose a new password that meets these rules:',
       notFound: 'That session or application is not there any more.',
       sameAsOld: 'The new password must differ from the current one.',
@@ -102,6 +109,9 @@ const TEXT = {
     emailUnverified: 'баталгаажаагүй',
     noEmail: 'И-мэйл хаяг байхгүй',
     saveProfile: 'Профайл хадгалах',
+    newEmail: 'Шинэ и-мэйл хаяг',
+    changeEmail: 'И-мэйл солих',
+    emailNote: 'Шинэ хаяг руу баталгаажуулах холбоос, хуучин хаяг руу мэдэгдэл илгээнэ.',
     password: 'Нууц үг',
     currentPassword: 'Одоогийн нууц үг',
     newPassword: 'Шинэ нууц үг',
@@ -141,6 +151,7 @@ const TEXT = {
     signOut: 'Гарах',
     done: {
       profile: 'Таны профайл хадгалагдлаа.',
+      email: 'Таны и-мэйл хаяг солигдлоо. Шинэ хаяг руу илгээсэн холбоосыг нээж баталгаажуулна уу.',
       password: 'Таны нууц үг солигдлоо. Бусад нэвтрэлт, програмууд гаргагдлаа.',
       removed: 'Баталгаажуулах апп хасагдлаа. Хоёр алхамт баталгаажуулалт унтарлаа.',
       enrolled: 'Хоёр алхамт баталгаажуулалт идэвхжлээ.',
@@ -155,6 +166,9 @@ const TEXT = {
       locale: 'en, mn эсвэл mn-MN гэх мэт хэлний код оруулна уу.',
       currentWrong: 'Одоогийн нууц үг буруу байна.',
       newMissing: 'Шинэ нууц үг сонгоно уу.',
+      emailBad: 'И-мэйл хаяг оруулна уу, жишээ нь name@example.com.',
+      emailSame: 'Энэ аль хэдийн таны и-мэйл хаяг байна.',
+      emailTaken: 'Энэ и-мэйл хаягийг өөр бүртгэл ашиглаж байна.',
       newWeak: 'Дараах шаардлагыг хангасан шинэ нууц үг сонгоно уу:',
       notFound: 'Тэр нэвтрэлт эсвэл програм байхгүй болсон байна.',
       sameAsOld: 'Шинэ нууц үг одоогийнхоос өөр байх ёстой.',
@@ -209,13 +223,15 @@ export interface AccountPageInput {
   rules: string[];
   /** The form that failed and its errors (the alert box above that form). */
   error?: {
-    form: 'profile' | 'password' | 'factors' | 'sessions' | 'apps';
+    form: 'profile' | 'email' | 'password' | 'factors' | 'sessions' | 'apps';
     messages: AccountError[];
     extra?: string[];
   };
   done?: AccountDone;
   /** The values a failed profile form had (shown again, nothing written). */
   profileInput?: Partial<Pick<AccountView, 'name' | 'nickname' | 'picture' | 'locale'>>;
+  /** The new e-mail a failed e-mail form had. */
+  emailInput?: string;
   /** The sign-out link (RP-initiated logout's confirmation page). */
   signOutHref: string;
   /** The link signing in again with the second factor, when this session's sign-in did not use it. */
@@ -290,6 +306,16 @@ ${field('nickname', 'text', 'nickname')}
 ${field('picture', 'url', 'photo')}
 ${field('locale', 'text', 'language')}
 <button type="submit" id="save-profile">${escapeHtml(t.saveProfile)}</button>
+</form>
+${errorOf('email')}<form method="post" action="${escapeHtml(o.action)}" novalidate aria-labelledby="profile-heading">
+${hidden('csrf', o.csrf)}
+${hidden('action', 'email')}
+<label for="new_email">${escapeHtml(t.newEmail)}</label>
+<input id="new_email" name="new_email" type="email" autocomplete="email" value="${escapeHtml(o.emailInput ?? '')}"${described('email')}>
+<label for="email-password">${escapeHtml(t.confirmPassword)}</label>
+<input id="email-password" name="current_password" type="password" autocomplete="current-password"${described('email')}>
+<p class="hint">${escapeHtml(t.emailNote)}</p>
+<button type="submit" id="change-email">${escapeHtml(t.changeEmail)}</button>
 </form>
 <h2 id="password-heading">${escapeHtml(t.password)}</h2>
 ${errorOf('password')}<form method="post" action="${escapeHtml(o.action)}" novalidate aria-labelledby="password-heading">

@@ -9,6 +9,8 @@ import {
   endOpenTickets,
   hashPassword,
   instanceSupportedLocales,
+  issueTicket,
+  TICKET_PATHS,
   USER_GRANTS_FROM,
   MAX_PASSWORD_LENGTH,
   type InstanceSettings,
@@ -29,6 +31,7 @@ import type { PasswordLogin } from '../oidc/password-login.js';
 import { ROUTES } from '../oidc/provider.js';
 import { BodyError, one, parseParams, readBody } from '../oidc/request-body.js';
 import { sourceAddress } from '../signup/signup.js';
+import { EMAIL } from '../tickets/forgot-password.js';
 import { sourceOf, type AuthEvents } from '../events/auth-events.js';
 import {
   accountCodesPage,
@@ -80,6 +83,8 @@ export class AccountPages {
       delivery: Delivery;
       issuer: string;
       events: AuthEvents;
+      /** HMAC keys of ticket tokens (the e-mail verification link of a new address). */
+      ticketKeys: Buffer[];
       /** A user this process changed (its cached rows go at once; other replicas learn by the feed). */
       forgetUser?: (userId: string) => void;
     },
@@ -112,7 +117,7 @@ export class AccountPages {
         return this.toSignIn(res, locale, query.get('client_id') ?? undefined, true);
       const done = query.get('done');
       return this.show(req, res, signedIn, locale, ui, {
-        done: ['profile', 'password', 'removed', 'sessionEnded', 'revoked'].includes(done ?? '')
+        done: ['profile', 'email', 'password', 'removed', 'sessionEnded', 'revoked'].includes(done ?? '')
           ? (done as AccountDone)
           : undefined,
       });
@@ -130,6 +135,7 @@ export class AccountPages {
     }
     const action = one(params, 'action');
     if (action === 'profile') return this.saveProfile(req, res, signedIn, locale, ui, params);
+    if (action === 'email') return this.changeEmail(req, res, signedIn, locale, ui, params);
     if (action === 'password') return this.changePassword(req, res, signedIn, locale, ui, params);
     if (action === 'remove_app') return this.removeApp(req, res, signedIn, locale, ui, params);
     if (action === 'regenerate_codes') return this.regenerateCodes(req, res, signedIn, locale, ui, params);
@@ -324,6 +330,7 @@ export class AccountPages {
       done?: AccountDone;
       error?: Parameters<typeof accountPage>[0]['error'];
       profileInput?: Parameters<typeof accountPage>[0]['profileInput'];
+      emailInput?: string;
     } = {},
   ): Promise<void> {
     const csrf = this.csrf(req, res);
@@ -393,6 +400,72 @@ export class AccountPages {
     );
     this.deps.forgetUser?.(s.user.id);
     return this.redirect(res, this.selfHref(ui, 'profile'));
+  }
+
+  /**
+   * A new e-mail address: it weakens the account (password resets go there), so it needs a recent sign-in or the
+   * password, and a sign-in with the app when the person has one. The address is changed at once, unverified; a
+   * verification ticket (24 hours) goes to the new address and a notice to the old one, in the same transaction.
+   */
+  private async changeEmail(
+    req: IncomingMessage,
+    res: ServerResponse,
+    s: SignedIn,
+    locale: Locale,
+    ui: string | undefined,
+    params: Record<string, string | string[]>,
+  ): Promise<void> {
+    const email = (one(params, 'new_email') ?? '').trim();
+    const password = one(params, 'current_password') ?? '';
+    const fail = (m: AccountError) =>
+      this.show(req, res, s, locale, ui, {
+        status: 400,
+        error: { form: 'email', messages: [m] },
+        emailInput: email,
+      });
+    if (!EMAIL.test(email) || email.length > 254) return fail('emailBad');
+    if (s.user.userEmail && s.user.userEmail.toLowerCase() === email.toLowerCase()) return fail('emailSame');
+    if ((await this.viewOf(s.user)).appSince && s.acr !== ACR_MFA) return fail('needMfa');
+    if (!(await this.recentOrPassword(req, s, password))) return fail(password ? 'currentWrong' : 'recent');
+    const taken = await this.deps.sql.one<{ n: number }>(
+      /* unscoped: the person's own instance, by the unique index's expression */
+      `SELECT 1 AS n FROM users WHERE instance_id = $1 AND lower(user_email) = lower($2) AND id <> $3`,
+      [s.user.instanceId, email, s.user.id],
+    );
+    if (taken) return fail('emailTaken');
+    const old = s.user.userEmail;
+    try {
+      await this.deps.sql.transaction(async (tx) => {
+        await tx.exec(
+          `UPDATE users SET user_email = $2, email_verified = false, updated_at = now() WHERE id = $1`,
+          [s.user.id, email],
+        );
+        await endOpenTickets(tx, s.user.id, 'email_verification');
+        const issued = await issueTicket(tx, this.deps.ticketKeys, {
+          instanceId: s.user.instanceId,
+          userId: s.user.id,
+          kind: 'email_verification',
+          ttlSec: 86_400,
+          userEmail: email,
+          actor: null,
+        });
+        const link = `${this.deps.issuer}${TICKET_PATHS.email_verification}?ticket=${issued.token}`;
+        const text =
+          'Open this link to verify the new e-mail address of your account (it works once, for 24 hours):';
+        await this.deps.delivery.email(email, 'Verify your new e-mail address', `${text}\n${link}`, {
+          tx,
+          kind: 'email-verification',
+          html: `<p>${mailEscape(text)}</p><p><a href="${mailEscape(link)}">${mailEscape(link)}</a></p>`,
+        });
+        if (old) await this.notice(tx, { ...s.user, userEmail: old }, 'email-changed');
+      });
+    } catch (err) {
+      // two changes to the same address at once: the unique index decides
+      if ((err as { code?: string }).code === '23505') return fail('emailTaken');
+      throw err;
+    }
+    this.deps.forgetUser?.(s.user.id);
+    return this.redirect(res, this.selfHref(ui, 'email'));
   }
 
   private async changePassword(
@@ -564,23 +637,30 @@ export class AccountPages {
   }
 
   /** A notice to the account's e-mail address, in the same transaction as the change (the delivery outbox). */
-  private async notice(tx: Sql, user: User, kind: 'password-changed' | 'factor-removed'): Promise<void> {
+  private async notice(
+    tx: Sql,
+    user: User,
+    kind: 'password-changed' | 'factor-removed' | 'email-changed',
+  ): Promise<void> {
     if (!user.userEmail) return;
-    const what =
-      kind === 'password-changed'
-        ? 'The password of your account was changed from the account page.'
-        : 'Two-step verification (the authenticator app and its recovery codes) was removed from your account.';
+    const what = {
+      'password-changed': 'The password of your account was changed from the account page.',
+      'factor-removed':
+        'Two-step verification (the authenticator app and its recovery codes) was removed from your account.',
+      'email-changed':
+        'The e-mail address of your account was changed from the account page: this address is no longer it.',
+    }[kind];
+    const subject = {
+      'password-changed': 'Your password was changed',
+      'factor-removed': 'Two-step verification was removed',
+      'email-changed': 'Your e-mail address was changed',
+    }[kind];
     const tail = 'If it was not you, reset your password now and contact your administrator.';
-    await this.deps.delivery.email(
-      user.userEmail,
-      kind === 'password-changed' ? 'Your password was changed' : 'Two-step verification was removed',
-      `${what}\n${tail}\n${this.accountUrl}`,
-      {
-        tx,
-        kind,
-        html: `<p>${mailEscape(what)}</p><p>${mailEscape(tail)}</p><p><a href="${mailEscape(this.accountUrl)}">${mailEscape(this.accountUrl)}</a></p>`,
-      },
-    );
+    await this.deps.delivery.email(user.userEmail, subject, `${what}\n${tail}\n${this.accountUrl}`, {
+      tx,
+      kind,
+      html: `<p>${mailEscape(what)}</p><p>${mailEscape(tail)}</p><p><a href="${mailEscape(this.accountUrl)}">${mailEscape(this.accountUrl)}</a></p>`,
+    });
   }
 
   /** Whether an enrolment of the user waits for its first code (started within the last 30 minutes). */

@@ -230,6 +230,7 @@ function endpointContext(
       delivery,
       issuer,
       events,
+      ticketKeys: opts.box.derive(TICKET_KEY_PURPOSE),
       forgetUser: (id) => data.cache.forget({ kind: 'user', id }),
     }),
     interactions: new InteractionHandler({
