@@ -297,7 +297,6 @@ ${confirm}
     `<h1>${escapeHtml(t.title)}</h1>
 <p id="signed-in-as">${escapeHtml(t.signedInAs(v.label))} <a href="${escapeHtml(o.signOutHref)}" id="sign-out">${escapeHtml(t.signOut)}</a></p>
 ${done}<h2 id="profile-heading">${escapeHtml(t.profile)}</h2>
-<p id="account-email">${escapeHtml(t.email)}: ${email}</p>
 ${errorOf('profile')}<form method="post" action="${escapeHtml(o.action)}" novalidate aria-labelledby="profile-heading">
 ${hidden('csrf', o.csrf)}
 ${hidden('action', 'profile')}
@@ -307,7 +306,9 @@ ${field('picture', 'url', 'photo')}
 ${field('locale', 'text', 'language')}
 <button type="submit" id="save-profile">${escapeHtml(t.saveProfile)}</button>
 </form>
-${errorOf('email')}<form method="post" action="${escapeHtml(o.action)}" novalidate aria-labelledby="profile-heading">
+<h2 id="email-heading">${escapeHtml(t.email)}</h2>
+<p id="account-email">${email}</p>
+${errorOf('email')}<form method="post" action="${escapeHtml(o.action)}" novalidate aria-labelledby="email-heading">
 ${hidden('csrf', o.csrf)}
 ${hidden('action', 'email')}
 <label for="new_email">${escapeHtml(t.newEmail)}</label>

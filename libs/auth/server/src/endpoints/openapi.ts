@@ -691,7 +691,9 @@ export const accountPost: OpenApiOperation = {
       summary: "Change the signed-in person's account (HTML form post)",
       description:
         "Form fields `csrf` (matching the page's cookie, else 403) and `action`: `profile` (`name`, `nickname`, " +
-        '`picture`, `locale`), `password` (`current_password`, `new_password`: the current one checked with the ' +
+        '`picture`, `locale`), `email` (`new_email`, `current_password` unless signed in within 5 minutes: set ' +
+        'unverified, a verification link to it and a notice to the old address), `password` (`current_password`, ' +
+        '`new_password`: the current one checked with the ' +
         "login's lockout, the instance's password_validators; other sessions, grants and tokens end; a notice " +
         'e-mail), `remove_app` and `regenerate_codes` (a session signed in with the app, and `current_password` ' +
         'unless signed in within 5 minutes; removal sends a notice), `enrol_start` (the same password rule) and ' +
