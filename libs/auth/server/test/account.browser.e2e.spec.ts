@@ -3,14 +3,15 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { eventually } from '@gatehouse/testing';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { startAuth, type AuthHarness } from './support/auth-app.js';
+import { accountClientId, ACCOUNT_CLIENT_NAME } from '@gatehouse/identity-data';
+import { startAuth, startReplica, type AuthHarness } from './support/auth-app.js';
 import { Fixtures, type TestUser } from './support/fixtures.js';
 import { totpCode, totpStep } from '../src/mfa/totp.js';
 
 /**
  * The account pages (`/account`) in a real browser (Debian's Chromium, playwright-core), on the real token server,
  * PostgreSQL and oidc-provider session: a signed-out visit is sent to sign in (an authorization request of the
- * first-party account client) and comes back; the profile is edited; the password is changed (then signs in);
+ * first-party account client the token server seeds at every start, none made by the test) and comes back; the profile is edited; the password is changed (then signs in);
  * the authenticator app is enrolled, its recovery codes regenerated, removed (recent sign-in or the password) and
  * enrolled again. Bad input shows the error box and writes nothing. Screenshots under test-artifacts/browser/
  * (`account-*`), in English and Mongolian.
@@ -38,11 +39,7 @@ const shots = path.join(root, 'test-artifacts', 'browser');
     h = await startAuth();
     fx = new Fixtures(h);
     h.tokenServer.mfa.clock = () => new Date(now);
-    const client = await fx.client({ grantTypes: ['authorization_code'] });
-    await fx.ds.exec(`UPDATE clients SET client_metadata = $2::jsonb, is_first_party = true WHERE id = $1`, [
-      client.id,
-      JSON.stringify({ grant_types: ['authorization_code'], urls: { callbacks: [`${h.url}/account`] } }),
-    ]);
+    // no account client is created here: the token server seeded the instance's own at its start
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       args: [
@@ -374,4 +371,113 @@ const shots = path.join(root, 'test-artifacts', 'browser');
       expect([cookie, forged.status]).toEqual([cookie, 302]);
     }
   });
+
+  /** The seeded account clients (flag `gatehouse_account`) of the default instance, with what they may do. */
+  const seeded = () =>
+    fx.ds.rows<{
+      id: string;
+      client_name: string;
+      is_public: boolean;
+      is_first_party: boolean;
+      client_secret_enc: string | null;
+      client_metadata: { grant_types: string[]; urls: { callbacks: string[] } };
+      resources: number;
+      permissions: number;
+    }>(
+      `SELECT c.id, c.client_name, c.is_public, c.is_first_party, c.client_secret_enc, c.client_metadata,
+              (SELECT count(*)::int FROM client_resources r WHERE r.client_id = c.id) AS resources,
+              (SELECT count(*)::int FROM client_permissions p WHERE p.client_id = c.id) AS permissions
+         FROM clients c JOIN instances i ON i.id = c.instance_id
+        WHERE i.is_default AND c.client_metadata->>'gatehouse_account' = 'true'`,
+    );
+  const defaultInstance = async () =>
+    (await fx.ds.one<{ id: string }>(`SELECT id FROM instances WHERE is_default`))!.id;
+  const signInClient = async (query = '') => {
+    const res = await fetch(`${h.url}/account${query}`, { redirect: 'manual' });
+    expect(res.status).toBe(302);
+    const to = new URL(res.headers.get('location')!, h.url);
+    expect(to.pathname).toBe('/authorize');
+    expect(to.searchParams.get('redirect_uri')).toBe(`${h.url}/account`);
+    return to.searchParams.get('client_id');
+  };
+
+  it('signs in through the seeded public first-party client, which holds no API resource or scope', async () => {
+    const [client, ...more] = await seeded();
+    expect(more).toEqual([]);
+    expect(client).toEqual({
+      id: accountClientId(await defaultInstance()),
+      client_name: ACCOUNT_CLIENT_NAME,
+      is_public: true,
+      is_first_party: true,
+      client_secret_enc: null,
+      client_metadata: {
+        grant_types: ['authorization_code'],
+        urls: { callbacks: [`${h.url}/account`] },
+        gatehouse_account: true,
+      },
+      resources: 0,
+      permissions: 0,
+    });
+    expect(await signInClient()).toBe(client.id);
+  });
+
+  it('prefers the seeded client; `?client_id=` names another first-party account client', async () => {
+    const other = await fx.client({ grantTypes: ['authorization_code'] });
+    await fx.ds.exec(`UPDATE clients SET client_metadata = $2::jsonb, is_first_party = true WHERE id = $1`, [
+      other.id,
+      JSON.stringify({ grant_types: ['authorization_code'], urls: { callbacks: [`${h.url}/account`] } }),
+    ]);
+    try {
+      expect(await signInClient()).toBe(accountClientId(await defaultInstance()));
+      expect(await signInClient(`?client_id=${other.id}`)).toBe(other.id);
+      // and the other client's sign-in comes back to the page
+      const ctx = await browser.newContext();
+      const page = await ctx.newPage();
+      const user = await fx.user();
+      await page.goto(`${h.url}/account?client_id=${other.id}`);
+      await page.waitForSelector('input[name="username"]');
+      await page.fill('input[name="username"]', user.email);
+      await page.fill('input[name="password"]', user.password);
+      await page.keyboard.press('Enter');
+      await page.waitForSelector('#signed-in-as');
+      expect(page.url()).toBe(`${h.url}/account`);
+      await ctx.close();
+    } finally {
+      await fx.ds.exec(`DELETE FROM clients WHERE id = $1`, [other.id]);
+    }
+  }, 60_000);
+
+  it('later starts, two replicas at once among them, create no second client; a changed ISSUER moves its callback', async () => {
+    const [before] = await seeded();
+    const replicas = await Promise.all([startReplica(h), startReplica(h)]);
+    await Promise.all(replicas.map((r) => r.close()));
+    await h.restart();
+    expect(await seeded()).toEqual([before]);
+    const all = await fx.ds.one<{ n: number }>(
+      `SELECT count(*)::int AS n FROM clients WHERE client_name = $1`,
+      [ACCOUNT_CLIENT_NAME],
+    );
+    expect(all?.n).toBe(1);
+
+    // ISSUER changed (the same server now published under another name): the callback follows it
+    const moved = `http://localhost:${h.port}`;
+    await h.restart({ ISSUER: moved });
+    expect((await seeded()).map((c) => [c.id, c.client_metadata.urls.callbacks])).toEqual([
+      [before.id, [`${moved}/account`]],
+    ]);
+    // and back: the callback is this issuer's again, still the one client
+    await h.restart();
+    expect((await seeded()).map((c) => [c.id, c.client_metadata.urls.callbacks])).toEqual([
+      [before.id, [`${h.url}/account`]],
+    ]);
+  }, 120_000);
+
+  it('a deleted seeded client is created again by the next start (same id)', async () => {
+    const [before] = await seeded();
+    await fx.ds.exec(`DELETE FROM clients WHERE id = $1`, [before.id]);
+    expect(await seeded()).toEqual([]);
+    await h.restart();
+    expect((await seeded()).map((c) => c.id)).toEqual([before.id]);
+    expect(await signInClient()).toBe(before.id);
+  }, 60_000);
 });

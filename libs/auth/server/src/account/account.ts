@@ -7,6 +7,8 @@ import { escapeHtml as mailEscape, type Delivery } from '@gatehouse/delivery';
 import {
   checkPasswordPolicy,
   endOpenTickets,
+  ensureAccountClients,
+  ACCOUNT_CLIENT_FLAG,
   hashPassword,
   instanceSupportedLocales,
   issueTicket,
@@ -46,6 +48,8 @@ import {
 /** The account pages' path. */
 export const ACCOUNT_PATH = '/account';
 const CSRF_COOKIE = 'gh.account.csrf';
+/** How often a process may ensure the seeded account clients again when none is found (a request can ask). */
+const ENSURE_INTERVAL_MS = 10_000;
 /** A sign-in this recent stands in for the current password where a change weakens the account. */
 export const RECENT_SIGN_IN_SEC = 300;
 const MAX_NAME = 200;
@@ -264,18 +268,34 @@ export class AccountPages {
   }
 
   /**
-   * The first-party client whose callbacks list this page: the one asked for (`?client_id=`), else the only one
-   * on this server (several instances each with their own: the link must name it).
+   * The first-party client whose callbacks list this page: the one asked for (`?client_id=`), else the default
+   * instance's seeded account client (ensureAccountClients, flagged `gatehouse_account`), else the only such client
+   * on this server (several instances each with their own: the link must name it). Found none: the seeded clients
+   * are ensured again (an instance created, or its client deleted, since this server started), at most every
+   * {@link ENSURE_INTERVAL_MS} by this process, and the search is repeated.
    */
   private async accountClient(asked: string | undefined): Promise<string | undefined> {
-    const rows = await this.deps.sql.rows<{ id: string }>(
+    const found = await this.findAccountClient(asked);
+    if (found || Date.now() - this.lastEnsured < ENSURE_INTERVAL_MS) return found;
+    this.lastEnsured = Date.now();
+    await ensureAccountClients(this.deps.sql, this.deps.issuer);
+    return this.findAccountClient(asked);
+  }
+
+  private lastEnsured = 0;
+
+  private async findAccountClient(asked: string | undefined): Promise<string | undefined> {
+    const rows = await this.deps.sql.rows<{ id: string; seeded: boolean }>(
       /* unscoped: any instance's first-party account client, the page is the server's */
-      `SELECT id FROM clients
-        WHERE is_first_party AND client_metadata->'urls'->'callbacks' ? $1
-          AND ($2::text IS NULL OR id::text = $2::text)
+      `SELECT c.id, (c.client_metadata->>'${ACCOUNT_CLIENT_FLAG}' = 'true' AND i.is_default) IS TRUE AS seeded
+         FROM clients c JOIN instances i ON i.id = c.instance_id
+        WHERE c.is_first_party AND c.client_metadata->'urls'->'callbacks' ? $1
+          AND ($2::text IS NULL OR c.id::text = $2::text)
+        ORDER BY 2 DESC, c.created_at, c.id
         LIMIT 2`,
       [this.accountUrl, asked ?? null],
     );
+    if (rows[0]?.seeded && !asked) return rows[0].id;
     return rows.length === 1 ? rows[0].id : undefined;
   }
 
