@@ -3,7 +3,13 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { eventually } from '@gatehouse/testing';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { accountClientId, ACCOUNT_CLIENT_NAME } from '@gatehouse/identity-data';
+import {
+  accountClientId,
+  ACCOUNT_CLIENT_NAME,
+  SECRET_BOX,
+  seedInstance,
+  type SecretBox,
+} from '@gatehouse/identity-data';
 import { startAuth, startReplica, type AuthHarness } from './support/auth-app.js';
 import { Fixtures, type TestUser } from './support/fixtures.js';
 import { totpCode, totpStep } from '../src/mfa/totp.js';
@@ -480,4 +486,21 @@ const shots = path.join(root, 'test-artifacts', 'browser');
     expect((await seeded()).map((c) => c.id)).toEqual([before.id]);
     expect(await signInClient()).toBe(before.id);
   }, 60_000);
+
+  it('an instance created while the server runs gets its client at the first visit that names it', async () => {
+    const box = h.built.app.get<SecretBox>(SECRET_BOX);
+    const made = await fx.ds.transaction((tx) =>
+      seedInstance(tx, { name: `account-later-${Date.now()}` }, box),
+    );
+    const id = accountClientId(made.instanceId);
+    expect(await fx.ds.rows(`SELECT 1 FROM clients WHERE id = $1`, [id])).toHaveLength(0);
+    expect(await signInClient(`?client_id=${id}`)).toBe(id);
+    const [row] = await fx.ds.rows<{ instance_id: string; is_public: boolean }>(
+      `SELECT instance_id, is_public FROM clients WHERE id = $1`,
+      [id],
+    );
+    expect(row).toEqual({ instance_id: made.instanceId, is_public: true });
+    // without `?client_id=`, still the default instance's
+    expect(await signInClient()).toBe(accountClientId(await defaultInstance()));
+  });
 });
