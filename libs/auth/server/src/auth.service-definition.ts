@@ -6,13 +6,18 @@ import {
   type CommonEnv,
   type ServiceDefinition,
 } from '@gatehouse/service';
-import { bootstrapIdentity, loadSecretBox, resealUnboundSecrets } from '@gatehouse/identity-data';
+import {
+  bootstrapIdentity,
+  ensureAccountClients,
+  loadSecretBox,
+  resealUnboundSecrets,
+} from '@gatehouse/identity-data';
 import { authEnv, effectiveTrustProxy } from './config.js';
 import { AuthAppModule } from './app.module.js';
 import { authEntities } from './entities.js';
 import { authMigrations } from './migrations/index.js';
 import { SigningKeys } from './keys/signing-keys.js';
-import { TokenServer } from './token-server.js';
+import { issuerOf, TokenServer } from './token-server.js';
 import { BODY_PARSER_EXCLUDED_PATHS, OAUTH_ERROR_PATHS, ROUTE_SPECS } from './endpoints/routes.js';
 
 export const authService: ServiceDefinition<typeof authEnv> = {
@@ -33,14 +38,23 @@ export const authService: ServiceDefinition<typeof authEnv> = {
   // Behind a TLS-terminating proxy, rate limits (and failed client authentications) count the forwarded address:
   // TRUST_PROXY, or the deprecated AUTH_TRUST_PROXY=true as one hop.
   trustProxy: (env) => effectiveTrustProxy(env),
-  // Seed the identity tables once, then make sure signing keys exist (first start creates RS256 and ES256 keys).
+  // Seed the identity tables once and the account clients at every start, then make sure signing keys exist (first start creates RS256 and ES256 keys).
   afterMigrate: async ({ env: serviceEnv, db }) => {
     // buildService hands every service its own variables and the common ones (DATA_DIR, LOG_LEVEL, REDIS_URL...).
     const env = serviceEnv as typeof serviceEnv & CommonEnv;
     const { box } = loadSecretBox(env);
     await bootstrapIdentity(db, env, undefined, { box });
+    // every instance's first-party account client (the account pages sign in through it), its callback this issuer's
+    const log = createLogger({ serviceName: 'auth', level: env.LOG_LEVEL });
+    const accounts = await ensureAccountClients(db, issuerOf(env));
+    if (accounts.nameTaken.length) {
+      log.warn(
+        { instances: accounts.nameTaken },
+        'account client not created: another client of the instance is named "Gatehouse account"',
+      );
+    }
     // secrets sealed by an earlier release (bound to nothing) are bound to their rows, once, before keys are read
-    await resealUnboundSecrets(db, box, createLogger({ serviceName: 'auth', level: env.LOG_LEVEL }));
+    await resealUnboundSecrets(db, box, log);
     await new SigningKeys(db, box).ensureActiveKeys();
   },
   // oidc-provider and our endpoints read their own bodies (JSON or form); the foundation knows their routes

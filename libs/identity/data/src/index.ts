@@ -8,6 +8,7 @@ export * from './account-takeover.js';
 export * from './oidc-payloads.js';
 export * from './token-data.js';
 export * from './bootstrap.js';
+export * from './account-client.js';
 export * from './system.js';
 export * from './env.js';
 export * from './effective-permissions.js';

@@ -5,7 +5,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TestDatabase } from '@gatehouse/testing';
 import {
+  accountClientId,
+  ACCOUNT_CLIENT_NAME,
   bootstrapIdentity,
+  ensureAccountClients,
   DEFAULT_ADMIN_EMAIL,
   findClientForOidc,
   loadSecretBox,
@@ -343,5 +346,91 @@ describe('hole 10: bootstrap secrets go to standard output only', () => {
     expect(again.seeded).toBe(false);
     expect(printed).toHaveLength(1);
     expect(() => statSync(file)).toThrow();
+  });
+});
+
+describe('ensureAccountClients: the seeded first-party account client of every instance', () => {
+  let db: TestDatabase;
+  let a: Db;
+  let b: Db;
+  const env = { DATA_DIR: '/unused', SECRET_ENCRYPTION_KEY: randomBytes(32).toString('base64') };
+  const accountClients = (ds: Db) =>
+    ds.rows<{ id: string; instance_id: string; callbacks: string[]; is_public: boolean; grants: number }>(
+      `SELECT c.id, c.instance_id, c.client_metadata->'urls'->'callbacks' AS callbacks, c.is_public,
+              (SELECT count(*)::int FROM client_resources r WHERE r.client_id = c.id)
+                + (SELECT count(*)::int FROM client_permissions p WHERE p.client_id = c.id) AS grants
+         FROM clients c WHERE c.client_metadata->>'gatehouse_account' = 'true' ORDER BY c.instance_id`,
+    );
+
+  beforeAll(async () => {
+    db = await identityTestDatabase();
+    a = await openDb(db.url);
+    b = await openDb(db.url);
+  });
+  afterAll(async () => {
+    await a?.close();
+    await b?.close();
+    await db?.drop();
+  });
+
+  it('creates one per instance from replicas at once, follows a changed issuer, recreates a deleted one', async () => {
+    const boot = await bootstrapIdentity(a, env, silent(), { print: () => undefined });
+    const { box } = loadSecretBox(env);
+    const other = await a.transaction((m) => seedInstance(m, { name: `other-${randomUUID()}` }, box));
+    const issuer = 'https://id.example.test/';
+    const results = await Promise.all([
+      ensureAccountClients(a, issuer),
+      ensureAccountClients(b, issuer),
+      ensureAccountClients(a, issuer),
+      ensureAccountClients(b, issuer),
+    ]);
+    expect(results.flatMap((r) => r.created).sort()).toEqual(
+      [accountClientId(boot.instanceId), accountClientId(other.instanceId)].sort(),
+    );
+    const rows = await accountClients(a);
+    expect(rows.map((r) => r.instance_id).sort()).toEqual([boot.instanceId, other.instanceId].sort());
+    for (const r of rows) {
+      expect(r).toMatchObject({
+        id: accountClientId(r.instance_id),
+        callbacks: ['https://id.example.test/account'],
+        is_public: true,
+        grants: 0,
+      });
+    }
+    const client = await findClientForOidc(a, accountClientId(boot.instanceId), box);
+    expect(client).toMatchObject({
+      isPublic: true,
+      isFirstParty: true,
+      clientSecret: null,
+      grantTypes: ['authorization_code'],
+    });
+
+    // a later start: nothing new, nothing changed
+    expect(await ensureAccountClients(b, issuer)).toEqual({ created: [], updated: [], nameTaken: [] });
+    // ISSUER changed: each callback follows it
+    const moved = await ensureAccountClients(a, 'https://login.example.test');
+    expect(moved.updated.sort()).toEqual(rows.map((r) => r.id).sort());
+    expect((await accountClients(a)).map((r) => r.callbacks)).toEqual([
+      ['https://login.example.test/account'],
+      ['https://login.example.test/account'],
+    ]);
+    // deleted: the next call creates it again, with the same id
+    await a.exec(`DELETE FROM clients WHERE id = $1`, [accountClientId(other.instanceId)]);
+    expect(await ensureAccountClients(a, 'https://login.example.test')).toEqual({
+      created: [accountClientId(other.instanceId)],
+      updated: [],
+      nameTaken: [],
+    });
+    // an instance whose own client already has the name: reported, never an error, nothing overwritten
+    const third = await a.transaction((m) => seedInstance(m, { name: `third-${randomUUID()}` }, box));
+    await a.exec(`INSERT INTO clients (instance_id, client_name) VALUES ($1, $2)`, [
+      third.instanceId,
+      ACCOUNT_CLIENT_NAME,
+    ]);
+    expect(await ensureAccountClients(a, 'https://login.example.test', [third.instanceId])).toEqual({
+      created: [],
+      updated: [],
+      nameTaken: [third.instanceId],
+    });
   });
 });

@@ -21,6 +21,7 @@ import { LinkPkceWaiver } from '../passwordless/link-pkce.js';
 import { Signup } from '../signup/signup.js';
 import { SignupLimits } from '../signup/signup-limits.js';
 import { TicketPages } from '../tickets/tickets.js';
+import { AccountPages } from '../account/account.js';
 import { ForgotPassword } from '../tickets/forgot-password.js';
 import type { EndpointContext } from '../endpoints/context.js';
 import { DevicePollThrottle } from '../endpoints/device-throttle.js';
@@ -218,6 +219,18 @@ function endpointContext(
     tickets: new TicketPages({
       sql,
       keys: opts.box.derive(TICKET_KEY_PURPOSE),
+      forgetUser: (id) => data.cache.forget({ kind: 'user', id }),
+    }),
+    account: new AccountPages({
+      provider: () => host.provider,
+      sql,
+      data,
+      login,
+      mfa,
+      delivery,
+      issuer,
+      events,
+      ticketKeys: opts.box.derive(TICKET_KEY_PURPOSE),
       forgetUser: (id) => data.cache.forget({ kind: 'user', id }),
     }),
     interactions: new InteractionHandler({

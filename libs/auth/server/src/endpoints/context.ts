@@ -10,6 +10,7 @@ import type { PasswordlessStart } from '../passwordless/passwordless.js';
 import type { LinkPkceWaiver } from '../passwordless/link-pkce.js';
 import type { Signup } from '../signup/signup.js';
 import type { TicketPages } from '../tickets/tickets.js';
+import type { AccountPages } from '../account/account.js';
 import type { KeySet } from '../keys/signing-keys.js';
 import type { DevicePollThrottle } from './device-throttle.js';
 import type { JwksReplay } from './jwks-replay.js';
@@ -44,6 +45,8 @@ export interface EndpointContext {
   readonly signup: Signup;
   /** The pages of tickets (password change, invitation, e-mail verification) made by the management API. */
   readonly tickets: TicketPages;
+  /** The signed-in person's own account pages (`/account`). */
+  readonly account: AccountPages;
   /** The login and consent pages of the authorization endpoint. */
   readonly interactions: InteractionHandler;
   readonly deviceThrottle: DevicePollThrottle;

@@ -665,3 +665,43 @@ export const ticketEmail: OpenApiOperation = {
     BrowserResponses(400, 403, 413, 415),
   ],
 };
+
+/** GET /account */
+export const accountPage: OpenApiOperation = {
+  name: 'accountPage',
+  decorators: [
+    ApiOperation({
+      summary: 'Account page of the signed-in person (HTML)',
+      description:
+        "The signed-in person's own account, found by the sign-in session's cookie: profile (name, nickname, " +
+        'picture URL, locale), e-mail, password change, authenticator app and recovery codes; English or Mongolian ' +
+        "by `ui_locales`, Accept-Language and the instance's supported_locales. Signed out: 302 to an authorization " +
+        'request of the first-party client whose callbacks list `<issuer>/account` (`client_id` chooses among ' +
+        'several), which comes back here; none: an error page (404).',
+    }),
+    BrowserResponses(400, 404),
+  ],
+};
+
+/** POST /account */
+export const accountPost: OpenApiOperation = {
+  name: 'accountPost',
+  decorators: [
+    ApiOperation({
+      summary: "Change the signed-in person's account (HTML form post)",
+      description:
+        "Form fields `csrf` (matching the page's cookie, else 403) and `action`: `profile` (`name`, `nickname`, " +
+        '`picture`, `locale`), `email` (`new_email`, `current_password` unless signed in within 5 minutes: set ' +
+        'unverified, a verification link to it and a notice to the old address), `password` (`current_password`, ' +
+        '`new_password`: the current one checked with the ' +
+        "login's lockout, the instance's password_validators; other sessions, grants and tokens end; a notice " +
+        'e-mail), `remove_app` and `regenerate_codes` (a session signed in with the app, and `current_password` ' +
+        'unless signed in within 5 minutes; removal sends a notice), `enrol_start` (the same password rule) and ' +
+        '`enrol_confirm` (`otp`), `end_session` (`session`), `end_all_sessions`, `revoke_app` (`client`). ' +
+        'Success: 303 back to the page, or the recovery codes shown once; bad input: the page again with its ' +
+        'error (400), nothing written. Signed out: 403.',
+    }),
+    ApiConsumes('application/x-www-form-urlencoded'),
+    BrowserResponses(400, 401, 403, 413, 415),
+  ],
+};

@@ -31,6 +31,9 @@ export const passwordlessLinkPage: Endpoint = async (ctx, req, res) => ctx.passw
 /** GET and POST of the ticket pages (password change or invitation, e-mail verification). */
 export const ticketPage: Endpoint = async (ctx, req, res, path) => ctx.tickets.handle(req, res, path);
 
+/** GET and POST /account: the signed-in person's own account (profile, password, authenticators). */
+export const accountPage: Endpoint = async (ctx, req, res) => ctx.account.handle(req, res);
+
 /** `/interaction/<uid>/...`: the login and consent pages of the authorization endpoint, any method. */
 export const interactionPage: Endpoint = async (ctx, req, res, path) =>
   ctx.interactions.handle(req, res, path);

@@ -28,6 +28,7 @@ describe('token server route table', () => {
       '/tokeninfo': ['POST'],
       '/tickets/password-change': ['GET', 'POST'],
       '/tickets/email-verification': ['GET', 'POST'],
+      '/account': ['GET', 'POST'],
     });
     expect(LOGOUT_ROUTES).toEqual({
       '/session/end': ['GET'],

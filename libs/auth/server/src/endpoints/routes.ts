@@ -10,7 +10,8 @@ import type { OpenApiOperation } from './openapi.js';
 import { authorizeEndpoint } from './authorize.js';
 import { introspectionEndpoint } from './introspection.js';
 import { replayJwks } from './jwks.js';
-import { emailVerificationPage, passwordlessLinkPage, ticketPage } from './pages.js';
+import { accountPage, emailVerificationPage, passwordlessLinkPage, ticketPage } from './pages.js';
+import { ACCOUNT_PATH } from '../account/account.js';
 import { passwordlessStartEndpoint } from './passwordless-start.js';
 import { deviceAuthorization, providerGet, providerPost } from './provider.js';
 import { signupEndpoint } from './signup.js';
@@ -145,6 +146,12 @@ export const ROUTE_TABLE: readonly TokenServerRoute[] = [
     kind: 'endpoint',
     path: TICKET_EMAIL_PATH,
     methods: { ...get(ticketPage, doc.ticketEmailPage), ...post(ticketPage, doc.ticketEmail) },
+  },
+  {
+    kind: 'endpoint',
+    path: ACCOUNT_PATH,
+    methods: { ...get(accountPage, doc.accountPage), ...post(accountPage, doc.accountPost) },
+    noPreflight: true,
   },
   { kind: 'logout', path: `${ROUTES.end_session}/confirm`, methods: { POST: {} } },
   { kind: 'logout', path: `${ROUTES.end_session}/success`, methods: { GET: {} } },

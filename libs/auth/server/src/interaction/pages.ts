@@ -372,7 +372,7 @@ text-decoration:none}button.link{background:none;border:none;color:#0b57d0;paddi
 h2{font-size:1rem;margin:1rem 0 .25rem}.qr{display:block;width:12rem;height:12rem;margin:1rem auto}
 .secret{font-family:ui-monospace,monospace;font-size:1rem;letter-spacing:.03em}
 ul.codes{list-style:none;padding:0;display:grid;grid-template-columns:1fr 1fr;gap:.4rem 1rem;
-font-family:ui-monospace,monospace;font-size:.95rem}ul.codes li{white-space:nowrap}`;
+font-family:ui-monospace,monospace;font-size:.95rem}ul.codes li{white-space:nowrap}form.inline{display:inline}`;
 
 export function layout(locale: Locale, title: string, nonce: string, body: string): string {
   return `<!doctype html>

@@ -179,17 +179,47 @@ export class SecondFactors {
           WHERE id = $1`,
         [row.id, now, step],
       );
-      const id = randomUUID();
-      const codes = Array.from({ length: RECOVERY_CODE_COUNT }, newRecoveryCode);
-      await tx.exec(
-        `INSERT INTO user_authenticators (id, instance_id, user_id, type, name, code_hashes, confirmed_at,
-                                          created_at, updated_at)
-         VALUES ($1, $2, $3, 'recovery_codes', 'Recovery codes', $4::text[], $5, $5, $5)`,
-        [id, user.instanceId, user.id, codes.map((c) => recoveryCodeHash(id, c)), now],
-      );
+      const codes = await this.insertRecoveryCodes(tx, user, now);
       await tx.exec(`DELETE FROM mfa_failures WHERE user_id = $1`, [user.id]);
       return { codes };
     });
+  }
+
+  /**
+   * A new set of recovery codes for a user with a confirmed TOTP (the account page), replacing the old set: the
+   * codes in clear, to be shown once; undefined without an authenticator app (recovery codes alone are no factor).
+   */
+  async regenerateRecoveryCodes(user: { id: string; instanceId: string }): Promise<string[] | undefined> {
+    return this.sql.transaction(async (tx) => {
+      const now = this.clock();
+      await tx.exec(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`gatehouse:mfa:${user.id}`]);
+      const app = await tx.one<{ id: string }>(
+        /* unscoped: the signed-in user's own rows */
+        `SELECT id FROM user_authenticators WHERE user_id = $1 AND type = 'totp' AND confirmed_at IS NOT NULL`,
+        [user.id],
+      );
+      if (!app) return undefined;
+      await tx.exec(`DELETE FROM user_authenticators WHERE user_id = $1 AND type = 'recovery_codes'`, [
+        user.id,
+      ]);
+      return this.insertRecoveryCodes(tx, user, now);
+    });
+  }
+
+  private async insertRecoveryCodes(
+    tx: Sql,
+    user: { id: string; instanceId: string },
+    now: Date,
+  ): Promise<string[]> {
+    const id = randomUUID();
+    const codes = Array.from({ length: RECOVERY_CODE_COUNT }, newRecoveryCode);
+    await tx.exec(
+      `INSERT INTO user_authenticators (id, instance_id, user_id, type, name, code_hashes, confirmed_at,
+                                        created_at, updated_at)
+       VALUES ($1, $2, $3, 'recovery_codes', 'Recovery codes', $4::text[], $5, $5, $5)`,
+      [id, user.instanceId, user.id, codes.map((c) => recoveryCodeHash(id, c)), now],
+    );
+    return codes;
   }
 
   /**

@@ -73,6 +73,22 @@ export class PasswordLogin {
     }
   }
 
+  /**
+   * The password of a signed-in user confirmed again (the account pages: password change, removing a factor). The
+   * login's lockout applies: a wrong one counts against the user from `source` as a failed login, and a locked
+   * source is refused even with the right password. A right one is not a sign-in (nothing is counted or reset).
+   */
+  async confirm(user: Pick<User, 'id' | 'passwordHash'>, password: string, source: string): Promise<boolean> {
+    const now = this.clock();
+    if (!user.passwordHash || (await isLockedFrom(this.sql, user.id, source, now))) {
+      await verifyPassword(null, password);
+      return false;
+    }
+    if (await verifyPassword(user.passwordHash, password)) return true;
+    await registerFailedLogin(this.sql, user.id, source, this.policy, now);
+    return false;
+  }
+
   private async check(
     instanceId: string,
     login: string,

@@ -1,0 +1,428 @@
+/**
+ * The account pages (`/account`): where a signed-in person manages their own account, in the style of the
+ * sign-in pages: no script, every value escaped, English and Mongolian, errors in the page's alert box.
+ */
+import { escapeHtml, groupedSecret, layout, type Locale } from '../interaction/pages.js';
+
+const TEXT = {
+  en: {
+    title: 'Your account',
+    signedInAs: (who: string) => `Signed in as ${who}.`,
+    profile: 'Profile',
+    name: 'Name',
+    nickname: 'Nickname',
+    picture: 'Picture URL',
+    locale: 'Language (for example en or mn-MN)',
+    email: 'E-mail',
+    emailVerified: 'verified',
+    emailUnverified: 'not verified',
+    noEmail: 'No e-mail address',
+    saveProfile: 'Save profile',
+    newEmail: 'New e-mail address',
+    changeEmail: 'Change e-mail',
+    emailNote: 'We send a link to the new address to verify it, and a notice to the old one.',
+    password: 'Password',
+    currentPassword: 'Current password',
+    newPassword: 'New password',
+    changePassword: 'Change password',
+    passwordRules: 'The password needs:',
+    passwordNote: 'Changing the password signs out your other sessions and applications.',
+    authenticators: 'Two-step verification',
+    app: 'Authenticator app',
+    appOn: (since: string) => `Authenticator app: on since ${since}.`,
+    appOff: 'No authenticator app is set up.',
+    recovery: (left: number) => `Recovery codes: ${left} left.`,
+    noRecovery: 'No recovery codes.',
+    removeApp: 'Remove the app',
+    stepUp: 'Sign in again with the authenticator app',
+    regenerate: 'New recovery codes',
+    sessions: 'Where you are signed in',
+    sessionAt: (at: string) => `Signed in ${at} (UTC)`,
+    thisBrowser: 'this browser',
+    signOutSession: 'Sign out there',
+    signOutAll: 'Sign out everywhere',
+    apps: 'Connected applications',
+    noApps: 'No application has access to your account.',
+    appSince: (name: string, at: string) => `${name}, since ${at}`,
+    revoke: 'Remove access',
+    enrol: 'Set up an authenticator app',
+    enrolIntro:
+      'Scan this QR code with an authenticator app (such as Google Authenticator, Microsoft Authenticator or 1Password).',
+    enrolQr: 'QR code to scan with an authenticator app',
+    enrolSecret: 'Cannot scan it? Enter this key in the app:',
+    enrolCode: 'Enter the 6-digit code the app shows',
+    enrolSubmit: 'Turn on',
+    confirmPassword: 'Your password (not needed within 5 minutes of signing in)',
+    codesTitle: 'Save your recovery codes',
+    codesIntro:
+      'If you lose your phone, each of these codes signs you in once instead of the app. Keep them somewhere safe: they are shown only now. Older codes no longer work.',
+    back: 'Back to your account',
+    signOut: 'Sign out',
+    done: {
+      profile: 'Your profile is saved.',
+      email: 'Your e-mail address is changed. Open the link we sent to the new address to verify it.',
+      password: 'Your password is changed. Your other sessions and applications are signed out.',
+      removed: 'The authenticator app is removed. Two-step verification is off.',
+      enrolled: 'Two-step verification is on.',
+      sessionEnded: 'That session is signed out.',
+      revoked: 'The application no longer has access to your account.',
+    },
+    errors: {
+      nameLong: 'The name is too long (at most 200 characters).',
+      nicknameLong: 'The nickname is too long (at most 200 characters).',
+      control: 'Names cannot contain control characters.',
+      picture: 'The picture must be an https:// or http:// address (at most 2000 characters).',
+      locale: 'Give a language tag such as en, mn or mn-MN.',
+      currentWrong: 'The current password is not right.',
+      newMissing: 'Choose a new password.',
+      emailBad: 'Give an e-mail address, like name@example.com.',
+      emailSame: 'This is already your e-mail address.',
+      emailTaken: 'Another account uses this e-mail address.',
+      newWeak: 'Choose a new password that meets these rules:',
+      notFound: 'That session or application is not there any more.',
+      sameAsOld: 'The new password must differ from the current one.',
+      noPassword: 'This account has no password yet: use “Forgot password?” on the sign-in page to set one.',
+      recent: 'Give your password to confirm: you signed in more than 5 minutes ago.',
+      enrolWrong: 'That code is not right. Check that the time on your phone is correct and try again.',
+      hasApp: 'An authenticator app is already set up: remove it first.',
+      noApp: 'No authenticator app is set up.',
+      needMfa:
+        'This session signed in without the authenticator app. Sign in again with the app (link below) to change it.',
+      csrf: 'The form could not be verified. Open the page again and retry.',
+      badForm: 'The form could not be read. Open the page again and retry.',
+      unknownAction: 'This form is not known.',
+      signInFailed: 'The sign-in did not complete. Open the page again to retry.',
+      noAccountApp:
+        'The account pages are not set up on this server: no first-party application has this page among its callbacks.',
+    },
+  },
+  mn: {
+    title: 'Таны бүртгэл',
+    signedInAs: (who: string) => `Та ${who} бүртгэлээр нэвтэрсэн байна.`,
+    profile: 'Профайл',
+    name: 'Нэр',
+    nickname: 'Хоч',
+    picture: 'Зургийн хаяг (URL)',
+    locale: 'Хэл (жишээ нь en эсвэл mn-MN)',
+    email: 'И-мэйл',
+    emailVerified: 'баталгаажсан',
+    emailUnverified: 'баталгаажаагүй',
+    noEmail: 'И-мэйл хаяг байхгүй',
+    saveProfile: 'Профайл хадгалах',
+    newEmail: 'Шинэ и-мэйл хаяг',
+    changeEmail: 'И-мэйл солих',
+    emailNote: 'Шинэ хаяг руу баталгаажуулах холбоос, хуучин хаяг руу мэдэгдэл илгээнэ.',
+    password: 'Нууц үг',
+    currentPassword: 'Одоогийн нууц үг',
+    newPassword: 'Шинэ нууц үг',
+    changePassword: 'Нууц үг солих',
+    passwordRules: 'Нууц үгийн шаардлага:',
+    passwordNote: 'Нууц үг солиход бусад нэвтрэлт, програмууд гаргагдана.',
+    authenticators: 'Хоёр алхамт баталгаажуулалт',
+    app: 'Баталгаажуулах апп',
+    appOn: (since: string) => `Баталгаажуулах апп: ${since}-с хойш идэвхтэй.`,
+    appOff: 'Баталгаажуулах апп тохируулаагүй байна.',
+    recovery: (left: number) => `Сэргээх код: ${left} үлдсэн.`,
+    noRecovery: 'Сэргээх код байхгүй.',
+    removeApp: 'Апп-ыг хасах',
+    stepUp: 'Баталгаажуулах апп-аар дахин нэвтрэх',
+    regenerate: 'Шинэ сэргээх кодууд',
+    sessions: 'Таны нэвтэрсэн газрууд',
+    sessionAt: (at: string) => `${at} (UTC)-д нэвтэрсэн`,
+    thisBrowser: 'энэ хөтөч',
+    signOutSession: 'Тэндээс гаргах',
+    signOutAll: 'Бүх газраас гарах',
+    apps: 'Холбогдсон програмууд',
+    noApps: 'Таны бүртгэлд хандах эрхтэй програм алга.',
+    appSince: (name: string, at: string) => `${name}, ${at}-с хойш`,
+    revoke: 'Хандалтыг цуцлах',
+    enrol: 'Баталгаажуулах апп тохируулах',
+    enrolIntro:
+      'Энэ QR кодыг баталгаажуулах апп-аар (Google Authenticator, Microsoft Authenticator, 1Password гэх мэт) уншуулна уу.',
+    enrolQr: 'Баталгаажуулах апп-аар уншуулах QR код',
+    enrolSecret: 'Уншуулж чадахгүй байна уу? Энэ түлхүүрийг апп-д оруулна уу:',
+    enrolCode: 'Апп-ын харуулж буй 6 оронтой кодыг оруулна уу',
+    enrolSubmit: 'Идэвхжүүлэх',
+    confirmPassword: 'Таны нууц үг (нэвтэрснээс хойш 5 минутын дотор шаардлагагүй)',
+    codesTitle: 'Сэргээх кодуудаа хадгална уу',
+    codesIntro:
+      'Утсаа алдвал эдгээр код бүрээр апп-ын оронд нэг удаа нэвтэрч болно. Аюулгүй газар хадгална уу: зөвхөн одоо харуулна. Хуучин кодууд ажиллахаа больсон.',
+    back: 'Бүртгэл рүүгээ буцах',
+    signOut: 'Гарах',
+    done: {
+      profile: 'Таны профайл хадгалагдлаа.',
+      email: 'Таны и-мэйл хаяг солигдлоо. Шинэ хаяг руу илгээсэн холбоосыг нээж баталгаажуулна уу.',
+      password: 'Таны нууц үг солигдлоо. Бусад нэвтрэлт, програмууд гаргагдлаа.',
+      removed: 'Баталгаажуулах апп хасагдлаа. Хоёр алхамт баталгаажуулалт унтарлаа.',
+      enrolled: 'Хоёр алхамт баталгаажуулалт идэвхжлээ.',
+      sessionEnded: 'Тэр нэвтрэлтийг гаргалаа.',
+      revoked: 'Програм таны бүртгэлд хандах эрхгүй боллоо.',
+    },
+    errors: {
+      nameLong: 'Нэр хэт урт байна (хамгийн ихдээ 200 тэмдэгт).',
+      nicknameLong: 'Хоч хэт урт байна (хамгийн ихдээ 200 тэмдэгт).',
+      control: 'Нэрэнд удирдах тэмдэгт байж болохгүй.',
+      picture: 'Зураг https:// эсвэл http:// хаяг байх ёстой (хамгийн ихдээ 2000 тэмдэгт).',
+      locale: 'en, mn эсвэл mn-MN гэх мэт хэлний код оруулна уу.',
+      currentWrong: 'Одоогийн нууц үг буруу байна.',
+      newMissing: 'Шинэ нууц үг сонгоно уу.',
+      emailBad: 'И-мэйл хаяг оруулна уу, жишээ нь name@example.com.',
+      emailSame: 'Энэ аль хэдийн таны и-мэйл хаяг байна.',
+      emailTaken: 'Энэ и-мэйл хаягийг өөр бүртгэл ашиглаж байна.',
+      newWeak: 'Дараах шаардлагыг хангасан шинэ нууц үг сонгоно уу:',
+      notFound: 'Тэр нэвтрэлт эсвэл програм байхгүй болсон байна.',
+      sameAsOld: 'Шинэ нууц үг одоогийнхоос өөр байх ёстой.',
+      noPassword:
+        'Энэ бүртгэлд нууц үг алга: нэвтрэх хуудасны “Нууц үгээ мартсан уу?” холбоосоор нууц үг тохируулна уу.',
+      recent: 'Баталгаажуулахын тулд нууц үгээ оруулна уу: та 5 минутаас өмнө нэвтэрсэн байна.',
+      enrolWrong: 'Код буруу байна. Утасныхаа цаг зөв эсэхийг шалгаад дахин оролдоно уу.',
+      hasApp: 'Баталгаажуулах апп аль хэдийн тохируулагдсан байна: эхлээд хасна уу.',
+      noApp: 'Баталгаажуулах апп тохируулаагүй байна.',
+      needMfa:
+        'Энэ нэвтрэлт баталгаажуулах апп ашиглаагүй. Өөрчлөхийн тулд апп-аар дахин нэвтэрнэ үү (доорх холбоос).',
+      csrf: 'Маягтыг баталгаажуулж чадсангүй. Хуудсыг дахин нээгээд оролдоно уу.',
+      badForm: 'Маягтыг уншиж чадсангүй. Хуудсыг дахин нээгээд оролдоно уу.',
+      unknownAction: 'Ийм маягт танигдаагүй байна.',
+      signInFailed: 'Нэвтрэлт дуусаагүй. Хуудсыг дахин нээж оролдоно уу.',
+      noAccountApp:
+        'Энэ серверт бүртгэлийн хуудас тохируулаагүй байна: энэ хуудсыг буцах хаягтаа агуулсан үндсэн програм алга.',
+    },
+  },
+} as const;
+
+export type AccountError = keyof (typeof TEXT)['en']['errors'];
+export type AccountDone = keyof (typeof TEXT)['en']['done'];
+
+/** What the account page shows of the person. */
+export interface AccountView {
+  label: string;
+  name: string;
+  nickname: string;
+  picture: string;
+  locale: string;
+  email: string | null;
+  emailVerified: boolean;
+  /** When the confirmed authenticator app was set up (ISO date), or null. */
+  appSince: string | null;
+  /** Unused recovery codes, or null without a set. */
+  recoveryLeft: number | null;
+  hasPassword: boolean;
+  /** The person's live sessions (by their public uid, never the cookie's id), newest first. */
+  sessions: { uid: string; loginAt: string; current: boolean }[];
+  /** The applications with access: the person's grants, by client (one per session a first party signed in). */
+  apps: { clientId: string; name: string; since: string }[];
+}
+
+export interface AccountPageInput {
+  locale: Locale;
+  nonce: string;
+  action: string;
+  csrf: string;
+  view: AccountView;
+  /** The instance's password rules, in the page's language. */
+  rules: string[];
+  /** The form that failed and its errors (the alert box above that form). */
+  error?: {
+    form: 'profile' | 'email' | 'password' | 'factors' | 'sessions' | 'apps';
+    messages: AccountError[];
+    extra?: string[];
+  };
+  done?: AccountDone;
+  /** The values a failed profile form had (shown again, nothing written). */
+  profileInput?: Partial<Pick<AccountView, 'name' | 'nickname' | 'picture' | 'locale'>>;
+  /** The new e-mail a failed e-mail form had. */
+  emailInput?: string;
+  /** The sign-out link (RP-initiated logout's confirmation page). */
+  signOutHref: string;
+  /** The link signing in again with the second factor, when this session's sign-in did not use it. */
+  stepUpHref?: string;
+}
+
+const hidden = (name: string, value: string) =>
+  `<input type="hidden" name="${name}" value="${escapeHtml(value)}">`;
+
+/** The error box: one sentence, or the list of them (as the ticket pages' password errors). */
+function alertBox(id: string, messages: readonly string[]): string {
+  if (messages.length === 1)
+    return `<p class="alert" role="alert" id="${id}">${escapeHtml(messages[0])}</p>\n`;
+  return `<div class="alert" role="alert" id="${id}"><ul>${messages
+    .map((m) => `<li>${escapeHtml(m)}</li>`)
+    .join('')}</ul></div>\n`;
+}
+
+export function accountPage(o: AccountPageInput): string {
+  const t = TEXT[o.locale];
+  const v = o.view;
+  const p = { ...v, ...o.profileInput };
+  const errorOf = (form: string) =>
+    o.error?.form === form
+      ? alertBox(`${form}-error`, [...o.error.messages.map((m) => t.errors[m]), ...(o.error.extra ?? [])])
+      : '';
+  const described = (form: string) => (o.error?.form === form ? ` aria-describedby="${form}-error"` : '');
+  const done = o.done
+    ? `<p class="notice" role="status" id="account-done">${escapeHtml(t.done[o.done])}</p>\n`
+    : '';
+  const field = (name: 'name' | 'nickname' | 'picture' | 'locale', type: string, autocomplete: string) =>
+    `<label for="${name}">${escapeHtml(t[name])}</label>
+<input id="${name}" name="${name}" type="${type}" autocomplete="${autocomplete}" value="${escapeHtml(p[name])}"${described('profile')}>`;
+  const email = v.email
+    ? `${escapeHtml(v.email)} (${escapeHtml(v.emailVerified ? t.emailVerified : t.emailUnverified)})`
+    : escapeHtml(t.noEmail);
+  const rules = o.rules.length
+    ? `\n<div class="hint" id="password-rules"><p>${escapeHtml(t.passwordRules)}</p><ul>${o.rules
+        .map((r) => `<li>${escapeHtml(r)}</li>`)
+        .join('')}</ul></div>`
+    : '';
+  const confirm = `<label for="factor-password">${escapeHtml(t.confirmPassword)}</label>
+<input id="factor-password" name="current_password" type="password" autocomplete="current-password"${described('factors')}>`;
+  const factors = v.appSince
+    ? `<p id="app-status">${escapeHtml(t.appOn(v.appSince))}</p>
+<p id="recovery-status">${escapeHtml(v.recoveryLeft === null ? t.noRecovery : t.recovery(v.recoveryLeft))}</p>
+<form method="post" action="${escapeHtml(o.action)}" novalidate>
+${hidden('csrf', o.csrf)}
+${confirm}
+<button type="submit" name="action" value="remove_app" id="remove-app">${escapeHtml(t.removeApp)}</button>
+<button type="submit" name="action" value="regenerate_codes" class="secondary" id="regenerate-codes">${escapeHtml(t.regenerate)}</button>
+</form>${o.stepUpHref ? `\n<p><a href="${escapeHtml(o.stepUpHref)}" id="step-up">${escapeHtml(t.stepUp)}</a></p>` : ''}`
+    : `<p id="app-status">${escapeHtml(t.appOff)}</p>
+<form method="post" action="${escapeHtml(o.action)}" novalidate>
+${hidden('csrf', o.csrf)}
+${confirm}
+<button type="submit" name="action" value="enrol_start" id="enrol-start">${escapeHtml(t.enrol)}</button>
+</form>`;
+  return layout(
+    o.locale,
+    t.title,
+    o.nonce,
+    `<h1>${escapeHtml(t.title)}</h1>
+<p id="signed-in-as">${escapeHtml(t.signedInAs(v.label))} <a href="${escapeHtml(o.signOutHref)}" id="sign-out">${escapeHtml(t.signOut)}</a></p>
+${done}<h2 id="profile-heading">${escapeHtml(t.profile)}</h2>
+${errorOf('profile')}<form method="post" action="${escapeHtml(o.action)}" novalidate aria-labelledby="profile-heading">
+${hidden('csrf', o.csrf)}
+${hidden('action', 'profile')}
+${field('name', 'text', 'name')}
+${field('nickname', 'text', 'nickname')}
+${field('picture', 'url', 'photo')}
+${field('locale', 'text', 'language')}
+<button type="submit" id="save-profile">${escapeHtml(t.saveProfile)}</button>
+</form>
+<h2 id="email-heading">${escapeHtml(t.email)}</h2>
+<p id="account-email">${email}</p>
+${errorOf('email')}<form method="post" action="${escapeHtml(o.action)}" novalidate aria-labelledby="email-heading">
+${hidden('csrf', o.csrf)}
+${hidden('action', 'email')}
+<label for="new_email">${escapeHtml(t.newEmail)}</label>
+<input id="new_email" name="new_email" type="email" autocomplete="email" value="${escapeHtml(o.emailInput ?? '')}"${described('email')}>
+<label for="email-password">${escapeHtml(t.confirmPassword)}</label>
+<input id="email-password" name="current_password" type="password" autocomplete="current-password"${described('email')}>
+<p class="hint">${escapeHtml(t.emailNote)}</p>
+<button type="submit" id="change-email">${escapeHtml(t.changeEmail)}</button>
+</form>
+<h2 id="password-heading">${escapeHtml(t.password)}</h2>
+${errorOf('password')}<form method="post" action="${escapeHtml(o.action)}" novalidate aria-labelledby="password-heading">
+${hidden('csrf', o.csrf)}
+${hidden('action', 'password')}
+<input type="hidden" name="username" autocomplete="username" value="${escapeHtml(v.label)}">
+<label for="current_password">${escapeHtml(t.currentPassword)}</label>
+<input id="current_password" name="current_password" type="password" autocomplete="current-password"${described('password')}>
+<label for="new_password">${escapeHtml(t.newPassword)}</label>
+<input id="new_password" name="new_password" type="password" autocomplete="new-password"${o.rules.length ? ' aria-describedby="password-rules"' : ''}>${rules}
+<p class="hint">${escapeHtml(t.passwordNote)}</p>
+<button type="submit" id="change-password">${escapeHtml(t.changePassword)}</button>
+</form>
+<h2 id="factors-heading">${escapeHtml(t.authenticators)}</h2>
+${errorOf('factors')}${factors}
+<h2 id="sessions-heading">${escapeHtml(t.sessions)}</h2>
+${errorOf('sessions')}<ul id="sessions">
+${v.sessions
+  .map(
+    (x) =>
+      `<li>${escapeHtml(t.sessionAt(x.loginAt))}${x.current ? ` (${escapeHtml(t.thisBrowser)})` : ` <form method="post" action="${escapeHtml(o.action)}" class="inline">${hidden('csrf', o.csrf)}${hidden('action', 'end_session')}${hidden('session', x.uid)}<button type="submit" class="link">${escapeHtml(t.signOutSession)}</button></form>`}</li>`,
+  )
+  .join('\n')}
+</ul>
+<form method="post" action="${escapeHtml(o.action)}">
+${hidden('csrf', o.csrf)}
+${hidden('action', 'end_all_sessions')}
+<button type="submit" id="sign-out-all">${escapeHtml(t.signOutAll)}</button>
+</form>
+<h2 id="apps-heading">${escapeHtml(t.apps)}</h2>
+${errorOf('apps')}${
+      v.apps.length
+        ? `<ul id="apps">
+${v.apps
+  .map(
+    (a) =>
+      `<li>${escapeHtml(t.appSince(a.name, a.since))} <form method="post" action="${escapeHtml(o.action)}" class="inline">${hidden('csrf', o.csrf)}${hidden('action', 'revoke_app')}${hidden('client', a.clientId)}<button type="submit" class="link">${escapeHtml(t.revoke)}</button></form></li>`,
+  )
+  .join('\n')}
+</ul>`
+        : `<p id="apps">${escapeHtml(t.noApps)}</p>`
+    }`,
+  );
+}
+
+/** Enrolment of an authenticator app from the account page: QR code, secret, the app's first code. */
+export function accountEnrolPage(o: {
+  locale: Locale;
+  nonce: string;
+  action: string;
+  csrf: string;
+  qrSvg: string;
+  secret: string;
+  error?: AccountError;
+}): string {
+  const t = TEXT[o.locale];
+  const svg = o.qrSvg.replace('<svg ', `<svg class="qr" role="img" aria-label="${escapeHtml(t.enrolQr)}" `);
+  const error = o.error ? alertBox('enrol-error', [t.errors[o.error]]) : '';
+  return layout(
+    o.locale,
+    t.enrol,
+    o.nonce,
+    `<h1>${escapeHtml(t.enrol)}</h1>
+<p>${escapeHtml(t.enrolIntro)}</p>
+${svg}
+<p>${escapeHtml(t.enrolSecret)}<br><code class="secret" id="totp-secret">${escapeHtml(groupedSecret(o.secret))}</code></p>
+${error}<form method="post" action="${escapeHtml(o.action)}" novalidate>
+${hidden('csrf', o.csrf)}
+${hidden('action', 'enrol_confirm')}
+<label for="otp">${escapeHtml(t.enrolCode)}</label>
+<input id="otp" name="otp" type="text" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required autofocus${o.error ? ' aria-describedby="enrol-error"' : ''}>
+<button type="submit">${escapeHtml(t.enrolSubmit)}</button>
+</form>
+<p><a href="${escapeHtml(o.action)}">${escapeHtml(t.back)}</a></p>`,
+  );
+}
+
+/** New recovery codes, shown once. */
+export function accountCodesPage(o: {
+  locale: Locale;
+  nonce: string;
+  codes: readonly string[];
+  backHref: string;
+  enrolled: boolean;
+}): string {
+  const t = TEXT[o.locale];
+  return layout(
+    o.locale,
+    t.codesTitle,
+    o.nonce,
+    `<h1>${escapeHtml(t.codesTitle)}</h1>
+${o.enrolled ? `<p class="notice" role="status">${escapeHtml(t.done.enrolled)}</p>\n` : ''}<p>${escapeHtml(t.codesIntro)}</p>
+<ul class="codes" id="recovery-codes">
+${o.codes.map((c) => `<li><code>${escapeHtml(c)}</code></li>`).join('\n')}
+</ul>
+<p><a class="button" id="back" href="${escapeHtml(o.backHref)}">${escapeHtml(t.back)}</a></p>`,
+  );
+}
+
+/** A page that can only say why the account page cannot go on. */
+export function accountErrorPage(o: { locale: Locale; nonce: string; error: AccountError }): string {
+  const t = TEXT[o.locale];
+  return layout(
+    o.locale,
+    t.title,
+    o.nonce,
+    `<h1>${escapeHtml(t.title)}</h1>\n<p class="alert" role="alert">${escapeHtml(t.errors[o.error])}</p>`,
+  );
+}
