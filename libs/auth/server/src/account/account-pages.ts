@@ -296,7 +296,7 @@ ${confirm}
     o.nonce,
     `<h1>${escapeHtml(t.title)}</h1>
 <p id="signed-in-as">${escapeHtml(t.signedInAs(v.label))} <a href="${escapeHtml(o.signOutHref)}" id="sign-out">${escapeHtml(t.signOut)}</a></p>
-${done}<h2 id="profile-heading">${escapeHtml(t.profile)}</h2>
+${done}<h2 class="section" id="profile-heading">${escapeHtml(t.profile)}</h2>
 ${errorOf('profile')}<form method="post" action="${escapeHtml(o.action)}" novalidate aria-labelledby="profile-heading">
 ${hidden('csrf', o.csrf)}
 ${hidden('action', 'profile')}
@@ -306,7 +306,7 @@ ${field('picture', 'url', 'photo')}
 ${field('locale', 'text', 'language')}
 <button type="submit" id="save-profile">${escapeHtml(t.saveProfile)}</button>
 </form>
-<h2 id="email-heading">${escapeHtml(t.email)}</h2>
+<h2 class="section" id="email-heading">${escapeHtml(t.email)}</h2>
 <p id="account-email">${email}</p>
 ${errorOf('email')}<form method="post" action="${escapeHtml(o.action)}" novalidate aria-labelledby="email-heading">
 ${hidden('csrf', o.csrf)}
@@ -318,7 +318,7 @@ ${hidden('action', 'email')}
 <p class="hint">${escapeHtml(t.emailNote)}</p>
 <button type="submit" id="change-email">${escapeHtml(t.changeEmail)}</button>
 </form>
-<h2 id="password-heading">${escapeHtml(t.password)}</h2>
+<h2 class="section" id="password-heading">${escapeHtml(t.password)}</h2>
 ${errorOf('password')}<form method="post" action="${escapeHtml(o.action)}" novalidate aria-labelledby="password-heading">
 ${hidden('csrf', o.csrf)}
 ${hidden('action', 'password')}
@@ -330,9 +330,9 @@ ${hidden('action', 'password')}
 <p class="hint">${escapeHtml(t.passwordNote)}</p>
 <button type="submit" id="change-password">${escapeHtml(t.changePassword)}</button>
 </form>
-<h2 id="factors-heading">${escapeHtml(t.authenticators)}</h2>
+<h2 class="section" id="factors-heading">${escapeHtml(t.authenticators)}</h2>
 ${errorOf('factors')}${factors}
-<h2 id="sessions-heading">${escapeHtml(t.sessions)}</h2>
+<h2 class="section" id="sessions-heading">${escapeHtml(t.sessions)}</h2>
 ${errorOf('sessions')}<ul id="sessions">
 ${v.sessions
   .map(
@@ -346,7 +346,7 @@ ${hidden('csrf', o.csrf)}
 ${hidden('action', 'end_all_sessions')}
 <button type="submit" id="sign-out-all">${escapeHtml(t.signOutAll)}</button>
 </form>
-<h2 id="apps-heading">${escapeHtml(t.apps)}</h2>
+<h2 class="section" id="apps-heading">${escapeHtml(t.apps)}</h2>
 ${errorOf('apps')}${
       v.apps.length
         ? `<ul id="apps">

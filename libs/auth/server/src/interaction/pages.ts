@@ -369,7 +369,8 @@ font-size:.9rem;margin:.25rem 0 0}.who{display:flex;flex-wrap:wrap;gap:.5rem;ali
 border-top:1px solid #ddd}.who p,.who form{margin:0}.nowrap{white-space:nowrap}
 a.button{display:inline-block;padding:.6rem 1.2rem;border-radius:.25rem;background:#0b57d0;color:#fff;
 text-decoration:none}button.link{background:none;border:none;color:#0b57d0;padding:0;margin:0;text-decoration:underline;font-size:1rem}
-h2{font-size:1rem;margin:1rem 0 .25rem}.qr{display:block;width:12rem;height:12rem;margin:1rem auto}
+h2{font-size:1rem;margin:1rem 0 .25rem}h2.section{font-size:1.15rem;margin:2rem 0 .5rem;padding-top:1.25rem;
+border-top:1px solid #ddd}.qr{display:block;width:12rem;height:12rem;margin:1rem auto}
 .secret{font-family:ui-monospace,monospace;font-size:1rem;letter-spacing:.03em}
 ul.codes{list-style:none;padding:0;display:grid;grid-template-columns:1fr 1fr;gap:.4rem 1rem;
 font-family:ui-monospace,monospace;font-size:.95rem}ul.codes li{white-space:nowrap}form.inline{display:inline}`;
