@@ -197,6 +197,76 @@ describe('the token server cache follows changes made by the identity service', 
     expect((await m.tokenInfo(own.token)).active).toBe(false);
   });
 
+  it("a user's account (its claims) is read once, and a change through the identity API counts at once", async () => {
+    const a = await passwordClient(m);
+    const email = `${uniq('acct')}@example.test`;
+    const u = (
+      await m
+        .call('post', '/api/v1/users')
+        .send({ user_email: email, password: PASSWORD, user_nickname: 'before' })
+        .expect(201)
+    ).body as { id: string };
+    const grant = async (params: Record<string, string>) => {
+      const res = await fetch(`${m.auth.url}/token`, {
+        method: 'POST',
+        headers: {
+          authorization: `Basic ${Buffer.from(`${a.id}:${a.secret}`).toString('base64')}`,
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+        body: new URLSearchParams(params).toString(),
+      });
+      return { status: res.status, body: (await res.json()) as Record<string, string> };
+    };
+    // The claims of a token (userinfo looks the account up, as the authorization and token endpoints do)
+    const nicknameIn = async (accessToken: string) =>
+      (
+        (await (
+          await fetch(`${m.auth.url}/userinfo`, { headers: { authorization: `Bearer ${accessToken}` } })
+        ).json()) as { nickname?: string }
+      ).nickname;
+    const first = await grant({
+      grant_type: 'password',
+      username: email,
+      password: PASSWORD,
+      scope: 'openid profile offline_access',
+    });
+    expect(first.status).toBe(200);
+    expect(await nicknameIn(first.body.access_token)).toBe('before');
+    let refresh = first.body.refresh_token;
+    const refreshed = async () => {
+      const r = await grant({ grant_type: 'refresh_token', refresh_token: refresh });
+      if (r.body.refresh_token) refresh = r.body.refresh_token;
+      return r;
+    };
+    // the account is cached now: a refresh and a userinfo read no users row
+    const accountReads = (statements: string[]) =>
+      statements.filter((s) => /FROM users u WHERE u\.id = \$1/.test(s.replace(/\s+/g, ' ')));
+    let again: Awaited<ReturnType<typeof refreshed>> | undefined;
+    let seen: string | undefined;
+    expect(
+      accountReads(
+        await statementsOf(async () => {
+          again = await refreshed();
+          seen = await nicknameIn(again.body.access_token);
+        }),
+      ),
+    ).toEqual([]);
+    expect(again!.status).toBe(200);
+    expect(seen).toBe('before');
+
+    // a change through the identity API: the very next token carries it
+    await m.call('patch', `/api/v1/users/${u.id}`).send({ user_nickname: 'after' }).expect(200);
+    const changed = await refreshed();
+    expect(changed.status).toBe(200);
+    expect(await nicknameIn(changed.body.access_token)).toBe('after');
+
+    // blocked through the identity API: the very next refresh is refused
+    await m.call('post', `/api/v1/users/${u.id}/block`).expect(200);
+    const refused = await refreshed();
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toBe('invalid_grant');
+  });
+
   it('with the change feed down the cache is not used: a change counts at once', async () => {
     const s = await setup();
     const token = (await tokenRequest(m, s.client.id, s.client.secret, s.identifier)).token!;
