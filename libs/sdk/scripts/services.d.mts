@@ -12,6 +12,8 @@ export interface RunningServices {
   /** The bootstrap admin user. */
   adminEmail: string;
   adminPassword: string;
+  /** Where the sources were compiled (apps and libs, e.g. `<buildDir>/libs/sdk/src/index.js`); removed by stop(). */
+  buildDir: string;
   /** What each service has written to stdout and stderr so far. */
   logs(): Record<'auth' | 'identity' | 'tree', string>;
   /** Stops the services, removes their build and DATA_DIR, drops their databases. */
