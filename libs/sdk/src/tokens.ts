@@ -12,6 +12,8 @@ export interface Tokens {
   refresh_token?: string;
   id_token?: string;
   scope?: string;
+  /** The API the access token is for, when the SDK knows it (set by whoever stored the tokens). */
+  audience?: string;
 }
 
 /**
@@ -122,18 +124,31 @@ export interface RefreshingTokensOptions {
   fetch?: typeof fetch;
   /** Told of every change: new tokens (set or refreshed), or undefined when they are cleared or refused. */
   onChange?: (t: Tokens | undefined) => void;
+  /**
+   * The APIs the user's grant covers besides the one of the held tokens (the `resource` values of the authorization
+   * request, e.g. both `urn:gatehouse:management` and `urn:gatehouse:tree`). `token()` asked for one of them answers
+   * an access token for it, got by a refresh with `resource` and kept apart. Only list APIs the grant holds: the token
+   * server consumes the refresh token before it checks the resource, so a refresh for another one loses the session.
+   */
+  audiences?: string[];
 }
 
 /**
  * A user's tokens, in memory only: the access token for requests (`token`), renewed with the refresh token
- * (`refresh_token` grant) shortly before it expires. Refresh tokens rotate: each refresh stores the new one, and
- * callers asking while a refresh runs share it (a second refresh with the same refresh token would be a reuse,
- * which revokes the grant). A refused refresh (the grant revoked, the user blocked) clears the tokens.
+ * (`refresh_token` grant) shortly before it expires. Refresh tokens rotate: each refresh stores the new one, refreshes
+ * run one after another, and callers asking while one runs share it (a second use of the same refresh token would be
+ * a reuse, which revokes the grant). A refresh refused with `invalid_grant` (the grant revoked, the user blocked, a
+ * reused token) clears the tokens.
  */
 export class RefreshingTokens {
   private tokens: Tokens | undefined;
-  private refreshing: Promise<Tokens> | undefined;
-  /** Bumped by every refresh, set() and clear(): a refresh answered after either is not stored. */
+  /** Access tokens of the other `audiences`, by audience. */
+  private readonly others = new Map<string, Tokens>();
+  /** The refresh waiting or running per audience ('' for the held tokens' own). */
+  private readonly pending = new Map<string, Promise<Tokens>>();
+  /** Refreshes run in this order, each with the refresh token the one before left. */
+  private queue: Promise<unknown> = Promise.resolve();
+  /** Bumped by set() and clear() (and a refused refresh): a refresh begun before is not stored. */
   private generation = 0;
 
   constructor(private readonly o: RefreshingTokensOptions) {}
@@ -143,10 +158,14 @@ export class RefreshingTokens {
     return this.tokens;
   }
 
-  /** Stores tokens (a token response of /token, e.g. after the authorization code grant). */
+  /**
+   * Stores tokens (a token response of /token). `audience`: the API its access token is for, when `audiences` lists
+   * others (then requests for those get tokens of their own).
+   */
   set(t: Tokens): void {
     this.generation++;
-    this.refreshing = undefined;
+    this.pending.clear();
+    this.others.clear();
     this.tokens = withExpiry(t);
     this.o.onChange?.(this.tokens);
   }
@@ -154,62 +173,164 @@ export class RefreshingTokens {
   /** Forgets the tokens (sign-out). A refresh still running is not stored. */
   clear(): void {
     this.generation++;
+    this.pending.clear();
+    this.others.clear();
     this.tokens = undefined;
-    this.refreshing = undefined;
     this.o.onChange?.(undefined);
   }
 
-  /** The access token, refreshed first when it is about to expire and a refresh token is held. */
-  readonly token: TokenSource = async () => {
-    const t = this.tokens;
-    if (!t) return undefined;
-    if (fresh(t) || !t.refresh_token) return t.access_token;
-    return (await this.refresh()).access_token;
-  };
-
-  /** Refreshes now (one request however many callers ask at once); throws when no refresh token is held. */
-  refresh(): Promise<Tokens> {
-    if (this.refreshing) return this.refreshing;
-    const held = this.tokens;
-    if (!held?.refresh_token) {
-      return Promise.reject(
-        new GatehouseError(400, { code: 'invalid_grant', message: 'no refresh token is held' }),
-      );
-    }
-    const run: Promise<Tokens> = this.exchange(held, held.refresh_token).finally(() => {
-      if (this.refreshing === run) this.refreshing = undefined;
-    });
-    this.refreshing = run;
-    return run;
+  /**
+   * The authorization code grant (after /authorize with PKCE): exchanges the code and stores the tokens. `audience`
+   * picks the API of the first access token (one of the authorization request's `resource` values).
+   */
+  async authorizationCode(o: {
+    code: string;
+    codeVerifier: string;
+    redirectUri: string;
+    audience?: string;
+  }): Promise<Tokens> {
+    const t = await tokenRequest(
+      this.o.authUrl,
+      {
+        grant_type: 'authorization_code',
+        code: o.code,
+        code_verifier: o.codeVerifier,
+        redirect_uri: o.redirectUri,
+        resource: o.audience,
+      },
+      this.o,
+      this.o.fetch,
+    );
+    this.set({ ...t, ...(o.audience ? { audience: o.audience } : {}) });
+    return this.tokens ?? t;
   }
 
-  private async exchange(held: Tokens, refreshToken: string): Promise<Tokens> {
-    const generation = ++this.generation;
+  /**
+   * Sign-out of this client: revokes the refresh token at the token server (which ends the grant and its access
+   * tokens) and forgets the tokens. The tokens are forgotten even when the token server cannot be reached.
+   */
+  async revoke(): Promise<void> {
+    const refreshToken = this.tokens?.refresh_token;
+    this.clear();
+    if (!refreshToken) return;
+    const body = new URLSearchParams({ token: refreshToken, token_type_hint: 'refresh_token' });
+    const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
+    if (this.o.clientSecret !== undefined)
+      headers.authorization = basic(this.o.clientId, this.o.clientSecret);
+    else body.set('client_id', this.o.clientId);
+    const fetchFn = this.o.fetch ?? globalThis.fetch;
+    const res = await fetchFn(`${this.o.authUrl.replace(/\/+$/, '')}/revoke`, {
+      method: 'POST',
+      headers,
+      body,
+    });
+    const text = await res.text();
+    if (!res.ok) {
+      let parsed: unknown = text;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        /* the text is the message */
+      }
+      throw new GatehouseError(res.status, toApiError(res.status, parsed, res.statusText), res);
+    }
+  }
+
+  /**
+   * The access token for a request, refreshed first when it is about to expire and a refresh token is held; for an
+   * API of `audiences` other than the held tokens' own, that API's access token.
+   */
+  readonly token: TokenSource = async (request?: TokenRequest) => {
+    const t = this.tokens;
+    if (!t) return undefined;
+    const key = this.keyOf(request?.audience);
+    if (key === '') {
+      if (fresh(t) || !t.refresh_token) return t.access_token;
+      return (await this.refresh()).access_token;
+    }
+    const other = this.others.get(key);
+    if (other && fresh(other)) return other.access_token;
+    if (!t.refresh_token) return t.access_token;
+    return (await this.refresh(key)).access_token;
+  };
+
+  /**
+   * Refreshes now (for `audience`, one of `audiences`; default the held tokens' own API): one request however many
+   * callers ask at once. Rejects when no refresh token is held.
+   */
+  refresh(audience?: string): Promise<Tokens> {
+    const key = this.keyOf(audience);
+    const waiting = this.pending.get(key);
+    if (waiting) return waiting;
+    const generation = this.generation;
+    const p = this.queue.then(() => this.exchange(key, generation));
+    this.queue = p.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.pending.set(key, p);
+    const done = () => {
+      if (this.pending.get(key) === p) this.pending.delete(key);
+    };
+    p.then(done, done);
+    return p;
+  }
+
+  /** '' for the held tokens' own API (no audience asked, none known, or that one), else the audience. */
+  private keyOf(audience: string | undefined): string {
+    if (audience === undefined || audience === this.tokens?.audience) return '';
+    if (this.tokens?.audience === undefined || !this.o.audiences?.includes(audience)) return '';
+    return audience;
+  }
+
+  private async exchange(key: string, generation: number): Promise<Tokens> {
+    const held = this.tokens;
+    if (generation !== this.generation || !held?.refresh_token) {
+      throw new GatehouseError(400, {
+        code: 'invalid_grant',
+        message: held ? 'no refresh token is held' : 'the tokens were cleared',
+      });
+    }
     try {
       const t = await tokenRequest(
         this.o.authUrl,
-        { grant_type: 'refresh_token', refresh_token: refreshToken },
+        { grant_type: 'refresh_token', refresh_token: held.refresh_token, resource: key || undefined },
         this.o,
         this.o.fetch,
       );
       // cleared (signed out) or replaced meanwhile: keep nothing
-      if (generation !== this.generation) return t;
+      if (generation !== this.generation) return withExpiry(t);
       // rotation: the answer carries the new refresh token; keep the old one only if none came
-      const next = withExpiry({ ...t, refresh_token: t.refresh_token ?? held.refresh_token });
-      this.set(next);
-      return next;
+      const refreshToken = t.refresh_token ?? held.refresh_token;
+      let answer: Tokens;
+      if (key === '') {
+        answer = withExpiry({ ...t, refresh_token: refreshToken, ...audienceOf(held) });
+        this.tokens = answer;
+      } else {
+        answer = withExpiry({ ...t, audience: key });
+        this.others.set(key, answer);
+        this.tokens = { ...held, refresh_token: refreshToken };
+      }
+      this.o.onChange?.(this.tokens);
+      return answer;
     } catch (err) {
-      // refused (revoked grant, reused or expired refresh token, blocked user): the tokens are no good any more
+      // refused for good (revoked grant, reused or expired refresh token, blocked user): forget the tokens
       if (
         generation === this.generation &&
         err instanceof GatehouseError &&
-        err.status >= 400 &&
-        err.status < 500
+        err.body.code === 'invalid_grant'
       ) {
+        this.generation++;
+        this.pending.clear();
+        this.others.clear();
         this.tokens = undefined;
         this.o.onChange?.(undefined);
       }
       throw err;
     }
   }
+}
+
+function audienceOf(t: Tokens): { audience?: string } {
+  return t.audience !== undefined ? { audience: t.audience } : {};
 }

@@ -2,11 +2,12 @@
 // process; services.mjs): tokens from the token server, typed calls to identity and tree, errors, refresh rotation,
 // pagination over both presentations. Records are made through the SDK itself with the bootstrap client.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import {
   GatehouseError,
   MANAGEMENT_AUDIENCE,
   RefreshingTokens,
+  TREE_AUDIENCE,
   clientCredentials,
   createGatehouse,
   paginate,
@@ -367,5 +368,161 @@ describe('pagination over both presentations', () => {
     const { total, items } = await nodes.page({ limit: 4 });
     expect(total).toBe(13);
     expect(items.map((n) => n.code)).toEqual(codes.slice(0, 4));
+  });
+});
+
+/** A browser's part of the authorization code flow over plain HTTP: cookies, redirects on the token server, forms. */
+async function signInThroughPages(authorizeUrl: string, username: string, password: string): Promise<string> {
+  const origin = new URL(services.authUrl).origin;
+  const cookies = new Map<string, string>();
+  const walk = async (url: string, form?: Record<string, string>) => {
+    let at = url;
+    let body = form ? new URLSearchParams(form).toString() : undefined;
+    for (let hop = 0; hop < 12; hop++) {
+      const res = await fetch(at, {
+        method: body ? 'POST' : 'GET',
+        redirect: 'manual',
+        headers: {
+          accept: 'text/html',
+          cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join('; '),
+          ...(body ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+        },
+        body,
+      });
+      for (const line of res.headers.getSetCookie()) {
+        const [pair] = line.split(';');
+        const eq = pair.indexOf('=');
+        cookies.set(pair.slice(0, eq).trim(), pair.slice(eq + 1).trim());
+      }
+      const html = await res.text();
+      if (res.status < 300 || res.status >= 400) return { url: at, html, status: res.status };
+      at = new URL(res.headers.get('location') ?? '', at).toString();
+      body = undefined;
+      if (!at.startsWith(`${origin}/`)) return { url: at, html: '', status: res.status };
+    }
+    throw new Error('too many redirects');
+  };
+  const action = (html: string, base: string, pattern: RegExp) => {
+    for (const m of html.matchAll(/<form\b[^>]*\baction="([^"]+)"/g)) {
+      const u = new URL(m[1].replace(/&amp;/g, '&'), base);
+      if (pattern.test(u.pathname)) return u.toString();
+    }
+    throw new Error(`no form ${pattern} on ${base}: ${html.slice(0, 400)}`);
+  };
+  const csrf = (html: string) => /name="csrf" value="([^"]*)"/.exec(html)?.[1] ?? '';
+  const login = await walk(authorizeUrl);
+  expect(login.status).toBe(200);
+  let page = await walk(action(login.html, login.url, /\/login$/), {
+    csrf: csrf(login.html),
+    username,
+    password,
+  });
+  if (page.status === 200 && /\/consent/.test(page.html)) {
+    page = await walk(action(page.html, page.url, /\/consent$/), {
+      csrf: csrf(page.html),
+      decision: 'allow',
+    });
+  }
+  return page.url;
+}
+
+describe('a user signed in with the authorization code flow (public client, PKCE)', () => {
+  it('gets tokens for identity and tree from one grant, rotates, and signs out with revoke', async () => {
+    const callback = 'http://127.0.0.1:9/sdk-callback';
+    const client = unwrap(
+      await gh.identity.POST('/api/v1/clients', {
+        body: {
+          client_name: uniq('spa'),
+          is_public: true,
+          is_first_party: true,
+          client_metadata: {
+            grant_types: ['authorization_code', 'refresh_token'],
+            urls: { callbacks: [callback] },
+          },
+        },
+      }),
+    );
+    const systems = (
+      await paginate((page) => gh.identity.GET('/api/v1/resources', { params: { query: page } })).all()
+    )
+      .filter((r) => r.resource_metadata.is_system)
+      .map((r) => r.id);
+    expect(systems).toHaveLength(2);
+    unwrap(
+      await gh.identity.POST('/api/v1/clients/{client_id}/resources', {
+        params: { path: { client_id: client.id } },
+        body: { resources: systems },
+      }),
+    );
+    const permissions = [];
+    for (const id of systems) {
+      const scopes = await paginate((page) =>
+        gh.identity.GET('/api/v1/resources/{resource_id}/scopes', {
+          params: { path: { resource_id: id }, query: page },
+        }),
+      ).all();
+      permissions.push({ resource_id: id, scopes: scopes.map((x) => x.id) });
+    }
+    unwrap(
+      await gh.identity.POST('/api/v1/clients/{client_id}/permissions', {
+        params: { path: { client_id: client.id } },
+        body: { permissions },
+      }),
+    );
+    const verifier = randomBytes(32).toString('base64url');
+    const challenge = createHash('sha256').update(verifier).digest('base64url');
+    const authorize = new URL(`${services.authUrl}/authorize`);
+    authorize.search = new URLSearchParams({
+      client_id: client.id,
+      response_type: 'code',
+      redirect_uri: callback,
+      // the API scopes asked for; each access token carries those of its own API
+      scope: 'openid offline_access clients:read trees:read',
+      prompt: 'consent',
+      state: 'st',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    }).toString();
+    authorize.searchParams.append('resource', MANAGEMENT_AUDIENCE);
+    authorize.searchParams.append('resource', TREE_AUDIENCE);
+    const back = new URL(
+      await signInThroughPages(authorize.toString(), services.adminEmail, services.adminPassword),
+    );
+    expect(`${back.origin}${back.pathname}`).toBe(callback);
+    const code = back.searchParams.get('code');
+    expect(code).toEqual(expect.any(String));
+
+    const rt = new RefreshingTokens({
+      authUrl: services.authUrl,
+      clientId: client.id,
+      audiences: [MANAGEMENT_AUDIENCE, TREE_AUDIENCE],
+      fetch: countingFetch,
+    });
+    const first = await rt.authorizationCode({
+      code: code!,
+      codeVerifier: verifier,
+      redirectUri: callback,
+      audience: MANAGEMENT_AUDIENCE,
+    });
+    expect(first.refresh_token).toEqual(expect.any(String));
+    const user = createGatehouse({ ...urls(), token: rt.token });
+    // the bootstrap admin reads clients with its own token; tree asks for a token of the tree API (one refresh)
+    tokenCalls.length = 0;
+    unwrap(await user.identity.GET('/api/v1/clients', { params: { query: { limit: 1 } } }));
+    expect(tokenCalls).toHaveLength(0);
+    unwrap(await user.tree.GET('/api/v1/trees', { params: { query: { limit: 1 } } }));
+    expect(tokenCalls.map((b) => new URLSearchParams(b).get('resource'))).toEqual([TREE_AUDIENCE]);
+    expect(rt.current!.refresh_token).not.toBe(first.refresh_token);
+    // cached: no second refresh for tree
+    await user.tree.GET('/api/v1/trees', { params: { query: { limit: 1 } } });
+    expect(tokenCalls).toHaveLength(1);
+
+    const last = rt.current!.refresh_token!;
+    await rt.revoke();
+    expect(rt.current).toBeUndefined();
+    const again = new RefreshingTokens({ authUrl: services.authUrl, clientId: client.id });
+    again.set({ access_token: 'x', refresh_token: last });
+    const refused = await again.refresh().catch((e: unknown) => e);
+    expect((refused as GatehouseError).body.code).toBe('invalid_grant');
   });
 });
