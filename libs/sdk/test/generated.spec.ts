@@ -55,7 +55,7 @@ describe('generated SDK types', () => {
           `Fix: run \`npm run sdk:generate\` and commit libs/sdk/src/generated/.\n\n${stale.join('\n\n')}`,
       );
     }
-  }, 120_000);
+  }, 240_000);
 
   it('depend on nothing of the serving host: the documents name no origin and no servers', async () => {
     const docs = await fetchDocuments(urls);
