@@ -2764,14 +2764,14 @@ export interface components {
        * @description A public client has no secret
        * @default false
        */
-      is_public: boolean;
+      is_public?: boolean;
       /** @default false */
-      is_first_party: boolean;
+      is_first_party?: boolean;
       /**
        * @description A global client reaches every tenant; otherwise only the tenant in tenant_id
        * @default true
        */
-      is_global: boolean;
+      is_global?: boolean;
       /** Format: uuid */
       tenant_id?: string | null;
       /**
@@ -2809,14 +2809,14 @@ export interface components {
        * @description A public client has no secret
        * @default false
        */
-      is_public: boolean;
+      is_public?: boolean;
       /** @default false */
-      is_first_party: boolean;
+      is_first_party?: boolean;
       /**
        * @description A global client reaches every tenant; otherwise only the tenant in tenant_id
        * @default true
        */
-      is_global: boolean;
+      is_global?: boolean;
       /** Format: uuid */
       tenant_id?: string | null;
       /**
@@ -3022,14 +3022,14 @@ export interface components {
        * @description A public client has no secret
        * @default false
        */
-      is_public: boolean;
+      is_public?: boolean;
       /** @default false */
-      is_first_party: boolean;
+      is_first_party?: boolean;
       /**
        * @description A global client reaches every tenant; otherwise only the tenant in tenant_id
        * @default true
        */
-      is_global: boolean;
+      is_global?: boolean;
       /** Format: uuid */
       tenant_id?: string | null;
       /**
@@ -3062,14 +3062,14 @@ export interface components {
        * @description A public client has no secret
        * @default false
        */
-      is_public: boolean;
+      is_public?: boolean;
       /** @default false */
-      is_first_party: boolean;
+      is_first_party?: boolean;
       /**
        * @description A global client reaches every tenant; otherwise only the tenant in tenant_id
        * @default true
        */
-      is_global: boolean;
+      is_global?: boolean;
       /** Format: uuid */
       tenant_id?: string | null;
       /**
@@ -3241,16 +3241,16 @@ export interface components {
        * @default ES256
        * @enum {string}
        */
-      signing_algorithm: 'RS256' | 'ES256' | 'HS256';
+      signing_algorithm?: 'RS256' | 'ES256' | 'HS256';
       /**
        * @description Access-token lifetime, seconds
        * @default 86400
        */
-      token_lifetime: number;
+      token_lifetime?: number;
       /** @default false */
-      rbac_enabled: boolean;
+      rbac_enabled?: boolean;
       /** @default true */
-      skip_consent_for_first_party: boolean;
+      skip_consent_for_first_party?: boolean;
     };
     CreateResourceV1Dto: {
       /** @example Orders API */
@@ -3318,13 +3318,13 @@ export interface components {
        * @default ES256
        * @enum {string}
        */
-      signing_algorithm: 'RS256' | 'ES256' | 'HS256';
+      signing_algorithm?: 'RS256' | 'ES256' | 'HS256';
     };
     ResourceMetadataV2Dto: {
       api?: components['schemas']['ResourceApiMetadataV2Dto'];
       token?: components['schemas']['ResourceTokenMetadataV2Dto'];
       /** @default true */
-      skip_consent_for_first_party: boolean;
+      skip_consent_for_first_party?: boolean;
     };
     CreateResourceV2Dto: {
       /** @example Orders API */
@@ -3569,9 +3569,9 @@ export interface components {
       /** @example Bat-Erdene Dorj */
       user_fullName?: string | null;
       /** @default false */
-      user_email_verified: boolean;
+      user_email_verified?: boolean;
       /** @default false */
-      user_phone_verified: boolean;
+      user_phone_verified?: boolean;
       /** @description Free-form, at most 16 KiB */
       user_metadata?: {
         [key: string]: unknown;
@@ -3606,9 +3606,9 @@ export interface components {
       /** @example Bat-Erdene Dorj */
       user_fullName?: string | null;
       /** @default false */
-      user_email_verified: boolean;
+      user_email_verified?: boolean;
       /** @default false */
-      user_phone_verified: boolean;
+      user_phone_verified?: boolean;
       /** @description Free-form, at most 16 KiB */
       user_metadata?: {
         [key: string]: unknown;
@@ -4393,7 +4393,7 @@ export interface components {
        */
       jwks_uri?: string | null;
       /** @default true */
-      enabled: boolean;
+      enabled?: boolean;
     };
     UpdateIdentityProviderDto: {
       /** @example google */
@@ -4643,7 +4643,7 @@ export interface components {
        * @description Setting the password through the link also marks the e-mail verified (Auth0's field)
        * @default false
        */
-      mark_email_as_verified: boolean;
+      mark_email_as_verified?: boolean;
     };
     TicketDoc: {
       /**
@@ -4677,7 +4677,7 @@ export interface components {
       /** @example Bat-Erdene Dorj */
       user_fullName?: string | null;
       /** @default false */
-      user_phone_verified: boolean;
+      user_phone_verified?: boolean;
       /** @description Free-form, at most 16 KiB */
       user_metadata?: {
         [key: string]: unknown;
@@ -5096,13 +5096,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -5194,7 +5194,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -5337,7 +5337,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -5509,7 +5509,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -5663,7 +5663,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -5788,13 +5788,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -5886,7 +5886,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -6027,7 +6027,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -6199,7 +6199,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -6351,7 +6351,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -6476,13 +6476,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -6804,13 +6804,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -7136,13 +7136,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -7464,13 +7464,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -7792,13 +7792,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -8124,13 +8124,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -8452,13 +8452,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -8553,7 +8553,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -8677,7 +8677,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -8849,7 +8849,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -8983,13 +8983,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -9084,7 +9084,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -9210,7 +9210,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -9382,7 +9382,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -9518,13 +9518,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -9627,7 +9627,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -9753,7 +9753,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -9927,7 +9927,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -10054,13 +10054,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -10163,7 +10163,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -10289,7 +10289,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -10463,7 +10463,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -10590,13 +10590,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -10688,7 +10688,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -10812,7 +10812,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -10984,7 +10984,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -11119,13 +11119,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -11228,7 +11228,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -11339,7 +11339,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -11428,7 +11428,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -11517,13 +11517,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -11615,7 +11615,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -11739,7 +11739,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -11911,7 +11911,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -12046,13 +12046,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -12155,7 +12155,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -12266,7 +12266,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -12355,7 +12355,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -12444,13 +12444,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -12542,7 +12542,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -12667,7 +12667,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -12839,7 +12839,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -12971,13 +12971,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -13069,7 +13069,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -13194,7 +13194,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -13366,7 +13366,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -13498,13 +13498,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -13596,7 +13596,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -13721,7 +13721,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -13893,7 +13893,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -14025,13 +14025,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -14123,7 +14123,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -14248,7 +14248,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -14420,7 +14420,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -14552,13 +14552,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -14880,13 +14880,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -15208,13 +15208,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -15536,13 +15536,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -15864,13 +15864,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -16192,13 +16192,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -16520,13 +16520,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -16629,13 +16629,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -16963,13 +16963,13 @@ export interface operations {
         /** @description true: the effective permissions, items of EffectivePermissionDoc */
         effective?: boolean;
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -17295,13 +17295,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -17623,13 +17623,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -17951,13 +17951,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -18279,13 +18279,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -18607,13 +18607,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -18935,13 +18935,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -19263,13 +19263,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -19372,13 +19372,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -19706,13 +19706,13 @@ export interface operations {
         /** @description true: the effective permissions, items of EffectivePermissionDoc */
         effective?: boolean;
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -20038,13 +20038,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -20136,7 +20136,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -20262,7 +20262,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -20447,7 +20447,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -20580,13 +20580,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -20908,13 +20908,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -21006,7 +21006,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -21132,7 +21132,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -21317,7 +21317,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -21450,13 +21450,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -21778,13 +21778,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -21887,7 +21887,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -22016,7 +22016,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -22190,7 +22190,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -22319,13 +22319,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -22428,7 +22428,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -22557,7 +22557,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -22731,7 +22731,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -22860,13 +22860,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -23053,13 +23053,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -23246,13 +23246,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -23526,13 +23526,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -23806,13 +23806,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -23911,7 +23911,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -24064,7 +24064,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -24160,7 +24160,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -24324,13 +24324,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -24690,13 +24690,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -24795,7 +24795,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -24948,7 +24948,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -25044,7 +25044,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -25208,13 +25208,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -26008,7 +26008,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -26146,7 +26146,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -26284,13 +26284,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -26481,13 +26481,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -26678,13 +26678,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -26776,7 +26776,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -26896,7 +26896,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -27068,7 +27068,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -27197,13 +27197,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -27295,7 +27295,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -27415,7 +27415,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -27587,7 +27587,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -27724,11 +27724,11 @@ export interface operations {
         /** @description Events before this instant (ISO 8601 with a time zone, else 400; after `from`) */
         to?: string;
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description Where clause over the event's attributes, e.g. `outcome = 'failure' and ip like '10.%'` (the columns of docs/events.md: `actor_type`, `actor_id`, `record_type`... are filterable too; dotted names reach into `details`). The filter parameters below are served by indexes; a `q` alone may read many events. */
-        q?: unknown;
+        q?: string;
         /** @description Default `created_at:desc` (newest first). Allowed: `created_at[:asc|:desc]`, `type[:asc|:desc]` (then newest first for asc, oldest first for desc), `type:asc,created_at:desc`, `type:desc,created_at:asc`; ties broken by id. Anything else is 400: the audit trail is only sorted in an order an index reads. */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -27820,7 +27820,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -27916,11 +27916,11 @@ export interface operations {
         /** @description Events before this instant (ISO 8601 with a time zone, else 400; after `from`) */
         to?: string;
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description Where clause over the event's attributes, e.g. `outcome = 'failure' and ip like '10.%'` (the columns of docs/events.md: `actor_type`, `actor_id`, `record_type`... are filterable too; dotted names reach into `details`). The filter parameters below are served by indexes; a `q` alone may read many events. */
-        q?: unknown;
+        q?: string;
         /** @description Default `created_at:desc` (newest first). Allowed: `created_at[:asc|:desc]`, `type[:asc|:desc]` (then newest first for asc, oldest first for desc), `type:asc,created_at:desc`, `type:desc,created_at:asc`; ties broken by id. Anything else is 400: the audit trail is only sorted in an order an index reads. */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -28035,11 +28035,11 @@ export interface operations {
         /** @description Events before this instant (ISO 8601 with a time zone, else 400; after `from`) */
         to?: string;
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description Where clause over the event's attributes, e.g. `outcome = 'failure' and ip like '10.%'` (the columns of docs/events.md: `actor_type`, `actor_id`, `record_type`... are filterable too; dotted names reach into `details`). The filter parameters below are served by indexes; a `q` alone may read many events. */
-        q?: unknown;
+        q?: string;
         /** @description Default `created_at:desc` (newest first). Allowed: `created_at[:asc|:desc]`, `type[:asc|:desc]` (then newest first for asc, oldest first for desc), `type:asc,created_at:desc`, `type:desc,created_at:asc`; ties broken by id. Anything else is 400: the audit trail is only sorted in an order an index reads. */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -28131,7 +28131,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -28227,11 +28227,11 @@ export interface operations {
         /** @description Events before this instant (ISO 8601 with a time zone, else 400; after `from`) */
         to?: string;
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description Where clause over the event's attributes, e.g. `outcome = 'failure' and ip like '10.%'` (the columns of docs/events.md: `actor_type`, `actor_id`, `record_type`... are filterable too; dotted names reach into `details`). The filter parameters below are served by indexes; a `q` alone may read many events. */
-        q?: unknown;
+        q?: string;
         /** @description Default `created_at:desc` (newest first). Allowed: `created_at[:asc|:desc]`, `type[:asc|:desc]` (then newest first for asc, oldest first for desc), `type:asc,created_at:desc`, `type:desc,created_at:asc`; ties broken by id. Anything else is 400: the audit trail is only sorted in an order an index reads. */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
