@@ -1,14 +1,11 @@
-import { existsSync, mkdirSync } from 'node:fs';
-import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { randomInt } from 'node:crypto';
-import { eventually, smtpSink, type SunkMail } from '@gatehouse/testing';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { eventually, smsSink, smtpSink, type SunkMail, type SunkText } from '@gatehouse/testing';
+import type { Browser, Page } from 'playwright-core';
 import { accountClientId } from '@gatehouse/identity-data';
 import { startAuth, type AuthHarness } from './support/auth-app.js';
 import { Fixtures, type TestUser } from './support/fixtures.js';
+import { chromiumAvailable, launchChromium, shot, signInAtAccount } from './support/account-browser.js';
 
 /**
  * The account pages' phone number, notices, signed-in devices and wrong current passwords, in a real browser
@@ -19,10 +16,6 @@ import { Fixtures, type TestUser } from './support/fixtures.js';
  * current password is a `signin.failure` (`wrong_password`) that counts toward the lockout. Screenshots under
  * test-artifacts/browser/ (`account-2x-*`, `account-3x-*`), in English and Mongolian.
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const available = existsSync(CHROMIUM);
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../..');
-const shots = path.join(root, 'test-artifacts', 'browser');
 
 const FIREFOX_WINDOWS = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:128.0) Gecko/20100101 Firefox/128.0';
 const SAFARI_IPHONE =
@@ -59,30 +52,20 @@ function qp(s: string): string {
   return Buffer.concat(bytes).toString('utf8');
 }
 
-(available ? describe : describe.skip)(
+(chromiumAvailable ? describe : describe.skip)(
   'account pages: phone, notices, devices, wrong passwords (Chromium)',
   () => {
     const mails: SunkMail[] = [];
-    const texts: { to: string; text: string }[] = [];
+    const texts: SunkText[] = [];
     const smtp = smtpSink(mails);
-    const sink = http.createServer((req, res) => {
-      let body = '';
-      req.on('data', (d: Buffer) => (body += d.toString('utf8')));
-      req.on('end', () => {
-        texts.push(JSON.parse(body) as { to: string; text: string });
-        res.writeHead(200).end();
-      });
-    });
+    const sink = smsSink(texts);
     let h: AuthHarness;
     let fx: Fixtures;
     let browser: Browser;
     /** The one-time codes' clock (their expiry and send budget), moved on by the tests. */
     let codesNow = Date.now();
-    const shot = (page: Page, name: string) =>
-      page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
 
     beforeAll(async () => {
-      mkdirSync(shots, { recursive: true });
       await new Promise<void>((r) => smtp.listen(0, '127.0.0.1', () => r()));
       await new Promise<void>((r) => sink.listen(0, '127.0.0.1', () => r()));
       h = await startAuth({
@@ -93,15 +76,7 @@ function qp(s: string): string {
       });
       fx = new Fixtures(h);
       h.tokenServer.codes.clock = () => new Date(codesNow);
-      browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        args: [
-          '--no-sandbox',
-          '--disable-gpu',
-          '--disable-background-networking',
-          '--disable-component-update',
-        ],
-      });
+      browser = await launchChromium();
     }, 60_000);
     afterAll(async () => {
       await browser?.close();
@@ -111,16 +86,15 @@ function qp(s: string): string {
     });
 
     /** A fresh browser at /account: sent to the sign-in page, signs in, comes back. */
-    async function signIn(user: TestUser, lang: 'en' | 'mn', userAgent?: string) {
-      const ctx = await browser.newContext({ locale: lang === 'mn' ? 'mn-MN' : 'en-US', userAgent });
-      const page = await ctx.newPage();
-      await page.goto(`${h.url}/account`);
-      await page.waitForSelector('input[name="username"]');
-      await page.fill('input[name="username"]', user.email);
-      await page.fill('input[name="password"]', user.password);
-      await page.keyboard.press('Enter');
-      await page.waitForSelector('#signed-in-as');
-      return { ctx, page };
+    const signIn = (user: TestUser, lang: 'en' | 'mn', userAgent?: string) =>
+      signInAtAccount(browser, h.url, user, lang, { userAgent });
+
+    /** The password changed on the account page (the right current one). */
+    async function changePassword(page: Page, user: TestUser) {
+      await page.fill('#current_password', user.password);
+      await page.fill('#new_password', `new-${user.password}`);
+      await page.click('#change-password');
+      await page.waitForSelector('#account-done');
     }
 
     /** The messages the SMTP server received for `to` of a subject, decoded, once one is there. */
@@ -262,10 +236,7 @@ function qp(s: string): string {
       // no profile language, a Mongolian page: the password notice in Mongolian
       const a = await fx.user({ profile: { locale: null } });
       const pa = await signIn(a, 'mn');
-      await pa.page.fill('#current_password', a.password);
-      await pa.page.fill('#new_password', `new-${a.password}`);
-      await pa.page.click('#change-password');
-      await pa.page.waitForSelector('#account-done');
+      await changePassword(pa.page, a);
       const [mn] = await mailTo(a.email, 'Таны нууц үг солигдлоо');
       expect(mn.text).toContain('Хэрэв энэ та биш бол');
       await pa.ctx.close();
@@ -285,10 +256,7 @@ function qp(s: string): string {
       // the profile says Mongolian, the page is English
       const c = await fx.user({ profile: { locale: 'mn-MN' } });
       const pc = await signIn(c, 'en');
-      await pc.page.fill('#current_password', c.password);
-      await pc.page.fill('#new_password', `new-${c.password}`);
-      await pc.page.click('#change-password');
-      await pc.page.waitForSelector('#account-done');
+      await changePassword(pc.page, c);
       await mailTo(c.email, 'Таны нууц үг солигдлоо');
       await pc.ctx.close();
     }, 60_000);
@@ -360,6 +328,35 @@ function qp(s: string): string {
 
     it('the same in Mongolian', async () => {
       await devices('mn');
+    }, 60_000);
+
+    it('an old sign-in: "sign in again" makes it recent, no password needed for the change', async () => {
+      const user = await fx.user();
+      const { ctx, page } = await signIn(user, 'mn');
+      // this session signed in 10 minutes ago
+      await fx.ds.exec(
+        `UPDATE oidc_payloads SET payload = jsonb_set(payload, '{loginTs}', to_jsonb((payload->>'loginTs')::bigint - 600))
+          WHERE model = 'Session' AND payload->>'accountId' = $1`,
+        [user.id],
+      );
+      const number = newNumber();
+      await page.fill('#new_phone', number);
+      await page.click('#send-phone-code');
+      await page.waitForSelector('#phone-error');
+      await shot(page, 'account-27-phone-recent-mn');
+      expect(texts.filter((t) => t.to === number)).toEqual([]);
+      await page.click('#reauth');
+      // the sign-in page again although the session lives (prompt=login)
+      await page.waitForSelector('input[name="password"]');
+      await page.fill('input[name="username"]', user.email);
+      await page.fill('input[name="password"]', user.password);
+      await page.keyboard.press('Enter');
+      await page.waitForSelector('#signed-in-as');
+      await page.fill('#new_phone', number);
+      await page.click('#send-phone-code');
+      await page.waitForSelector('#phone-sent');
+      await smsCode(number, 1);
+      await ctx.close();
     }, 60_000);
 
     it('a wrong current password is a signin.failure (wrong_password) and counts toward the lockout', async () => {

@@ -106,18 +106,22 @@ export class PasswordLogin {
     }
     if (await verifyPassword(user.passwordHash, password)) return true;
     const counted = await registerFailedLogin(this.sql, user.id, source, this.policy, now);
-    if (counted?.locked && audit) this.lockedEvent(user, audit, counted.lockedUntil);
+    if (counted?.locked && audit) this.lockEvent('account.locked', user, audit, lockedDetails(counted));
     return refused('wrong_password');
   }
 
-  /** `account.locked`: this failure reached the threshold (the account was not locked from here before it). */
-  private lockedEvent(
+  /**
+   * `account.locked` (this failure reached the threshold: the account was not locked from here before it) or
+   * `account.unlocked` (the lock of this address had run out), by the system, about the user.
+   */
+  private lockEvent(
+    type: 'account.locked' | 'account.unlocked',
     user: Pick<User, 'id' | 'instanceId' | 'tenantId'>,
     audit: LoginAudit,
-    lockedUntil: Date | string | number | null | undefined,
+    details: Record<string, unknown>,
   ): void {
     this.events?.record({
-      type: 'account.locked',
+      type,
       instanceId: user.instanceId,
       tenantId: user.tenantId,
       actor: { type: 'system' },
@@ -125,10 +129,7 @@ export class PasswordLogin {
       clientId: audit.clientId,
       ip: audit.source.ip,
       userAgent: audit.source.userAgent,
-      details: {
-        method: audit.method,
-        locked_until: lockedUntil ? new Date(lockedUntil).toISOString() : null,
-      },
+      details: { method: audit.method, ...details },
     });
   }
 
@@ -160,23 +161,13 @@ export class PasswordLogin {
     }
     if (!(await verifyPassword(user.passwordHash, password))) {
       const counted = await registerFailedLogin(this.sql, user.id, source, this.policy, now);
-      if (counted?.locked && audit) this.lockedEvent(user, audit, counted.lockedUntil);
+      if (counted?.locked && audit) this.lockEvent('account.locked', user, audit, lockedDetails(counted));
       throw withUser(new LoginError('invalid_credentials', 'wrong_password'), user);
     }
     if (user.isBlocked) throw withUser(new LoginError('blocked', 'blocked'), user);
     if ((await recordSuccessfulLogin(this.sql, user.id, source)) && audit) {
       // the lock of this address had run out: the account signs in from here again
-      this.events?.record({
-        type: 'account.unlocked',
-        instanceId,
-        tenantId: user.tenantId,
-        actor: { type: 'system' },
-        userId: user.id,
-        clientId: audit.clientId,
-        ip: audit.source.ip,
-        userAgent: audit.source.userAgent,
-        details: { cause: 'lock_expired', method: audit.method },
-      });
+      this.lockEvent('account.unlocked', user, audit, { cause: 'lock_expired' });
     }
     return user;
   }
@@ -201,6 +192,11 @@ export class PasswordLogin {
       reason,
     });
   }
+}
+
+/** `locked_until` of an account.locked event. */
+function lockedDetails(counted: { lockedUntil?: Date | string | number | null }): Record<string, unknown> {
+  return { locked_until: counted.lockedUntil ? new Date(counted.lockedUntil).toISOString() : null };
 }
 
 /** The user a failure is about (for the audit trail only; never part of the answer). */
