@@ -46,6 +46,7 @@ const TEXT = {
     noRecovery: 'No recovery codes.',
     removeApp: 'Remove the app',
     stepUp: 'Sign in again with the authenticator app',
+    reauth: 'No password? Sign in again instead',
     regenerate: 'New recovery codes',
     sessions: 'Where you are signed in',
     sessionAt: (at: string) => `Signed in ${at} (UTC)`,
@@ -163,6 +164,7 @@ const TEXT = {
     noRecovery: 'Сэргээх код байхгүй.',
     removeApp: 'Апп-ыг хасах',
     stepUp: 'Баталгаажуулах апп-аар дахин нэвтрэх',
+    reauth: 'Нууц үггүй юу? Оронд нь дахин нэвтэрнэ үү',
     regenerate: 'Шинэ сэргээх кодууд',
     sessions: 'Таны нэвтэрсэн газрууд',
     sessionAt: (at: string) => `${at} (UTC)-д нэвтэрсэн`,
@@ -305,6 +307,8 @@ export interface AccountPageInput {
   signOutHref: string;
   /** The link signing in again with the second factor, when this session's sign-in did not use it. */
   stepUpHref?: string;
+  /** The link signing in again (a new sign-in is a recent one), offered where a change asks for a recent sign-in. */
+  reauthHref?: string;
 }
 
 const hidden = (name: string, value: string) =>
@@ -325,7 +329,10 @@ export function accountPage(o: AccountPageInput): string {
   const p = { ...v, ...o.profileInput };
   const errorOf = (form: string) =>
     o.error?.form === form
-      ? alertBox(`${form}-error`, [...o.error.messages.map((m) => t.errors[m]), ...(o.error.extra ?? [])])
+      ? alertBox(`${form}-error`, [...o.error.messages.map((m) => t.errors[m]), ...(o.error.extra ?? [])]) +
+        (o.reauthHref && o.error.messages.includes('recent')
+          ? `<p><a href="${escapeHtml(o.reauthHref)}" id="reauth">${escapeHtml(t.reauth)}</a></p>\n`
+          : '')
       : '';
   const described = (form: string) => (o.error?.form === form ? ` aria-describedby="${form}-error"` : '');
   const done = o.done

@@ -148,6 +148,9 @@ export class AccountPages {
       // "sign in again with the app": the same authorization request, asking for the second factor (step-up)
       if (query.get('step_up') === 'mfa')
         return this.toSignIn(res, locale, query.get('client_id') ?? undefined, true);
+      // "sign in again": a new sign-in (prompt=login) makes it recent, for a person who has no password to give
+      if (query.get('reauth') === '1')
+        return this.toSignIn(res, locale, query.get('client_id') ?? undefined, false, true);
       const done = query.get('done');
       return this.show(req, res, signedIn, locale, ui, {
         done: DONE.includes(done as AccountDone) ? (done as AccountDone) : undefined,
@@ -310,6 +313,7 @@ export class AccountPages {
     locale: Locale,
     asked: string | undefined,
     stepUp = false,
+    fresh = false,
   ): Promise<void> {
     const clientId = await this.accountClient(asked);
     if (!clientId) return this.errorPage(res, locale, 404, 'noAccountApp');
@@ -324,6 +328,7 @@ export class AccountPages {
       state: randomBytes(16).toString('base64url'),
       ui_locales: locale,
       ...(stepUp ? { acr_values: ACR_MFA } : {}),
+      ...(fresh ? { prompt: 'login' } : {}),
     });
     return this.redirect(res, `${ROUTES.authorization}?${q.toString()}`, 302);
   }
@@ -432,6 +437,7 @@ export class AccountPages {
         view: { ...(await this.viewOf(s.user)), ...(await this.sessionsAndApps(s)) },
         rules: passwordRuleTexts(locale, settings?.password_validators),
         signOutHref: ROUTES.end_session,
+        reauthHref: `${ACCOUNT_PATH}?reauth=1${ui ? `&ui_locales=${encodeURIComponent(ui)}` : ''}`,
         stepUpHref:
           s.acr === ACR_MFA
             ? undefined
@@ -502,16 +508,11 @@ export class AccountPages {
   ): Promise<void> {
     const email = (one(params, 'new_email') ?? '').trim();
     const password = one(params, 'current_password') ?? '';
-    const fail = (m: AccountError) =>
-      this.show(req, res, s, locale, ui, {
-        status: 400,
-        error: { form: 'email', messages: [m] },
-        emailInput: email,
-      });
+    const fail = this.refusal(req, res, s, locale, ui, 'email', { emailInput: email });
     if (!EMAIL.test(email) || email.length > 254) return fail('emailBad');
     if (s.user.userEmail && s.user.userEmail.toLowerCase() === email.toLowerCase()) return fail('emailSame');
-    if ((await this.viewOf(s.user)).appSince && s.acr !== ACR_MFA) return fail('needMfa');
-    if (!(await this.recentOrPassword(req, s, password))) return fail(password ? 'currentWrong' : 'recent');
+    const refused = await this.mayWeaken(req, s, password);
+    if (refused) return fail(refused);
     const taken = await this.deps.sql.one<{ n: number }>(
       /* unscoped: the person's own instance, by the unique index's expression */
       `SELECT 1 AS n FROM users WHERE instance_id = $1 AND lower(user_email) = lower($2) AND id <> $3`,
@@ -569,16 +570,11 @@ export class AccountPages {
     const typed = (one(params, 'new_phone') ?? '').trim();
     const phone = normalizePhone(typed);
     const password = one(params, 'current_password') ?? '';
-    const fail = (m: AccountError) =>
-      this.show(req, res, s, locale, ui, {
-        status: 400,
-        error: { form: 'phone', messages: [m] },
-        phoneInput: typed,
-      });
+    const fail = this.refusal(req, res, s, locale, ui, 'phone', { phoneInput: typed });
     if (!E164.test(phone)) return fail('phoneBad');
     if (s.user.phoneNumber === phone && s.user.phoneVerified) return fail('phoneSame');
-    if ((await this.viewOf(s.user)).appSince && s.acr !== ACR_MFA) return fail('needMfa');
-    if (!(await this.recentOrPassword(req, s, password))) return fail(password ? 'currentWrong' : 'recent');
+    const refused = await this.mayWeaken(req, s, password);
+    if (refused) return fail(refused);
     if (await this.phoneTaken(s.user, phone)) return fail('phoneTaken');
     if (!(await this.deps.codes.mayBeSent({ userId: s.user.id, channel: 'sms', destination: phone }))) {
       return fail('phoneTooSoon');
@@ -622,8 +618,7 @@ export class AccountPages {
     ui: string | undefined,
     params: Record<string, string | string[]>,
   ): Promise<void> {
-    const fail = (m: AccountError) =>
-      this.show(req, res, s, locale, ui, { status: 400, error: { form: 'phone', messages: [m] } });
+    const fail = this.refusal(req, res, s, locale, ui, 'phone');
     const code = (one(params, 'code') ?? '').replace(/\s/g, '');
     let outcome: 'ok' | 'wrong' | 'none' | 'taken';
     try {
@@ -669,11 +664,11 @@ export class AccountPages {
     params: Record<string, string | string[]>,
   ): Promise<void> {
     const password = one(params, 'current_password') ?? '';
-    const fail = (m: AccountError) =>
-      this.show(req, res, s, locale, ui, { status: 400, error: { form: 'phone', messages: [m] } });
+    const fail = this.refusal(req, res, s, locale, ui, 'phone');
     if (!s.user.phoneNumber) return fail('noPhone');
     if (!s.user.userEmail && !s.user.userName) return fail('phoneOnly');
-    if (!(await this.recentOrPassword(req, s, password))) return fail(password ? 'currentWrong' : 'recent');
+    const refused = await this.mayWeaken(req, s, password, false);
+    if (refused) return fail(refused);
     await this.deps.sql.transaction(async (tx) => {
       await tx.exec(
         `UPDATE users SET phone_number = NULL, phone_verified = false, updated_at = now() WHERE id = $1`,
@@ -727,6 +722,36 @@ export class AccountPages {
     });
     this.deps.forgetUser?.(s.user.id);
     return this.redirect(res, this.selfHref(ui, 'password'));
+  }
+
+  /** A refusal of `form`: the page again, 400, with the error above that form and its input kept; nothing written. */
+  private refusal(
+    req: IncomingMessage,
+    res: ServerResponse,
+    s: SignedIn,
+    locale: Locale,
+    ui: string | undefined,
+    form: 'email' | 'phone',
+    input: { emailInput?: string; phoneInput?: string } = {},
+  ): (m: AccountError) => Promise<void> {
+    return (m) =>
+      this.show(req, res, s, locale, ui, { status: 400, error: { form, messages: [m] }, ...input });
+  }
+
+  /**
+   * The rule of a change that weakens the account (a new e-mail address or phone number, one removed): a sign-in
+   * with the app when the person has one (`needApp`), and a recent sign-in or the current password. The refusal, or
+   * undefined.
+   */
+  private async mayWeaken(
+    req: IncomingMessage,
+    s: SignedIn,
+    password: string,
+    needApp = true,
+  ): Promise<AccountError | undefined> {
+    if (needApp && (await this.viewOf(s.user)).appSince && s.acr !== ACR_MFA) return 'needMfa';
+    if (!(await this.recentOrPassword(req, s, password))) return password ? 'currentWrong' : 'recent';
+    return undefined;
   }
 
   /** The sign-in is recent (RECENT_SIGN_IN_SEC), or the current password given is right (the login's lockout). */
