@@ -415,7 +415,7 @@ ${v.sessions.map((x) => sessionItem(o, x)).join('\n')}
 </ul>
 <form method="post" action="${escapeHtml(o.action)}">
 ${hidden('csrf', o.csrf)}
-${v.sessions.length > 1 ? `<button type="submit" name="action" value="end_other_sessions" id="sign-out-others">${escapeHtml(t.signOutOthers)}</button>\n` : ''}<button type="submit" name="action" value="end_all_sessions" class="${v.sessions.length > 1 ? 'secondary' : ''}" id="sign-out-all">${escapeHtml(t.signOutAll)}</button>
+<div class="actions">${v.sessions.length > 1 ? `<button type="submit" name="action" value="end_other_sessions" id="sign-out-others">${escapeHtml(t.signOutOthers)}</button>\n` : ''}<button type="submit" name="action" value="end_all_sessions" class="${v.sessions.length > 1 ? 'secondary' : ''}" id="sign-out-all">${escapeHtml(t.signOutAll)}</button></div>
 </form>
 <h2 class="section" id="apps-heading">${escapeHtml(t.apps)}</h2>
 ${errorOf('apps')}${
@@ -440,7 +440,12 @@ function sessionItem(o: AccountPageInput, x: AccountView['sessions'][number]): s
   const end = x.current
     ? ''
     : `<br><form method="post" action="${escapeHtml(o.action)}" class="inline">${hidden('csrf', o.csrf)}${hidden('action', 'end_session')}${hidden('session', x.uid)}<button type="submit" class="link">${escapeHtml(t.signOutSession)}</button></form>`;
-  return `<li${x.current ? ' id="current-session"' : ''}><strong class="device">${escapeHtml(t.sessionDevice(x.browser, x.os))}</strong>${x.current ? ` (${escapeHtml(t.thisBrowser)})` : ''}<br><span class="hint">${escapeHtml(when)}</span>${end}</li>`;
+  return `<li${x.current ? ' id="current-session"' : ''}><strong class="device">${escapeHtml(t.sessionDevice(x.browser, x.os))}</strong>${x.current ? ` (${escapeHtml(t.thisBrowser)})` : ''}<br><span class="hint">${unbrokenTimes(escapeHtml(when))}</span>${end}</li>`;
+}
+
+/** Each `YYYY-MM-DD HH:MM` of (escaped) text kept on one line. */
+function unbrokenTimes(html: string): string {
+  return html.replace(/\d{4}-\d{2}-\d{2} \d{2}:\d{2}/g, (t) => `<span class="nowrap">${t}</span>`);
 }
 
 /**
@@ -464,8 +469,8 @@ ${body}
 ${error}${form(
         `<label for="phone_code">${escapeHtml(t.phoneCode)}</label>
 <input id="phone_code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6"${described}>
-<button type="submit" name="action" value="phone_confirm" id="confirm-phone">${escapeHtml(t.confirmPhone)}</button>
-<button type="submit" name="action" value="phone_cancel" class="secondary" id="cancel-phone">${escapeHtml(t.cancelPhone)}</button>`,
+<div class="actions"><button type="submit" name="action" value="phone_confirm" id="confirm-phone">${escapeHtml(t.confirmPhone)}</button>
+<button type="submit" name="action" value="phone_cancel" class="secondary" id="cancel-phone">${escapeHtml(t.cancelPhone)}</button></div>`,
       )}`
     : `${error}${form(
         `<label for="new_phone">${escapeHtml(t.newPhone)}</label>
@@ -473,11 +478,11 @@ ${error}${form(
 <label for="phone-password">${escapeHtml(t.confirmPassword)}</label>
 <input id="phone-password" name="current_password" type="password" autocomplete="current-password"${described}>
 <p class="hint">${escapeHtml(t.phoneNote)}</p>
-<button type="submit" name="action" value="phone_start" id="send-phone-code">${escapeHtml(t.sendPhoneCode)}</button>${
+<div class="actions"><button type="submit" name="action" value="phone_start" id="send-phone-code">${escapeHtml(t.sendPhoneCode)}</button>${
           v.phone
             ? `\n<button type="submit" name="action" value="phone_remove" class="secondary" id="remove-phone">${escapeHtml(t.removePhone)}</button>`
             : ''
-        }`,
+        }</div>`,
       )}`;
   return `<h2 class="section" id="phone-heading">${escapeHtml(t.phone)}</h2>
 <p id="account-phone">${current}</p>

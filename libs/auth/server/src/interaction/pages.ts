@@ -373,7 +373,7 @@ h2{font-size:1rem;margin:1rem 0 .25rem}h2.section{font-size:1.15rem;margin:2rem 
 border-top:1px solid #ddd}.qr{display:block;width:12rem;height:12rem;margin:1rem auto}
 .secret{font-family:ui-monospace,monospace;font-size:1rem;letter-spacing:.03em}
 ul.codes{list-style:none;padding:0;display:grid;grid-template-columns:1fr 1fr;gap:.4rem 1rem;
-font-family:ui-monospace,monospace;font-size:.95rem}ul.codes li{white-space:nowrap}ul.sessions li{margin-bottom:.75rem}form.inline{display:inline}`;
+font-family:ui-monospace,monospace;font-size:.95rem}ul.codes li{white-space:nowrap}ul.sessions li{margin-bottom:.75rem}.nowrap{white-space:nowrap}.actions{display:flex;flex-wrap:wrap;column-gap:.5rem}.actions button.secondary{margin-left:0}form.inline{display:inline}`;
 
 export function layout(locale: Locale, title: string, nonce: string, body: string): string {
   return `<!doctype html>
