@@ -330,34 +330,38 @@ function qp(s: string): string {
       await devices('mn');
     }, 60_000);
 
-    it('an old sign-in: "sign in again" makes it recent, no password needed for the change', async () => {
-      const user = await fx.user();
-      const { ctx, page } = await signIn(user, 'mn');
-      // this session signed in 10 minutes ago
-      await fx.ds.exec(
-        `UPDATE oidc_payloads SET payload = jsonb_set(payload, '{loginTs}', to_jsonb((payload->>'loginTs')::bigint - 600))
+    it.each(['en', 'mn'] as const)(
+      'an old sign-in: "sign in again" makes it recent, no password needed for the change (%s)',
+      async (lang) => {
+        const user = await fx.user();
+        const { ctx, page } = await signIn(user, lang);
+        // this session signed in 10 minutes ago
+        await fx.ds.exec(
+          `UPDATE oidc_payloads SET payload = jsonb_set(payload, '{loginTs}', to_jsonb((payload->>'loginTs')::bigint - 600))
           WHERE model = 'Session' AND payload->>'accountId' = $1`,
-        [user.id],
-      );
-      const number = newNumber();
-      await page.fill('#new_phone', number);
-      await page.click('#send-phone-code');
-      await page.waitForSelector('#phone-error');
-      await shot(page, 'account-27-phone-recent-mn');
-      expect(texts.filter((t) => t.to === number)).toEqual([]);
-      await page.click('#reauth');
-      // the sign-in page again although the session lives (prompt=login)
-      await page.waitForSelector('input[name="password"]');
-      await page.fill('input[name="username"]', user.email);
-      await page.fill('input[name="password"]', user.password);
-      await page.keyboard.press('Enter');
-      await page.waitForSelector('#signed-in-as');
-      await page.fill('#new_phone', number);
-      await page.click('#send-phone-code');
-      await page.waitForSelector('#phone-sent');
-      await smsCode(number, 1);
-      await ctx.close();
-    }, 60_000);
+          [user.id],
+        );
+        const number = newNumber();
+        await page.fill('#new_phone', number);
+        await page.click('#send-phone-code');
+        await page.waitForSelector('#phone-error');
+        await shot(page, `account-27-phone-recent-${lang}`);
+        expect(texts.filter((t) => t.to === number)).toEqual([]);
+        await page.click('#reauth');
+        // the sign-in page again although the session lives (prompt=login)
+        await page.waitForSelector('input[name="password"]');
+        await page.fill('input[name="username"]', user.email);
+        await page.fill('input[name="password"]', user.password);
+        await page.keyboard.press('Enter');
+        await page.waitForSelector('#signed-in-as');
+        await page.fill('#new_phone', number);
+        await page.click('#send-phone-code');
+        await page.waitForSelector('#phone-sent');
+        await smsCode(number, 1);
+        await ctx.close();
+      },
+      60_000,
+    );
 
     it('a wrong current password is a signin.failure (wrong_password) and counts toward the lockout', async () => {
       const user = await fx.user();
