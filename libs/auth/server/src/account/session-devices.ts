@@ -48,7 +48,8 @@ export function deviceOf(userAgent: string | null | undefined): Device {
 
 /**
  * Records that the session `uid` of `userId` was used now from the request's browser: its user agent and source
- * address (as the trusted-proxy rule resolves it) replace the ones kept.
+ * address (as the trusted-proxy rule resolves it) replace the ones kept. The uid is oidc-provider's, never the
+ * request's, so a row is only ever taken over by the session's own next sign-in.
  */
 export async function touchSessionDevice(
   sql: Sql,
@@ -59,8 +60,11 @@ export async function touchSessionDevice(
     `INSERT INTO session_devices (session_uid, instance_id, user_id, user_agent, ip, created_at, last_seen_at)
      SELECT $1, u.instance_id, u.id, $3, $4, $5, $5 FROM users u WHERE u.id = $2
      ON CONFLICT (session_uid) DO UPDATE
-       SET user_agent = excluded.user_agent, ip = excluded.ip, last_seen_at = excluded.last_seen_at
-       WHERE session_devices.user_id = excluded.user_id`,
+       SET user_agent = excluded.user_agent, ip = excluded.ip, last_seen_at = excluded.last_seen_at,
+           -- the browser's session now signs in another person: the row is theirs from now on
+           created_at = CASE WHEN session_devices.user_id = excluded.user_id THEN session_devices.created_at
+                             ELSE excluded.created_at END,
+           user_id = excluded.user_id, instance_id = excluded.instance_id`,
     [o.uid, o.userId, source.userAgent?.slice(0, MAX_USER_AGENT) ?? null, source.ip, o.at ?? new Date()],
   );
 }
