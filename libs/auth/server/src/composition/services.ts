@@ -228,6 +228,7 @@ function endpointContext(
       login,
       mfa,
       delivery,
+      codes,
       issuer,
       events,
       ticketKeys: opts.box.derive(TICKET_KEY_PURPOSE),

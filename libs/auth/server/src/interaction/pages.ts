@@ -373,7 +373,7 @@ h2{font-size:1rem;margin:1rem 0 .25rem}h2.section{font-size:1.15rem;margin:2rem 
 border-top:1px solid #ddd}.qr{display:block;width:12rem;height:12rem;margin:1rem auto}
 .secret{font-family:ui-monospace,monospace;font-size:1rem;letter-spacing:.03em}
 ul.codes{list-style:none;padding:0;display:grid;grid-template-columns:1fr 1fr;gap:.4rem 1rem;
-font-family:ui-monospace,monospace;font-size:.95rem}ul.codes li{white-space:nowrap}form.inline{display:inline}`;
+font-family:ui-monospace,monospace;font-size:.95rem}ul.codes li{white-space:nowrap}ul.sessions li{margin-bottom:.75rem}.nowrap{white-space:nowrap}.actions{display:flex;flex-wrap:wrap;column-gap:.5rem}.actions button.secondary{margin-left:0}form.inline{display:inline}`;
 
 export function layout(locale: Locale, title: string, nonce: string, body: string): string {
   return `<!doctype html>
@@ -594,6 +594,13 @@ export function messagePage(o: {
     o.nonce,
     `<h1>${escapeHtml(t.email)}</h1>\n<p role="status">${escapeHtml(t[o.message])}</p>${next}`,
   );
+}
+
+/** The recovery codes of a new set, shown once (the sign-in's enrolment, the account page). */
+export function recoveryCodesList(codes: readonly string[]): string {
+  return `<ul class="codes" id="recovery-codes">
+${codes.map((c) => `<li><code>${escapeHtml(c)}</code></li>`).join('\n')}
+</ul>`;
 }
 
 /** How the pages name an account: its e-mail, else its user name, else its phone number. */
@@ -966,9 +973,7 @@ export function recoveryCodesPage(o: {
     `<h1>${escapeHtml(t.codesTitle)}</h1>
 <p class="notice" role="status">${escapeHtml(t.codesDone)}</p>
 <p>${escapeHtml(t.codesIntro)}</p>
-<ul class="codes" id="recovery-codes">
-${o.codes.map((c) => `<li><code>${escapeHtml(c)}</code></li>`).join('\n')}
-</ul>
+${recoveryCodesList(o.codes)}
 <p><a class="button" id="continue" href="${escapeHtml(o.continueHref)}">${escapeHtml(t.continue)}</a></p>`,
   );
 }

@@ -14,6 +14,7 @@ import { LoginFailure } from './login-failure.entity.js';
 import { Role, RolePermission, UserPermission, UserRole } from './role.entity.js';
 import { Group, GroupChild, GroupClosure, GroupMember, GroupRole } from './group.entity.js';
 import { OneTimeCode } from './one-time-code.entity.js';
+import { SessionDevice } from './session-device.entity.js';
 import { TenantAdmin } from './tenant-admin.entity.js';
 import { TenantIdentityProvider } from './identity-provider.entity.js';
 import { LogStream } from './log-stream.entity.js';
@@ -48,6 +49,7 @@ export * from './ticket.entity.js';
 export * from './otp-budget.entity.js';
 export * from './delivery-outbox.entity.js';
 export * from './user-authenticator.entity.js';
+export * from './session-device.entity.js';
 export * from './mfa-policy.js';
 
 /** Every entity of the identity data model (apps/auth and apps/identity both register all of them). */
@@ -86,4 +88,5 @@ export const identityEntities = [
   SignupCounter,
   UserAuthenticator,
   MfaFailure,
+  SessionDevice,
 ];

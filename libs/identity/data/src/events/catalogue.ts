@@ -14,9 +14,10 @@ export const EVENT_TYPES = {
     'A one-time code was refused (`reason`: `wrong_code`, `expired`, `exhausted`, `rate_limited`).',
   'account.locked': 'An account was locked after too many failed sign-ins.',
   'account.unlocked': 'An account was unlocked (its lock expired, an administrator or a password reset).',
-  'mfa.enrolled': 'A person set up an authenticator app at sign-in (and got new recovery codes).',
+  'mfa.enrolled':
+    'A person set up an authenticator app, at sign-in or on the account page (and got new recovery codes).',
   'mfa.removed':
-    "An administrator removed a user's authenticator or all of them (`details.authenticator_type`).",
+    "A user's authenticator was removed: by an administrator (one or all, `details.authenticator_type`) or by the person on the account page.",
   // Tokens (token server)
   'token.issued': 'A token endpoint request succeeded; `details.grant_type` names the grant.',
   'token.failure':
