@@ -282,6 +282,22 @@ export class OidcData {
     );
   }
 
+  /**
+   * What the `mfa` prompt's check needs of user `userId` signing in through client `clientId` (the effective policy
+   * and the enrolled factors, `read` once): kept in `cache`, tagged with the client and the user. The client's,
+   * tenant's and instance's policies and the user's authenticators are all announced by the change feed
+   * (`clients`: the client; `tenants`, `instances`: everything; `users`, `user_authenticators`: the user), so an
+   * enrolment, a removal or a policy change drops it; a returning user's authorization runs no statement for it.
+   */
+  mfaState<T extends object>(clientId: string, userId: string, read: () => Promise<T>): Promise<T> {
+    return this.cache.through(
+      `mfa:${clientId}:${userId}`,
+      () => ({ client: clientId, user: userId }),
+      read,
+      () => true,
+    );
+  }
+
   /** A user of the instance by e-mail or user name (case-insensitive) or phone number. */
   async findUserByLogin(instanceId: string, login: string): Promise<User | undefined> {
     return (await findUserByLogin(this.sql, instanceId, login)) ?? undefined;

@@ -21,6 +21,7 @@ import { EventsDropSeqIndex1795800200000 } from './1795800200000-events-drop-seq
 import { Mfa1795900000000 } from './1795900000000-mfa.js';
 import { LogStreamScopes1795900100000 } from './1795900100000-log-stream-scopes.js';
 import { AccountPhoneDevices1795900250000 } from './1795900250000-account-phone-devices.js';
+import { AnnounceAuthenticators1795900300000 } from './1795900300000-announce-authenticators.js';
 
 export {
   IdentitySchema1790000000000,
@@ -65,4 +66,5 @@ export const identityMigrations = [
   Mfa1795900000000,
   LogStreamScopes1795900100000,
   AccountPhoneDevices1795900250000,
+  AnnounceAuthenticators1795900300000,
 ];
