@@ -20,6 +20,7 @@ import { EventsAudit1795800100000 } from './1795800100000-events-audit.js';
 import { EventsDropSeqIndex1795800200000 } from './1795800200000-events-drop-seq-index.js';
 import { Mfa1795900000000 } from './1795900000000-mfa.js';
 import { LogStreamScopes1795900100000 } from './1795900100000-log-stream-scopes.js';
+import { Passkeys1796000000000 } from './1796000000000-passkeys.js';
 
 export {
   IdentitySchema1790000000000,
@@ -63,4 +64,5 @@ export const identityMigrations = [
   EventsDropSeqIndex1795800200000,
   Mfa1795900000000,
   LogStreamScopes1795900100000,
+  Passkeys1796000000000,
 ];
