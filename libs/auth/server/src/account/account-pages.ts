@@ -5,6 +5,7 @@
 import {
   escapeHtml,
   groupedSecret,
+  hiddenAlert,
   layout,
   passkeyForm,
   passkeyScriptTag,
@@ -81,6 +82,7 @@ const TEXT = {
     passkeyRemovePassword: 'Your password, to remove a passkey (not needed within 5 minutes of signing in)',
     passkeyNoScript: 'Adding a passkey needs JavaScript and a browser that supports passkeys.',
     passkeyCancelled: 'The passkey was not added. Try again.',
+    passkeyStepUp: 'Sign in again with a second step to change your passkeys',
     done: {
       profile: 'Your profile is saved.',
       email: 'Your e-mail address is changed. Open the link we sent to the new address to verify it.',
@@ -99,6 +101,8 @@ const TEXT = {
       passkeyTooMany: 'You have the most passkeys allowed (20). Remove one first.',
       passkeyNotFound: 'That passkey is not there any more.',
       passkeyName: 'Give the passkey a name (at most 100 characters).',
+      passkeyNeedMfa:
+        'This session signed in without a second step. Sign in again with your passkey or app (link below) to change your passkeys.',
       nameLong: 'The name is too long (at most 200 characters).',
       nicknameLong: 'The nickname is too long (at most 200 characters).',
       control: 'Names cannot contain control characters.',
@@ -196,6 +200,7 @@ const TEXT = {
     passkeyRemovePassword: 'Passkey хасахад таны нууц үг (нэвтэрснээс хойш 5 минутын дотор шаардлагагүй)',
     passkeyNoScript: 'Passkey нэмэхэд JavaScript болон passkey дэмждэг хөтөч шаардлагатай.',
     passkeyCancelled: 'Passkey нэмэгдсэнгүй. Дахин оролдоно уу.',
+    passkeyStepUp: 'Passkey-ээ өөрчлөхийн тулд хоёр дахь алхамтайгаар дахин нэвтрэх',
     done: {
       profile: 'Таны профайл хадгалагдлаа.',
       email: 'Таны и-мэйл хаяг солигдлоо. Шинэ хаяг руу илгээсэн холбоосыг нээж баталгаажуулна уу.',
@@ -214,6 +219,8 @@ const TEXT = {
       passkeyTooMany: 'Та зөвшөөрөгдөх хамгийн олон (20) passkey-тэй байна. Эхлээд нэгийг хасна уу.',
       passkeyNotFound: 'Тэр passkey байхгүй болсон байна.',
       passkeyName: 'Passkey-д нэр өгнө үү (хамгийн ихдээ 100 тэмдэгт).',
+      passkeyNeedMfa:
+        'Энэ нэвтрэлт хоёр дахь алхам ашиглаагүй. Passkey-ээ өөрчлөхийн тулд passkey эсвэл апп-аараа дахин нэвтэрнэ үү (доорх холбоос).',
       nameLong: 'Нэр хэт урт байна (хамгийн ихдээ 200 тэмдэгт).',
       nicknameLong: 'Хоч хэт урт байна (хамгийн ихдээ 200 тэмдэгт).',
       control: 'Нэрэнд удирдах тэмдэгт байж болохгүй.',
@@ -271,6 +278,8 @@ export interface AccountView {
   apps: { clientId: string; name: string; since: string }[];
   /** The person's passkeys (name, when added and last used: never a key), oldest first. */
   passkeys?: { id: string; name: string; createdAt: string; lastUsedAt: string | null }[];
+  /** The session signed in within the last 5 minutes (the passkey forms then ask no password). */
+  recentSignIn?: boolean;
 }
 
 export interface AccountPageInput {
@@ -283,7 +292,7 @@ export interface AccountPageInput {
   rules: string[];
   /** The form that failed and its errors (the alert box above that form). */
   error?: {
-    form: 'profile' | 'email' | 'password' | 'factors' | 'sessions' | 'apps';
+    form: 'profile' | 'email' | 'password' | 'factors' | 'passkeys' | 'sessions' | 'apps';
     messages: AccountError[];
     extra?: string[];
   };
@@ -336,8 +345,10 @@ export function accountPage(o: AccountPageInput): string {
   const confirm = `<label for="factor-password">${escapeHtml(t.confirmPassword)}</label>
 <input id="factor-password" name="current_password" type="password" autocomplete="current-password"${described('factors')}>`;
   const keys = v.passkeys ?? [];
-  const passkeys = `<h2 id="passkeys-heading">${escapeHtml(t.passkeys)}</h2>
-<p class="hint">${escapeHtml(t.passkeysIntro)}</p>
+  // the password fields only when the sign-in is not recent (a recent one stands in for it)
+  const askPassword = !v.recentSignIn;
+  const passkeys = `<h2 class="section" id="passkeys-heading">${escapeHtml(t.passkeys)}</h2>
+${errorOf('passkeys')}<p class="hint">${escapeHtml(t.passkeysIntro)}</p>
 ${
   keys.length
     ? `<ul class="passkeys" id="passkeys">
@@ -356,14 +367,17 @@ ${hidden('csrf', o.csrf)}${hidden('action', 'rename_passkey')}${hidden('passkey'
 </ul>
 <form method="post" action="${escapeHtml(o.action)}" id="remove-passkey" novalidate>
 ${hidden('csrf', o.csrf)}
-${hidden('action', 'remove_passkey')}
-<label for="passkey-password">${escapeHtml(t.passkeyRemovePassword)}</label>
-<input id="passkey-password" name="current_password" type="password" autocomplete="current-password"${described('factors')}>
+${hidden('action', 'remove_passkey')}${
+        askPassword
+          ? `\n<label for="passkey-password">${escapeHtml(t.passkeyRemovePassword)}</label>
+<input id="passkey-password" name="current_password" type="password" autocomplete="current-password"${described('passkeys')}>`
+          : ''
+      }
 </form>`
     : `<p id="passkeys">${escapeHtml(t.noPasskeys)}</p>`
 }
-<p class="alert" role="alert" id="passkey-add-error" hidden>${escapeHtml(t.passkeyCancelled)}</p>
 ${passkeyForm({
+  alert: hiddenAlert('passkey-add-error', t.passkeyCancelled, true),
   kind: 'register',
   action: o.action,
   optionsUrl: o.action,
@@ -374,12 +388,19 @@ ${passkeyForm({
   fields: `
 ${hidden('action', 'passkey_register')}
 <label for="passkey-name">${escapeHtml(t.passkeyNewName)}</label>
-<input id="passkey-name" name="name" type="text" maxlength="100" value="${escapeHtml(t.passkeyDefaultName)}">
-<label for="add-passkey-password">${escapeHtml(t.confirmPassword)}</label>
-<input id="add-passkey-password" name="current_password" type="password" autocomplete="current-password">`,
+<input id="passkey-name" name="name" type="text" maxlength="100" value="${escapeHtml(t.passkeyDefaultName)}">${
+    askPassword
+      ? `\n<label for="add-passkey-password">${escapeHtml(t.confirmPassword)}</label>
+<input id="add-passkey-password" name="current_password" type="password" autocomplete="current-password">`
+      : ''
+  }`,
   button: t.addPasskey,
 })}
-<noscript><p class="hint">${escapeHtml(t.passkeyNoScript)}</p></noscript>${passkeyScriptTag(o.nonce)}`;
+<noscript><p class="hint">${escapeHtml(t.passkeyNoScript)}</p></noscript>${
+    o.stepUpHref && keys.length
+      ? `\n<p><a href="${escapeHtml(o.stepUpHref)}" id="passkey-step-up">${escapeHtml(t.passkeyStepUp)}</a></p>`
+      : ''
+  }${passkeyScriptTag(o.nonce)}`;
   const factors = v.appSince
     ? `<p id="app-status">${escapeHtml(t.appOn(v.appSince))}</p>
 <p id="recovery-status">${escapeHtml(v.recoveryLeft === null ? t.noRecovery : t.recovery(v.recoveryLeft))}</p>

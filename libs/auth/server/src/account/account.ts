@@ -386,6 +386,9 @@ export class AccountPages {
           ...(await this.viewOf(s.user)),
           ...(await this.sessionsAndApps(s)),
           passkeys: await this.passkeyList(s.user.id),
+          recentSignIn:
+            s.loginTs !== undefined &&
+            this.deps.mfa.clock().getTime() / 1000 - s.loginTs <= RECENT_SIGN_IN_SEC,
         },
         rules: passwordRuleTexts(locale, settings?.password_validators),
         signOutHref: ROUTES.end_session,
@@ -748,7 +751,8 @@ export class AccountPages {
     };
     const view = await this.viewOf(s.user);
     const hasFactor = !!view.appSince || (await this.deps.passkeys.list(s.user.id)).length > 0;
-    if (hasFactor && s.acr !== ACR_MFA) return json(403, { error: accountErrorText(locale, 'needMfa') });
+    if (hasFactor && s.acr !== ACR_MFA)
+      return json(403, { error: accountErrorText(locale, 'passkeyNeedMfa') });
     const password = one(params, 'current_password') ?? '';
     if (!(await this.recentOrPassword(req, s, password))) {
       return json(403, { error: accountErrorText(locale, password ? 'currentWrong' : 'recent') });
@@ -775,7 +779,7 @@ export class AccountPages {
     params: Record<string, string | string[]>,
   ): Promise<void> {
     const fail = (m: AccountError) =>
-      this.show(req, res, s, locale, ui, { status: 400, error: { form: 'factors', messages: [m] } });
+      this.show(req, res, s, locale, ui, { status: 400, error: { form: 'passkeys', messages: [m] } });
     const name = (one(params, 'name') ?? '').trim();
     if (name.length > 100 || CONTROL.test(name)) return fail('passkeyName');
     const response = parseCredential<RegistrationResponseJSON>(one(params, 'credential'));
@@ -795,7 +799,7 @@ export class AccountPages {
     params: Record<string, string | string[]>,
   ): Promise<void> {
     const fail = (m: AccountError) =>
-      this.show(req, res, s, locale, ui, { status: 400, error: { form: 'factors', messages: [m] } });
+      this.show(req, res, s, locale, ui, { status: 400, error: { form: 'passkeys', messages: [m] } });
     const name = (one(params, 'name') ?? '').trim();
     if (!name || name.length > 100 || CONTROL.test(name)) return fail('passkeyName');
     if (!(await this.deps.passkeys.rename(s.user.id, one(params, 'passkey') ?? '', name)))
@@ -816,8 +820,8 @@ export class AccountPages {
     params: Record<string, string | string[]>,
   ): Promise<void> {
     const fail = (m: AccountError) =>
-      this.show(req, res, s, locale, ui, { status: 400, error: { form: 'factors', messages: [m] } });
-    if (s.acr !== ACR_MFA) return fail('needMfa');
+      this.show(req, res, s, locale, ui, { status: 400, error: { form: 'passkeys', messages: [m] } });
+    if (s.acr !== ACR_MFA) return fail('passkeyNeedMfa');
     if (!(await this.recentOrPassword(req, s, one(params, 'current_password') ?? ''))) {
       return fail(one(params, 'current_password') ? 'currentWrong' : 'recent');
     }

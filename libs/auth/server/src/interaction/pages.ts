@@ -140,6 +140,8 @@ const TEXT = {
     passkeyOr: 'or',
     passkeyMfa: 'Use a passkey',
     passkeyMfaIntro: 'Or confirm with a passkey saved on this device or a security key.',
+    passkeyOnlyIntro:
+      'Confirm it is you with your passkey: the screen lock of this device or your security key.',
     passkeyCancelled: 'The passkey was not used. Try again, or sign in another way.',
     passkeyNoScript:
       'Your second step is a passkey, which needs JavaScript. Turn it on, or ask your administrator to reset your second factors.',
@@ -295,6 +297,8 @@ const TEXT = {
     passkeyOr: 'эсвэл',
     passkeyMfa: 'Passkey ашиглах',
     passkeyMfaIntro: 'Эсвэл энэ төхөөрөмжид хадгалсан passkey эсвэл аюулгүйн түлхүүрээр баталгаажуулна уу.',
+    passkeyOnlyIntro:
+      'Passkey-ээрээ өөрийгөө баталгаажуулна уу: энэ төхөөрөмжийн дэлгэцийн түгжээ эсвэл аюулгүйн түлхүүр.',
     passkeyCancelled: 'Passkey ашиглагдсангүй. Дахин оролдох эсвэл өөр аргаар нэвтэрнэ үү.',
     passkeyNoScript:
       'Таны хоёр дахь алхам нь passkey бөгөөд JavaScript шаарддаг. Үүнийг асаах эсвэл админаасаа хоёр дахь хүчин зүйлсээ шинэчлүүлэхийг хүснэ үү.',
@@ -415,9 +419,9 @@ ul.codes{list-style:none;padding:0;display:grid;grid-template-columns:1fr 1fr;ga
 font-family:ui-monospace,monospace;font-size:.95rem}ul.codes li{white-space:nowrap}form.inline{display:inline}
 [hidden]{display:none!important}button.wide{width:100%;margin-left:0}ul.passkeys{list-style:none;padding:0}
 ul.passkeys li{border-top:1px solid #ddd;padding:.75rem 0}ul.passkeys li:last-child{border-bottom:1px solid #ddd}
-.row{display:flex;gap:.5rem;align-items:flex-end;flex-wrap:wrap}.row input{flex:1 1 10rem;width:auto}
-.row button{margin-top:0}p.or{display:flex;align-items:center;gap:.75rem;color:#555;margin:1.5rem 0 0}
-p.or::before,p.or::after{content:"";flex:1;border-top:1px solid #ddd}`;
+.row{display:flex;gap:.5rem;align-items:center;flex-wrap:wrap;margin-top:.5rem}.row input{flex:1 1 6rem;width:auto;min-width:0}
+.row button,.row button.secondary{margin:0}ul.passkeys .hint{margin:.15rem 0 0}p.or{display:flex;align-items:center;gap:.75rem;color:#555;margin:1.5rem 0 0}
+p.or::before,p.or::after{content:"";flex:1;border-top:1px solid #ddd}.passkey-alert{margin:1rem 0 0}`;
 
 export function layout(locale: Locale, title: string, nonce: string, body: string): string {
   return `<!doctype html>
@@ -459,22 +463,26 @@ export function passkeyForm(o: {
   errorId: string;
   /** More fields, already HTML. */
   fields?: string;
+  /** The form's alert (shown by the script or by the server), already HTML, just above the button. */
+  alert?: string;
   button: string;
   buttonClass?: string;
 }): string {
   return `<form method="post" action="${escapeHtml(o.action)}" id="${o.id}" data-passkey="${o.kind}" data-options="${escapeHtml(o.optionsUrl)}"${o.optionsAction ? ` data-options-action="${escapeHtml(o.optionsAction)}"` : ''} data-error="${o.errorId}" hidden>
 <input type="hidden" name="csrf" value="${escapeHtml(o.csrf)}">
-<input type="hidden" name="credential" value="">${o.fields ?? ''}
+<input type="hidden" name="credential" value="">${o.fields ?? ''}${o.alert ? `\n${o.alert}` : ''}
 <button type="submit"${o.buttonClass ? ` class="${o.buttonClass}"` : ''}>${escapeHtml(o.button)}</button>
 </form>`;
 }
 
 /** The alert a passkey form's script shows (hidden until then) or the server's refusal (shown). */
 function passkeyAlert(t: (typeof TEXT)[Locale], id: string, error: PasskeyError | undefined): string {
-  return error
-    ? `<p class="alert" role="alert" id="${id}">${escapeHtml(t.passkeyErrors[error])}</p>`
-    : `<p class="alert" role="alert" id="${id}" hidden>${escapeHtml(t.passkeyCancelled)}</p>`;
+  return hiddenAlert(id, error ? t.passkeyErrors[error] : t.passkeyCancelled, !error);
 }
+
+/** An alert box, hidden until a script shows it (`hidden`), else shown. */
+export const hiddenAlert = (id: string, text: string, hidden: boolean) =>
+  `<p class="alert passkey-alert" role="alert" id="${id}"${hidden ? ' hidden' : ''}>${escapeHtml(text)}</p>`;
 
 export interface LoginPageInput {
   locale: Locale;
@@ -523,7 +531,7 @@ ${error}${notice}
 <button type="submit">${escapeHtml(t.submit)}</button>
 </form>${
       o.passkey
-        ? `\n${passkeyAlert(t, 'passkey-error', o.passkey.error)}\n${passkeyForm({
+        ? `\n${passkeyForm({
             kind: 'authenticate',
             action: o.passkey.action,
             optionsUrl: o.passkey.optionsUrl,
@@ -531,6 +539,7 @@ ${error}${notice}
             id: 'passkey-signin',
             errorId: 'passkey-error',
             fields: `\n<p class="or"><span>${escapeHtml(t.passkeyOr)}</span></p>`,
+            alert: passkeyAlert(t, 'passkey-error', o.passkey.error),
             button: t.passkeySignIn,
             buttonClass: 'secondary wide',
           })}`
@@ -996,13 +1005,13 @@ export function mfaPage(o: {
   const t = TEXT[o.locale];
   const described = o.error ? ' aria-describedby="mfa-error"' : '';
   const title = o.recovery ? t.recoveryTitle : t.mfaTitle;
+  const only = o.app === false;
   const passkey =
     o.passkey && !o.recovery
-      ? `\n<h2 class="section" id="passkey-heading">${escapeHtml(t.passkeyMfa)}</h2>
-<p>${escapeHtml(t.passkeyMfaIntro)}</p>
-${passkeyAlert(t, 'passkey-error', o.passkey.error)}
+      ? `\n${only ? '' : `<h2 class="section" id="passkey-heading">${escapeHtml(t.passkeyMfa)}</h2>\n`}<p>${escapeHtml(only ? t.passkeyOnlyIntro : t.passkeyMfaIntro)}</p>
 ${passkeyForm({
   kind: 'authenticate',
+  alert: passkeyAlert(t, 'passkey-error', o.passkey.error),
   action: o.passkey.action,
   optionsUrl: o.passkey.optionsUrl,
   csrf: o.csrf,
