@@ -674,7 +674,7 @@ export const accountPage: OpenApiOperation = {
       summary: 'Account page of the signed-in person (HTML)',
       description:
         "The signed-in person's own account, found by the sign-in session's cookie: profile (name, nickname, " +
-        'picture URL, locale), e-mail, password change, authenticator app and recovery codes; English or Mongolian ' +
+        'picture URL, locale), e-mail, password change, authenticator app and recovery codes, passkeys; English or Mongolian ' +
         "by `ui_locales`, Accept-Language and the instance's supported_locales. Signed out: 302 to an authorization " +
         'request of the first-party client whose callbacks list `<issuer>/account` (`client_id` chooses among ' +
         'several), which comes back here; none: an error page (404).',
