@@ -285,6 +285,36 @@ describe('passkeys on the pages: the second-factor budget', () => {
     }
   });
 
+  it('serves the one script; only the pages offering passkeys allow it, by their nonce', async () => {
+    const js = await fetch(`${h.url}/assets/passkeys.js`);
+    expect(js.status).toBe(200);
+    expect(js.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    expect(js.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(await js.text()).toContain('navigator.credentials.get');
+    const agent = new BrowserAgent(h.url);
+    const url = oidc.buildAuthorizationUrl(config, {
+      redirect_uri: CALLBACK,
+      scope: 'openid',
+      code_challenge: await oidc.calculatePKCECodeChallenge(oidc.randomPKCECodeVerifier()),
+      code_challenge_method: 'S256',
+      state: oidc.randomState(),
+    });
+    const login = await agent.follow(url.toString());
+    const csp = login.res.headers.get('content-security-policy')!;
+    const nonce = /script-src 'nonce-([^']+)'/.exec(csp)![1];
+    expect(csp).toContain("connect-src 'self'");
+    expect(login.html).toContain(
+      `<script type="module" src="/assets/passkeys.js" nonce="${nonce}"></script>`,
+    );
+    // the passkey form is hidden until the script shows it: without script the page is the password form
+    expect(login.html).toMatch(/<form [^>]*id="passkey-signin"[^>]*hidden>/);
+    const forgot = await agent.follow(
+      new URL(/href="([^"]+\/forgot)"/.exec(login.html)![1], h.url).toString(),
+    );
+    expect(forgot.res.headers.get('content-security-policy')).not.toContain('script-src');
+    expect(forgot.html).not.toContain('<script');
+  });
+
   it('a passwordless assertion of an unknown credential is refused on the login page, nothing counted', async () => {
     const agent = new BrowserAgent(h.url);
     const url = oidc.buildAuthorizationUrl(config, {
