@@ -342,3 +342,114 @@ describe('passkeys on the pages: the second-factor budget', () => {
     );
   });
 });
+
+describe('passkeys on the account page: the rules of adding and removing', () => {
+  /** A browser signed in at /account with the password (a fresh sign-in, one factor). */
+  async function accountSession(user: TestUser) {
+    const agent = new BrowserAgent(h.url);
+    const login = await agent.follow(`${h.url}/account`);
+    const action = /<form method="post" action="([^"]+\/login)"/.exec(login.html)![1];
+    const page = await agent.follow(new URL(action, h.url).toString(), {
+      csrf: csrfOf(login.html),
+      username: user.email,
+      password: user.password,
+    });
+    expect(page.html).toContain('id="add-passkey"');
+    return { agent, csrf: csrfOf(page.html) };
+  }
+  const options = (a: Awaited<ReturnType<typeof accountSession>>, extra: Record<string, string> = {}) =>
+    a.agent.request(`${h.url}/account`, { csrf: a.csrf, action: 'passkey_options', ...extra });
+
+  it('adds one with a recent sign-in or the password; a second needs a session that used a second factor', async () => {
+    now = Date.now();
+    const user = await fx.user();
+    const a = await accountSession(user);
+    const key = new SoftAuthenticator(passkeys.origin);
+    // recent: no password asked
+    const first = await options(a);
+    expect(first.status).toBe(200);
+    const { publicKey } = (await first.json()) as { publicKey: Parameters<SoftAuthenticator['register']>[0] };
+    expect(publicKey.rp.id).toBe('localhost');
+    // more than 5 minutes later: the password, checked
+    now += 6 * 60_000;
+    const late = await options(a);
+    expect(late.status).toBe(403);
+    expect(((await late.json()) as { error: string }).error).toContain('more than 5 minutes');
+    expect((await options(a, { current_password: 'wrong' })).status).toBe(403);
+    const withPassword = await options(a, { current_password: user.password });
+    expect(withPassword.status).toBe(200);
+    // the first options' challenge is dead (5 minutes); the last one's answer registers, once
+    const expired = await a.agent.follow(`${h.url}/account`, {
+      csrf: a.csrf,
+      action: 'passkey_register',
+      name: 'Desk key',
+      credential: JSON.stringify(key.register(publicKey)),
+    });
+    expect(expired.res.status).toBe(400);
+    const fresh = ((await withPassword.json()) as { publicKey: typeof publicKey }).publicKey;
+    const answer = JSON.stringify(key.register(fresh));
+    const added = await a.agent.request(`${h.url}/account`, {
+      csrf: a.csrf,
+      action: 'passkey_register',
+      name: 'Desk key',
+      credential: answer,
+    });
+    expect(added.status).toBe(303);
+    expect(added.headers.get('location')).toContain('done=passkeyAdded');
+    const again = await a.agent.follow(`${h.url}/account`, {
+      csrf: a.csrf,
+      action: 'passkey_register',
+      name: 'Desk key',
+      credential: answer,
+    });
+    expect(again.res.status).toBe(400);
+    expect(again.html).toContain('The passkey could not be added');
+    expect(
+      await fx.ds.rows(`SELECT name FROM user_authenticators WHERE user_id = $1 AND type = 'webauthn'`, [
+        user.id,
+      ]),
+    ).toEqual([{ name: 'Desk key' }]);
+    // now the person has a second factor and this session signed in with the password only: no more keys, no
+    // removal, until a sign-in that used one
+    const more = await options(a, { current_password: user.password });
+    expect(more.status).toBe(403);
+    expect(((await more.json()) as { error: string }).error).toContain('without a second step');
+    const [{ id }] = await fx.ds.rows<{ id: string }>(
+      `SELECT id FROM user_authenticators WHERE user_id = $1 AND type = 'webauthn'`,
+      [user.id],
+    );
+    const removal = await a.agent.follow(`${h.url}/account`, {
+      csrf: a.csrf,
+      action: 'remove_passkey',
+      passkey: id,
+      current_password: user.password,
+    });
+    expect(removal.res.status).toBe(400);
+    expect(removal.html).toContain('without a second step');
+    expect(removal.html).toContain('id="passkey-step-up"');
+    // renaming needs neither
+    const renamed = await a.agent.request(`${h.url}/account`, {
+      csrf: a.csrf,
+      action: 'rename_passkey',
+      passkey: id,
+      name: 'Old desk key',
+    });
+    expect(renamed.status).toBe(303);
+    // another person's passkey id is not found
+    const other = await withPasskey();
+    const foreign = await a.agent.follow(`${h.url}/account`, {
+      csrf: a.csrf,
+      action: 'rename_passkey',
+      passkey: other.authenticatorId,
+      name: 'mine now',
+    });
+    expect(foreign.res.status).toBe(400);
+    expect(
+      (
+        await fx.ds.one<{ name: string }>(`SELECT name FROM user_authenticators WHERE id = $1`, [
+          other.authenticatorId,
+        ])
+      )?.name,
+    ).toBe('Laptop');
+  });
+});
