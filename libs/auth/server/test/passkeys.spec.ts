@@ -1,7 +1,7 @@
 import * as oidc from 'openid-client';
 import { startAuth, type AuthHarness } from './support/auth-app.js';
 import { BrowserAgent } from './support/browser-agent.js';
-import { Fixtures, type TestClient, type TestUser } from './support/fixtures.js';
+import { Fixtures, tokenRequest, type TestClient, type TestUser } from './support/fixtures.js';
 import { SoftAuthenticator } from './support/soft-authenticator.js';
 import { accountBinding, CHALLENGE_TTL_SEC, type Passkeys } from '../src/mfa/passkeys.js';
 
@@ -451,5 +451,21 @@ describe('passkeys on the account page: the rules of adding and removing', () =>
         ])
       )?.name,
     ).toBe('Laptop');
+  });
+});
+
+describe('passkeys and the grants without a page', () => {
+  it('a user whose only second factor is a passkey gets 403 mfa_required without an mfa_token', async () => {
+    const client = await fx.client({ grantTypes: ['password'] });
+    const { user } = await withPasskey();
+    const r = await tokenRequest(
+      h.url,
+      { grant_type: 'password', username: user.email, password: user.password, scope: 'openid' },
+      { basic: { id: client.id, secret: client.secret! } },
+    );
+    expect(r.status).toBe(403);
+    expect(r.body).toMatchObject({ error: 'mfa_required' });
+    expect(r.body.mfa_token).toBeUndefined();
+    expect(r.body.id_token).toBeUndefined();
   });
 });
