@@ -87,6 +87,8 @@ async function relyingParty(issuer: string, client: TestClient) {
   let fx: Fixtures;
   let browser: Browser;
   let rp: Awaited<ReturnType<typeof relyingParty>>;
+  /** A relying party whose client turns the second factor off. */
+  let offRp: Awaited<ReturnType<typeof relyingParty>>;
   let user: TestUser;
   let ctx: BrowserContext;
   let page: Page;
@@ -123,6 +125,18 @@ async function relyingParty(issuer: string, client: TestClient) {
       client.id,
       JSON.stringify({ grant_types: ['authorization_code'], urls: { callbacks: [`${rp.base}/callback`] } }),
     ]);
+    const offClient = await fx.client({ grantTypes: ['authorization_code'] });
+    offRp = await relyingParty(h.url, offClient);
+    await fx.ds.exec(
+      `UPDATE clients SET client_metadata = $2::jsonb, is_first_party = true, mfa = 'off' WHERE id = $1`,
+      [
+        offClient.id,
+        JSON.stringify({
+          grant_types: ['authorization_code'],
+          urls: { callbacks: [`${offRp.base}/callback`] },
+        }),
+      ],
+    );
     user = await fx.user();
     browser = await chromium.launch({
       executablePath: CHROMIUM,
@@ -151,6 +165,7 @@ async function relyingParty(issuer: string, client: TestClient) {
   afterAll(async () => {
     await browser?.close();
     await rp?.close();
+    await offRp?.close();
     await h?.close();
   });
 
@@ -192,7 +207,8 @@ async function relyingParty(issuer: string, client: TestClient) {
     })) as { credentials: { isResidentCredential: boolean; rpId: string }[] };
     expect(credentials).toEqual([expect.objectContaining({ isResidentCredential: true, rpId: 'localhost' })]);
 
-    // the same authenticator again: excluded, the browser refuses it, the page says so and nothing is added
+    // another passkey from this one-factor session (a password sign-in, before any factor): refused by the server,
+    // the page says why (a second step first) and nothing is added
     await page.goto(`${h.url}/account?ui_locales=mn`);
     await page.waitForSelector('#add-passkey:not([hidden])');
     await page.click('#add-passkey button');
@@ -202,6 +218,7 @@ async function relyingParty(issuer: string, client: TestClient) {
     await page.waitForSelector('#add-passkey:not([hidden])');
     await page.click('#add-passkey button');
     await page.waitForSelector('#passkey-add-error:not([hidden])');
+    expect(await page.textContent('#passkey-add-error')).toContain('without a second step');
     await shot('passkey-4-add-refused-en');
     expect(await fx.ds.rows(`SELECT 1 FROM user_authenticators WHERE user_id = $1`, [user.id])).toHaveLength(
       1,
@@ -246,6 +263,37 @@ async function relyingParty(issuer: string, client: TestClient) {
     );
     expect(used?.last_used_at).not.toBeNull();
     expect(Number(used?.sign_count)).toBeGreaterThan(0);
+  });
+
+  it('step-up: acr_values asks a password-only session for its passkey, without the password again', async () => {
+    await signedOut();
+    await page.goto(`${offRp.base}/login`);
+    await page.waitForSelector('input[name="username"]');
+    await passwordForm();
+    await page.waitForSelector('#acr');
+    expect(await claims()).toEqual({ sub: user.id, acr: ACR_PWD, amr: ['pwd'] });
+    await page.goto(`${rp.base}/login?acr_values=${encodeURIComponent(ACR_MFA)}`);
+    await page.waitForSelector('#passkey-mfa:not([hidden])');
+    expect(await page.locator('input[name="password"]').count()).toBe(0);
+    await page.click('#passkey-mfa button');
+    await page.waitForSelector('#acr');
+    expect(await claims()).toEqual({ sub: user.id, acr: ACR_MFA, amr: ['pwd', 'hwk', 'user', 'mfa'] });
+    // the session now holds the second factor: step-up again asks nothing
+    await page.goto(`${rp.base}/login?acr_values=${encodeURIComponent(ACR_MFA)}`);
+    await page.waitForSelector('#acr');
+    expect((await claims()).acr).toBe(ACR_MFA);
+    // this session may add a passkey, but the same authenticator is excluded: the browser refuses, nothing added
+    for (const lang of ['en', 'mn'] as const) {
+      await page.goto(`${h.url}/account${lang === 'mn' ? '?ui_locales=mn' : ''}`);
+      await page.waitForSelector('#add-passkey:not([hidden])');
+      await page.click('#add-passkey button');
+      await page.waitForSelector('#passkey-add-error:not([hidden])');
+      await shot(`passkey-4-add-excluded-${lang}`);
+    }
+    expect(await page.textContent('#passkey-add-error')).toContain('passkey аль хэдийн байна');
+    expect(await fx.ds.rows(`SELECT 1 FROM user_authenticators WHERE user_id = $1`, [user.id])).toHaveLength(
+      1,
+    );
   });
 
   it('offers the app and a passkey side by side on the two-step page', async () => {

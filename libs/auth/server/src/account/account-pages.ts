@@ -82,6 +82,7 @@ const TEXT = {
     passkeyRemovePassword: 'Your password, to remove a passkey (not needed within 5 minutes of signing in)',
     passkeyNoScript: 'Adding a passkey needs JavaScript and a browser that supports passkeys.',
     passkeyCancelled: 'The passkey was not added. Try again.',
+    passkeyExists: 'This device or security key already holds a passkey for your account.',
     passkeyStepUp: 'Sign in again with a second step to change your passkeys',
     done: {
       profile: 'Your profile is saved.',
@@ -200,6 +201,7 @@ const TEXT = {
     passkeyRemovePassword: 'Passkey хасахад таны нууц үг (нэвтэрснээс хойш 5 минутын дотор шаардлагагүй)',
     passkeyNoScript: 'Passkey нэмэхэд JavaScript болон passkey дэмждэг хөтөч шаардлагатай.',
     passkeyCancelled: 'Passkey нэмэгдсэнгүй. Дахин оролдоно уу.',
+    passkeyExists: 'Энэ төхөөрөмж эсвэл аюулгүйн түлхүүрт таны бүртгэлийн passkey аль хэдийн байна.',
     passkeyStepUp: 'Passkey-ээ өөрчлөхийн тулд хоёр дахь алхамтайгаар дахин нэвтрэх',
     done: {
       profile: 'Таны профайл хадгалагдлаа.',
@@ -377,7 +379,7 @@ ${hidden('action', 'remove_passkey')}${
     : `<p id="passkeys">${escapeHtml(t.noPasskeys)}</p>`
 }
 ${passkeyForm({
-  alert: hiddenAlert('passkey-add-error', t.passkeyCancelled, true),
+  alert: hiddenAlert('passkey-add-error', t.passkeyCancelled, true, t.passkeyExists),
   kind: 'register',
   action: o.action,
   optionsUrl: o.action,

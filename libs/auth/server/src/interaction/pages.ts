@@ -481,8 +481,8 @@ function passkeyAlert(t: (typeof TEXT)[Locale], id: string, error: PasskeyError 
 }
 
 /** An alert box, hidden until a script shows it (`hidden`), else shown. */
-export const hiddenAlert = (id: string, text: string, hidden: boolean) =>
-  `<p class="alert passkey-alert" role="alert" id="${id}"${hidden ? ' hidden' : ''}>${escapeHtml(text)}</p>`;
+export const hiddenAlert = (id: string, text: string, hidden: boolean, exists?: string) =>
+  `<p class="alert passkey-alert" role="alert" id="${id}"${exists ? ` data-exists="${escapeHtml(exists)}"` : ''}${hidden ? ' hidden' : ''}>${escapeHtml(text)}</p>`;
 
 export interface LoginPageInput {
   locale: Locale;

@@ -6,7 +6,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
  * has WebAuthn; on submit the script POSTs the form's fields to `data-options` (JSON options back, or
  * `{error}` with a sentence to show), calls navigator.credentials.create/get, puts the answer (the JSON
  * @simplewebauthn/server reads) in the form's `credential` field and submits the form. A cancelled or failed
- * ceremony shows the form's alert (`data-error`) and sends nothing. No inline code, no third-party code: the
+ * ceremony shows the form's alert (`data-error`; its `data-exists` text when the authenticator already holds a
+ * passkey of the account) and sends nothing. No inline code, no third-party code: the
  * pages' CSP allows this file by its nonce and calls to this origin only.
  */
 export const PASSKEY_SCRIPT = `// Gatehouse passkeys: the WebAuthn ceremonies of the sign-in and account pages.
@@ -54,9 +55,10 @@ for (const form of document.querySelectorAll('form[data-passkey]')) {
   if (!window.PublicKeyCredential || !navigator.credentials) continue;
   form.hidden = false;
   const alert = form.dataset.error ? document.getElementById(form.dataset.error) : null;
+  const first = alert ? alert.textContent : '';
   const fail = (text) => {
     if (!alert) return;
-    if (text) alert.textContent = text;
+    alert.textContent = text || first;
     alert.hidden = false;
   };
   let busy = false;
@@ -84,8 +86,9 @@ for (const form of document.querySelectorAll('form[data-passkey]')) {
       if (!cred) return fail();
       form.elements.credential.value = JSON.stringify(answer(cred));
       form.submit();
-    } catch {
-      fail();
+    } catch (err) {
+      // an authenticator that holds one of the excluded credentials answers InvalidStateError
+      fail(err && err.name === 'InvalidStateError' && alert ? alert.dataset.exists : undefined);
     } finally {
       busy = false;
     }
