@@ -285,6 +285,36 @@ describe('passkeys on the pages: the second-factor budget', () => {
     }
   });
 
+  it('a passkey alone without user verification is one factor: the second step is another factor', async () => {
+    const { user, key } = await withPasskey();
+    const agent = new BrowserAgent(h.url);
+    const url = oidc.buildAuthorizationUrl(config, {
+      redirect_uri: CALLBACK,
+      scope: 'openid',
+      code_challenge: await oidc.calculatePKCECodeChallenge(oidc.randomPKCECodeVerifier()),
+      code_challenge_method: 'S256',
+      state: oidc.randomState(),
+    });
+    const login = await agent.follow(url.toString());
+    const uid = /\/interaction\/([\w-]+)\/passkey"/.exec(login.html)![1];
+    const csrf = csrfOf(login.html);
+    const optionsRes = await agent.request(`${h.url}/interaction/${uid}/passkey-options`, { csrf });
+    const { publicKey } = (await optionsRes.json()) as { publicKey: { challenge: string; rpId: string } };
+    const next = await agent.follow(`${h.url}/interaction/${uid}/passkey`, {
+      csrf,
+      credential: JSON.stringify(key.assert(publicKey, { userVerified: false })),
+    });
+    // signed in with one factor; the only second factor is that same key: the page enrols an app instead
+    expect(next.html).toContain('id="totp-secret"');
+    expect(next.html).not.toContain('id="passkey-mfa"');
+    await h.tokenServer.events.flush();
+    const [signin] = await fx.ds.rows<{ type: string; details: Record<string, unknown> }>(
+      `SELECT type, details FROM events WHERE user_id = $1 AND type = 'signin.success'`,
+      [user.id],
+    );
+    expect(signin.details).toMatchObject({ method: 'passkey', factor: 'webauthn' });
+  });
+
   it('serves the one script; only the pages offering passkeys allow it, by their nonce', async () => {
     const js = await fetch(`${h.url}/assets/passkeys.js`);
     expect(js.status).toBe(200);

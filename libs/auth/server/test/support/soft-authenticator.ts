@@ -88,11 +88,18 @@ export class SoftAuthenticator {
   /** An assertion for request options (the counter moves on first unless `counter` is given). */
   assert(
     options: Pick<PublicKeyCredentialRequestOptionsJSON, 'challenge' | 'rpId'>,
-    o: { origin?: string; counter?: number; badSignature?: boolean; userHandle?: string | null } = {},
+    o: {
+      origin?: string;
+      counter?: number;
+      badSignature?: boolean;
+      userHandle?: string | null;
+      /** false: user presence only, no user verification (UV flag clear). */
+      userVerified?: boolean;
+    } = {},
   ): AuthenticationResponseJSON {
     if (o.counter === undefined) this.counter += 1;
     else this.counter = o.counter;
-    const authData = this.authData(options.rpId!, 0x05); // UP, UV
+    const authData = this.authData(options.rpId!, o.userVerified === false ? 0x01 : 0x05); // UP (and UV)
     const clientData = this.clientData('webauthn.get', options.challenge, o.origin ?? this.origin);
     let signature = sign('sha256', Buffer.concat([authData, sha256(clientData)]), this.key);
     if (o.badSignature) signature = sign('sha256', randomBytes(32), this.key);
