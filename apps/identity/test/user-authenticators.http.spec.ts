@@ -133,7 +133,9 @@ describe.each(VERSIONS)('/users/:user_id/authenticators under /api/%s', (v: Vers
     for (const f of ['credential_id', 'public_key', 'sign_count', 'transports', 'backup_eligible'])
       await m.call('get', `${path}?fields=${f}`).expect(400);
     const agg = v === 'v1' ? 'aggregations' : 'aggregates';
-    expect((await m.call('get', `${api}/users/${u.id}?fields=id,${agg}`).expect(200)).body[agg]).toMatchObject({
+    expect(
+      (await m.call('get', `${api}/users/${u.id}?fields=id,${agg}`).expect(200)).body[agg],
+    ).toMatchObject({
       authenticators: 3,
     });
     await m.call('delete', `${path}/${passkeyId}`).expect(204);
