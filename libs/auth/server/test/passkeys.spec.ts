@@ -115,6 +115,21 @@ describe('passkeys: registration and assertions', () => {
     });
   });
 
+  it('keeps one live challenge per interaction: new options end the last ones', async () => {
+    const { key } = await withPasskey();
+    const first = await passkeys.authenticationOptions(instanceId, 'uid-twice');
+    const second = await passkeys.authenticationOptions(instanceId, 'uid-twice');
+    expect(await fx.ds.rows(`SELECT challenge FROM webauthn_challenges WHERE binding = 'uid-twice'`)).toEqual(
+      [{ challenge: second.challenge }],
+    );
+    expect(await passkeys.authenticate(instanceId, 'uid-twice', key.assert(first))).toMatchObject({
+      ok: false,
+      reason: 'no_challenge',
+    });
+    const again = await passkeys.authenticationOptions(instanceId, 'uid-twice');
+    expect((await passkeys.authenticate(instanceId, 'uid-twice', key.assert(again))).ok).toBe(true);
+  });
+
   it('refuses a wrong origin, at registration and at sign-in', async () => {
     const user = await fx.user();
     const key = new SoftAuthenticator('https://evil.example');
@@ -408,7 +423,8 @@ describe('passkeys on the account page: the rules of adding and removing', () =>
     expect((await options(a, { current_password: 'wrong' })).status).toBe(403);
     const withPassword = await options(a, { current_password: user.password });
     expect(withPassword.status).toBe(200);
-    // the first options' challenge is dead (5 minutes); the last one's answer registers, once
+    // the first options' challenge is ended (a newer one of this session) and dead (5 minutes); the last one's
+    // answer registers, once
     const expired = await a.agent.follow(`${h.url}/account`, {
       csrf: a.csrf,
       action: 'passkey_register',

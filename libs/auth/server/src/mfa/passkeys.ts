@@ -180,8 +180,11 @@ export class Passkeys {
     userId: string | null,
   ): Promise<void> {
     const now = this.now();
+    // one live challenge per binding and purpose: a new ceremony ends the last one, so the rows stay bounded
+    // however often the options are asked for (one statement: the delete and the insert see the same snapshot)
     await this.sql.exec(
-      `INSERT INTO webauthn_challenges (challenge, instance_id, purpose, binding, user_id, expires_at, created_at)
+      `WITH ended AS (DELETE FROM webauthn_challenges WHERE binding = $4 AND purpose = $3)
+       INSERT INTO webauthn_challenges (challenge, instance_id, purpose, binding, user_id, expires_at, created_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7)`,
       [
         challenge,

@@ -92,6 +92,7 @@ export class UserAuthenticator extends Audited {
 /** A WebAuthn ceremony's challenge: single use (deleted by the answer), short-lived, bound to what started it. */
 @Entity({ name: 'webauthn_challenges' })
 @Index('ix_webauthn_challenges_expires', ['expiresAt'])
+@Index('ix_webauthn_challenges_binding', ['binding', 'purpose'])
 @Check('ck_webauthn_challenges_purpose', `purpose IN ('register', 'authenticate')`)
 export class WebauthnChallenge {
   @PrimaryColumn('text', { primaryKeyConstraintName: 'pk_webauthn_challenges' })

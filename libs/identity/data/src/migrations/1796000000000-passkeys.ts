@@ -12,7 +12,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  *   token server reads them: they are hidden columns of the management records.
  * - `webauthn_challenges`: one row per ceremony started (registration on the account page, assertion on the sign-in
  *   pages), bound to what started it (`binding`: the interaction's uid, or a hash of the account page's session),
- *   deleted by the one request that answers it (single use) and dead after `expires_at` (short-lived).
+ *   deleted by the one request that answers it (single use) and dead after `expires_at` (short-lived); a new
+ *   ceremony of the same binding and purpose ends the last one (one live challenge each).
  */
 export class Passkeys1796000000000 implements MigrationInterface {
   name = 'Passkeys1796000000000';
@@ -45,6 +46,7 @@ export class Passkeys1796000000000 implements MigrationInterface {
         CONSTRAINT fk_webauthn_challenges_user FOREIGN KEY (user_id) REFERENCES users (id) ON DELETE CASCADE
       )`);
     await q.query(`CREATE INDEX ix_webauthn_challenges_expires ON webauthn_challenges (expires_at)`);
+    await q.query(`CREATE INDEX ix_webauthn_challenges_binding ON webauthn_challenges (binding, purpose)`);
   }
 
   async down(q: QueryRunner): Promise<void> {
