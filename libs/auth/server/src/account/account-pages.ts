@@ -2,7 +2,16 @@
  * The account pages (`/account`): where a signed-in person manages their own account, in the style of the
  * sign-in pages: no script, every value escaped, English and Mongolian, errors in the page's alert box.
  */
-import { escapeHtml, groupedSecret, layout, recoveryCodesList, type Locale } from '../interaction/pages.js';
+import {
+  escapeHtml,
+  groupedSecret,
+  hiddenAlert,
+  layout,
+  passkeyForm,
+  passkeyScriptTag,
+  recoveryCodesList,
+  type Locale,
+} from '../interaction/pages.js';
 
 const TEXT = {
   en: {
@@ -75,6 +84,24 @@ const TEXT = {
       'If you lose your phone, each of these codes signs you in once instead of the app. Keep them somewhere safe: they are shown only now. Older codes no longer work.',
     back: 'Back to your account',
     signOut: 'Sign out',
+    passkeys: 'Passkeys',
+    passkeysIntro:
+      'A passkey signs you in with the screen lock of this device or a security key, without a password. It also counts as the second step.',
+    noPasskeys: 'No passkey is set up.',
+    passkeyMeta: (created: string, used: string | null) =>
+      `Added ${created} · ${used ? `last used ${used} (UTC)` : 'not used yet'}`,
+    passkeyNewName: 'Name of the new passkey (for example “Work laptop”)',
+    passkeyDefaultName: 'Passkey',
+    addPasskey: 'Add a passkey',
+    renamePasskey: 'Rename',
+    renameLabel: (name: string) => `New name for “${name}”`,
+    removePasskey: 'Remove',
+    removeLabel: (name: string) => `Remove “${name}”`,
+    passkeyRemovePassword: 'Your password, to remove a passkey (not needed within 5 minutes of signing in)',
+    passkeyNoScript: 'Adding a passkey needs JavaScript and a browser that supports passkeys.',
+    passkeyCancelled: 'The passkey was not added. Try again.',
+    passkeyExists: 'This device or security key already holds a passkey for your account.',
+    passkeyStepUp: 'Sign in again with a second step to change your passkeys',
     done: {
       profile: 'Your profile is saved.',
       email: 'Your e-mail address is changed. Open the link we sent to the new address to verify it.',
@@ -86,8 +113,18 @@ const TEXT = {
       revoked: 'The application no longer has access to your account.',
       phone: 'Your phone number is verified and saved.',
       phoneRemoved: 'Your phone number is removed.',
+      passkeyAdded: 'The passkey is added: you can sign in with it.',
+      passkeyRenamed: 'The passkey is renamed.',
+      passkeyRemoved: 'The passkey is removed.',
     },
     errors: {
+      passkeyFailed: 'The passkey could not be added. Try again.',
+      passkeyDuplicate: 'This passkey is already added to your account.',
+      passkeyTooMany: 'You have the most passkeys allowed (20). Remove one first.',
+      passkeyNotFound: 'That passkey is not there any more.',
+      passkeyName: 'Give the passkey a name (at most 100 characters).',
+      passkeyNeedMfa:
+        'This session signed in without a second step. Sign in again with your passkey or app (link below) to change your passkeys.',
       nameLong: 'The name is too long (at most 200 characters).',
       nicknameLong: 'The nickname is too long (at most 200 characters).',
       control: 'Names cannot contain control characters.',
@@ -193,6 +230,24 @@ const TEXT = {
       'Утсаа алдвал эдгээр код бүрээр апп-ын оронд нэг удаа нэвтэрч болно. Аюулгүй газар хадгална уу: зөвхөн одоо харуулна. Хуучин кодууд ажиллахаа больсон.',
     back: 'Бүртгэл рүүгээ буцах',
     signOut: 'Гарах',
+    passkeys: 'Passkey',
+    passkeysIntro:
+      'Passkey нь энэ төхөөрөмжийн дэлгэцийн түгжээ эсвэл аюулгүйн түлхүүрээр нууц үггүйгээр нэвтрүүлнэ. Мөн хоёр дахь алхамд тооцогдоно.',
+    noPasskeys: 'Passkey тохируулаагүй байна.',
+    passkeyMeta: (created: string, used: string | null) =>
+      `${created}-нд нэмсэн · ${used ? `сүүлд ${used} (UTC)-д ашигласан` : 'хараахан ашиглаагүй'}`,
+    passkeyNewName: 'Шинэ passkey-н нэр (жишээ нь “Ажлын зөөврийн компьютер”)',
+    passkeyDefaultName: 'Passkey',
+    addPasskey: 'Passkey нэмэх',
+    renamePasskey: 'Нэр солих',
+    renameLabel: (name: string) => `“${name}”-н шинэ нэр`,
+    removePasskey: 'Хасах',
+    removeLabel: (name: string) => `“${name}”-г хасах`,
+    passkeyRemovePassword: 'Passkey хасахад таны нууц үг (нэвтэрснээс хойш 5 минутын дотор шаардлагагүй)',
+    passkeyNoScript: 'Passkey нэмэхэд JavaScript болон passkey дэмждэг хөтөч шаардлагатай.',
+    passkeyCancelled: 'Passkey нэмэгдсэнгүй. Дахин оролдоно уу.',
+    passkeyExists: 'Энэ төхөөрөмж эсвэл аюулгүйн түлхүүрт таны бүртгэлийн passkey аль хэдийн байна.',
+    passkeyStepUp: 'Passkey-ээ өөрчлөхийн тулд хоёр дахь алхамтайгаар дахин нэвтрэх',
     done: {
       profile: 'Таны профайл хадгалагдлаа.',
       email: 'Таны и-мэйл хаяг солигдлоо. Шинэ хаяг руу илгээсэн холбоосыг нээж баталгаажуулна уу.',
@@ -204,8 +259,18 @@ const TEXT = {
       revoked: 'Програм таны бүртгэлд хандах эрхгүй боллоо.',
       phone: 'Таны утасны дугаар баталгаажиж хадгалагдлаа.',
       phoneRemoved: 'Таны утасны дугаар хасагдлаа.',
+      passkeyAdded: 'Passkey нэмэгдлээ: түүгээр нэвтэрч болно.',
+      passkeyRenamed: 'Passkey-н нэр солигдлоо.',
+      passkeyRemoved: 'Passkey хасагдлаа.',
     },
     errors: {
+      passkeyFailed: 'Passkey нэмж чадсангүй. Дахин оролдоно уу.',
+      passkeyDuplicate: 'Энэ passkey таны бүртгэлд аль хэдийн нэмэгдсэн байна.',
+      passkeyTooMany: 'Та зөвшөөрөгдөх хамгийн олон (20) passkey-тэй байна. Эхлээд нэгийг хасна уу.',
+      passkeyNotFound: 'Тэр passkey байхгүй болсон байна.',
+      passkeyName: 'Passkey-д нэр өгнө үү (хамгийн ихдээ 100 тэмдэгт).',
+      passkeyNeedMfa:
+        'Энэ нэвтрэлт хоёр дахь алхам ашиглаагүй. Passkey-ээ өөрчлөхийн тулд passkey эсвэл апп-аараа дахин нэвтэрнэ үү (доорх холбоос).',
       nameLong: 'Нэр хэт урт байна (хамгийн ихдээ 200 тэмдэгт).',
       nicknameLong: 'Хоч хэт урт байна (хамгийн ихдээ 200 тэмдэгт).',
       control: 'Нэрэнд удирдах тэмдэгт байж болохгүй.',
@@ -246,6 +311,9 @@ const TEXT = {
 } as const;
 
 export type AccountError = keyof (typeof TEXT)['en']['errors'];
+
+/** The sentence of an AccountError in `locale` (the passkey script shows it). */
+export const accountErrorText = (locale: Locale, error: AccountError): string => TEXT[locale].errors[error];
 export type AccountDone = keyof (typeof TEXT)['en']['done'];
 
 /** What the account page shows of the person. */
@@ -280,6 +348,10 @@ export interface AccountView {
   }[];
   /** The applications with access: the person's grants, by client (one per session a first party signed in). */
   apps: { clientId: string; name: string; since: string }[];
+  /** The person's passkeys (name, when added and last used: never a key), oldest first. */
+  passkeys?: { id: string; name: string; createdAt: string; lastUsedAt: string | null }[];
+  /** The session signed in within the last 5 minutes (the passkey forms then ask no password). */
+  recentSignIn?: boolean;
 }
 
 export interface AccountPageInput {
@@ -292,7 +364,7 @@ export interface AccountPageInput {
   rules: string[];
   /** The form that failed and its errors (the alert box above that form). */
   error?: {
-    form: 'profile' | 'email' | 'phone' | 'password' | 'factors' | 'sessions' | 'apps';
+    form: 'profile' | 'email' | 'phone' | 'password' | 'factors' | 'passkeys' | 'sessions' | 'apps';
     messages: AccountError[];
     extra?: string[];
   };
@@ -351,6 +423,63 @@ export function accountPage(o: AccountPageInput): string {
     : '';
   const confirm = `<label for="factor-password">${escapeHtml(t.confirmPassword)}</label>
 <input id="factor-password" name="current_password" type="password" autocomplete="current-password"${described('factors')}>`;
+  const keys = v.passkeys ?? [];
+  // the password fields only when the sign-in is not recent (a recent one stands in for it)
+  const askPassword = !v.recentSignIn;
+  const passkeys = `<h2 class="section" id="passkeys-heading">${escapeHtml(t.passkeys)}</h2>
+${errorOf('passkeys')}<p class="hint">${escapeHtml(t.passkeysIntro)}</p>
+${
+  keys.length
+    ? `<ul class="passkeys" id="passkeys">
+${keys
+  .map(
+    (k) => `<li data-passkey="${escapeHtml(k.id)}"><strong class="passkey-name">${escapeHtml(k.name)}</strong>
+<p class="hint">${escapeHtml(t.passkeyMeta(k.createdAt, k.lastUsedAt))}</p>
+<form method="post" action="${escapeHtml(o.action)}" class="row" novalidate>
+${hidden('csrf', o.csrf)}${hidden('action', 'rename_passkey')}${hidden('passkey', k.id)}
+<input name="name" type="text" maxlength="100" value="${escapeHtml(k.name)}" aria-label="${escapeHtml(t.renameLabel(k.name))}">
+<button type="submit" class="secondary">${escapeHtml(t.renamePasskey)}</button>
+<button type="submit" form="remove-passkey" name="passkey" value="${escapeHtml(k.id)}" class="secondary" aria-label="${escapeHtml(t.removeLabel(k.name))}">${escapeHtml(t.removePasskey)}</button>
+</form></li>`,
+  )
+  .join('\n')}
+</ul>
+<form method="post" action="${escapeHtml(o.action)}" id="remove-passkey" novalidate>
+${hidden('csrf', o.csrf)}
+${hidden('action', 'remove_passkey')}${
+        askPassword
+          ? `\n<label for="passkey-password">${escapeHtml(t.passkeyRemovePassword)}</label>
+<input id="passkey-password" name="current_password" type="password" autocomplete="current-password"${described('passkeys')}>`
+          : ''
+      }
+</form>`
+    : `<p id="passkeys">${escapeHtml(t.noPasskeys)}</p>`
+}
+${passkeyForm({
+  alert: hiddenAlert('passkey-add-error', t.passkeyCancelled, true, t.passkeyExists),
+  kind: 'register',
+  action: o.action,
+  optionsUrl: o.action,
+  optionsAction: 'passkey_options',
+  csrf: o.csrf,
+  id: 'add-passkey',
+  errorId: 'passkey-add-error',
+  fields: `
+${hidden('action', 'passkey_register')}
+<label for="passkey-name">${escapeHtml(t.passkeyNewName)}</label>
+<input id="passkey-name" name="name" type="text" maxlength="100" value="${escapeHtml(t.passkeyDefaultName)}">${
+    askPassword
+      ? `\n<label for="add-passkey-password">${escapeHtml(t.confirmPassword)}</label>
+<input id="add-passkey-password" name="current_password" type="password" autocomplete="current-password">`
+      : ''
+  }`,
+  button: t.addPasskey,
+})}
+<noscript><p class="hint">${escapeHtml(t.passkeyNoScript)}</p></noscript>${
+    o.stepUpHref && keys.length
+      ? `\n<p><a href="${escapeHtml(o.stepUpHref)}" id="passkey-step-up">${escapeHtml(t.passkeyStepUp)}</a></p>`
+      : ''
+  }${passkeyScriptTag(o.nonce)}`;
   const factors = v.appSince
     ? `<p id="app-status">${escapeHtml(t.appOn(v.appSince))}</p>
 <p id="recovery-status">${escapeHtml(v.recoveryLeft === null ? t.noRecovery : t.recovery(v.recoveryLeft))}</p>
@@ -409,6 +538,7 @@ ${hidden('action', 'password')}
 </form>
 <h2 class="section" id="factors-heading">${escapeHtml(t.authenticators)}</h2>
 ${errorOf('factors')}${factors}
+${passkeys}
 <h2 class="section" id="sessions-heading">${escapeHtml(t.sessions)}</h2>
 ${errorOf('sessions')}<ul id="sessions" class="sessions">
 ${v.sessions.map((x) => sessionItem(o, x)).join('\n')}

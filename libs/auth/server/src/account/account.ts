@@ -29,6 +29,8 @@ import {
   type Locale,
 } from '../interaction/pages.js';
 import { ACR_MFA, type SecondFactors } from '../mfa/second-factors.js';
+import { accountBinding, parseCredential, type PasskeyFailure, type Passkeys } from '../mfa/passkeys.js';
+import type { RegistrationResponseJSON } from '@simplewebauthn/server';
 import { totpUri } from '../mfa/totp.js';
 import type { OidcData, User } from '../oidc/oidc-data.js';
 import type { LoginAudit, PasswordLogin } from '../oidc/password-login.js';
@@ -44,6 +46,7 @@ import {
   accountEnrolPage,
   accountErrorPage,
   accountNotice,
+  accountErrorText,
   accountPage,
   messageLocale,
   phoneCodeMessage,
@@ -68,6 +71,9 @@ const DONE: readonly AccountDone[] = [
   'revoked',
   'phone',
   'phoneRemoved',
+  'passkeyAdded',
+  'passkeyRenamed',
+  'passkeyRemoved',
 ];
 /** How often a process may ensure the seeded account clients again when none is found (a request can ask). */
 const ENSURE_INTERVAL_MS = 10_000;
@@ -109,6 +115,7 @@ export class AccountPages {
       data: OidcData;
       login: PasswordLogin;
       mfa: SecondFactors;
+      passkeys: Passkeys;
       delivery: Delivery;
       /** One-time codes: the code proving a new phone number, and the send budget of text messages. */
       codes: OneTimeCodes;
@@ -185,6 +192,10 @@ export class AccountPages {
     if (action === 'phone_confirm') return this.confirmPhone(req, res, signedIn, locale, ui, params);
     if (action === 'phone_cancel') return this.cancelPhone(res, signedIn, ui);
     if (action === 'phone_remove') return this.removePhone(req, res, signedIn, locale, ui, params);
+    if (action === 'passkey_options') return this.passkeyOptions(req, res, signedIn, locale, params);
+    if (action === 'passkey_register') return this.passkeyRegister(req, res, signedIn, locale, ui, params);
+    if (action === 'rename_passkey') return this.renamePasskey(req, res, signedIn, locale, ui, params);
+    if (action === 'remove_passkey') return this.removePasskey(req, res, signedIn, locale, ui, params);
     return this.errorPage(res, locale, 400, 'unknownAction');
   }
 
@@ -426,7 +437,7 @@ export class AccountPages {
     const csrf = this.csrf(req, res);
     const settings = await this.settingsOf(s.user);
     const nonce = randomBytes(16).toString('base64');
-    pageHeaders(res, nonce);
+    pageHeaders(res, nonce, [], { passkeys: true });
     res.statusCode = extra.status ?? 200;
     res.end(
       accountPage({
@@ -434,7 +445,14 @@ export class AccountPages {
         nonce,
         action: this.selfHref(ui),
         csrf,
-        view: { ...(await this.viewOf(s.user)), ...(await this.sessionsAndApps(s)) },
+        view: {
+          ...(await this.viewOf(s.user)),
+          ...(await this.sessionsAndApps(s)),
+          passkeys: await this.passkeyList(s.user.id),
+          recentSignIn:
+            s.loginTs !== undefined &&
+            this.deps.mfa.clock().getTime() / 1000 - s.loginTs <= RECENT_SIGN_IN_SEC,
+        },
         rules: passwordRuleTexts(locale, settings?.password_validators),
         signOutHref: ROUTES.end_session,
         reauthHref: `${ACCOUNT_PATH}?reauth=1${ui ? `&ui_locales=${encodeURIComponent(ui)}` : ''}`,
@@ -924,8 +942,142 @@ export class AccountPages {
     return !!row;
   }
 
+  /** The person's passkeys as the page lists them (dates in UTC, never a key). */
+  private async passkeyList(userId: string): Promise<NonNullable<AccountView['passkeys']>> {
+    const at = (d: Date) => d.toISOString().slice(0, 16).replace('T', ' ');
+    return (await this.deps.passkeys.list(userId)).map((k) => ({
+      id: k.id,
+      name: k.name,
+      createdAt: at(k.createdAt).slice(0, 10),
+      lastUsedAt: k.lastUsedAt ? at(k.lastUsedAt) : null,
+    }));
+  }
+
+  /**
+   * `passkey_options` (the page's script): the WebAuthn creation options of a new passkey, JSON, the challenge
+   * bound to this session (used once, 5 minutes). Adding a factor follows the app's enrolment rule: a sign-in within
+   * 5 minutes or the current password; and a person who already has a second factor needs a session that used it
+   * (a password alone must not add a factor its holder controls).
+   */
+  private async passkeyOptions(
+    req: IncomingMessage,
+    res: ServerResponse,
+    s: SignedIn,
+    locale: Locale,
+    params: Record<string, string | string[]>,
+  ): Promise<void> {
+    const json = (status: number, body: object) => {
+      res.statusCode = status;
+      res.setHeader('Content-Type', 'application/json; charset=utf-8');
+      res.setHeader('Cache-Control', 'no-store');
+      res.end(JSON.stringify(body));
+    };
+    const view = await this.viewOf(s.user);
+    const hasFactor = !!view.appSince || (await this.deps.passkeys.list(s.user.id)).length > 0;
+    if (hasFactor && s.acr !== ACR_MFA)
+      return json(403, { error: accountErrorText(locale, 'passkeyNeedMfa') });
+    const password = one(params, 'current_password') ?? '';
+    if (!(await this.recentOrPassword(req, s, password))) {
+      return json(403, { error: accountErrorText(locale, password ? 'currentWrong' : 'recent') });
+    }
+    const options = await this.deps.passkeys.registrationOptions(
+      {
+        id: s.user.id,
+        instanceId: s.user.instanceId,
+        label: accountLabel(s.user) ?? s.user.id,
+        name: s.user.name,
+      },
+      accountBinding(s.sessionId),
+    );
+    return json(200, { publicKey: options });
+  }
+
+  /** `passkey_register`: the browser's answer to this session's creation options (`credential`), named `name`. */
+  private async passkeyRegister(
+    req: IncomingMessage,
+    res: ServerResponse,
+    s: SignedIn,
+    locale: Locale,
+    ui: string | undefined,
+    params: Record<string, string | string[]>,
+  ): Promise<void> {
+    const fail = (m: AccountError) =>
+      this.show(req, res, s, locale, ui, { status: 400, error: { form: 'passkeys', messages: [m] } });
+    const name = (one(params, 'name') ?? '').trim();
+    if (name.length > 100 || CONTROL.test(name)) return fail('passkeyName');
+    const response = parseCredential<RegistrationResponseJSON>(one(params, 'credential'));
+    if (!response) return fail('passkeyFailed');
+    const added = await this.deps.passkeys.register(s.user, accountBinding(s.sessionId), response, name);
+    if (typeof added === 'string') return fail(passkeyAccountError(added));
+    this.event(req, s.user, 'mfa.enrolled', 'webauthn');
+    return this.redirect(res, this.selfHref(ui, 'passkeyAdded'));
+  }
+
+  private async renamePasskey(
+    req: IncomingMessage,
+    res: ServerResponse,
+    s: SignedIn,
+    locale: Locale,
+    ui: string | undefined,
+    params: Record<string, string | string[]>,
+  ): Promise<void> {
+    const fail = (m: AccountError) =>
+      this.show(req, res, s, locale, ui, { status: 400, error: { form: 'passkeys', messages: [m] } });
+    const name = (one(params, 'name') ?? '').trim();
+    if (!name || name.length > 100 || CONTROL.test(name)) return fail('passkeyName');
+    if (!(await this.deps.passkeys.rename(s.user.id, one(params, 'passkey') ?? '', name)))
+      return fail('passkeyNotFound');
+    return this.redirect(res, this.selfHref(ui, 'passkeyRenamed'));
+  }
+
+  /**
+   * `remove_passkey` (`passkey`): the app's removal rule (a session that used a second factor, a sign-in within 5
+   * minutes or the password), a notice e-mail through the outbox in the same transaction, an `mfa.removed` event.
+   */
+  private async removePasskey(
+    req: IncomingMessage,
+    res: ServerResponse,
+    s: SignedIn,
+    locale: Locale,
+    ui: string | undefined,
+    params: Record<string, string | string[]>,
+  ): Promise<void> {
+    const fail = (m: AccountError) =>
+      this.show(req, res, s, locale, ui, { status: 400, error: { form: 'passkeys', messages: [m] } });
+    if (s.acr !== ACR_MFA) return fail('passkeyNeedMfa');
+    if (!(await this.recentOrPassword(req, s, one(params, 'current_password') ?? ''))) {
+      return fail(one(params, 'current_password') ? 'currentWrong' : 'recent');
+    }
+    const removed = await this.deps.sql.transaction(async (tx) => {
+      const name = await this.deps.passkeys.remove(tx, s.user.id, one(params, 'passkey') ?? '');
+      if (name !== undefined && s.user.userEmail) {
+        const what = `The passkey “${name}” was removed from your account from the account page.`;
+        const tail = 'If it was not you, reset your password now and contact your administrator.';
+        await this.deps.delivery.email(
+          s.user.userEmail,
+          'A passkey was removed',
+          `${what}\n${tail}\n${this.accountUrl}`,
+          {
+            tx,
+            kind: 'passkey-removed',
+            html: `<p>${mailEscape(what)}</p><p>${mailEscape(tail)}</p><p><a href="${mailEscape(this.accountUrl)}">${mailEscape(this.accountUrl)}</a></p>`,
+          },
+        );
+      }
+      return name;
+    });
+    if (removed === undefined) return fail('passkeyNotFound');
+    this.event(req, s.user, 'mfa.removed', 'webauthn');
+    return this.redirect(res, this.selfHref(ui, 'passkeyRemoved'));
+  }
+
   /** `mfa.enrolled` or `mfa.removed` of the person themself on the account page. */
-  private event(req: IncomingMessage, user: User, type: 'mfa.enrolled' | 'mfa.removed'): void {
+  private event(
+    req: IncomingMessage,
+    user: User,
+    type: 'mfa.enrolled' | 'mfa.removed',
+    authenticatorType: 'totp' | 'webauthn' = 'totp',
+  ): void {
     const source = sourceOf(req);
     this.deps.events.record({
       type,
@@ -935,7 +1087,7 @@ export class AccountPages {
       userId: user.id,
       ip: source.ip,
       userAgent: source.userAgent,
-      details: { method: 'account_page', authenticator_type: 'totp' },
+      details: { method: 'account_page', authenticator_type: authenticatorType },
     });
   }
 
@@ -953,6 +1105,13 @@ export class AccountPages {
     res.statusCode = status;
     res.end(accountErrorPage({ locale, nonce, error }));
   }
+}
+
+/** The account page's error for a refused passkey registration. */
+function passkeyAccountError(reason: PasskeyFailure): AccountError {
+  if (reason === 'duplicate') return 'passkeyDuplicate';
+  if (reason === 'too_many') return 'passkeyTooMany';
+  return 'passkeyFailed';
 }
 
 function webUrl(v: string, max: number): boolean {

@@ -22,7 +22,7 @@ import { InstanceAdmin } from './instance-admin.entity.js';
 import { Ticket } from './ticket.entity.js';
 import { OtpFailure, OtpSend } from './otp-budget.entity.js';
 import { DeliveryOutboxMessage, SignupCounter } from './delivery-outbox.entity.js';
-import { MfaFailure, UserAuthenticator } from './user-authenticator.entity.js';
+import { MfaFailure, UserAuthenticator, WebauthnChallenge } from './user-authenticator.entity.js';
 
 export * from './audit.js';
 export * from './instance.entity.js';
@@ -89,4 +89,5 @@ export const identityEntities = [
   UserAuthenticator,
   MfaFailure,
   SessionDevice,
+  WebauthnChallenge,
 ];
