@@ -1830,14 +1830,14 @@ export interface paths {
     };
     /**
      * Get a user's authenticators
-     * @description The user's second factors: an authenticator app (`totp`, enrolled at sign-in) and the recovery codes made with it (`recovery_codes`). An enrolment that waits for its first code has `confirmed_at` null. No secret, code or hash is ever answered. Scope `users:read`, as the user record (docs/contract.md).
+     * @description The user's second factors: an authenticator app (`totp`, enrolled at sign-in) and the recovery codes made with it (`recovery_codes`), and passkeys (`webauthn`, added on the account page: `name` as its user named it, `created_at` when added, `last_used_at` its last sign-in). An enrolment that waits for its first code has `confirmed_at` null. No secret, code, hash or key is ever answered (a passkey's credential id and public key neither). Scope `users:read`, as the user record (docs/contract.md).
      */
     get: operations['UserAuthenticatorsV1Controller_list'];
     put?: never;
     post?: never;
     /**
      * Reset a user's authenticators
-     * @description Removes every second factor of the user (and its count of wrong second factors): what an administrator does for a person who lost the device. Idempotent (204 also when there was none). Recorded as an `mfa.removed` event with `details.authenticator_type: all`.
+     * @description Removes every second factor of the user, passkeys included (and its count of wrong second factors): what an administrator does for a person who lost the device. Idempotent (204 also when there was none). Recorded as an `mfa.removed` event with `details.authenticator_type: all`.
      */
     delete: operations['UserAuthenticatorsV1Controller_reset'];
     options?: never;
@@ -1857,7 +1857,7 @@ export interface paths {
     post?: never;
     /**
      * Delete a user's authenticator
-     * @description Removes one second factor. Removing the authenticator app also removes its recovery codes. The next sign-in then asks for no second factor, or enrols a new app where the MFA policy is `required`. Recorded as an `mfa.removed` event.
+     * @description Removes one second factor. Removing the authenticator app also removes its recovery codes; removing a passkey removes that passkey only (it no longer signs in, with or without a password). The next sign-in then asks for no second factor, or enrols a new app where the MFA policy is `required`. Recorded as an `mfa.removed` event (`details.authenticator_type`).
      */
     delete: operations['UserAuthenticatorsV1Controller_remove'];
     options?: never;
@@ -1874,14 +1874,14 @@ export interface paths {
     };
     /**
      * Get a user's authenticators
-     * @description The user's second factors: an authenticator app (`totp`, enrolled at sign-in) and the recovery codes made with it (`recovery_codes`). An enrolment that waits for its first code has `confirmed_at` null. No secret, code or hash is ever answered. Scope `users:read`, as the user record (docs/contract.md).
+     * @description The user's second factors: an authenticator app (`totp`, enrolled at sign-in) and the recovery codes made with it (`recovery_codes`), and passkeys (`webauthn`, added on the account page: `name` as its user named it, `created_at` when added, `last_used_at` its last sign-in). An enrolment that waits for its first code has `confirmed_at` null. No secret, code, hash or key is ever answered (a passkey's credential id and public key neither). Scope `users:read`, as the user record (docs/contract.md).
      */
     get: operations['UserAuthenticatorsV2Controller_list'];
     put?: never;
     post?: never;
     /**
      * Reset a user's authenticators
-     * @description Removes every second factor of the user (and its count of wrong second factors): what an administrator does for a person who lost the device. Idempotent (204 also when there was none). Recorded as an `mfa.removed` event with `details.authenticator_type: all`.
+     * @description Removes every second factor of the user, passkeys included (and its count of wrong second factors): what an administrator does for a person who lost the device. Idempotent (204 also when there was none). Recorded as an `mfa.removed` event with `details.authenticator_type: all`.
      */
     delete: operations['UserAuthenticatorsV2Controller_reset'];
     options?: never;
@@ -1901,7 +1901,7 @@ export interface paths {
     post?: never;
     /**
      * Delete a user's authenticator
-     * @description Removes one second factor. Removing the authenticator app also removes its recovery codes. The next sign-in then asks for no second factor, or enrols a new app where the MFA policy is `required`. Recorded as an `mfa.removed` event.
+     * @description Removes one second factor. Removing the authenticator app also removes its recovery codes; removing a passkey removes that passkey only (it no longer signs in, with or without a password). The next sign-in then asks for no second factor, or enrols a new app where the MFA policy is `required`. Recorded as an `mfa.removed` event (`details.authenticator_type`).
      */
     delete: operations['UserAuthenticatorsV2Controller_remove'];
     options?: never;
@@ -4426,15 +4426,18 @@ export interface components {
       /** Format: uuid */
       user_id: string;
       /**
-       * @description `totp`: an authenticator app (RFC 6238); `recovery_codes`: the set of ten single-use codes made with it (`webauthn` is reserved for passkeys)
+       * @description `totp`: an authenticator app (RFC 6238); `recovery_codes`: the set of ten single-use codes made with it; `webauthn`: a passkey (WebAuthn), added by its user on the account page, named by them (`name`). A passkey's credential id, public key, signature counter and transports are never answered
        * @enum {string}
        */
       type: 'totp' | 'recovery_codes' | 'webauthn';
-      /** @example Authenticator app */
+      /**
+       * @description `Authenticator app`, `Recovery codes`, or the name a passkey's user gave it
+       * @example Authenticator app
+       */
       name: string;
       /**
        * Format: date-time
-       * @description When the first code confirmed it; null while an enrolment waits for its first code
+       * @description When the first code confirmed it (a passkey: when it was added); null while an enrolment waits for its first code
        */
       confirmed_at: string | null;
       /**
