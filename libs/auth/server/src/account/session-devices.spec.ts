@@ -1,4 +1,4 @@
-import { deviceOf } from './session-devices.js';
+import { DeviceTouches, deviceOf } from './session-devices.js';
 import { messageLocale } from './account-pages.js';
 
 describe('deviceOf', () => {
@@ -46,5 +46,32 @@ describe('messageLocale', () => {
     expect(messageLocale('en_US', 'mn')).toBe('en');
     expect(messageLocale('de', 'mn')).toBe('mn');
     expect(messageLocale(null, 'en')).toBe('en');
+  });
+});
+
+describe('DeviceTouches', () => {
+  it('writes a session once a minute, and at once when its user, address or browser changes', () => {
+    let now = 1_000_000;
+    const t = new DeviceTouches(60_000, 10_000, () => now);
+    expect(t.due('s1', 'u1 10.0.0.1 Firefox')).toBe(true);
+    expect(t.due('s1', 'u1 10.0.0.1 Firefox')).toBe(false);
+    expect(t.due('s2', 'u1 10.0.0.1 Firefox')).toBe(true);
+    expect(t.due('s1', 'u1 10.0.0.2 Firefox')).toBe(true);
+    expect(t.due('s1', 'u2 10.0.0.2 Firefox')).toBe(true);
+    now += 59_999;
+    expect(t.due('s1', 'u2 10.0.0.2 Firefox')).toBe(false);
+    now += 1;
+    expect(t.due('s1', 'u2 10.0.0.2 Firefox')).toBe(true);
+    t.forget('s1');
+    expect(t.due('s1', 'u2 10.0.0.2 Firefox')).toBe(true);
+  });
+
+  it('remembers at most max sessions, then starts again', () => {
+    const t = new DeviceTouches(60_000, 2, () => 0);
+    expect(t.due('a', 'k')).toBe(true);
+    expect(t.due('b', 'k')).toBe(true);
+    expect(t.due('c', 'k')).toBe(true);
+    expect(t.due('a', 'k')).toBe(true);
+    expect(t.due('c', 'k')).toBe(false);
   });
 });

@@ -74,12 +74,54 @@ export async function touchSessionDevice(
  * at another application, the device flow's approval) touches that session's device. Written after the answer
  * (the request does not wait); a failure is only logged.
  */
-export function trackSessionDevices(provider: Provider, sql: Sql, onError: (err: unknown) => void): void {
+export function trackSessionDevices(
+  provider: Provider,
+  sql: Sql,
+  onError: (err: unknown) => void,
+  touches = new DeviceTouches(),
+): void {
   provider.on('authorization.success', (ctx: KoaContextWithOIDC) => {
     const session = ctx.oidc.session as { uid?: string; accountId?: string } | undefined;
     if (!session?.uid || !session.accountId) return;
-    touchSessionDevice(sql, { uid: session.uid, userId: session.accountId, req: ctx.req }).catch(onError);
+    const source = sourceOf(ctx.req);
+    if (!touches.due(session.uid, `${session.accountId} ${source.ip} ${source.userAgent ?? ''}`)) return;
+    touchSessionDevice(sql, { uid: session.uid, userId: session.accountId, req: ctx.req }).catch((err) => {
+      touches.forget(session.uid!);
+      onError(err);
+    });
   });
+}
+
+/**
+ * Which authorizations write their session's device row: the first of a session in this process, one whose user,
+ * address or user agent differs from the last one written, and otherwise one a minute (`intervalMs`). Every single
+ * sign-on at an application is an authorization, and a row per authorization would be a write on the hot path of a
+ * returning user for a "last used" the sessions list shows to the minute. At most `max` sessions are remembered
+ * (then the memory starts again: a session seen again is written once more).
+ */
+export class DeviceTouches {
+  private readonly last = new Map<string, { key: string; at: number }>();
+
+  constructor(
+    private readonly intervalMs = 60_000,
+    private readonly max = 10_000,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Whether session `uid`, used now as `key` (its user, address and user agent), is to be written. */
+  due(uid: string, key: string): boolean {
+    const now = this.now();
+    const seen = this.last.get(uid);
+    if (seen && seen.key === key && now - seen.at < this.intervalMs) return false;
+    if (!seen && this.last.size >= this.max) this.last.clear();
+    this.last.set(uid, { key, at: now });
+    return true;
+  }
+
+  /** A write that failed: the next authorization of the session writes again. */
+  forget(uid: string): void {
+    this.last.delete(uid);
+  }
 }
 
 /** Devices whose session is gone (signed out, expired, ended elsewhere) and that were not seen for an hour. */
