@@ -725,6 +725,8 @@ describe('audited tables', () => {
     // written by the token server at every use of a second factor; the management API's removals are recorded as
     // mfa.removed by its service (docs/events.md)
     'user_authenticators',
+    // a passkey ceremony's single-use challenge, minutes long (docs/security.md "Passkeys")
+    'webauthn_challenges',
   ];
 
   it('every table of the schema has the audit trigger or is listed as operational', async () => {
