@@ -1,0 +1,38 @@
+import type { ConsoleConfig } from './config';
+import { MANAGEMENT_AUDIENCE, TREE_AUDIENCE } from './scopes';
+import { createGatehouse, GatehouseError, unwrap } from './sdk';
+import type { Session, TokenResponse, TokenTransport } from './session';
+
+export { GatehouseError, unwrap };
+
+/** Form body serializer for the token server's endpoints. */
+const form = (body: unknown) => new URLSearchParams(body as Record<string, string>).toString();
+const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
+
+/** The token server through the SDK's auth client: the session's /token and /revoke. */
+export function tokenTransport(config: ConsoleConfig): TokenTransport {
+  const { auth } = createGatehouse({ ...config });
+  return {
+    async token(params) {
+      const r = await auth.POST('/token', { body: params as never, bodySerializer: form, headers: FORM });
+      return unwrap(r) as TokenResponse;
+    },
+    async revoke(params) {
+      const r = await auth.POST('/revoke', {
+        body: params as never,
+        bodySerializer: form,
+        headers: FORM,
+        parseAs: 'text',
+      });
+      unwrap(r);
+    },
+  };
+}
+
+/** The two API clients of the signed-in administrator, each with its own access token. */
+export function apiClients(config: ConsoleConfig, session: Session) {
+  const identity = createGatehouse({ ...config, token: () => session.token(MANAGEMENT_AUDIENCE) }).identity;
+  const tree = createGatehouse({ ...config, token: () => session.token(TREE_AUDIENCE) }).tree;
+  return { identity, tree };
+}
+export type Api = ReturnType<typeof apiClients>;
