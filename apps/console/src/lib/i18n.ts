@@ -130,6 +130,9 @@ const en = {
   details: 'Details',
   general: 'General',
   darkAuto: 'Follows your system’s light or dark mode.',
+  addRole: 'Add a role',
+  addToGroup: 'Add to a group',
+  emailVerified: 'E-mail verified',
 } as const;
 
 export type MessageKey = keyof typeof en;
@@ -262,6 +265,9 @@ const mn: Record<MessageKey, string> = {
   details: 'Дэлгэрэнгүй',
   general: 'Ерөнхий',
   darkAuto: 'Таны системийн гэрэл/харанхуй горимыг дагана.',
+  addRole: 'Үүрэг нэмэх',
+  addToGroup: 'Бүлэгт нэмэх',
+  emailVerified: 'И-мэйл баталгаажсан',
 };
 
 const MESSAGES: Record<Lang, Record<MessageKey, string>> = { en, mn };
