@@ -7,6 +7,10 @@ export interface CallInit {
   path?: Record<string, string>;
   query?: Record<string, unknown>;
   body?: unknown;
+  /** A body sent as it is with this content type (a CSV upload) instead of JSON. */
+  contentType?: string;
+  /** How to read the answer (default JSON). */
+  parseAs?: 'json' | 'text';
 }
 
 /** One call of the management (`identity`) or tree API through the SDK's client; throws GatehouseError. */
@@ -22,6 +26,10 @@ export function useCall() {
     const r = await client[method](url, {
       params: { path: init.path, query: init.query },
       ...(init.body !== undefined ? { body: init.body } : {}),
+      ...(init.contentType
+        ? { bodySerializer: (b: unknown) => b, headers: { 'content-type': init.contentType } }
+        : {}),
+      ...(init.parseAs ? { parseAs: init.parseAs } : {}),
     });
     return unwrap(r) as T;
   };
@@ -48,6 +56,7 @@ export function useChange<A, R = unknown>(fn: (call: ReturnType<typeof useCall>,
   const qc = useQueryClient();
   return useMutation({
     mutationFn: (arg: A) => fn(call, arg),
-    onSuccess: () => qc.invalidateQueries(),
+    // the instances probe of the layout (501 in single-instance mode) is not read again
+    onSuccess: () => qc.invalidateQueries({ predicate: (q) => q.queryKey[1] !== '/api/v1/instances' }),
   });
 }
