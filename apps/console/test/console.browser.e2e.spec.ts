@@ -394,6 +394,13 @@ async function admin(sql: string) {
     await accessible(page, 'tenant');
     await shot(page, 'en-15-tenant-admins');
     await visit(page, 'Resources', 'en-16-resources');
+    await openRow(page, 'Gatehouse management API');
+    expect(await page.locator('table code', { hasText: 'users:read' }).count()).toBe(1);
+    // a system resource: its identifier shown, and neither it nor its scopes offered for deletion (the API: 403)
+    expect(await page.textContent('main .meta')).toContain('urn:gatehouse:management');
+    expect(await page.locator('main button', { hasText: 'Delete' }).count()).toBe(0);
+    await accessible(page, 'resource');
+    await shot(page, 'en-16b-resource-scopes');
     await visit(page, 'Tickets', 'en-17-tickets');
     await page.getByLabel('User', { exact: true }).selectOption({ label: tenantAdmin.email });
     await page.getByRole('button', { name: 'Make ticket' }).click();
@@ -442,6 +449,9 @@ async function admin(sql: string) {
     const d = await fillDialog(page, '#new-tree', { Code: code, Name: 'Organisation' });
     await d.getByRole('button', { name: 'Create' }).click();
     await page.waitForSelector('main .back');
+    await page.waitForLoadState('networkidle');
+    await accessible(page, 'tree');
+    await shot(page, 'en-22b-tree-versions');
     await page.getByRole('link', { name: 'v1' }).click();
     await page.waitForSelector('#node-tree [data-node]');
     // under the version's root: two children, then the second moved under the first ("move to")

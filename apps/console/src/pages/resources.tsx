@@ -4,13 +4,15 @@ import { FormDialog, text } from '../ui/dialog';
 import { useChange, useGet } from '../ui/hooks';
 import { ConfirmButton, ErrorBox, Field, Loading, PageHeader } from '../ui/kit';
 import { ListTable, type Row } from '../ui/list-page';
-import { BackLink, Guard, yesNo } from './common';
+import { BackLink, Guard } from './common';
 
 interface Resource extends Row {
   resource_name: string;
   resource_description: string | null;
   identifier_url?: string | null;
   is_system?: boolean;
+  /** /api/v1 carries the system flag and the identifier here (document 1's resource_metadata). */
+  resource_metadata?: { is_system?: boolean; identifier_url?: string | null };
 }
 interface Scope {
   id: string;
@@ -99,7 +101,8 @@ export function ResourcePage() {
   if (resource.isPending) return <Loading />;
   if (resource.error) return <ErrorBox error={resource.error} scope="resources:read" />;
   const r = resource.data;
-  const system = r.is_system === true;
+  const system = (r.resource_metadata?.is_system ?? r.is_system) === true;
+  const identifier = r.resource_metadata?.identifier_url ?? r.identifier_url ?? '';
   return (
     <Guard group="resources">
       <BackLink to="/resources" label={t('resources')} />
@@ -120,7 +123,7 @@ export function ResourcePage() {
       </PageHeader>
       <ErrorBox error={remove.error ?? removeScope.error} scope="resources:write" />
       <p className="meta">
-        {t('identifier')}: <code>{r.identifier_url ?? ''}</code> {yesNo(system)}
+        {t('identifier')}: <code>{identifier}</code>
       </p>
       <section aria-labelledby="scopes-h">
         <h2 id="scopes-h">{t('scopes')}</h2>

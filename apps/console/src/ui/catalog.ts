@@ -31,6 +31,7 @@ export function useScopeCatalog(enabled = true) {
       id: string;
       resource_name: string;
       identifier_url?: string | null;
+      resource_metadata?: { identifier_url?: string | null };
       scopes?: { id: string; scope_name: string }[];
     }[];
   }>('/api/v1/resources', { query: { limit: 100, expand: 'all' } }, enabled);
@@ -40,7 +41,7 @@ export function useScopeCatalog(enabled = true) {
       scope_name: s.scope_name,
       resource_id: r.id,
       resource_name: r.resource_name,
-      identifier_url: r.identifier_url ?? null,
+      identifier_url: r.resource_metadata?.identifier_url ?? r.identifier_url ?? null,
     })),
   );
   return { scopes, byId: new Map(scopes.map((s) => [s.id, s])), query: q };
