@@ -718,6 +718,7 @@ describe('audited tables', () => {
     'one_time_codes',
     'otp_failures',
     'otp_sends',
+    'session_devices',
     'signing_keys',
     'signup_counters',
     'typeorm_migrations',

@@ -197,6 +197,159 @@ describe('the token server cache follows changes made by the identity service', 
     expect((await m.tokenInfo(own.token)).active).toBe(false);
   });
 
+  it("a user's account (its claims) is read once, and a change through the identity API counts at once", async () => {
+    const a = await passwordClient(m);
+    const email = `${uniq('acct')}@example.test`;
+    const u = (
+      await m
+        .call('post', '/api/v1/users')
+        .send({ user_email: email, password: PASSWORD, user_nickname: 'before' })
+        .expect(201)
+    ).body as { id: string };
+    const grant = async (params: Record<string, string>) => {
+      const res = await fetch(`${m.auth.url}/token`, {
+        method: 'POST',
+        headers: {
+          authorization: `Basic ${Buffer.from(`${a.id}:${a.secret}`).toString('base64')}`,
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+        body: new URLSearchParams(params).toString(),
+      });
+      return { status: res.status, body: (await res.json()) as Record<string, string> };
+    };
+    // The claims of a token (userinfo looks the account up, as the authorization and token endpoints do)
+    const nicknameIn = async (accessToken: string) =>
+      (
+        (await (
+          await fetch(`${m.auth.url}/userinfo`, { headers: { authorization: `Bearer ${accessToken}` } })
+        ).json()) as { nickname?: string }
+      ).nickname;
+    const first = await grant({
+      grant_type: 'password',
+      username: email,
+      password: PASSWORD,
+      scope: 'openid profile offline_access',
+    });
+    expect(first.status).toBe(200);
+    expect(await nicknameIn(first.body.access_token)).toBe('before');
+    let refresh = first.body.refresh_token;
+    const refreshed = async () => {
+      const r = await grant({ grant_type: 'refresh_token', refresh_token: refresh });
+      if (r.body.refresh_token) refresh = r.body.refresh_token;
+      return r;
+    };
+    // the account is cached now: a refresh and a userinfo read no users row
+    const accountReads = (statements: string[]) =>
+      statements.filter((s) => /FROM users u WHERE u\.id = \$1/.test(s.replace(/\s+/g, ' ')));
+    let again: Awaited<ReturnType<typeof refreshed>> | undefined;
+    let seen: string | undefined;
+    expect(
+      accountReads(
+        await statementsOf(async () => {
+          again = await refreshed();
+          seen = await nicknameIn(again.body.access_token);
+        }),
+      ),
+    ).toEqual([]);
+    expect(again!.status).toBe(200);
+    expect(seen).toBe('before');
+
+    // a change through the identity API: the very next token carries it
+    await m.call('patch', `/api/v1/users/${u.id}`).send({ user_nickname: 'after' }).expect(200);
+    const changed = await refreshed();
+    expect(changed.status).toBe(200);
+    expect(await nicknameIn(changed.body.access_token)).toBe('after');
+
+    // blocked through the identity API: the very next refresh is refused
+    await m.call('post', `/api/v1/users/${u.id}/block`).expect(200);
+    const refused = await refreshed();
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toBe('invalid_grant');
+  });
+
+  it("a returning user's MFA state is cached, and a client's policy made 'required' counts at the next authorization", async () => {
+    const callback = 'http://127.0.0.1:9/cache-callback';
+    const c = (
+      await m
+        .call('post', '/api/v1/clients')
+        .send({
+          client_name: uniq('web'),
+          client_type: 'regular_web',
+          is_first_party: true,
+          client_metadata: { grant_types: ['authorization_code'], urls: { callbacks: [callback] } },
+        })
+        .expect(201)
+    ).body as { id: string };
+    const email = `${uniq('mfa')}@example.test`;
+    await m.call('post', '/api/v1/users').send({ user_email: email, password: PASSWORD }).expect(201);
+
+    // A browser over plain HTTP: one cookie jar, redirects followed on the token server.
+    const origin = m.auth.url;
+    const cookies = new Map<string, string>();
+    const walk = async (url: string, form?: Record<string, string>) => {
+      let at = url;
+      let body = form ? new URLSearchParams(form).toString() : undefined;
+      for (let hop = 0; hop < 12; hop++) {
+        const res = await fetch(at, {
+          method: body ? 'POST' : 'GET',
+          redirect: 'manual',
+          headers: {
+            accept: 'text/html',
+            cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join('; '),
+            ...(body ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+          },
+          body,
+        });
+        for (const line of res.headers.getSetCookie()) {
+          const [pair] = line.split(';');
+          const eq = pair.indexOf('=');
+          cookies.set(pair.slice(0, eq).trim(), pair.slice(eq + 1).trim());
+        }
+        const html = await res.text();
+        if (res.status < 300 || res.status >= 400) return { url: at, html };
+        at = new URL(res.headers.get('location') ?? '', at).toString();
+        body = undefined;
+        if (!at.startsWith(`${origin}/`)) return { url: at, html: '' };
+      }
+      throw new Error('too many redirects');
+    };
+    const authorize = () => {
+      const u = new URL(`${origin}/authorize`);
+      u.search = new URLSearchParams({
+        client_id: c.id,
+        response_type: 'code',
+        redirect_uri: callback,
+        scope: 'openid',
+        state: uniq('s'),
+        code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+        code_challenge_method: 'S256',
+      }).toString();
+      return walk(u.toString());
+    };
+
+    const login = await authorize();
+    const formAction = /<form\b[^>]*\baction="([^"]*\/login)"/.exec(login.html)?.[1];
+    expect(formAction).toBeDefined();
+    const signedIn = await walk(new URL(formAction!.replace(/&amp;/g, '&'), login.url).toString(), {
+      csrf: /name="csrf" value="([^"]*)"/.exec(login.html)?.[1] ?? '',
+      username: email,
+      password: PASSWORD,
+    });
+    expect(signedIn.url.startsWith(callback)).toBe(true);
+
+    // the returning user: straight back with a code; the MFA state is cached now (no statement reads it)
+    const mfaReads = (statements: string[]) => statements.filter((s) => s.includes('AS policy'));
+    let back = '';
+    expect(mfaReads(await statementsOf(async () => void (back = (await authorize()).url)))).toEqual([]);
+    expect(back.startsWith(callback)).toBe(true);
+
+    // the client's policy tightened through the identity API: the very next authorization asks for a factor
+    await m.call('patch', `/api/v1/clients/${c.id}`).send({ mfa: 'required' }).expect(200);
+    const asked = await authorize();
+    expect(asked.url.startsWith(`${origin}/interaction/`)).toBe(true);
+    expect(asked.url.startsWith(callback)).toBe(false);
+  });
+
   it('with the change feed down the cache is not used: a change counts at once', async () => {
     const s = await setup();
     const token = (await tokenRequest(m, s.client.id, s.client.secret, s.identifier)).token!;

@@ -98,6 +98,57 @@ describe.each(VERSIONS)('/users/:user_id/authenticators under /api/%s', (v: Vers
     expect(JSON.stringify(read)).not.toContain(secret);
   });
 
+  it('lists a passkey by type, name and dates, never its key material; DELETE removes it alone', async () => {
+    const u = await user();
+    await enrol(u);
+    const credentialId = `cred-${uniq('pk')}`;
+    const publicKey = `pQECAyYgASFYI${uniq('key')}`;
+    // a passkey row as the token server's registration writes it (libs/auth/server/src/mfa/passkeys.ts)
+    const [{ id: passkeyId }] = await m.ds.rows<{ id: string }>(
+      `INSERT INTO user_authenticators (instance_id, user_id, type, name, credential_id, public_key, sign_count,
+                                        transports, backup_eligible, confirmed_at, last_used_at)
+       VALUES ($1, $2, 'webauthn', 'Work laptop', $3, $4, 7, ARRAY['internal'], false, now(), now()) RETURNING id`,
+      [u.instanceId, u.id, credentialId, publicKey],
+    );
+    const path = `${api}/users/${u.id}/authenticators`;
+    const res = await m.call('get', `${path}?q=${encodeURIComponent("type = 'webauthn'")}`).expect(200);
+    const stamp = expect.any(String);
+    expect(res.body.items).toEqual([
+      {
+        id: passkeyId,
+        instance_id: u.instanceId,
+        user_id: u.id,
+        type: 'webauthn',
+        name: 'Work laptop',
+        confirmed_at: stamp,
+        last_used_at: stamp,
+        created_by: null,
+        created_at: stamp,
+        updated_by: null,
+        updated_at: stamp,
+      },
+    ]);
+    const all = JSON.stringify((await m.call('get', path).expect(200)).body);
+    for (const s of [credentialId, publicKey]) expect(all).not.toContain(s);
+    for (const f of ['credential_id', 'public_key', 'sign_count', 'transports', 'backup_eligible'])
+      await m.call('get', `${path}?fields=${f}`).expect(400);
+    const agg = v === 'v1' ? 'aggregations' : 'aggregates';
+    expect(
+      (await m.call('get', `${api}/users/${u.id}?fields=id,${agg}`).expect(200)).body[agg],
+    ).toMatchObject({
+      authenticators: 3,
+    });
+    await m.call('delete', `${path}/${passkeyId}`).expect(204);
+    const left = (await m.call('get', path).expect(200)).body.items as { type: string }[];
+    expect(left.map((a) => a.type).sort()).toEqual(['recovery_codes', 'totp']);
+    const events = await m.ds.rows<{ details: Record<string, unknown>; row: string }>(
+      `SELECT details, to_jsonb(e)::text AS row FROM events e WHERE type = 'mfa.removed' AND user_id = $1`,
+      [u.id],
+    );
+    expect(events.map((e) => e.details.authenticator_type)).toEqual(['webauthn']);
+    for (const e of events) for (const s of [credentialId, publicKey]) expect(e.row).not.toContain(s);
+  });
+
   it('deleting the app removes its recovery codes too (204); deleting again: 404', async () => {
     const u = await user();
     const { totpId } = await enrol(u);

@@ -11,12 +11,21 @@ export const SDK_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)
 export const GENERATED_DIR = path.join(SDK_ROOT, 'src', 'generated');
 export const DOCUMENTS = ['auth', 'identity', 'tree'];
 
+/** GET with one retry: a kept-alive connection the server closed while idle fails the first attempt. */
+async function getOnce(url) {
+  try {
+    return await fetch(url);
+  } catch {
+    return fetch(url, { headers: { connection: 'close' } });
+  }
+}
+
 /** Where each document is served (API.md: every service serves GET /docs/openapi.json without authentication). */
 export async function fetchDocuments(urls) {
   const out = {};
   for (const name of DOCUMENTS) {
     const url = `${urls[name]}/docs/openapi.json`;
-    const res = await fetch(url);
+    const res = await getOnce(url);
     if (res.status !== 200) throw new Error(`GET ${url}: ${res.status} ${await res.text()}`);
     out[name] = await res.json();
   }
@@ -56,7 +65,9 @@ const HEADER = (name) =>
 
 /** The TypeScript of one document, formatted as the repository's Prettier formats it. */
 export async function render(name, doc) {
-  const ast = await openapiTS(doc, { silent: true, alphabetize: false });
+  // defaultNonNullable off: a property with a default is optional in a request body (the server fills it in), as
+  // the documents mark it; on (openapi-typescript's default) it would be required of every caller.
+  const ast = await openapiTS(doc, { silent: true, alphabetize: false, defaultNonNullable: false });
   const source = HEADER(name) + astToString(ast);
   const file = path.join(GENERATED_DIR, `${name}.ts`);
   const options = (await prettier.resolveConfig(file)) ?? {};

@@ -166,6 +166,7 @@ export async function startServices(opts = {}) {
       identityUrl: url('identity'),
       treeUrl: url('tree'),
       ...bootstrap,
+      buildDir: out,
       logs: () => Object.fromEntries(services.map((s) => [s.name, s.log])),
       stop: cleanup,
     };

@@ -20,6 +20,27 @@ export {
   type FetchResult,
   type OAuthErrorCode,
 } from './errors.js';
+export {
+  clientCredentials,
+  RefreshingTokens,
+  type ClientCredentialsOptions,
+  type RefreshingTokensOptions,
+  type Tokens,
+} from './tokens.js';
+export {
+  MAX_PAGE_SIZE,
+  pageOfV1,
+  pageOfV2,
+  paginate,
+  paginateV2,
+  type EnvelopeV1,
+  type EnvelopeV2,
+  type Page,
+  type PageOptions,
+  type PageQueryV1,
+  type PageQueryV2,
+  type Paginator,
+} from './pagination.js';
 export type { Client } from 'openapi-fetch';
 export type {
   paths as AuthPaths,

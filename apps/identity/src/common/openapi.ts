@@ -6,6 +6,7 @@ import type { ApiVersion } from './version.js';
 const fields = ApiQuery({
   name: 'fields',
   required: false,
+  type: String,
   description: 'Comma-separated top-level attributes to return (an unknown name is 400)',
 });
 const expand = ApiQuery({

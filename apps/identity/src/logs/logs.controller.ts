@@ -53,6 +53,7 @@ function ApiLogListQuery(v: ApiVersion) {
     ApiQuery({
       name: 'fields',
       required: false,
+      type: String,
       description: 'Comma-separated top-level attributes to return (an unknown name is 400)',
     }),
     ApiListParams({

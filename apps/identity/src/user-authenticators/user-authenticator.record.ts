@@ -5,8 +5,9 @@ import type { ApiVersion } from '../common/version.js';
 import { AuditDoc } from '@gatehouse/http';
 
 /**
- * A second factor of a user (`totp`: an authenticator app; `recovery_codes`: its set of single-use codes). Never a
- * secret, a code or a hash: the table's `secret_enc`, `last_step` and `code_hashes` are hidden columns.
+ * A second factor of a user (`totp`: an authenticator app; `recovery_codes`: its set of single-use codes;
+ * `webauthn`: a passkey). Never a secret, a code, a hash or a key: the table's `secret_enc`, `last_step`,
+ * `code_hashes`, `credential_id`, `public_key`, `sign_count`, `transports` and `backup_eligible` are hidden columns.
  */
 export interface UserAuthenticatorRecord {
   id: string;
@@ -49,19 +50,24 @@ export class UserAuthenticatorDoc extends AuditDoc {
   @ApiProperty({
     enum: ['totp', 'recovery_codes', 'webauthn'],
     description:
-      '`totp`: an authenticator app (RFC 6238); `recovery_codes`: the set of ten single-use codes made with it ' +
-      '(`webauthn` is reserved for passkeys)',
+      '`totp`: an authenticator app (RFC 6238); `recovery_codes`: the set of ten single-use codes made with it; ' +
+      '`webauthn`: a passkey (WebAuthn), added by its user on the account page, named by them (`name`). A ' +
+      "passkey's credential id, public key, signature counter and transports are never answered",
   })
   type: string;
 
-  @ApiProperty({ example: 'Authenticator app' })
+  @ApiProperty({
+    example: 'Authenticator app',
+    description: "`Authenticator app`, `Recovery codes`, or the name a passkey's user gave it",
+  })
   name: string;
 
   @ApiProperty({
     type: String,
     format: 'date-time',
     nullable: true,
-    description: 'When the first code confirmed it; null while an enrolment waits for its first code',
+    description:
+      'When the first code confirmed it (a passkey: when it was added); null while an enrolment waits for its first code',
   })
   confirmed_at: string | null;
 

@@ -30,8 +30,10 @@ export function userAuthenticatorsController(v: ApiVersion): Type<unknown> {
       summary: "Get a user's authenticators",
       description:
         "The user's second factors: an authenticator app (`totp`, enrolled at sign-in) and the recovery codes made " +
-        'with it (`recovery_codes`). An enrolment that waits for its first code has `confirmed_at` null. No secret, ' +
-        'code or hash is ever answered. Scope `users:read`, as the user record (docs/contract.md).',
+        'with it (`recovery_codes`), and passkeys (`webauthn`, added on the account page: `name` as its user ' +
+        'named it, `created_at` when added, `last_used_at` its last sign-in). An enrolment that waits for its first ' +
+        "code has `confirmed_at` null. No secret, code, hash or key is ever answered (a passkey's credential id " +
+        'and public key neither). Scope `users:read`, as the user record (docs/contract.md).',
     })
     @ApiUuidParams('user_id')
     @ApiListQuery(v)
@@ -47,9 +49,10 @@ export function userAuthenticatorsController(v: ApiVersion): Type<unknown> {
     @ApiOperation({
       summary: "Delete a user's authenticator",
       description:
-        'Removes one second factor. Removing the authenticator app also removes its recovery codes. The next ' +
+        'Removes one second factor. Removing the authenticator app also removes its recovery codes; removing a ' +
+        'passkey removes that passkey only (it no longer signs in, with or without a password). The next ' +
         'sign-in then asks for no second factor, or enrols a new app where the MFA policy is `required`. ' +
-        'Recorded as an `mfa.removed` event.',
+        'Recorded as an `mfa.removed` event (`details.authenticator_type`).',
     })
     @ApiUuidParams('user_id', 'authenticator_id')
     @ApiNoContent('Deleted')
@@ -68,8 +71,8 @@ export function userAuthenticatorsController(v: ApiVersion): Type<unknown> {
     @ApiOperation({
       summary: "Reset a user's authenticators",
       description:
-        'Removes every second factor of the user (and its count of wrong second factors): what an administrator ' +
-        'does for a person who lost the device. Idempotent (204 also when there was none). Recorded as an ' +
+        'Removes every second factor of the user, passkeys included (and its count of wrong second factors): ' +
+        'what an administrator does for a person who lost the device. Idempotent (204 also when there was none). Recorded as an ' +
         '`mfa.removed` event with `details.authenticator_type: all`.',
     })
     @ApiUuidParams('user_id')

@@ -5,6 +5,7 @@ import { ApiListParams } from '@gatehouse/http';
 const fields = ApiQuery({
   name: 'fields',
   required: false,
+  type: String,
   description: 'Comma-separated top-level attributes to return (unknown name: 400)',
 });
 const expand = ApiQuery({

@@ -13,6 +13,7 @@ import type { KeySet } from './keys/signing-keys.js';
 import type { TokenInfoService } from './tokeninfo/tokeninfo.service.js';
 import type { OneTimeCodes } from './passwordless/one-time-codes.js';
 import type { SecondFactors } from './mfa/second-factors.js';
+import type { Passkeys } from './mfa/passkeys.js';
 import type { DevicePollThrottle } from './endpoints/device-throttle.js';
 import { TokenServerRouter } from './endpoints/router.js';
 import { composeTokenServer, type TokenServerParts } from './composition/services.js';
@@ -38,6 +39,8 @@ export class TokenServer {
   readonly codes: OneTimeCodes;
   /** Second factors: their checks, budget and clock (tests move it). */
   readonly mfa: SecondFactors;
+  /** WebAuthn passkeys. */
+  readonly passkeys: Passkeys;
   /** Identity providers' key sets (token exchange), fetched under the outbound policy of OUTBOUND_*. */
   readonly upstreamKeys: UpstreamKeys;
   /** Plain client_credentials requests, answered without oidc-provider's pipeline (same answer). */
@@ -66,6 +69,7 @@ export class TokenServer {
     this.tokenInfo = parts.endpoints.tokenInfo;
     this.codes = parts.codes;
     this.mfa = parts.mfa;
+    this.passkeys = parts.passkeys;
     this.upstreamKeys = parts.upstreamKeys;
     this.fastClientCredentials = parts.endpoints.fastClientCredentials;
     this.login = parts.login;

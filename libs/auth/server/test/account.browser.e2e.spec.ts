@@ -1,8 +1,7 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { eventually } from '@gatehouse/testing';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import {
   accountClientId,
   ACCOUNT_CLIENT_NAME,
@@ -12,6 +11,7 @@ import {
 } from '@gatehouse/identity-data';
 import { startAuth, startReplica, type AuthHarness } from './support/auth-app.js';
 import { Fixtures, type TestUser } from './support/fixtures.js';
+import { chromiumAvailable, launchChromium, shot, signInAtAccount } from './support/account-browser.js';
 import { totpCode, totpStep } from '../src/mfa/totp.js';
 
 /**
@@ -22,12 +22,7 @@ import { totpCode, totpStep } from '../src/mfa/totp.js';
  * enrolled again. Bad input shows the error box and writes nothing. Screenshots under test-artifacts/browser/
  * (`account-*`), in English and Mongolian.
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const available = existsSync(CHROMIUM);
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../..');
-const shots = path.join(root, 'test-artifacts', 'browser');
-
-(available ? describe : describe.skip)('account pages in Chromium', () => {
+(chromiumAvailable ? describe : describe.skip)('account pages in Chromium', () => {
   let h: AuthHarness;
   let fx: Fixtures;
   let browser: Browser;
@@ -37,24 +32,12 @@ const shots = path.join(root, 'test-artifacts', 'browser');
     now += 30_000;
     return totpCode(secret, totpStep(new Date(now)));
   };
-  const shot = (page: Page, name: string) =>
-    page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
-
   beforeAll(async () => {
-    mkdirSync(shots, { recursive: true });
     h = await startAuth();
     fx = new Fixtures(h);
     h.tokenServer.mfa.clock = () => new Date(now);
     // no account client is created here: the token server seeded the instance's own at its start
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-      ],
-    });
+    browser = await launchChromium();
   }, 60_000);
   afterAll(async () => {
     await browser?.close();
@@ -62,21 +45,8 @@ const shots = path.join(root, 'test-artifacts', 'browser');
   });
 
   /** A fresh browser at /account: sent to the sign-in page, signs in, comes back. */
-  async function signIn(user: TestUser, lang: 'en' | 'mn', password = user.password, name?: string) {
-    const ctx = await browser.newContext({ locale: lang === 'mn' ? 'mn-MN' : 'en-US' });
-    const page = await ctx.newPage();
-    await page.goto(`${h.url}/account`);
-    await page.waitForSelector('input[name="username"]');
-    expect(new URL(page.url()).pathname).toMatch(/^\/interaction\//);
-    if (name) await shot(page, name);
-    await page.fill('input[name="username"]', user.email);
-    await page.fill('input[name="password"]', password);
-    await page.keyboard.press('Enter');
-    await page.waitForSelector('#signed-in-as');
-    // back on the page, the authorization response dropped from the URL
-    expect(page.url()).toBe(`${h.url}/account`);
-    return { ctx, page };
-  }
+  const signIn = (user: TestUser, lang: 'en' | 'mn', password = user.password, shotName?: string) =>
+    signInAtAccount(browser, h.url, user, lang, { password, shotName });
 
   const userRow = (id: string) =>
     fx.ds.one<{

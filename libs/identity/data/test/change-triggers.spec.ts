@@ -6,7 +6,7 @@ import { identityTestDatabase, openDb, uniq } from './support.js';
 
 /**
  * Every write to a table the token server caches announces itself on the change feed, whoever makes it
- * (here: plain SQL, as an operator would), through the triggers of migration 1790000700000.
+ * (here: plain SQL, as an operator would), through the triggers of migrations 1790000700000 and 1795900300000.
  */
 let db: TestDatabase;
 let sql: Db;
@@ -125,6 +125,30 @@ describe('change triggers', () => {
         ),
       ),
     ).toEqual([]);
+  });
+
+  it("a user's authenticators announce user:<id> when enrolled, confirmed, renamed or removed, not when used", async () => {
+    const id = await user();
+    const u = `user:${id}`;
+    let factor = '';
+    expect(
+      await announced(async () => {
+        [{ id: factor }] = await sql.rows<{ id: string }>(
+          `INSERT INTO user_authenticators (instance_id, user_id, type, name) VALUES ($1, $2, 'totp', 'app')
+           RETURNING id`,
+          [instanceId, id],
+        );
+      }),
+    ).toEqual([u]);
+    const write = (set: string) => () =>
+      sql.exec(`UPDATE user_authenticators SET ${set} WHERE id = $1`, [factor]);
+    expect(await announced(write('confirmed_at = now()'))).toEqual([u]);
+    // a sign-in with the factor: the step it used and when, nothing that changes what is enrolled
+    expect(await announced(write('last_step = 1, last_used_at = now(), updated_at = now()'))).toEqual([]);
+    expect(await announced(write(`name = 'phone'`))).toEqual([u]);
+    expect(
+      await announced(() => sql.exec(`DELETE FROM user_authenticators WHERE id = $1`, [factor])),
+    ).toEqual([u]);
   });
 
   it('one notification per distinct id, all past 100 ids', async () => {

@@ -59,6 +59,7 @@ describe('identity migrations', () => {
         'login_failures',
         'user_authenticators',
         'mfa_failures',
+        'webauthn_challenges',
         'roles',
         'role_permissions',
         'user_permissions',

@@ -470,15 +470,35 @@ export interface paths {
     };
     /**
      * Account page of the signed-in person (HTML)
-     * @description The signed-in person's own account, found by the sign-in session's cookie: profile (name, nickname, picture URL, locale), e-mail, password change, authenticator app and recovery codes; English or Mongolian by `ui_locales`, Accept-Language and the instance's supported_locales. Signed out: 302 to an authorization request of the first-party client whose callbacks list `<issuer>/account` (`client_id` chooses among several), which comes back here; none: an error page (404).
+     * @description The signed-in person's own account, found by the sign-in session's cookie: profile (name, nickname, picture URL, locale), e-mail, password change, authenticator app and recovery codes, passkeys; English or Mongolian by `ui_locales`, Accept-Language and the instance's supported_locales. Signed out: 302 to an authorization request of the first-party client whose callbacks list `<issuer>/account` (`client_id` chooses among several), which comes back here; none: an error page (404).
      */
     get: operations['OAuthDocsController_accountPage'];
     put?: never;
     /**
      * Change the signed-in person's account (HTML form post)
-     * @description Form fields `csrf` (matching the page's cookie, else 403) and `action`: `profile` (`name`, `nickname`, `picture`, `locale`), `email` (`new_email`, `current_password` unless signed in within 5 minutes: set unverified, a verification link to it and a notice to the old address), `password` (`current_password`, `new_password`: the current one checked with the login's lockout, the instance's password_validators; other sessions, grants and tokens end; a notice e-mail), `remove_app` and `regenerate_codes` (a session signed in with the app, and `current_password` unless signed in within 5 minutes; removal sends a notice), `enrol_start` (the same password rule) and `enrol_confirm` (`otp`), `end_session` (`session`), `end_all_sessions`, `revoke_app` (`client`). Success: 303 back to the page, or the recovery codes shown once; bad input: the page again with its error (400), nothing written. Signed out: 403.
+     * @description Form fields `csrf` (matching the page's cookie, else 403) and `action`: `profile` (`name`, `nickname`, `picture`, `locale`), `email` (`new_email`, `current_password` unless signed in within 5 minutes: set unverified, a verification link to it and a notice to the old address), `password` (`current_password`, `new_password`: the current one checked with the login's lockout, the instance's password_validators; other sessions, grants and tokens end; a notice e-mail), `remove_app` and `regenerate_codes` (a session signed in with the app, and `current_password` unless signed in within 5 minutes; removal sends a notice), `enrol_start` (the same password rule) and `enrol_confirm` (`otp`), `end_session` (`session`), `end_all_sessions`, `revoke_app` (`client`). Passkeys: `passkey_options` (`current_password` unless signed in within 5 minutes, and a session signed in with a second factor when the person has one; answers JSON `{publicKey}`, the WebAuthn creation options, or `{error}`), `passkey_register` (`credential`: the browser's answer as JSON, `name`), `rename_passkey` (`passkey`, `name`), `remove_passkey` (`passkey`; the removal rule of the app, a notice e-mail, an `mfa.removed` event). Success: 303 back to the page, or the recovery codes shown once; bad input: the page again with its error (400), nothing written. Signed out: 403.
      */
     post: operations['OAuthDocsController_accountPost'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/assets/passkeys.js': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The passkey script of the sign-in and account pages (JavaScript)
+     * @description The only script the pages run (allowed by their CSP nonce): the WebAuthn ceremonies of the "Sign in with a passkey" button, the passkey on the two-step page and "Add a passkey" on the account page. It asks the page's own origin for the options, calls the browser's WebAuthn API and posts its answer with the form. Everything else on the pages works without it.
+     */
+    get: operations['OAuthDocsController_passkeyScript'];
+    put?: never;
+    post?: never;
     delete?: never;
     options?: never;
     head?: never;
@@ -2879,6 +2899,44 @@ export interface operations {
         };
         content: {
           'text/html': string;
+        };
+      };
+      /** @description too_many_requests: check X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponseDto'];
+        };
+      };
+      /** @description internal_error: the message carries an error id */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponseDto'];
+        };
+      };
+    };
+  };
+  OAuthDocsController_passkeyScript: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The script */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'text/javascript': unknown;
         };
       };
       /** @description too_many_requests: check X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset */

@@ -1830,14 +1830,14 @@ export interface paths {
     };
     /**
      * Get a user's authenticators
-     * @description The user's second factors: an authenticator app (`totp`, enrolled at sign-in) and the recovery codes made with it (`recovery_codes`). An enrolment that waits for its first code has `confirmed_at` null. No secret, code or hash is ever answered. Scope `users:read`, as the user record (docs/contract.md).
+     * @description The user's second factors: an authenticator app (`totp`, enrolled at sign-in) and the recovery codes made with it (`recovery_codes`), and passkeys (`webauthn`, added on the account page: `name` as its user named it, `created_at` when added, `last_used_at` its last sign-in). An enrolment that waits for its first code has `confirmed_at` null. No secret, code, hash or key is ever answered (a passkey's credential id and public key neither). Scope `users:read`, as the user record (docs/contract.md).
      */
     get: operations['UserAuthenticatorsV1Controller_list'];
     put?: never;
     post?: never;
     /**
      * Reset a user's authenticators
-     * @description Removes every second factor of the user (and its count of wrong second factors): what an administrator does for a person who lost the device. Idempotent (204 also when there was none). Recorded as an `mfa.removed` event with `details.authenticator_type: all`.
+     * @description Removes every second factor of the user, passkeys included (and its count of wrong second factors): what an administrator does for a person who lost the device. Idempotent (204 also when there was none). Recorded as an `mfa.removed` event with `details.authenticator_type: all`.
      */
     delete: operations['UserAuthenticatorsV1Controller_reset'];
     options?: never;
@@ -1857,7 +1857,7 @@ export interface paths {
     post?: never;
     /**
      * Delete a user's authenticator
-     * @description Removes one second factor. Removing the authenticator app also removes its recovery codes. The next sign-in then asks for no second factor, or enrols a new app where the MFA policy is `required`. Recorded as an `mfa.removed` event.
+     * @description Removes one second factor. Removing the authenticator app also removes its recovery codes; removing a passkey removes that passkey only (it no longer signs in, with or without a password). The next sign-in then asks for no second factor, or enrols a new app where the MFA policy is `required`. Recorded as an `mfa.removed` event (`details.authenticator_type`).
      */
     delete: operations['UserAuthenticatorsV1Controller_remove'];
     options?: never;
@@ -1874,14 +1874,14 @@ export interface paths {
     };
     /**
      * Get a user's authenticators
-     * @description The user's second factors: an authenticator app (`totp`, enrolled at sign-in) and the recovery codes made with it (`recovery_codes`). An enrolment that waits for its first code has `confirmed_at` null. No secret, code or hash is ever answered. Scope `users:read`, as the user record (docs/contract.md).
+     * @description The user's second factors: an authenticator app (`totp`, enrolled at sign-in) and the recovery codes made with it (`recovery_codes`), and passkeys (`webauthn`, added on the account page: `name` as its user named it, `created_at` when added, `last_used_at` its last sign-in). An enrolment that waits for its first code has `confirmed_at` null. No secret, code, hash or key is ever answered (a passkey's credential id and public key neither). Scope `users:read`, as the user record (docs/contract.md).
      */
     get: operations['UserAuthenticatorsV2Controller_list'];
     put?: never;
     post?: never;
     /**
      * Reset a user's authenticators
-     * @description Removes every second factor of the user (and its count of wrong second factors): what an administrator does for a person who lost the device. Idempotent (204 also when there was none). Recorded as an `mfa.removed` event with `details.authenticator_type: all`.
+     * @description Removes every second factor of the user, passkeys included (and its count of wrong second factors): what an administrator does for a person who lost the device. Idempotent (204 also when there was none). Recorded as an `mfa.removed` event with `details.authenticator_type: all`.
      */
     delete: operations['UserAuthenticatorsV2Controller_reset'];
     options?: never;
@@ -1901,7 +1901,7 @@ export interface paths {
     post?: never;
     /**
      * Delete a user's authenticator
-     * @description Removes one second factor. Removing the authenticator app also removes its recovery codes. The next sign-in then asks for no second factor, or enrols a new app where the MFA policy is `required`. Recorded as an `mfa.removed` event.
+     * @description Removes one second factor. Removing the authenticator app also removes its recovery codes; removing a passkey removes that passkey only (it no longer signs in, with or without a password). The next sign-in then asks for no second factor, or enrols a new app where the MFA policy is `required`. Recorded as an `mfa.removed` event (`details.authenticator_type`).
      */
     delete: operations['UserAuthenticatorsV2Controller_remove'];
     options?: never;
@@ -2764,14 +2764,14 @@ export interface components {
        * @description A public client has no secret
        * @default false
        */
-      is_public: boolean;
+      is_public?: boolean;
       /** @default false */
-      is_first_party: boolean;
+      is_first_party?: boolean;
       /**
        * @description A global client reaches every tenant; otherwise only the tenant in tenant_id
        * @default true
        */
-      is_global: boolean;
+      is_global?: boolean;
       /** Format: uuid */
       tenant_id?: string | null;
       /**
@@ -2809,14 +2809,14 @@ export interface components {
        * @description A public client has no secret
        * @default false
        */
-      is_public: boolean;
+      is_public?: boolean;
       /** @default false */
-      is_first_party: boolean;
+      is_first_party?: boolean;
       /**
        * @description A global client reaches every tenant; otherwise only the tenant in tenant_id
        * @default true
        */
-      is_global: boolean;
+      is_global?: boolean;
       /** Format: uuid */
       tenant_id?: string | null;
       /**
@@ -3022,14 +3022,14 @@ export interface components {
        * @description A public client has no secret
        * @default false
        */
-      is_public: boolean;
+      is_public?: boolean;
       /** @default false */
-      is_first_party: boolean;
+      is_first_party?: boolean;
       /**
        * @description A global client reaches every tenant; otherwise only the tenant in tenant_id
        * @default true
        */
-      is_global: boolean;
+      is_global?: boolean;
       /** Format: uuid */
       tenant_id?: string | null;
       /**
@@ -3062,14 +3062,14 @@ export interface components {
        * @description A public client has no secret
        * @default false
        */
-      is_public: boolean;
+      is_public?: boolean;
       /** @default false */
-      is_first_party: boolean;
+      is_first_party?: boolean;
       /**
        * @description A global client reaches every tenant; otherwise only the tenant in tenant_id
        * @default true
        */
-      is_global: boolean;
+      is_global?: boolean;
       /** Format: uuid */
       tenant_id?: string | null;
       /**
@@ -3241,16 +3241,16 @@ export interface components {
        * @default ES256
        * @enum {string}
        */
-      signing_algorithm: 'RS256' | 'ES256' | 'HS256';
+      signing_algorithm?: 'RS256' | 'ES256' | 'HS256';
       /**
        * @description Access-token lifetime, seconds
        * @default 86400
        */
-      token_lifetime: number;
+      token_lifetime?: number;
       /** @default false */
-      rbac_enabled: boolean;
+      rbac_enabled?: boolean;
       /** @default true */
-      skip_consent_for_first_party: boolean;
+      skip_consent_for_first_party?: boolean;
     };
     CreateResourceV1Dto: {
       /** @example Orders API */
@@ -3318,13 +3318,13 @@ export interface components {
        * @default ES256
        * @enum {string}
        */
-      signing_algorithm: 'RS256' | 'ES256' | 'HS256';
+      signing_algorithm?: 'RS256' | 'ES256' | 'HS256';
     };
     ResourceMetadataV2Dto: {
       api?: components['schemas']['ResourceApiMetadataV2Dto'];
       token?: components['schemas']['ResourceTokenMetadataV2Dto'];
       /** @default true */
-      skip_consent_for_first_party: boolean;
+      skip_consent_for_first_party?: boolean;
     };
     CreateResourceV2Dto: {
       /** @example Orders API */
@@ -3569,9 +3569,9 @@ export interface components {
       /** @example Bat-Erdene Dorj */
       user_fullName?: string | null;
       /** @default false */
-      user_email_verified: boolean;
+      user_email_verified?: boolean;
       /** @default false */
-      user_phone_verified: boolean;
+      user_phone_verified?: boolean;
       /** @description Free-form, at most 16 KiB */
       user_metadata?: {
         [key: string]: unknown;
@@ -3606,9 +3606,9 @@ export interface components {
       /** @example Bat-Erdene Dorj */
       user_fullName?: string | null;
       /** @default false */
-      user_email_verified: boolean;
+      user_email_verified?: boolean;
       /** @default false */
-      user_phone_verified: boolean;
+      user_phone_verified?: boolean;
       /** @description Free-form, at most 16 KiB */
       user_metadata?: {
         [key: string]: unknown;
@@ -4393,7 +4393,7 @@ export interface components {
        */
       jwks_uri?: string | null;
       /** @default true */
-      enabled: boolean;
+      enabled?: boolean;
     };
     UpdateIdentityProviderDto: {
       /** @example google */
@@ -4426,15 +4426,18 @@ export interface components {
       /** Format: uuid */
       user_id: string;
       /**
-       * @description `totp`: an authenticator app (RFC 6238); `recovery_codes`: the set of ten single-use codes made with it (`webauthn` is reserved for passkeys)
+       * @description `totp`: an authenticator app (RFC 6238); `recovery_codes`: the set of ten single-use codes made with it; `webauthn`: a passkey (WebAuthn), added by its user on the account page, named by them (`name`). A passkey's credential id, public key, signature counter and transports are never answered
        * @enum {string}
        */
       type: 'totp' | 'recovery_codes' | 'webauthn';
-      /** @example Authenticator app */
+      /**
+       * @description `Authenticator app`, `Recovery codes`, or the name a passkey's user gave it
+       * @example Authenticator app
+       */
       name: string;
       /**
        * Format: date-time
-       * @description When the first code confirmed it; null while an enrolment waits for its first code
+       * @description When the first code confirmed it (a passkey: when it was added); null while an enrolment waits for its first code
        */
       confirmed_at: string | null;
       /**
@@ -4643,7 +4646,7 @@ export interface components {
        * @description Setting the password through the link also marks the e-mail verified (Auth0's field)
        * @default false
        */
-      mark_email_as_verified: boolean;
+      mark_email_as_verified?: boolean;
     };
     TicketDoc: {
       /**
@@ -4677,7 +4680,7 @@ export interface components {
       /** @example Bat-Erdene Dorj */
       user_fullName?: string | null;
       /** @default false */
-      user_phone_verified: boolean;
+      user_phone_verified?: boolean;
       /** @description Free-form, at most 16 KiB */
       user_metadata?: {
         [key: string]: unknown;
@@ -5096,13 +5099,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -5194,7 +5197,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -5337,7 +5340,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -5509,7 +5512,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -5663,7 +5666,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -5788,13 +5791,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -5886,7 +5889,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -6027,7 +6030,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -6199,7 +6202,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -6351,7 +6354,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -6476,13 +6479,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -6804,13 +6807,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -7136,13 +7139,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -7464,13 +7467,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -7792,13 +7795,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -8124,13 +8127,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -8452,13 +8455,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -8553,7 +8556,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -8677,7 +8680,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -8849,7 +8852,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -8983,13 +8986,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -9084,7 +9087,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -9210,7 +9213,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -9382,7 +9385,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -9518,13 +9521,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -9627,7 +9630,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -9753,7 +9756,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -9927,7 +9930,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -10054,13 +10057,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -10163,7 +10166,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -10289,7 +10292,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -10463,7 +10466,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -10590,13 +10593,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -10688,7 +10691,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -10812,7 +10815,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -10984,7 +10987,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -11119,13 +11122,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -11228,7 +11231,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -11339,7 +11342,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -11428,7 +11431,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -11517,13 +11520,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -11615,7 +11618,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -11739,7 +11742,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -11911,7 +11914,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -12046,13 +12049,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -12155,7 +12158,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -12266,7 +12269,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -12355,7 +12358,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -12444,13 +12447,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -12542,7 +12545,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -12667,7 +12670,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -12839,7 +12842,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -12971,13 +12974,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -13069,7 +13072,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -13194,7 +13197,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -13366,7 +13369,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -13498,13 +13501,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -13596,7 +13599,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -13721,7 +13724,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -13893,7 +13896,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -14025,13 +14028,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -14123,7 +14126,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -14248,7 +14251,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -14420,7 +14423,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -14552,13 +14555,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -14880,13 +14883,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -15208,13 +15211,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -15536,13 +15539,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -15864,13 +15867,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -16192,13 +16195,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -16520,13 +16523,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -16629,13 +16632,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -16963,13 +16966,13 @@ export interface operations {
         /** @description true: the effective permissions, items of EffectivePermissionDoc */
         effective?: boolean;
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -17295,13 +17298,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -17623,13 +17626,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -17951,13 +17954,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -18279,13 +18282,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -18607,13 +18610,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -18935,13 +18938,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -19263,13 +19266,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -19372,13 +19375,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -19706,13 +19709,13 @@ export interface operations {
         /** @description true: the effective permissions, items of EffectivePermissionDoc */
         effective?: boolean;
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -20038,13 +20041,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -20136,7 +20139,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -20262,7 +20265,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -20447,7 +20450,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -20580,13 +20583,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -20908,13 +20911,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -21006,7 +21009,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -21132,7 +21135,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -21317,7 +21320,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -21450,13 +21453,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -21778,13 +21781,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -21887,7 +21890,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -22016,7 +22019,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -22190,7 +22193,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -22319,13 +22322,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -22428,7 +22431,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -22557,7 +22560,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -22731,7 +22734,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -22860,13 +22863,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -23053,13 +23056,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -23246,13 +23249,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -23526,13 +23529,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -23806,13 +23809,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -23911,7 +23914,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -24064,7 +24067,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -24160,7 +24163,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -24324,13 +24327,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -24690,13 +24693,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -24795,7 +24798,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -24948,7 +24951,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -25044,7 +25047,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -25208,13 +25211,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -26008,7 +26011,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -26146,7 +26149,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -26284,13 +26287,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -26481,13 +26484,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -26678,13 +26681,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -26776,7 +26779,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -26896,7 +26899,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -27068,7 +27071,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -27197,13 +27200,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
         /** @description Where clause over the record's attributes, e.g. `client_name ilike 'web%' and is_public = false` (or, and, not, parentheses, = != <> < <= > >=, like, ilike, in (...), is [not] null; dotted names reach into metadata objects); compiled to parameterized SQL; at most 2,000 characters */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `client_name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -27295,7 +27298,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -27415,7 +27418,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -27587,7 +27590,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -27724,11 +27727,11 @@ export interface operations {
         /** @description Events before this instant (ISO 8601 with a time zone, else 400; after `from`) */
         to?: string;
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description Where clause over the event's attributes, e.g. `outcome = 'failure' and ip like '10.%'` (the columns of docs/events.md: `actor_type`, `actor_id`, `record_type`... are filterable too; dotted names reach into `details`). The filter parameters below are served by indexes; a `q` alone may read many events. */
-        q?: unknown;
+        q?: string;
         /** @description Default `created_at:desc` (newest first). Allowed: `created_at[:asc|:desc]`, `type[:asc|:desc]` (then newest first for asc, oldest first for desc), `type:asc,created_at:desc`, `type:desc,created_at:asc`; ties broken by id. Anything else is 400: the audit trail is only sorted in an order an index reads. */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -27820,7 +27823,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -27916,11 +27919,11 @@ export interface operations {
         /** @description Events before this instant (ISO 8601 with a time zone, else 400; after `from`) */
         to?: string;
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description Where clause over the event's attributes, e.g. `outcome = 'failure' and ip like '10.%'` (the columns of docs/events.md: `actor_type`, `actor_id`, `record_type`... are filterable too; dotted names reach into `details`). The filter parameters below are served by indexes; a `q` alone may read many events. */
-        q?: unknown;
+        q?: string;
         /** @description Default `created_at:desc` (newest first). Allowed: `created_at[:asc|:desc]`, `type[:asc|:desc]` (then newest first for asc, oldest first for desc), `type:asc,created_at:desc`, `type:desc,created_at:asc`; ties broken by id. Anything else is 400: the audit trail is only sorted in an order an index reads. */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -28035,11 +28038,11 @@ export interface operations {
         /** @description Events before this instant (ISO 8601 with a time zone, else 400; after `from`) */
         to?: string;
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description Where clause over the event's attributes, e.g. `outcome = 'failure' and ip like '10.%'` (the columns of docs/events.md: `actor_type`, `actor_id`, `record_type`... are filterable too; dotted names reach into `details`). The filter parameters below are served by indexes; a `q` alone may read many events. */
-        q?: unknown;
+        q?: string;
         /** @description Default `created_at:desc` (newest first). Allowed: `created_at[:asc|:desc]`, `type[:asc|:desc]` (then newest first for asc, oldest first for desc), `type:asc,created_at:desc`, `type:desc,created_at:asc`; ties broken by id. Anything else is 400: the audit trail is only sorted in an order an index reads. */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -28131,7 +28134,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds the child collections (at most 100 items each; their list operations page through the rest); without it they are linked under `links` */
         expand?: 'all';
       };
@@ -28227,11 +28230,11 @@ export interface operations {
         /** @description Events before this instant (ISO 8601 with a time zone, else 400; after `from`) */
         to?: string;
         /** @description Comma-separated top-level attributes to return (an unknown name is 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description Where clause over the event's attributes, e.g. `outcome = 'failure' and ip like '10.%'` (the columns of docs/events.md: `actor_type`, `actor_id`, `record_type`... are filterable too; dotted names reach into `details`). The filter parameters below are served by indexes; a `q` alone may read many events. */
-        q?: unknown;
+        q?: string;
         /** @description Default `created_at:desc` (newest first). Allowed: `created_at[:asc|:desc]`, `type[:asc|:desc]` (then newest first for asc, oldest first for desc), `type:asc,created_at:desc`, `type:desc,created_at:asc`; ties broken by id. Anything else is 400: the audit trail is only sorted in an order an index reads. */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;

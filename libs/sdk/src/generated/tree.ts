@@ -876,7 +876,7 @@ export interface components {
        * @default en_US
        * @enum {string}
        */
-      language: 'en_US' | 'en_UK' | 'mn_MN';
+      language?: 'en_US' | 'en_UK' | 'mn_MN';
       /** @description Translated name (label name) */
       name?: string | null;
       /** @description Translated description (label description) */
@@ -903,7 +903,7 @@ export interface components {
        * @default development
        * @enum {string}
        */
-      environment: 'development' | 'staging' | 'production';
+      environment?: 'development' | 'staging' | 'production';
     };
     HealthDoc: {
       /** @example gatehouse-tree */
@@ -1012,13 +1012,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (unknown name: 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds child collections (at most 100 items each; `links` keeps the rest reachable) */
         expand?: 'all';
         /** @description Where clause, e.g. `name ilike 'acc%' and depth <= 2` (attributes as in `fields`; base values) */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -1118,7 +1118,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (unknown name: 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds child collections (at most 100 items each; `links` keeps the rest reachable) */
         expand?: 'all';
       };
@@ -1236,7 +1236,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (unknown name: 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds child collections (at most 100 items each; `links` keeps the rest reachable) */
         expand?: 'all';
       };
@@ -1410,7 +1410,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (unknown name: 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds child collections (at most 100 items each; `links` keeps the rest reachable) */
         expand?: 'all';
       };
@@ -1524,7 +1524,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (unknown name: 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds child collections (at most 100 items each; `links` keeps the rest reachable) */
         expand?: 'all';
       };
@@ -1653,7 +1653,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (unknown name: 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds child collections (at most 100 items each; `links` keeps the rest reachable) */
         expand?: 'all';
       };
@@ -1781,13 +1781,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (unknown name: 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds child collections (at most 100 items each; `links` keeps the rest reachable) */
         expand?: 'all';
         /** @description Where clause, e.g. `name ilike 'acc%' and depth <= 2` (attributes as in `fields`; base values) */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -1889,7 +1889,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (unknown name: 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds child collections (at most 100 items each; `links` keeps the rest reachable) */
         expand?: 'all';
       };
@@ -2017,7 +2017,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (unknown name: 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds child collections (at most 100 items each; `links` keeps the rest reachable) */
         expand?: 'all';
       };
@@ -2202,7 +2202,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (unknown name: 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds child collections (at most 100 items each; `links` keeps the rest reachable) */
         expand?: 'all';
       };
@@ -2317,7 +2317,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (unknown name: 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds child collections (at most 100 items each; `links` keeps the rest reachable) */
         expand?: 'all';
       };
@@ -2447,7 +2447,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (unknown name: 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds child collections (at most 100 items each; `links` keeps the rest reachable) */
         expand?: 'all';
       };
@@ -2576,13 +2576,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (unknown name: 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds child collections (at most 100 items each; `links` keeps the rest reachable) */
         expand?: 'all';
         /** @description Where clause, e.g. `name ilike 'acc%' and depth <= 2` (attributes as in `fields`; base values) */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -2685,7 +2685,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (unknown name: 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds child collections (at most 100 items each; `links` keeps the rest reachable) */
         expand?: 'all';
       };
@@ -2815,7 +2815,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (unknown name: 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds child collections (at most 100 items each; `links` keeps the rest reachable) */
         expand?: 'all';
       };
@@ -3004,7 +3004,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (unknown name: 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds child collections (at most 100 items each; `links` keeps the rest reachable) */
         expand?: 'all';
       };
@@ -3129,13 +3129,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (unknown name: 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds child collections (at most 100 items each; `links` keeps the rest reachable) */
         expand?: 'all';
         /** @description Where clause, e.g. `name ilike 'acc%' and depth <= 2` (attributes as in `fields`; base values) */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -3252,7 +3252,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (unknown name: 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds child collections (at most 100 items each; `links` keeps the rest reachable) */
         expand?: 'all';
         deep?: boolean;
@@ -3378,13 +3378,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (unknown name: 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds child collections (at most 100 items each; `links` keeps the rest reachable) */
         expand?: 'all';
         /** @description Where clause, e.g. `name ilike 'acc%' and depth <= 2` (attributes as in `fields`; base values) */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -3486,7 +3486,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (unknown name: 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds child collections (at most 100 items each; `links` keeps the rest reachable) */
         expand?: 'all';
       };
@@ -3609,7 +3609,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (unknown name: 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds child collections (at most 100 items each; `links` keeps the rest reachable) */
         expand?: 'all';
       };
@@ -3785,7 +3785,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (unknown name: 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds child collections (at most 100 items each; `links` keeps the rest reachable) */
         expand?: 'all';
       };
@@ -3900,13 +3900,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (unknown name: 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds child collections (at most 100 items each; `links` keeps the rest reachable) */
         expand?: 'all';
         /** @description Where clause, e.g. `name ilike 'acc%' and depth <= 2` (attributes as in `fields`; base values) */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -4009,7 +4009,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (unknown name: 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds child collections (at most 100 items each; `links` keeps the rest reachable) */
         expand?: 'all';
       };
@@ -4133,7 +4133,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (unknown name: 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds child collections (at most 100 items each; `links` keeps the rest reachable) */
         expand?: 'all';
       };
@@ -4311,7 +4311,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (unknown name: 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds child collections (at most 100 items each; `links` keeps the rest reachable) */
         expand?: 'all';
       };
@@ -4427,13 +4427,13 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (unknown name: 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds child collections (at most 100 items each; `links` keeps the rest reachable) */
         expand?: 'all';
         /** @description Where clause, e.g. `name ilike 'acc%' and depth <= 2` (attributes as in `fields`; base values) */
-        q?: unknown;
+        q?: string;
         /** @description e.g. `name:asc,created_at:desc`; ties broken by id */
-        sort?: unknown;
+        sort?: string;
         offset?: number;
         /** @description Page size; above 100 is served as 100 */
         limit?: number;
@@ -4537,7 +4537,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (unknown name: 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds child collections (at most 100 items each; `links` keeps the rest reachable) */
         expand?: 'all';
       };
@@ -4662,7 +4662,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (unknown name: 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds child collections (at most 100 items each; `links` keeps the rest reachable) */
         expand?: 'all';
       };
@@ -4842,7 +4842,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (unknown name: 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds child collections (at most 100 items each; `links` keeps the rest reachable) */
         expand?: 'all';
       };
@@ -5154,7 +5154,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (unknown name: 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds child collections (at most 100 items each; `links` keeps the rest reachable) */
         expand?: 'all';
       };
@@ -5235,7 +5235,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (unknown name: 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds child collections (at most 100 items each; `links` keeps the rest reachable) */
         expand?: 'all';
       };
@@ -5338,7 +5338,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Comma-separated top-level attributes to return (unknown name: 400) */
-        fields?: unknown;
+        fields?: string;
         /** @description `all` embeds child collections (at most 100 items each; `links` keeps the rest reachable) */
         expand?: 'all';
       };

@@ -33,6 +33,13 @@ export const WATCHED_TABLES: readonly WatchedTable[] = [
   { table: 'user_permissions', kind: 'user', column: 'user_id' },
   { table: 'user_roles', kind: 'user', column: 'user_id' },
   { table: 'group_members', kind: 'user', column: 'user_id' },
+  {
+    // the MFA state of a sign-in (migration 1795900300000); the columns each use of a factor writes announce nothing
+    table: 'user_authenticators',
+    kind: 'user',
+    column: 'user_id',
+    ignore: ['last_used_at', 'last_step', 'code_hashes', 'sign_count', 'updated_at', 'updated_by'],
+  },
   { table: 'roles', kind: 'all' },
   { table: 'role_permissions', kind: 'all' },
   { table: 'groups', kind: 'all' },

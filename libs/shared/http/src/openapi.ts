@@ -102,8 +102,8 @@ export interface ListQueryDocs {
 /** `q`, `sort`, `offset`, `limit` and the total flag of a list operation, as both JSON APIs take them. */
 export function ApiListParams(docs: ListQueryDocs) {
   return applyDecorators(
-    ApiQuery({ name: 'q', required: false, description: docs.q }),
-    ApiQuery({ name: 'sort', required: false, description: docs.sort }),
+    ApiQuery({ name: 'q', required: false, type: String, description: docs.q }),
+    ApiQuery({ name: 'sort', required: false, type: String, description: docs.sort }),
     ApiQuery({ name: 'offset', required: false, schema: { type: 'integer', minimum: 0, default: 0 } }),
     ApiQuery({
       name: 'limit',

@@ -19,5 +19,6 @@ export {
 } from './embedded-pg.mjs';
 export { eventually, type EventuallyOptions } from './eventually.js';
 export { smtpSink, type SunkMail } from './smtp-sink.js';
+export { smsSink, type SunkText } from './sms-sink.js';
 export { LocalIssuer } from './local-issuer.js';
 export { REPO_ROOT, scratchDir, swcBuild } from './swc-build.js';

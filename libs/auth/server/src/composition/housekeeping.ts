@@ -3,6 +3,7 @@ import { STALE_SUBSCRIBER_SEC } from '@gatehouse/changes';
 import type { Sql } from '@gatehouse/db';
 import { purgeLoginFailures, purgeTickets } from '@gatehouse/identity-data';
 import { purgeExpiredPayloads } from '../oidc/adapters/pg.adapter.js';
+import { purgeSessionDevices } from '../account/session-devices.js';
 import type { OneTimeCodes } from '../passwordless/one-time-codes.js';
 import type { Signup } from '../signup/signup.js';
 import type { SecondFactors } from '../mfa/second-factors.js';
@@ -51,6 +52,7 @@ async function purgeExpired({ sql, log, codes, signup, mfa }: HousekeepingDeps):
   await purgeTickets(sql);
   const f = await purgeLoginFailures(sql);
   if (f) log.debug({ removed: f }, 'stale login failure counts purged');
+  await purgeSessionDevices(sql);
   // cache subscribers that stopped without deleting their row (a killed process)
   await sql.exec(`DELETE FROM cache_subscribers WHERE heartbeat_at < now() - make_interval(secs => $1)`, [
     STALE_SUBSCRIBER_SEC,

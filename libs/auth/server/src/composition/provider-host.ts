@@ -19,6 +19,7 @@ import { TOKENINFO_PATH } from '../endpoints/tokeninfo.js';
 import type { TokenServerEnv } from './token-server-env.js';
 import type { AuthEvents } from '../events/auth-events.js';
 import { auditProvider } from '../events/provider-events.js';
+import { trackSessionDevices } from '../account/session-devices.js';
 
 export interface ProviderHostDeps {
   env: TokenServerEnv;
@@ -132,6 +133,9 @@ export class ProviderHost implements CurrentProvider {
       const user = await this.deps.data.findUserById(userId);
       return user ? { instanceId: user.instanceId, tenantId: user.tenantId } : undefined;
     });
+    trackSessionDevices(provider, this.deps.sql, (err) =>
+      this.deps.log.warn({ err: (err as Error).message }, 'session device not recorded'),
+    );
     return provider;
   }
 

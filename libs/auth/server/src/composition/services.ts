@@ -30,6 +30,7 @@ import { DEFAULT_REDIS_PREFIX } from '../oidc/adapters/redis.adapter.js';
 import { ProviderHost } from './provider-host.js';
 import { AuthEvents } from '../events/auth-events.js';
 import { SecondFactors } from '../mfa/second-factors.js';
+import { Passkeys } from '../mfa/passkeys.js';
 import { issuerOf, type TokenServerOptions } from './token-server-env.js';
 
 /** The token server's state: the database, the state cache and its change feed, the keys, Redis. */
@@ -62,6 +63,8 @@ export interface TokenServerParts extends TokenServerState {
   delivery: Delivery;
   /** Second factors (TOTP, recovery codes), their policy and failure budget. */
   mfa: SecondFactors;
+  /** WebAuthn passkeys (RP ID: the issuer's host name), checked under the same budget. */
+  passkeys: Passkeys;
 }
 
 /**
@@ -74,6 +77,7 @@ export async function composeTokenServer(opts: TokenServerOptions): Promise<Toke
   const issuer = issuerOf(opts.env);
   const codes = new OneTimeCodes(sql, opts.box.derive('otp'), otpPolicyOf(opts.env));
   const mfa = new SecondFactors(sql, opts.box, new URL(issuer).host);
+  const passkeys = new Passkeys(sql, issuer, mfa);
   const upstreamKeys = new UpstreamKeys({ fetcher: outboundFetcherFromEnv(opts.env), log });
   const delivery = new Delivery(opts.env, log, sql, { queue: 'auth' });
   const fastClientCredentials = new FastClientCredentials({
@@ -101,8 +105,16 @@ export async function composeTokenServer(opts: TokenServerOptions): Promise<Toke
     upstreamKeys,
     onInstall: (keys, provider) => fastClientCredentials.install(keys, provider),
   });
-  const endpoints = endpointContext(state, { issuer, host, codes, delivery, fastClientCredentials, mfa });
-  return { ...state, host, endpoints, codes, upstreamKeys, delivery, mfa };
+  const endpoints = endpointContext(state, {
+    issuer,
+    host,
+    codes,
+    delivery,
+    fastClientCredentials,
+    mfa,
+    passkeys,
+  });
+  return { ...state, host, endpoints, codes, upstreamKeys, delivery, mfa, passkeys };
 }
 
 async function openState(opts: TokenServerOptions): Promise<TokenServerState> {
@@ -164,9 +176,10 @@ function endpointContext(
     codes: OneTimeCodes;
     delivery: Delivery;
     mfa: SecondFactors;
+    passkeys: Passkeys;
   },
 ): EndpointContext {
-  const { issuer, host, codes, delivery, mfa } = built;
+  const { issuer, host, codes, delivery, mfa, passkeys } = built;
   const tokenInfo = new TokenInfoService({
     provider: () => host.provider,
     publicJwks: () => host.publicJwks,
@@ -227,7 +240,9 @@ function endpointContext(
       data,
       login,
       mfa,
+      passkeys,
       delivery,
+      codes,
       issuer,
       events,
       ticketKeys: opts.box.derive(TICKET_KEY_PURPOSE),
@@ -245,6 +260,7 @@ function endpointContext(
       forgot,
       events,
       mfa,
+      passkeys,
     }),
     // with Redis, slow_down holds across replicas (the same key prefix as oidc-provider's artifacts)
     deviceThrottle: new DevicePollThrottle(

@@ -674,12 +674,28 @@ export const accountPage: OpenApiOperation = {
       summary: 'Account page of the signed-in person (HTML)',
       description:
         "The signed-in person's own account, found by the sign-in session's cookie: profile (name, nickname, " +
-        'picture URL, locale), e-mail, password change, authenticator app and recovery codes; English or Mongolian ' +
+        'picture URL, locale), e-mail, password change, authenticator app and recovery codes, passkeys; English or Mongolian ' +
         "by `ui_locales`, Accept-Language and the instance's supported_locales. Signed out: 302 to an authorization " +
         'request of the first-party client whose callbacks list `<issuer>/account` (`client_id` chooses among ' +
         'several), which comes back here; none: an error page (404).',
     }),
     BrowserResponses(400, 404),
+  ],
+};
+
+/** GET /assets/passkeys.js */
+export const passkeyScript: OpenApiOperation = {
+  name: 'passkeyScript',
+  decorators: [
+    ApiOperation({
+      summary: 'The passkey script of the sign-in and account pages (JavaScript)',
+      description:
+        'The only script the pages run (allowed by their CSP nonce): the WebAuthn ceremonies of the "Sign in ' +
+        'with a passkey" button, the passkey on the two-step page and "Add a passkey" on the account page. It ' +
+        "asks the page's own origin for the options, calls the browser's WebAuthn API and posts its answer " +
+        'with the form. Everything else on the pages works without it.',
+    }),
+    ApiResponse({ status: 200, description: 'The script', content: { 'text/javascript': {} } }),
   ],
 };
 
@@ -698,6 +714,11 @@ export const accountPost: OpenApiOperation = {
         'e-mail), `remove_app` and `regenerate_codes` (a session signed in with the app, and `current_password` ' +
         'unless signed in within 5 minutes; removal sends a notice), `enrol_start` (the same password rule) and ' +
         '`enrol_confirm` (`otp`), `end_session` (`session`), `end_all_sessions`, `revoke_app` (`client`). ' +
+        'Passkeys: `passkey_options` (`current_password` unless signed in within 5 minutes, and a session signed ' +
+        'in with a second factor when the person has one; answers JSON `{publicKey}`, the WebAuthn creation ' +
+        "options, or `{error}`), `passkey_register` (`credential`: the browser's answer as JSON, `name`), " +
+        '`rename_passkey` (`passkey`, `name`), `remove_passkey` (`passkey`; the removal rule of the app, a notice ' +
+        'e-mail, an `mfa.removed` event). ' +
         'Success: 303 back to the page, or the recovery codes shown once; bad input: the page again with its ' +
         'error (400), nothing written. Signed out: 403.',
     }),

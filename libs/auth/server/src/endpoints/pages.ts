@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { continueUrlOf, messagePage, pageHeaders, pickLocale } from '../interaction/pages.js';
 import type { Endpoint } from './context.js';
+import { servePasskeyScript } from '../mfa/passkey-script.js';
 
 /**
  * The HTML pages outside oidc-provider's own: they read their own query and form bodies (TicketPages,
@@ -33,6 +34,9 @@ export const ticketPage: Endpoint = async (ctx, req, res, path) => ctx.tickets.h
 
 /** GET and POST /account: the signed-in person's own account (profile, password, authenticators). */
 export const accountPage: Endpoint = async (ctx, req, res) => ctx.account.handle(req, res);
+
+/** GET /assets/passkeys.js: the pages' one script (the WebAuthn ceremonies). */
+export const passkeyScriptFile: Endpoint = async (_ctx, req, res) => servePasskeyScript(req, res);
 
 /** `/interaction/<uid>/...`: the login and consent pages of the authorization endpoint, any method. */
 export const interactionPage: Endpoint = async (ctx, req, res, path) =>

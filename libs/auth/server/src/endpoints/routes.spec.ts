@@ -29,6 +29,7 @@ describe('token server route table', () => {
       '/tickets/password-change': ['GET', 'POST'],
       '/tickets/email-verification': ['GET', 'POST'],
       '/account': ['GET', 'POST'],
+      '/assets/passkeys.js': ['GET'],
     });
     expect(LOGOUT_ROUTES).toEqual({
       '/session/end': ['GET'],

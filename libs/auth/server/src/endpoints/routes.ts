@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ROUTES } from '../oidc/provider.js';
-import { INTERACTION_PATH } from '../interaction/pages.js';
+import { INTERACTION_PATH, PASSKEY_SCRIPT_PATH } from '../interaction/pages.js';
 import { PASSWORDLESS_START_PATH, PASSWORDLESS_VERIFY_PATH } from '../passwordless/passwordless.js';
 import { EMAIL_VERIFICATION_PATH, SIGNUP_PATH } from '../signup/signup.js';
 import { TICKET_EMAIL_PATH, TICKET_PASSWORD_PATH } from '../tickets/tickets.js';
@@ -10,7 +10,13 @@ import type { OpenApiOperation } from './openapi.js';
 import { authorizeEndpoint } from './authorize.js';
 import { introspectionEndpoint } from './introspection.js';
 import { replayJwks } from './jwks.js';
-import { accountPage, emailVerificationPage, passwordlessLinkPage, ticketPage } from './pages.js';
+import {
+  accountPage,
+  emailVerificationPage,
+  passkeyScriptFile,
+  passwordlessLinkPage,
+  ticketPage,
+} from './pages.js';
 import { ACCOUNT_PATH } from '../account/account.js';
 import { passwordlessStartEndpoint } from './passwordless-start.js';
 import { deviceAuthorization, providerGet, providerPost } from './provider.js';
@@ -151,6 +157,12 @@ export const ROUTE_TABLE: readonly TokenServerRoute[] = [
     kind: 'endpoint',
     path: ACCOUNT_PATH,
     methods: { ...get(accountPage, doc.accountPage), ...post(accountPage, doc.accountPost) },
+    noPreflight: true,
+  },
+  {
+    kind: 'endpoint',
+    path: PASSKEY_SCRIPT_PATH,
+    methods: get(passkeyScriptFile, doc.passkeyScript),
     noPreflight: true,
   },
   { kind: 'logout', path: `${ROUTES.end_session}/confirm`, methods: { POST: {} } },

@@ -10,6 +10,7 @@ import {
   type EventWriterOptions,
   type SigninFailureReason,
 } from '@gatehouse/identity-data';
+import type { PasskeyFailure } from '../mfa/passkeys.js';
 
 /** Where a request came from, as an event records it: the source address and the user agent. */
 export interface EventSource {
@@ -146,14 +147,17 @@ export class AuthEvents {
    */
   mfaFailure(
     o: Omit<SigninEvent, 'reason' | 'details'> & { userId: string },
-    checked: 'wrong_code' | 'reused_code' | 'locked',
-    factor: 'totp' | 'recovery_code',
+    checked: 'wrong_code' | 'reused_code' | 'locked' | PasskeyFailure,
+    factor: 'totp' | 'recovery_code' | 'webauthn',
   ): void {
     this.signin({ ...o, reason: 'mfa_failed', details: { mfa_reason: checked, factor } });
   }
 
-  /** A person enrolled an authenticator app (and got a new set of recovery codes). */
-  mfaEnrolled(o: Omit<SigninEvent, 'reason' | 'details'> & { userId: string }): void {
+  /** A person enrolled an authenticator app (and got a new set of recovery codes), or a passkey. */
+  mfaEnrolled(
+    o: Omit<SigninEvent, 'reason' | 'details'> & { userId: string },
+    authenticatorType: 'totp' | 'webauthn' = 'totp',
+  ): void {
     this.record({
       type: 'mfa.enrolled',
       instanceId: o.instanceId,
@@ -163,7 +167,7 @@ export class AuthEvents {
       clientId: o.clientId,
       ip: o.source.ip,
       userAgent: o.source.userAgent,
-      details: { method: o.method, authenticator_type: 'totp' },
+      details: { method: o.method, authenticator_type: authenticatorType },
     });
   }
 

@@ -24,6 +24,7 @@ import {
   enrolPage,
   recoveryCodesPage,
   type MfaError,
+  type PasskeyError,
   type ConsentScope,
   type LoginPageInput,
   type Locale,
@@ -47,6 +48,14 @@ import {
   type SecondFactors,
 } from '../mfa/second-factors.js';
 import { totpUri } from '../mfa/totp.js';
+import {
+  parseCredential,
+  passkeyContext,
+  usedPasskey,
+  type PasskeyFailure,
+  type Passkeys,
+} from '../mfa/passkeys.js';
+import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import { asksForMfa } from '../oidc/config/interactions.js';
 import QRCode from 'qrcode';
 
@@ -64,9 +73,17 @@ interface InteractionDeps {
   forgot: ForgotPassword;
   events: AuthEvents;
   mfa: SecondFactors;
+  passkeys: Passkeys;
 }
 
 type Details = Awaited<ReturnType<Provider['interactionDetails']>>;
+
+/** What a page says for a refused passkey. */
+function passkeyErrorOf(reason: PasskeyFailure): PasskeyError {
+  if (reason === 'locked') return 'locked';
+  if (reason === 'unknown_credential') return 'unknown';
+  return 'failed';
+}
 
 /** What the second-step page says for a refused factor. */
 function mfaErrorOf(checked: Exclude<FactorCheck, 'ok'>, kind: FactorKind): MfaError {
@@ -101,6 +118,8 @@ export class InteractionHandler {
     if (action === 'forgot' && method === 'POST') return this.submit(req, res, uid, 'forgot');
     if (action === 'recovery' && method === 'GET') return this.recoveryForm(req, res, uid);
     if ((action === 'mfa' || action === 'enrol') && method === 'POST')
+      return this.submit(req, res, uid, action);
+    if ((action === 'passkey' || action === 'passkey-options') && method === 'POST')
       return this.submit(req, res, uid, action);
     if ((action === 'login' || action === 'consent' || action === 'switch') && method === 'POST')
       return this.submit(req, res, uid, action);
@@ -202,14 +221,15 @@ export class InteractionHandler {
     req: IncomingMessage,
     res: ServerResponse,
     accountId: string,
-    first: FirstFactor,
+    first: FirstFactor | { amr: string[]; acr: string },
   ): Promise<void> {
+    const context = typeof first === 'string' ? authContext([first], false) : first;
     await this.deps
       .provider()
       .interactionFinished(
         req,
         res,
-        { login: { accountId, remember: true, ...authContext([first], false) } },
+        { login: { accountId, remember: true, ...context } },
         { mergeWithLastSubmission: false },
       );
   }
@@ -228,10 +248,23 @@ export class InteractionHandler {
 
   /** What the `mfa` prompt of this interaction needs now: the second factor, an enrolment, or nothing. */
   private async mfaNeedOf(details: Details) {
+    return (await this.mfaFactorsOf(details)).need;
+  }
+
+  /**
+   * The `mfa` prompt's need, and the factors the page may offer: the app (and its recovery codes), a passkey
+   * (not when the session's own sign-in used one: the same key is not its second factor). A sign-in whose only
+   * second factor is the passkey it already used enrols an app.
+   */
+  private async mfaFactorsOf(details: Details) {
     const accountId = details.session?.accountId;
-    if (!accountId) return undefined;
+    if (!accountId) return { need: undefined, app: false, passkey: false };
     const state = await this.deps.mfa.state(String(details.params.client_id), accountId);
-    return mfaNeed(state, asksForMfa(details.params));
+    let need = mfaNeed(state, asksForMfa(details.params));
+    const amr = (details.session as { amr?: string[] } | undefined)?.amr;
+    const passkey = !!state.passkeys && !usedPasskey(amr);
+    if (need === 'verify' && !state.totp && !passkey) need = 'enrol';
+    return { need, app: state.totp, passkey };
   }
 
   /** The `mfa` prompt: the second-factor form, or the enrolment page; nothing needed any more: on. */
@@ -272,19 +305,20 @@ export class InteractionHandler {
     if ((await this.mfaNeedOf(details)) !== 'verify') return this.error(res, locale, 400, 'cannotContinue');
     const csrf = cookieValue(req, CSRF_COOKIE) ?? randomBytes(24).toString('base64url');
     this.setCsrf(res, uid, csrf);
-    this.renderMfa(res, details, locale, csrf, true);
+    await this.renderMfa(res, details, locale, csrf, true);
   }
 
-  private renderMfa(
+  private async renderMfa(
     res: ServerResponse,
     details: Details,
     locale: Locale,
     csrf: string,
     recovery: boolean,
-    extra: { status?: number; error?: MfaError } = {},
-  ): void {
+    extra: { status?: number; error?: MfaError; passkeyError?: PasskeyError } = {},
+  ): Promise<void> {
+    const { app, passkey } = await this.mfaFactorsOf(details);
     const nonce = randomBytes(16).toString('base64');
-    pageHeaders(res, nonce, this.formTargets(details.params));
+    pageHeaders(res, nonce, this.formTargets(details.params), { passkeys: passkey && !recovery });
     res.statusCode = extra.status ?? 200;
     res.end(
       mfaPage({
@@ -297,6 +331,14 @@ export class InteractionHandler {
           ? `${INTERACTION_PATH}/${details.uid}`
           : `${INTERACTION_PATH}/${details.uid}/recovery`,
         error: extra.error,
+        app,
+        passkey: passkey
+          ? {
+              action: `${INTERACTION_PATH}/${details.uid}/passkey`,
+              optionsUrl: `${INTERACTION_PATH}/${details.uid}/passkey-options`,
+              error: extra.passkeyError,
+            }
+          : undefined,
       }),
     );
   }
@@ -407,6 +449,135 @@ export class InteractionHandler {
     pageHeaders(res, nonce);
     res.statusCode = 200;
     res.end(recoveryCodesPage({ locale, nonce, codes: confirmed.codes, continueHref: returnTo }));
+  }
+
+  /**
+   * POST /interaction/:uid/passkey-options (the page's script): the WebAuthn assertion options, JSON. On the login
+   * prompt, for any discoverable credential (passwordless); on the mfa prompt, for the signed-in user's passkeys.
+   * The challenge is bound to this interaction, used once, 5 minutes.
+   */
+  private async passkeyOptions(res: ServerResponse, details: Details, locale: Locale): Promise<void> {
+    const json = (status: number, body: object) => {
+      res.statusCode = status;
+      res.setHeader('Content-Type', 'application/json; charset=utf-8');
+      res.setHeader('Cache-Control', 'no-store');
+      res.end(JSON.stringify(body));
+    };
+    if (details.prompt.name === 'login') {
+      const client = await this.deps.data.findClient(String(details.params.client_id));
+      if (!client) return json(400, { error: pageErrorText(locale, 'unknownApp') });
+      return json(200, {
+        publicKey: await this.deps.passkeys.authenticationOptions(client.instanceId, details.uid),
+      });
+    }
+    if (details.prompt.name === 'mfa' && (await this.mfaFactorsOf(details)).passkey) {
+      const user = await this.deps.data.findUserById(String(details.session?.accountId));
+      if (!user || user.isBlocked) return json(400, { error: pageErrorText(locale, 'expired') });
+      return json(200, {
+        publicKey: await this.deps.passkeys.authenticationOptions(user.instanceId, details.uid, user.id),
+      });
+    }
+    return json(400, { error: pageErrorText(locale, 'cannotContinue') });
+  }
+
+  /**
+   * POST /interaction/:uid/passkey on the login prompt: a passwordless sign-in with a discoverable credential. The
+   * credential's owner must be a user this client signs in (its instance, its tenant), not blocked; its failures
+   * count against that account's second-factor budget (mfa_failed). amr/acr: passkeyContext (with user
+   * verification the sign-in is multi-factor).
+   */
+  private async passkeyLogin(
+    req: IncomingMessage,
+    res: ServerResponse,
+    details: Details,
+    locale: Locale,
+    csrf: string,
+    params: Record<string, string | string[]>,
+  ): Promise<void> {
+    const client = await this.deps.data.findClient(String(details.params.client_id));
+    if (!client) return this.error(res, locale, 400, 'unknownApp');
+    const source = sourceOf(req);
+    const response = parseCredential<AuthenticationResponseJSON>(one(params, 'credential'));
+    const checked = response
+      ? await this.deps.passkeys.authenticate(client.instanceId, details.uid, response)
+      : { ok: false as const, reason: 'invalid' as const, userId: undefined };
+    const userId = checked.ok ? checked.use.userId : checked.userId;
+    const user = userId ? await this.deps.data.findUserById(userId) : undefined;
+    const allowed = !!user && userMaySignInThrough(user, client);
+    const audit = {
+      instanceId: client.instanceId,
+      tenantId: allowed ? user.tenantId : client.tenantId,
+      userId: allowed ? user.id : null,
+      clientId: client.id,
+      method: 'passkey',
+      source,
+    };
+    let reason: SigninFailureReason | undefined;
+    let shown: PasskeyError = 'failed';
+    if (!checked.ok) {
+      if (allowed) this.deps.events.mfaFailure({ ...audit, userId: user.id }, checked.reason, 'webauthn');
+      reason = allowed ? 'mfa_failed' : 'unknown_user';
+      shown = passkeyErrorOf(checked.reason);
+    } else if (!user) reason = 'unknown_user';
+    else if (user.isBlocked) reason = 'blocked';
+    else if (!allowed) reason = 'tenant_mismatch';
+    this.deps.events.signin({ ...audit, reason, details: { factor: 'webauthn' } });
+    if (reason || !checked.ok || !user) {
+      // a passkey of a user this client does not sign in is "not known here", as an unknown one
+      if (checked.ok) shown = reason === 'blocked' ? 'failed' : 'unknown';
+      return this.loginForm(req, res, details, locale, csrf, { status: 401, passkeyError: shown });
+    }
+    await this.finishLogin(req, res, user.id, passkeyContext(checked.use));
+  }
+
+  /** POST /interaction/:uid/passkey on the mfa prompt: the signed-in user's passkey as the second factor. */
+  private async passkeySecondFactor(
+    req: IncomingMessage,
+    res: ServerResponse,
+    details: Details,
+    locale: Locale,
+    csrf: string,
+    params: Record<string, string | string[]>,
+  ): Promise<void> {
+    const factors = await this.mfaFactorsOf(details);
+    if (factors.need !== 'verify' || !factors.passkey) return this.error(res, locale, 400, 'cannotContinue');
+    const user = await this.deps.data.findUserById(String(details.session?.accountId));
+    if (!user || user.isBlocked) return this.error(res, locale, 400, 'expired');
+    const response = parseCredential<AuthenticationResponseJSON>(one(params, 'credential'));
+    const checked = response
+      ? await this.deps.passkeys.authenticate(user.instanceId, details.uid, response, user.id)
+      : ({ ok: false, reason: 'invalid' } as const);
+    if (!checked.ok) {
+      this.deps.events.mfaFailure(
+        {
+          instanceId: user.instanceId,
+          tenantId: user.tenantId,
+          userId: user.id,
+          clientId: String(details.params.client_id),
+          method: 'mfa_page',
+          source: sourceOf(req),
+        },
+        checked.reason,
+        'webauthn',
+      );
+      return this.renderMfa(res, details, locale, csrf, false, {
+        status: 401,
+        passkeyError: passkeyErrorOf(checked.reason),
+      });
+    }
+    const session = details.session as { accountId?: string; amr?: string[] } | undefined;
+    await this.deps.provider().interactionFinished(
+      req,
+      res,
+      {
+        login: {
+          accountId: user.id,
+          remember: true,
+          ...passkeyContext(checked.use, session?.amr?.length ? session.amr : ['pwd']),
+        },
+      },
+      { mergeWithLastSubmission: false },
+    );
   }
 
   private async clientName(clientId: unknown): Promise<string> {
@@ -523,13 +694,14 @@ export class InteractionHandler {
       error?: 'invalid' | 'blocked';
       username?: string;
       notice?: LoginPageInput['notice'];
+      passkeyError?: PasskeyError;
     } = {},
   ): Promise<void> {
     // one look-up of the client for its name and the links it allows (the same row each time)
     const clientId = details.params.client_id;
     const client = typeof clientId === 'string' ? await this.deps.data.findClient(clientId) : undefined;
     const nonce = randomBytes(16).toString('base64');
-    pageHeaders(res, nonce, this.formTargets(details.params));
+    pageHeaders(res, nonce, this.formTargets(details.params), { passkeys: true });
     res.statusCode = extra.status ?? 200;
     res.end(
       loginPage({
@@ -546,6 +718,11 @@ export class InteractionHandler {
           ? `${INTERACTION_PATH}/${details.uid}/otp`
           : undefined,
         forgotHref: `${INTERACTION_PATH}/${details.uid}/forgot`,
+        passkey: {
+          action: `${INTERACTION_PATH}/${details.uid}/passkey`,
+          optionsUrl: `${INTERACTION_PATH}/${details.uid}/passkey-options`,
+          error: extra.passkeyError,
+        },
       }),
     );
   }
@@ -627,7 +804,17 @@ export class InteractionHandler {
     req: IncomingMessage,
     res: ServerResponse,
     uid: string,
-    action: 'login' | 'consent' | 'signup' | 'otp' | 'forgot' | 'switch' | 'mfa' | 'enrol',
+    action:
+      | 'login'
+      | 'consent'
+      | 'signup'
+      | 'otp'
+      | 'forgot'
+      | 'switch'
+      | 'mfa'
+      | 'enrol'
+      | 'passkey'
+      | 'passkey-options',
   ): Promise<void> {
     let params;
     try {
@@ -653,6 +840,13 @@ export class InteractionHandler {
       return this.login(req, res, details, locale, csrf!, params);
     }
     if (action === 'switch') return this.switchAccount(res, details);
+    if (action === 'passkey-options') return this.passkeyOptions(res, details, locale);
+    if (action === 'passkey') {
+      if (details.prompt.name === 'login') return this.passkeyLogin(req, res, details, locale, csrf!, params);
+      if (details.prompt.name === 'mfa')
+        return this.passkeySecondFactor(req, res, details, locale, csrf!, params);
+      return this.error(res, locale, 400, 'cannotContinue');
+    }
     if (action === 'mfa' || action === 'enrol') {
       if (details.prompt.name !== 'mfa') return this.error(res, locale, 400, 'cannotContinue');
       if (action === 'mfa') return this.mfaSubmit(req, res, details, locale, csrf!, params);

@@ -11,12 +11,25 @@ export type Locale = 'en' | 'mn';
 /** Path of an interaction's pages (login, consent). */
 export const INTERACTION_PATH = '/interaction';
 
-/** Headers of every page: no framing, no scripts, nothing cached or leaked in a Referer. */
-export function pageHeaders(res: ServerResponse, nonce: string, formTargets: string[] = []): void {
+/** Where the passkey pages' one script is served (PASSKEY_SCRIPT, a static file of the token server). */
+export const PASSKEY_SCRIPT_PATH = '/assets/passkeys.js';
+
+/**
+ * Headers of every page: no framing, no scripts, nothing cached or leaked in a Referer. A page offering passkeys
+ * (`passkeys`) runs one script, the token server's own file with the page's nonce, which may call this origin (the
+ * ceremony's options): `script-src 'nonce-…'` and `connect-src 'self'`, nothing inline, nothing else.
+ */
+export function pageHeaders(
+  res: ServerResponse,
+  nonce: string,
+  formTargets: string[] = [],
+  opts: { passkeys?: boolean } = {},
+): void {
   const formAction = ["'self'", ...formTargets].join(' ');
+  const script = opts.passkeys ? `script-src 'nonce-${nonce}'; connect-src 'self'; ` : '';
   res.setHeader(
     'Content-Security-Policy',
-    `default-src 'none'; style-src 'nonce-${nonce}'; img-src 'self'; form-action ${formAction}; ` +
+    `default-src 'none'; ${script}style-src 'nonce-${nonce}'; img-src 'self'; form-action ${formAction}; ` +
       `base-uri 'none'; frame-ancestors 'none'`,
   );
   res.setHeader('X-Frame-Options', 'DENY');
@@ -123,12 +136,27 @@ const TEXT = {
     otp: 'One-time code',
     otpSubmit: 'Sign in',
     otpWrong: 'That code is not right or has expired.',
+    passkeySignIn: 'Sign in with a passkey',
+    passkeyOr: 'or',
+    passkeyMfa: 'Use a passkey',
+    passkeyMfaIntro: 'Or confirm with a passkey saved on this device or a security key.',
+    passkeyOnlyIntro:
+      'Confirm it is you with your passkey: the screen lock of this device or your security key.',
+    passkeyCancelled: 'The passkey was not used. Try again, or sign in another way.',
+    passkeyNoScript:
+      'Your second step is a passkey, which needs JavaScript. Turn it on, or ask your administrator to reset your second factors.',
+    passkeyErrors: {
+      failed: 'That passkey could not be checked. Try again, or sign in another way.',
+      locked: 'Too many failed attempts. Wait a while and try again later.',
+      unknown: 'This passkey is not known here. Sign in with your password instead.',
+    },
     mfaTitle: 'Two-step verification',
     mfaIntro: 'Open your authenticator app and enter the 6-digit code it shows for this account.',
     mfaCode: 'Code from the app',
     mfaSubmit: 'Verify',
     mfaUseRecovery: 'Use a recovery code instead',
     mfaUseApp: 'Use the code from the app instead',
+    mfaUsePasskey: 'Use a passkey instead',
     recoveryTitle: 'Use a recovery code',
     recoveryIntro:
       'Enter one of the recovery codes you saved when you set up two-step verification. Each code works once.',
@@ -265,12 +293,27 @@ const TEXT = {
     otp: 'Нэг удаагийн код',
     otpSubmit: 'Нэвтрэх',
     otpWrong: 'Код буруу эсвэл хугацаа нь дууссан байна.',
+    passkeySignIn: 'Passkey-ээр нэвтрэх',
+    passkeyOr: 'эсвэл',
+    passkeyMfa: 'Passkey ашиглах',
+    passkeyMfaIntro: 'Эсвэл энэ төхөөрөмжид хадгалсан passkey эсвэл аюулгүйн түлхүүрээр баталгаажуулна уу.',
+    passkeyOnlyIntro:
+      'Passkey-ээрээ өөрийгөө баталгаажуулна уу: энэ төхөөрөмжийн дэлгэцийн түгжээ эсвэл аюулгүйн түлхүүр.',
+    passkeyCancelled: 'Passkey ашиглагдсангүй. Дахин оролдох эсвэл өөр аргаар нэвтэрнэ үү.',
+    passkeyNoScript:
+      'Таны хоёр дахь алхам нь passkey бөгөөд JavaScript шаарддаг. Үүнийг асаах эсвэл админаасаа хоёр дахь хүчин зүйлсээ шинэчлүүлэхийг хүснэ үү.',
+    passkeyErrors: {
+      failed: 'Энэ passkey-г шалгаж чадсангүй. Дахин оролдох эсвэл өөр аргаар нэвтэрнэ үү.',
+      locked: 'Хэт олон удаа амжилтгүй оролдлоо. Хэсэг хүлээгээд дараа дахин оролдоно уу.',
+      unknown: 'Энэ passkey энд танигдаагүй байна. Оронд нь нууц үгээрээ нэвтэрнэ үү.',
+    },
     mfaTitle: 'Хоёр алхамт баталгаажуулалт',
     mfaIntro: 'Баталгаажуулах апп-аа нээж, энэ бүртгэлд харуулж буй 6 оронтой кодыг оруулна уу.',
     mfaCode: 'Апп дахь код',
     mfaSubmit: 'Баталгаажуулах',
     mfaUseRecovery: 'Оронд нь сэргээх код ашиглах',
     mfaUseApp: 'Оронд нь апп дахь кодыг ашиглах',
+    mfaUsePasskey: 'Оронд нь passkey ашиглах',
     recoveryTitle: 'Сэргээх код ашиглах',
     recoveryIntro:
       'Хоёр алхамт баталгаажуулалтыг тохируулахдаа хадгалсан сэргээх кодуудынхаа нэгийг оруулна уу. Код бүр нэг удаа ажиллана.',
@@ -373,7 +416,12 @@ h2{font-size:1rem;margin:1rem 0 .25rem}h2.section{font-size:1.15rem;margin:2rem 
 border-top:1px solid #ddd}.qr{display:block;width:12rem;height:12rem;margin:1rem auto}
 .secret{font-family:ui-monospace,monospace;font-size:1rem;letter-spacing:.03em}
 ul.codes{list-style:none;padding:0;display:grid;grid-template-columns:1fr 1fr;gap:.4rem 1rem;
-font-family:ui-monospace,monospace;font-size:.95rem}ul.codes li{white-space:nowrap}form.inline{display:inline}`;
+font-family:ui-monospace,monospace;font-size:.95rem}ul.codes li{white-space:nowrap}ul.sessions li{margin-bottom:.75rem}.nowrap{white-space:nowrap}.actions{display:flex;flex-wrap:wrap;column-gap:.5rem}.actions button.secondary{margin-left:0}form.inline{display:inline}
+[hidden]{display:none!important}button.wide{width:100%;margin-left:0}ul.passkeys{list-style:none;padding:0}
+ul.passkeys li{border-top:1px solid #ddd;padding:.75rem 0}ul.passkeys li:last-child{border-bottom:1px solid #ddd}
+.row{display:flex;gap:.5rem;align-items:center;flex-wrap:wrap;margin-top:.5rem}.row input{flex:1 1 6rem;width:auto;min-width:0}
+.row button,.row button.secondary{margin:0}ul.passkeys .hint{margin:.15rem 0 0}p.or{display:flex;align-items:center;gap:.75rem;color:#555;margin:1.5rem 0 0}
+p.or::before,p.or::after{content:"";flex:1;border-top:1px solid #ddd}.passkey-alert{margin:1rem 0 0}`;
 
 export function layout(locale: Locale, title: string, nonce: string, body: string): string {
   return `<!doctype html>
@@ -393,6 +441,49 @@ ${body}
 </html>`;
 }
 
+/** The passkey pages' script element (PASSKEY_SCRIPT_PATH, with the page's nonce; a module runs once parsed). */
+export const passkeyScriptTag = (nonce: string) =>
+  `\n<script type="module" src="${PASSKEY_SCRIPT_PATH}" nonce="${escapeHtml(nonce)}"></script>`;
+
+export type PasskeyError = keyof (typeof TEXT)['en']['passkeyErrors'];
+
+/**
+ * A WebAuthn ceremony's form: hidden until the script finds WebAuthn in the browser (without script it is never
+ * shown, every other form works). The script asks `optionsUrl` for the ceremony's options (a POST of the form's
+ * fields, `optionsAction` as `action` when given), runs it, puts the browser's answer in `credential` and submits
+ * the form. `errorId`: the alert the script shows when the browser's ceremony failed or was cancelled.
+ */
+export function passkeyForm(o: {
+  kind: 'authenticate' | 'register';
+  action: string;
+  optionsUrl: string;
+  optionsAction?: string;
+  csrf: string;
+  id: string;
+  errorId: string;
+  /** More fields, already HTML. */
+  fields?: string;
+  /** The form's alert (shown by the script or by the server), already HTML, just above the button. */
+  alert?: string;
+  button: string;
+  buttonClass?: string;
+}): string {
+  return `<form method="post" action="${escapeHtml(o.action)}" id="${o.id}" data-passkey="${o.kind}" data-options="${escapeHtml(o.optionsUrl)}"${o.optionsAction ? ` data-options-action="${escapeHtml(o.optionsAction)}"` : ''} data-error="${o.errorId}" hidden>
+<input type="hidden" name="csrf" value="${escapeHtml(o.csrf)}">
+<input type="hidden" name="credential" value="">${o.fields ?? ''}${o.alert ? `\n${o.alert}` : ''}
+<button type="submit"${o.buttonClass ? ` class="${o.buttonClass}"` : ''}>${escapeHtml(o.button)}</button>
+</form>`;
+}
+
+/** The alert a passkey form's script shows (hidden until then) or the server's refusal (shown). */
+function passkeyAlert(t: (typeof TEXT)[Locale], id: string, error: PasskeyError | undefined): string {
+  return hiddenAlert(id, error ? t.passkeyErrors[error] : t.passkeyCancelled, !error);
+}
+
+/** An alert box, hidden until a script shows it (`hidden`), else shown. */
+export const hiddenAlert = (id: string, text: string, hidden: boolean, exists?: string) =>
+  `<p class="alert passkey-alert" role="alert" id="${id}"${exists ? ` data-exists="${escapeHtml(exists)}"` : ''}${hidden ? ' hidden' : ''}>${escapeHtml(text)}</p>`;
+
 export interface LoginPageInput {
   locale: Locale;
   nonce: string;
@@ -409,6 +500,8 @@ export interface LoginPageInput {
   otpHref?: string;
   /** The "forgot password" page. */
   forgotHref?: string;
+  /** Passwordless sign-in with a passkey: the form's action and the options' URL. */
+  passkey?: { action: string; optionsUrl: string; error?: PasskeyError };
 }
 
 export function loginPage(o: LoginPageInput): string {
@@ -436,7 +529,22 @@ ${error}${notice}
 <label for="password">${escapeHtml(t.password)}</label>
 <input id="password" name="password" type="password" autocomplete="current-password" required${focusPassword ? ' autofocus' : ''}${describedBy}>
 <button type="submit">${escapeHtml(t.submit)}</button>
-</form>${o.forgotHref ? `\n<p><a href="${escapeHtml(o.forgotHref)}" id="forgot">${escapeHtml(t.forgot)}</a></p>` : ''}${o.otpHref ? `\n<p><a href="${escapeHtml(o.otpHref)}">${escapeHtml(t.otpLink)}</a></p>` : ''}${o.signupHref ? `\n<p><a href="${escapeHtml(o.signupHref)}">${escapeHtml(t.signUp)}</a></p>` : ''}`,
+</form>${
+      o.passkey
+        ? `\n${passkeyForm({
+            kind: 'authenticate',
+            action: o.passkey.action,
+            optionsUrl: o.passkey.optionsUrl,
+            csrf: o.csrf,
+            id: 'passkey-signin',
+            errorId: 'passkey-error',
+            fields: `\n<p class="or"><span>${escapeHtml(t.passkeyOr)}</span></p>`,
+            alert: passkeyAlert(t, 'passkey-error', o.passkey.error),
+            button: t.passkeySignIn,
+            buttonClass: 'secondary wide',
+          })}`
+        : ''
+    }${o.forgotHref ? `\n<p><a href="${escapeHtml(o.forgotHref)}" id="forgot">${escapeHtml(t.forgot)}</a></p>` : ''}${o.otpHref ? `\n<p><a href="${escapeHtml(o.otpHref)}">${escapeHtml(t.otpLink)}</a></p>` : ''}${o.signupHref ? `\n<p><a href="${escapeHtml(o.signupHref)}">${escapeHtml(t.signUp)}</a></p>` : ''}${o.passkey ? passkeyScriptTag(o.nonce) : ''}`,
   );
 }
 
@@ -594,6 +702,13 @@ export function messagePage(o: {
     o.nonce,
     `<h1>${escapeHtml(t.email)}</h1>\n<p role="status">${escapeHtml(t[o.message])}</p>${next}`,
   );
+}
+
+/** The recovery codes of a new set, shown once (the sign-in's enrolment, the account page). */
+export function recoveryCodesList(codes: readonly string[]): string {
+  return `<ul class="codes" id="recovery-codes">
+${codes.map((c) => `<li><code>${escapeHtml(c)}</code></li>`).join('\n')}
+</ul>`;
 }
 
 /** How the pages name an account: its e-mail, else its user name, else its phone number. */
@@ -889,10 +1004,38 @@ export function mfaPage(o: {
   /** The other form's page. */
   switchHref: string;
   error?: MfaError;
+  /** The user has an authenticator app (else the page offers only the passkey, and recovery codes). */
+  app?: boolean;
+  /** A passkey as the second factor: the form's action and the options' URL. */
+  passkey?: { action: string; optionsUrl: string; error?: PasskeyError };
 }): string {
   const t = TEXT[o.locale];
   const described = o.error ? ' aria-describedby="mfa-error"' : '';
   const title = o.recovery ? t.recoveryTitle : t.mfaTitle;
+  const only = o.app === false;
+  const passkey =
+    o.passkey && !o.recovery
+      ? `\n${only ? '' : `<h2 class="section" id="passkey-heading">${escapeHtml(t.passkeyMfa)}</h2>\n`}<p>${escapeHtml(only ? t.passkeyOnlyIntro : t.passkeyMfaIntro)}</p>
+${passkeyForm({
+  kind: 'authenticate',
+  alert: passkeyAlert(t, 'passkey-error', o.passkey.error),
+  action: o.passkey.action,
+  optionsUrl: o.passkey.optionsUrl,
+  csrf: o.csrf,
+  id: 'passkey-mfa',
+  errorId: 'passkey-error',
+  button: t.passkeyMfa,
+})}${passkeyScriptTag(o.nonce)}`
+      : '';
+  if (o.app === false && !o.recovery) {
+    return layout(
+      o.locale,
+      title,
+      o.nonce,
+      `<h1>${escapeHtml(title)}</h1>${passkey}
+<noscript><p class="alert">${escapeHtml(t.passkeyNoScript)}</p></noscript>`,
+    );
+  }
   const field = o.recovery
     ? `<label for="recovery_code">${escapeHtml(t.recoveryCode)}</label>
 <input id="recovery_code" name="recovery_code" type="text" autocomplete="off" autocapitalize="none" spellcheck="false" required autofocus${described}>`
@@ -909,7 +1052,7 @@ ${mfaAlert(t, o.error)}<form method="post" action="${escapeHtml(o.action)}" nova
 ${field}
 <button type="submit">${escapeHtml(t.mfaSubmit)}</button>
 </form>
-<p><a href="${escapeHtml(o.switchHref)}" id="mfa-switch">${escapeHtml(o.recovery ? t.mfaUseApp : t.mfaUseRecovery)}</a></p>`,
+<p><a href="${escapeHtml(o.switchHref)}" id="mfa-switch">${escapeHtml(o.recovery ? (o.app === false ? t.mfaUsePasskey : t.mfaUseApp) : t.mfaUseRecovery)}</a></p>${passkey}`,
   );
 }
 
@@ -966,9 +1109,7 @@ export function recoveryCodesPage(o: {
     `<h1>${escapeHtml(t.codesTitle)}</h1>
 <p class="notice" role="status">${escapeHtml(t.codesDone)}</p>
 <p>${escapeHtml(t.codesIntro)}</p>
-<ul class="codes" id="recovery-codes">
-${o.codes.map((c) => `<li><code>${escapeHtml(c)}</code></li>`).join('\n')}
-</ul>
+${recoveryCodesList(o.codes)}
 <p><a class="button" id="continue" href="${escapeHtml(o.continueHref)}">${escapeHtml(t.continue)}</a></p>`,
   );
 }

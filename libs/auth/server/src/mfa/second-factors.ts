@@ -20,10 +20,12 @@ export function authContext(first: readonly string[], second: boolean): { amr: s
 /** What a sign-in needs after its first factor: nothing, the second factor, or enrolling one (browser only). */
 export type MfaNeed = 'verify' | 'enrol' | undefined;
 
-/** The effective policy of a sign-in and whether the user has a confirmed TOTP authenticator. */
+/** The effective policy of a sign-in and whether the user has a confirmed TOTP authenticator, and passkeys. */
 export interface MfaState {
   policy: MfaPolicy;
   totp: boolean;
+  /** At least one passkey (a second factor on the pages only: a grant without a page cannot use it). */
+  passkeys?: boolean;
 }
 
 /**
@@ -33,7 +35,7 @@ export interface MfaState {
  */
 export function mfaNeed(state: MfaState, stepUp: boolean): MfaNeed {
   if (state.policy === 'off') return undefined;
-  if (state.totp) return 'verify';
+  if (state.totp || state.passkeys) return 'verify';
   if (state.policy === 'required' || stepUp) return 'enrol';
   return undefined;
 }
@@ -42,7 +44,7 @@ export function mfaNeed(state: MfaState, stepUp: boolean): MfaNeed {
 export type FactorCheck = 'ok' | 'wrong_code' | 'reused_code' | 'locked';
 
 /** Which second factor is given. */
-export type FactorKind = 'totp' | 'recovery_code';
+export type FactorKind = 'totp' | 'recovery_code' | 'webauthn';
 
 /** The second-factor failure budget: `maxFailures` wrong factors within `windowSec` lock them for `lockSec`. */
 export interface MfaBudget {
@@ -103,11 +105,13 @@ export class SecondFactors {
    * tenant's, else the instance's, else `optional`) and whether the user has a confirmed TOTP. One statement.
    */
   async state(clientId: string, userId: string): Promise<MfaState> {
-    const row = await this.sql.one<{ policy: MfaPolicy; totp: boolean }>(
+    const row = await this.sql.one<{ policy: MfaPolicy; totp: boolean; passkeys: boolean }>(
       /* unscoped: the signing-in user's own rows, found by the token server in the client's instance */
       `SELECT coalesce(c.mfa, t.mfa, i.mfa, 'optional') AS policy,
               EXISTS (SELECT 1 FROM user_authenticators a
-                       WHERE a.user_id = u.id AND a.type = 'totp' AND a.confirmed_at IS NOT NULL) AS totp
+                       WHERE a.user_id = u.id AND a.type = 'totp' AND a.confirmed_at IS NOT NULL) AS totp,
+              EXISTS (SELECT 1 FROM user_authenticators a
+                       WHERE a.user_id = u.id AND a.type = 'webauthn' AND a.confirmed_at IS NOT NULL) AS passkeys
          FROM users u
          JOIN instances i ON i.id = u.instance_id
          LEFT JOIN tenants t ON t.id = u.tenant_id
@@ -115,7 +119,7 @@ export class SecondFactors {
         WHERE u.id = $2`,
       [clientId, userId],
     );
-    return row ?? { policy: 'optional', totp: false };
+    return row ?? { policy: 'optional', totp: false, passkeys: false };
   }
 
   /**
@@ -228,7 +232,23 @@ export class SecondFactors {
    * the one that spends it locks second factors for `lockSec`, during which even a right one is 'locked'. A right
    * one clears the count.
    */
-  async check(userId: string, kind: FactorKind, code: string): Promise<FactorCheck> {
+  async check(userId: string, kind: Exclude<FactorKind, 'webauthn'>, code: string): Promise<FactorCheck> {
+    return this.checkWith(userId, (tx, now) =>
+      kind === 'totp'
+        ? this.checkTotp(tx, userId, code.trim(), now)
+        : this.checkRecovery(tx, userId, code, now),
+    );
+  }
+
+  /**
+   * Runs one second-factor check of the user under the account's budget (the passkeys' assertion too): one at a
+   * time per account (an advisory lock), 'locked' while the budget is spent without calling `factor`, a failure
+   * counted, a success clearing the count. `factor` answers 'ok' or why not (with what it verified, in `out`).
+   */
+  async checkWith<R extends string>(
+    userId: string,
+    factor: (tx: Sql, now: Date) => Promise<'ok' | R>,
+  ): Promise<'ok' | 'locked' | R> {
     return this.sql.transaction(async (tx) => {
       const now = this.clock();
       await tx.exec(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`gatehouse:mfa:${userId}`]);
@@ -238,10 +258,7 @@ export class SecondFactors {
         [userId, now],
       );
       if (budget?.locked) return 'locked';
-      const result =
-        kind === 'totp'
-          ? await this.checkTotp(tx, userId, code.trim(), now)
-          : await this.checkRecovery(tx, userId, code, now);
+      const result = await factor(tx, now);
       if (result === 'ok') {
         if (budget) await tx.exec(`DELETE FROM mfa_failures WHERE user_id = $1`, [userId]);
         return 'ok';
@@ -329,8 +346,9 @@ export class SecondFactors {
     return lock;
   }
 
-  /** Failure rows untouched for a day whose lock is over, and enrolments never confirmed: housekeeping. */
+  /** Failure rows untouched for a day whose lock is over, enrolments never confirmed, dead challenges. */
   async purge(): Promise<void> {
+    await this.sql.exec(`DELETE FROM webauthn_challenges WHERE expires_at < now()`);
     await this.sql.exec(
       `DELETE FROM mfa_failures
         WHERE updated_at < now() - interval '1 day' AND (locked_until IS NULL OR locked_until < now())`,

@@ -31,7 +31,7 @@ const str = (v: unknown) => (typeof v === 'string' ? v.trim() : '');
  * counts against the account's second-factor budget (the token stays usable until it expires, within that budget).
  * An unknown, used or expired token, or one of another client: `invalid_grant`.
  */
-export function mfaGrantHandler(deps: MfaGrantDeps, kind: FactorKind) {
+export function mfaGrantHandler(deps: MfaGrantDeps, kind: Exclude<FactorKind, 'webauthn'>) {
   return async (ctx: TokenEndpointGrantContext): Promise<void> => {
     const { client, params } = ctx.oidc;
     const token = str(params.mfa_token);

@@ -266,9 +266,36 @@ export class OidcData {
     );
   }
 
-  /** A user as the account of a token or a session (findAccount): the columns of its claims and its sign-in. */
-  async findAccountUser(userId: string): Promise<AccountUser | undefined> {
-    return (await findAccountUser(this.sql, userId)) ?? undefined;
+  /**
+   * A user as the account of a token or a session (findAccount): the columns of its claims and its sign-in. Kept in
+   * `cache` like `cachedUser` (tag `user:<id>`): every authorization and token request of a user looks its account
+   * up, twice in a returning user's code flow, and a change of the user (blocked, deleted, edited, through the
+   * identity API or SQL) is announced by the change feed, which a management write waits for (settle). A write of
+   * this process's own (the account pages, a verified e-mail) shows once its notification has arrived.
+   */
+  findAccountUser(userId: string): Promise<AccountUser | undefined> {
+    return this.cache.through(
+      `acct:${userId}`,
+      () => ({ user: userId }),
+      async () => (await findAccountUser(this.sql, userId)) ?? undefined,
+      (u) => u !== undefined,
+    );
+  }
+
+  /**
+   * What the `mfa` prompt's check needs of user `userId` signing in through client `clientId` (the effective policy
+   * and the enrolled factors, `read` once): kept in `cache`, tagged with the client and the user. The client's,
+   * tenant's and instance's policies and the user's authenticators are all announced by the change feed
+   * (`clients`: the client; `tenants`, `instances`: everything; `users`, `user_authenticators`: the user), so an
+   * enrolment, a removal or a policy change drops it; a returning user's authorization runs no statement for it.
+   */
+  mfaState<T extends object>(clientId: string, userId: string, read: () => Promise<T>): Promise<T> {
+    return this.cache.through(
+      `mfa:${clientId}:${userId}`,
+      () => ({ client: clientId, user: userId }),
+      read,
+      () => true,
+    );
   }
 
   /** A user of the instance by e-mail or user name (case-insensitive) or phone number. */

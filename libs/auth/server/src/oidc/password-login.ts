@@ -77,16 +77,60 @@ export class PasswordLogin {
    * The password of a signed-in user confirmed again (the account pages: password change, removing a factor). The
    * login's lockout applies: a wrong one counts against the user from `source` as a failed login, and a locked
    * source is refused even with the right password. A right one is not a sign-in (nothing is counted or reset).
+   * With `audit`, a refusal is recorded as the login's would be: `signin.failure` (`wrong_password`, or `locked`
+   * from a locked address), and `account.locked` when this failure locks the address.
    */
-  async confirm(user: Pick<User, 'id' | 'passwordHash'>, password: string, source: string): Promise<boolean> {
+  async confirm(
+    user: Pick<User, 'id' | 'passwordHash' | 'instanceId' | 'tenantId'>,
+    password: string,
+    source: string,
+    audit?: LoginAudit,
+  ): Promise<boolean> {
     const now = this.clock();
+    const refused = (reason: SigninFailureReason) => {
+      if (audit)
+        this.events?.signin({
+          instanceId: user.instanceId,
+          tenantId: user.tenantId,
+          userId: user.id,
+          clientId: audit.clientId,
+          method: audit.method,
+          source: audit.source,
+          reason,
+        });
+      return false;
+    };
     if (!user.passwordHash || (await isLockedFrom(this.sql, user.id, source, now))) {
       await verifyPassword(null, password);
-      return false;
+      return refused(user.passwordHash ? 'locked' : 'wrong_password');
     }
     if (await verifyPassword(user.passwordHash, password)) return true;
-    await registerFailedLogin(this.sql, user.id, source, this.policy, now);
-    return false;
+    const counted = await registerFailedLogin(this.sql, user.id, source, this.policy, now);
+    if (counted?.locked && audit) this.lockEvent('account.locked', user, audit, lockedDetails(counted));
+    return refused('wrong_password');
+  }
+
+  /**
+   * `account.locked` (this failure reached the threshold: the account was not locked from here before it) or
+   * `account.unlocked` (the lock of this address had run out), by the system, about the user.
+   */
+  private lockEvent(
+    type: 'account.locked' | 'account.unlocked',
+    user: Pick<User, 'id' | 'instanceId' | 'tenantId'>,
+    audit: LoginAudit,
+    details: Record<string, unknown>,
+  ): void {
+    this.events?.record({
+      type,
+      instanceId: user.instanceId,
+      tenantId: user.tenantId,
+      actor: { type: 'system' },
+      userId: user.id,
+      clientId: audit.clientId,
+      ip: audit.source.ip,
+      userAgent: audit.source.userAgent,
+      details: { method: audit.method, ...details },
+    });
   }
 
   private async check(
@@ -117,39 +161,13 @@ export class PasswordLogin {
     }
     if (!(await verifyPassword(user.passwordHash, password))) {
       const counted = await registerFailedLogin(this.sql, user.id, source, this.policy, now);
-      // this failure reached the threshold (the account was not locked from here before it)
-      if (counted?.locked && audit) {
-        this.events?.record({
-          type: 'account.locked',
-          instanceId,
-          tenantId: user.tenantId,
-          actor: { type: 'system' },
-          userId: user.id,
-          clientId: audit.clientId,
-          ip: audit.source.ip,
-          userAgent: audit.source.userAgent,
-          details: {
-            method: audit.method,
-            locked_until: counted.lockedUntil ? new Date(counted.lockedUntil).toISOString() : null,
-          },
-        });
-      }
+      if (counted?.locked && audit) this.lockEvent('account.locked', user, audit, lockedDetails(counted));
       throw withUser(new LoginError('invalid_credentials', 'wrong_password'), user);
     }
     if (user.isBlocked) throw withUser(new LoginError('blocked', 'blocked'), user);
     if ((await recordSuccessfulLogin(this.sql, user.id, source)) && audit) {
       // the lock of this address had run out: the account signs in from here again
-      this.events?.record({
-        type: 'account.unlocked',
-        instanceId,
-        tenantId: user.tenantId,
-        actor: { type: 'system' },
-        userId: user.id,
-        clientId: audit.clientId,
-        ip: audit.source.ip,
-        userAgent: audit.source.userAgent,
-        details: { cause: 'lock_expired', method: audit.method },
-      });
+      this.lockEvent('account.unlocked', user, audit, { cause: 'lock_expired' });
     }
     return user;
   }
@@ -174,6 +192,11 @@ export class PasswordLogin {
       reason,
     });
   }
+}
+
+/** `locked_until` of an account.locked event. */
+function lockedDetails(counted: { lockedUntil?: Date | string | number | null }): Record<string, unknown> {
+  return { locked_until: counted.lockedUntil ? new Date(counted.lockedUntil).toISOString() : null };
 }
 
 /** The user a failure is about (for the audit trail only; never part of the answer). */

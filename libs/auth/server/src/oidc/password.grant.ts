@@ -158,7 +158,9 @@ async function userGrant(
   const user = await authenticate(ctx);
   const first: FirstFactor = gty === PASSWORD_GRANT ? 'pwd' : 'otp';
   if (deps.mfa) {
-    const need = mfaNeed(await deps.mfa.factors.state(client.clientId, user.id), false);
+    const state = await deps.mfa.factors.state(client.clientId, user.id);
+    // a user whose only second factor is a passkey needs a page for it: no mfa_token (as without a factor)
+    const need = mfaNeed(state, false) === 'verify' && !state.totp ? 'enrol' : mfaNeed(state, false);
     if (need) {
       await answerMfaRequired(ctx, deps.mfa, user, need, {
         gty,
@@ -197,8 +199,8 @@ async function answerMfaRequired(
     ctx.body = {
       error: 'mfa_required',
       error_description:
-        'multi-factor authentication is required and the user has no authenticator: the user enrols one by ' +
-        'signing in through the browser (/authorize) first',
+        'multi-factor authentication is required and the user has no authenticator app (a passkey needs the ' +
+        'browser): the user signs in, or enrols one, through the browser (/authorize) first',
     };
     return;
   }

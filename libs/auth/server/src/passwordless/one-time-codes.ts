@@ -4,6 +4,8 @@ import type { Sql } from '@gatehouse/db';
 /** Passwordless codes: 6 digits, 5 minutes, 5 attempts, one use; only a keyed hash is stored. */
 export const CODE_TTL_SEC = 300;
 export const MAX_ATTEMPTS = 5;
+/** The channel of a code proving a new phone number (the account page). */
+export const PHONE_VERIFICATION = 'phone_verification';
 
 /** Longest lock of an account's passwordless sign-in, however many locks came before. */
 export const MAX_OTP_LOCK_SEC = 86_400;
@@ -137,16 +139,32 @@ export class OneTimeCodes {
         WHERE user_id = $1 AND client_id = $2 AND consumed_at IS NULL AND channel IN ('email', 'sms')`,
       [o.userId, o.clientId, this.clock()],
     );
+    return this.newCode(tx, o);
+  }
+
+  /** A 6-digit code stored as its keyed hash over the row's id, live {@link CODE_TTL_SEC}. */
+  private async newCode(
+    tx: Sql,
+    o: {
+      instanceId: string;
+      userId: string;
+      clientId: string | null;
+      channel: string;
+      scope?: string;
+      params?: Record<string, string>;
+    },
+  ): Promise<string> {
     const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
     const row = await tx.one<{ id: string }>(
-      `INSERT INTO one_time_codes (instance_id, user_id, client_id, channel, code_hash, scope, expires_at)
-       VALUES ($1, $2, $3, $4, '', $5, $6) RETURNING id`,
+      `INSERT INTO one_time_codes (instance_id, user_id, client_id, channel, code_hash, scope, params, expires_at)
+       VALUES ($1, $2, $3, $4, '', $5, $6::jsonb, $7) RETURNING id`,
       [
         o.instanceId,
         o.userId,
         o.clientId,
         o.channel,
         o.scope ?? null,
+        o.params ? JSON.stringify(o.params) : null,
         new Date(this.clock().getTime() + CODE_TTL_SEC * 1000),
       ],
     );
@@ -155,6 +173,77 @@ export class OneTimeCodes {
       this.hash(row!.id, code),
     ]);
     return code;
+  }
+
+  /**
+   * A code proving that the person holds the phone number `phone` (the account page): the person's earlier pending
+   * numbers stop waiting. Bound to no client; the number is kept in `params.phone`. Runs in the caller's transaction
+   * (the one queueing the text message).
+   */
+  async issuePhoneCode(tx: Sql, o: { instanceId: string; userId: string; phone: string }): Promise<string> {
+    await this.endPhoneCodes(tx, o.userId);
+    return this.newCode(tx, {
+      instanceId: o.instanceId,
+      userId: o.userId,
+      clientId: null,
+      channel: PHONE_VERIFICATION,
+      params: { phone: o.phone },
+    });
+  }
+
+  /** The number waiting for its code (live, attempts left), or undefined. */
+  async pendingPhone(userId: string): Promise<string | undefined> {
+    const row = await this.sql.one<{ phone: string }>(
+      `SELECT params->>'phone' AS phone FROM one_time_codes
+        WHERE user_id = $1 AND channel = $2 AND consumed_at IS NULL AND expires_at > $3 AND attempts < $4
+        ORDER BY created_at DESC LIMIT 1`,
+      [userId, PHONE_VERIFICATION, this.clock(), MAX_ATTEMPTS],
+    );
+    return row?.phone ?? undefined;
+  }
+
+  /** Ends the person's pending phone codes (a new number asked for, the number removed, or the wait given up). */
+  async endPhoneCodes(tx: Sql, userId: string): Promise<void> {
+    await tx.exec(
+      `UPDATE one_time_codes SET consumed_at = $3 WHERE user_id = $1 AND channel = $2 AND consumed_at IS NULL`,
+      [userId, PHONE_VERIFICATION, this.clock()],
+    );
+  }
+
+  /**
+   * The code of the person's pending phone number checked, in the caller's transaction (the one that then saves the
+   * number): right, it is used up and the number returned; wrong, an attempt is counted (the fifth ends the code);
+   * `none`: no live code (expired, used up, never asked for).
+   */
+  async checkPhoneCode(
+    tx: Sql,
+    userId: string,
+    code: string,
+  ): Promise<{ result: 'ok'; phone: string } | { result: 'wrong' | 'none' }> {
+    const now = this.clock();
+    const row = await tx.one<{ id: string; code_hash: string; phone: string }>(
+      `SELECT id, code_hash, params->>'phone' AS phone FROM one_time_codes
+        WHERE user_id = $1 AND channel = $2 AND consumed_at IS NULL AND expires_at > $3 AND attempts < $4
+        ORDER BY created_at DESC LIMIT 1 FOR UPDATE`,
+      [userId, PHONE_VERIFICATION, now, MAX_ATTEMPTS],
+    );
+    if (!row) return { result: 'none' };
+    if (this.matches(row, code)) {
+      await tx.exec(`UPDATE one_time_codes SET consumed_at = $2 WHERE id = $1`, [row.id, now]);
+      return { result: 'ok', phone: row.phone };
+    }
+    await tx.exec(`UPDATE one_time_codes SET attempts = attempts + 1 WHERE id = $1`, [row.id]);
+    return { result: 'wrong' };
+  }
+
+  /** Whether `code` (6 digits) is the one of the row, under any of the keys (constant time). */
+  private matches(row: { id: string; code_hash: string }, code: string): boolean {
+    const given = /^\d{6}$/.test(code) ? code : '';
+    return this.keys.some((k) => {
+      const expected = Buffer.from(row.code_hash);
+      const actual = Buffer.from(this.hash(row.id, given, k));
+      return expected.length === actual.length && timingSafeEqual(expected, actual);
+    });
   }
 
   /**
@@ -186,14 +275,7 @@ export class OneTimeCodes {
           ORDER BY created_at DESC LIMIT 1 FOR UPDATE`,
         [userId, clientId, now, MAX_ATTEMPTS],
       );
-      const given = /^\d{6}$/.test(code) ? code : '';
-      const matches =
-        !!row &&
-        this.keys.some((k) => {
-          const expected = Buffer.from(row.code_hash);
-          const actual = Buffer.from(this.hash(row.id, given, k));
-          return expected.length === actual.length && timingSafeEqual(expected, actual);
-        });
+      const matches = !!row && this.matches(row, code);
       if (row && matches) {
         await tx.exec(`UPDATE one_time_codes SET consumed_at = $2 WHERE id = $1`, [row.id, now]);
         if (budget) await tx.exec(`DELETE FROM otp_failures WHERE user_id = $1`, [userId]);

@@ -58,11 +58,15 @@ export interface AuthHarness {
  * apps/auth built exactly as main.ts builds it (migrations, bootstrap, keys, Nest app with oidc-provider mounted),
  * listening on a free port whose URL is the issuer, on this test file's own database.
  */
-export async function startAuth(extra: Record<string, string> = {}): Promise<AuthHarness> {
+export async function startAuth(
+  extra: Record<string, string> = {},
+  /** The issuer's host name (`localhost` for WebAuthn, which takes no IP address as RP ID); it listens on 127.0.0.1. */
+  opts: { issuerHost?: string } = {},
+): Promise<AuthHarness> {
   const db = await authTestDatabase();
   const dataDir = mkdtempSync(path.join(tmpdir(), 'gh-auth-'));
   const port = await getFreePort();
-  const url = `http://127.0.0.1:${port}`;
+  const url = `http://${opts.issuerHost ?? '127.0.0.1'}:${port}`;
   const boot: Bootstrap = {
     clientId: randomUUID(),
     clientSecret: `test-secret-${randomBytes(12).toString('hex')}`,

@@ -14,6 +14,7 @@ import { LoginFailure } from './login-failure.entity.js';
 import { Role, RolePermission, UserPermission, UserRole } from './role.entity.js';
 import { Group, GroupChild, GroupClosure, GroupMember, GroupRole } from './group.entity.js';
 import { OneTimeCode } from './one-time-code.entity.js';
+import { SessionDevice } from './session-device.entity.js';
 import { TenantAdmin } from './tenant-admin.entity.js';
 import { TenantIdentityProvider } from './identity-provider.entity.js';
 import { LogStream } from './log-stream.entity.js';
@@ -21,7 +22,7 @@ import { InstanceAdmin } from './instance-admin.entity.js';
 import { Ticket } from './ticket.entity.js';
 import { OtpFailure, OtpSend } from './otp-budget.entity.js';
 import { DeliveryOutboxMessage, SignupCounter } from './delivery-outbox.entity.js';
-import { MfaFailure, UserAuthenticator } from './user-authenticator.entity.js';
+import { MfaFailure, UserAuthenticator, WebauthnChallenge } from './user-authenticator.entity.js';
 
 export * from './audit.js';
 export * from './instance.entity.js';
@@ -48,6 +49,7 @@ export * from './ticket.entity.js';
 export * from './otp-budget.entity.js';
 export * from './delivery-outbox.entity.js';
 export * from './user-authenticator.entity.js';
+export * from './session-device.entity.js';
 export * from './mfa-policy.js';
 
 /** Every entity of the identity data model (apps/auth and apps/identity both register all of them). */
@@ -86,4 +88,6 @@ export const identityEntities = [
   SignupCounter,
   UserAuthenticator,
   MfaFailure,
+  SessionDevice,
+  WebauthnChallenge,
 ];

@@ -20,10 +20,11 @@ export class OneTimeCode {
   @Column('uuid', { name: 'user_id' })
   userId: string;
 
-  @Column('uuid', { name: 'client_id' })
-  clientId: string;
+  /** Null for a code of the person rather than of a client (the account page's phone verification). */
+  @Column('uuid', { name: 'client_id', nullable: true })
+  clientId: string | null;
 
-  /** `email` or `sms`. */
+  /** `email` or `sms` (sign-in codes), a link's purpose, or `phone_verification` (the number in `params.phone`). */
   @Column('text')
   channel: string;
 

@@ -14,9 +14,10 @@ export const EVENT_TYPES = {
     'A one-time code was refused (`reason`: `wrong_code`, `expired`, `exhausted`, `rate_limited`).',
   'account.locked': 'An account was locked after too many failed sign-ins.',
   'account.unlocked': 'An account was unlocked (its lock expired, an administrator or a password reset).',
-  'mfa.enrolled': 'A person set up an authenticator app at sign-in (and got new recovery codes).',
+  'mfa.enrolled':
+    'A person added an authenticator app (with new recovery codes) or a passkey, at sign-in or on the account page (`details.authenticator_type`).',
   'mfa.removed':
-    "An administrator removed a user's authenticator or all of them (`details.authenticator_type`).",
+    "A user's authenticator was removed: by an administrator (one or all, `details.authenticator_type`) or by the person on the account page.",
   // Tokens (token server)
   'token.issued': 'A token endpoint request succeeded; `details.grant_type` names the grant.',
   'token.failure':
@@ -43,7 +44,7 @@ export const SIGNIN_FAILURE_REASONS = {
   unknown_user: 'No user with that login in the instance (and tenant).',
   locked: 'The account is locked after too many failed attempts.',
   blocked: 'The account is blocked by an administrator.',
-  mfa_failed: 'The second factor was refused (`details.mfa_reason`: `wrong_code`, `reused_code`, `locked`).',
+  mfa_failed: 'A second factor or a passkey was refused (`details.mfa_reason`: `wrong_code`, `locked`, …)',
   client_not_allowed: 'The client may not sign this user in (connection, tenant or grant not allowed).',
   tenant_mismatch: "The user does not belong to the client's tenant.",
   wrong_code: 'The one-time code did not match.',

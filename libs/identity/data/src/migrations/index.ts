@@ -20,6 +20,9 @@ import { EventsAudit1795800100000 } from './1795800100000-events-audit.js';
 import { EventsDropSeqIndex1795800200000 } from './1795800200000-events-drop-seq-index.js';
 import { Mfa1795900000000 } from './1795900000000-mfa.js';
 import { LogStreamScopes1795900100000 } from './1795900100000-log-stream-scopes.js';
+import { AccountPhoneDevices1795900250000 } from './1795900250000-account-phone-devices.js';
+import { AnnounceAuthenticators1795900300000 } from './1795900300000-announce-authenticators.js';
+import { Passkeys1796000000000 } from './1796000000000-passkeys.js';
 
 export {
   IdentitySchema1790000000000,
@@ -63,4 +66,7 @@ export const identityMigrations = [
   EventsDropSeqIndex1795800200000,
   Mfa1795900000000,
   LogStreamScopes1795900100000,
+  AccountPhoneDevices1795900250000,
+  AnnounceAuthenticators1795900300000,
+  Passkeys1796000000000,
 ];

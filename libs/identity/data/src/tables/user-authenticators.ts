@@ -5,8 +5,9 @@ import type { AuthenticatorType } from '../entities/user-authenticator.entity.js
 /**
  * The `user_authenticators` table (alias `ua`): a user's second factors, rows of an instance; the tenant is the
  * user's, so a caller reaches an authenticator through its user (findUser) and this table adds the instance. The
- * TOTP secret's ciphertext, the last accepted time step and the recovery codes' hashes are hidden columns: read
- * only by the token server where a factor is checked, never by a record.
+ * TOTP secret's ciphertext, the last accepted time step, the recovery codes' hashes and a passkey's credential id,
+ * public key, counter and transports are hidden columns: read only by the token server where a factor is checked,
+ * never by a record.
  */
 export const userAuthenticatorsTable = new Table({
   name: 'user_authenticators',
@@ -30,6 +31,16 @@ export const userAuthenticatorsTable = new Table({
     last_step: column.text().nullable().hiddenColumn(),
     /** Recovery codes: SHA-256 of each code (`used:` once used). */
     code_hashes: column.json<string[] | null>().hiddenColumn(),
+    /** Passkey: the credential id (base64url). Not a secret, but only the token server needs it. */
+    credential_id: column.text().nullable().hiddenColumn(),
+    /** Passkey: the COSE public key. */
+    public_key: column.text().nullable().hiddenColumn(),
+    /** Passkey: the signature counter. */
+    sign_count: column.text().nullable().hiddenColumn(),
+    /** Passkey: the transports the browser reported. */
+    transports: column.json<string[] | null>().hiddenColumn(),
+    /** Passkey: backup eligible (synced). */
+    backup_eligible: column.boolean().nullable().hiddenColumn(),
   },
 });
 

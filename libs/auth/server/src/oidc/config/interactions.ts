@@ -22,7 +22,7 @@ export function asksForMfa(params: Record<string, unknown> | undefined): boolean
  * the user's TOTP, `acr_values` asking for the MFA acr) is asked for it, or enrols one. A session whose acr is
  * already the MFA one is not asked again (single sign-on keeps the second factor, as it keeps the first).
  */
-function signInPolicy(mfa: SecondFactors) {
+function signInPolicy(data: OidcData, mfa: SecondFactors) {
   const policy = interactionPolicy.base();
   policy
     .get('login')!
@@ -45,7 +45,9 @@ function signInPolicy(mfa: SecondFactors) {
         async (ctx) => {
           const { session, account, client } = ctx.oidc;
           if (!session?.accountId || !account || !client || session.acr === ACR_MFA) return false;
-          const state = await mfa.state(client.clientId, session.accountId);
+          const state = await data.mfaState(client.clientId, session.accountId, () =>
+            mfa.state(client.clientId, session.accountId!),
+          );
           return mfaNeed(state, asksForMfa(ctx.oidc.params)) !== undefined;
         },
       ),
@@ -113,7 +115,7 @@ export const interactionsConfig = (
   // request a confirmed sign-in link of a confidential client continues (document 2's link: link-pkce.ts).
   pkce: { required: (ctx, client) => !(client.clientAuthMethod !== 'none' && pkceWaived(ctx.req)) },
   interactions: {
-    policy: signInPolicy(mfa),
+    policy: signInPolicy(data, mfa),
     url: (_ctx, interaction) => `${INTERACTION_PATH}/${interaction.uid}`,
   },
   // offline_access without prompt=consent: kept (see keepOfflineAccess); the validator runs after oidc-provider's
