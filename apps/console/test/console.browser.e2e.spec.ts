@@ -399,6 +399,7 @@ async function admin(sql: string) {
     // a system resource: its identifier shown, and neither it nor its scopes offered for deletion (the API: 403)
     expect(await page.textContent('main .meta')).toContain('urn:gatehouse:management');
     expect(await page.locator('main button', { hasText: 'Delete' }).count()).toBe(0);
+    expect(await page.locator('main button', { hasText: 'New scope' }).count()).toBe(0);
     await accessible(page, 'resource');
     await shot(page, 'en-16b-resource-scopes');
     await visit(page, 'Tickets', 'en-17-tickets');

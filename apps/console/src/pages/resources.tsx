@@ -127,7 +127,7 @@ export function ResourcePage() {
       </p>
       <section aria-labelledby="scopes-h">
         <h2 id="scopes-h">{t('scopes')}</h2>
-        {write ? (
+        {write && !system ? (
           <FormDialog
             label={t('newScope')}
             title={t('newScope')}
