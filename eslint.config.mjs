@@ -46,6 +46,8 @@ const DEP_CONSTRAINTS = [
     onlyDependOnLibsWithTags: ['scope:identity', 'scope:identity-data', 'scope:shared'],
   },
   { sourceTag: 'scope:tree', onlyDependOnLibsWithTags: ['scope:tree', 'scope:shared'] },
+  // the admin console (a browser app): the SDK and other shared libs only, never a service's code
+  { sourceTag: 'scope:console', onlyDependOnLibsWithTags: ['scope:console', 'scope:shared'] },
   {
     sourceTag: 'scope:testing',
     onlyDependOnLibsWithTags: ['scope:testing', 'scope:auth', 'scope:identity-data', 'scope:shared'],
@@ -102,7 +104,7 @@ export default [
   ...nx.configs['flat/base'],
   ...nx.configs['flat/typescript'],
   {
-    files: ['**/*.ts'],
+    files: ['**/*.ts', '**/*.tsx'],
     languageOptions: {
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
     },

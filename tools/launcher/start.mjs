@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm start`: the three Gatehouse services on one machine, with nothing to install.
+// `npm start`: the three Gatehouse services and the admin console on one machine, with nothing to install.
 //
 //   DATA_DIR            where data lives (default .data/): embedded PostgreSQL in DATA_DIR/pg, its log in
 //                       DATA_DIR/postgres.log, its password in DATA_DIR/pg-password; passed on to the services.
@@ -8,7 +8,8 @@
 //   EMBEDDED_PG_PORT    port of the embedded PostgreSQL (default 54329, 127.0.0.1 only).
 //   EMBEDDED_PG_PASSWORD  password of its `postgres` user when the cluster is first created (default: random,
 //                       kept in DATA_DIR/pg-password).
-//   AUTH_PORT, IDENTITY_PORT, TREE_PORT   3000, 3001, 3002.
+//   AUTH_PORT, IDENTITY_PORT, TREE_PORT, CONSOLE_PORT   3000, 3001, 3002, 3003 (the console: apps/console, a static
+//                       server of the built single-page app; it signs in through the token server).
 //   LAUNCHER_SKIP_BUILD=1       do not run `nx run-many -t build` (the dist/ output is already there, e.g. an image).
 //   LAUNCHER_DIST_DIR           where built apps are (default dist/apps): <dir>/<app>/apps/<app>/src/main.js.
 //   LAUNCHER_READY_TIMEOUT_SEC  how long each service may take to answer /readyz (default 60).
@@ -16,7 +17,8 @@
 //                       bootstrap-secrets.txt in DATA_DIR, so they stay out of the terminal's scrollback and any log;
 //                       set it empty to print them instead).
 //
-// Every other variable is passed through to the services. Output lines are prefixed [auth], [identity], [tree].
+// Every other variable is passed through to the services. Output lines are prefixed [auth], [identity], [tree],
+// [console].
 // Ctrl-C / SIGTERM: the services get SIGTERM (SIGKILL after 10 s), then the database stops. Exit code 0 then;
 // non-zero when the build fails, the database or a service cannot start, or a service dies.
 import { spawn } from 'node:child_process';
@@ -37,6 +39,8 @@ const SERVICES = [
   { name: 'auth', portVar: 'AUTH_PORT', defaultPort: 3000 },
   { name: 'identity', portVar: 'IDENTITY_PORT', defaultPort: 3001 },
   { name: 'tree', portVar: 'TREE_PORT', defaultPort: 3002 },
+  // no database, no /docs: the built console and its /config.json (apps/console/server/main.mjs)
+  { name: 'console', portVar: 'CONSOLE_PORT', defaultPort: 3003, docs: false },
 ];
 const DATABASES = ['gatehouse', 'gatehouse_tree'];
 const STOP_GRACE_MS = 10_000;
@@ -88,7 +92,7 @@ function run(cmd, args, prefix, env, state) {
 
 async function buildApps(state) {
   if (['1', 'true', 'yes'].includes(String(process.env.LAUNCHER_SKIP_BUILD ?? '').toLowerCase())) return;
-  say('building auth, identity, tree ...');
+  say(`building ${SERVICES.map((s) => s.name).join(', ')} ...`);
   const started = Date.now();
   const code = await run(
     'npx',
@@ -335,7 +339,8 @@ async function main() {
     say(`ready in ${((Date.now() - startedAt) / 1000).toFixed(1)} s`);
     for (const svc of SERVICES) {
       process.stdout.write(
-        `  ${svc.name.padEnd(width)}  http://localhost:${svc.port}   (docs http://localhost:${svc.port}/docs)\n`,
+        `  ${svc.name.padEnd(width)}  http://localhost:${svc.port}` +
+          (svc.docs === false ? '\n' : `   (docs http://localhost:${svc.port}/docs)\n`),
       );
     }
     process.stdout.write(

@@ -1,4 +1,5 @@
-// `npm start` as a user runs it: build, embedded PostgreSQL, three services, clean stop, restart keeps the data.
+// `npm start` as a user runs it: build, embedded PostgreSQL, three services and the console, clean stop, restart
+// keeps the data.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
@@ -109,7 +110,7 @@ async function withGatehouseDb<T>(
 describe('npm start (tools/launcher/start.mjs)', () => {
   let dataDir: string;
   let env: NodeJS.ProcessEnv;
-  let ports: { auth: number; identity: number; tree: number; pg: number };
+  let ports: { auth: number; identity: number; tree: number; console: number; pg: number };
   let current: Launcher | undefined;
   // Builds (this file's and the launcher's own, an Nx cache restore that deletes and rewrites dist/apps/*) must not
   // run while another test file runs services from dist/ (the reliability smoke holds the lock shared meanwhile).
@@ -119,7 +120,7 @@ describe('npm start (tools/launcher/start.mjs)', () => {
     if (!skipBuild) distLock = await holdTestLock('dist');
     if (!skipBuild) {
       // Build outside the timed part; the launcher's own build is then an Nx cache hit.
-      const build = spawnSync('npx', ['nx', 'run-many', '-t', 'build', '-p', 'auth,identity,tree'], {
+      const build = spawnSync('npx', ['nx', 'run-many', '-t', 'build', '-p', 'auth,identity,tree,console'], {
         cwd: ROOT,
         env: { ...process.env, NX_DAEMON: 'false', NODE_OPTIONS: '' },
         encoding: 'utf8',
@@ -131,16 +132,26 @@ describe('npm start (tools/launcher/start.mjs)', () => {
       auth: await getFreePort(),
       identity: await getFreePort(),
       tree: await getFreePort(),
+      console: await getFreePort(),
       pg: await getFreePort(),
     };
     env = { ...process.env };
-    for (const v of ['DATABASE_URL', 'TREE_DATABASE_URL', 'REDIS_URL', 'NODE_OPTIONS', 'ISSUER', 'AUTH_URL'])
+    for (const v of [
+      'DATABASE_URL',
+      'TREE_DATABASE_URL',
+      'REDIS_URL',
+      'NODE_OPTIONS',
+      'ISSUER',
+      'AUTH_URL',
+      'CONSOLE_URL',
+    ])
       delete env[v];
     Object.assign(env, {
       DATA_DIR: dataDir,
       AUTH_PORT: String(ports.auth),
       IDENTITY_PORT: String(ports.identity),
       TREE_PORT: String(ports.tree),
+      CONSOLE_PORT: String(ports.console),
       EMBEDDED_PG_PORT: String(ports.pg),
       NX_DAEMON: 'false',
     });
@@ -156,7 +167,7 @@ describe('npm start (tools/launcher/start.mjs)', () => {
 
   it('starts everything, stops cleanly, and keeps the data for the next start', async () => {
     const marker = randomUUID();
-    const servicePorts = [ports.auth, ports.identity, ports.tree];
+    const servicePorts = [ports.auth, ports.identity, ports.tree, ports.console];
 
     // First start: creates the embedded cluster and the databases.
     current = startLauncher(env);
@@ -164,7 +175,10 @@ describe('npm start (tools/launcher/start.mjs)', () => {
     // Built and started: the second start below does not build.
     await distLock?.release();
     expect(current.output()).toMatch(/embedded PostgreSQL created and started/);
-    for (const name of ['[auth] ', '[identity] ', '[tree] ']) expect(current.output()).toContain(name);
+    for (const name of ['[auth] ', '[identity] ', '[tree] ', '[console] '])
+      expect(current.output()).toContain(name);
+    // the console's line, as the services' (API.md, "Operating surface")
+    expect(current.output()).toContain(`  console   http://localhost:${ports.console}\n`);
     await withGatehouseDb(dataDir, ports.pg, async (c) => {
       await c.query(
         'CREATE TABLE IF NOT EXISTS smoke_marker (id text PRIMARY KEY, at timestamptz NOT NULL DEFAULT now())',

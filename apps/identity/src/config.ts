@@ -1,4 +1,13 @@
-import { authPort, authUrl, databaseUrl, env, identityPort } from '@gatehouse/config';
+import {
+  authPort,
+  authUrl,
+  databaseUrl,
+  env,
+  identityPort,
+  consolePort,
+  consoleUrl,
+  corsOrigins,
+} from '@gatehouse/config';
 import { bearerEnv } from '@gatehouse/bearer';
 import { identityDataEnv } from '@gatehouse/identity-data';
 import { deliveryEnv } from '@gatehouse/delivery';
@@ -6,6 +15,9 @@ import { outboundAllowlistEnv } from '@gatehouse/outbound';
 
 export const identityEnv = {
   IDENTITY_PORT: identityPort,
+  CORS_ORIGINS: corsOrigins,
+  CONSOLE_PORT: consolePort,
+  CONSOLE_URL: consoleUrl,
   DATABASE_URL: databaseUrl,
   AUTH_URL: authUrl,
   ...identityDataEnv,

@@ -1,3 +1,4 @@
+import { allowedCorsOrigins } from '@gatehouse/config';
 import {
   identityDatabaseUrl,
   packageVersion,
@@ -16,6 +17,8 @@ export const identityService: ServiceDefinition<typeof identityEnv> = {
   version: packageVersion(),
   envSchema: identityEnv,
   port: (env) => env.IDENTITY_PORT,
+  // the console's origin (or CORS_ORIGINS) may call the API from a browser; no other origin gets a CORS header
+  corsOrigins: (env) => allowedCorsOrigins(env),
   databaseUrl: identityDatabaseUrl,
   entities: identityEntities,
   migrations: identityMigrations,

@@ -1,8 +1,20 @@
-import { authUrl, databaseUrl, env, treeDatabaseUrl, treePort } from '@gatehouse/config';
+import {
+  authUrl,
+  databaseUrl,
+  env,
+  treeDatabaseUrl,
+  treePort,
+  consolePort,
+  consoleUrl,
+  corsOrigins,
+} from '@gatehouse/config';
 import { bearerEnv } from '@gatehouse/bearer';
 
 export const treeEnv = {
   TREE_PORT: treePort,
+  CORS_ORIGINS: corsOrigins,
+  CONSOLE_PORT: consolePort,
+  CONSOLE_URL: consoleUrl,
   TREE_DATABASE_URL: treeDatabaseUrl,
   DATABASE_URL: databaseUrl,
   AUTH_URL: authUrl,

@@ -1,3 +1,4 @@
+import { allowedCorsOrigins } from '@gatehouse/config';
 import { packageVersion, type ServiceDefinition } from '@gatehouse/service';
 import { treeEnv } from './config.js';
 import { TreeAppModule } from './app.module.js';
@@ -11,6 +12,8 @@ export const treeService: ServiceDefinition<typeof treeEnv> = {
   version: packageVersion(),
   envSchema: treeEnv,
   port: (env) => env.TREE_PORT,
+  // the console's origin (or CORS_ORIGINS) may call the API from a browser; no other origin gets a CORS header
+  corsOrigins: (env) => allowedCorsOrigins(env),
   databaseUrl: (env) => {
     const url = env.TREE_DATABASE_URL ?? env.DATABASE_URL;
     if (!url) throw new Error('TREE_DATABASE_URL or DATABASE_URL must be set (npm start sets them for you)');

@@ -1,3 +1,4 @@
+import { consoleUrlOf } from '@gatehouse/config';
 import type { ServerResponse } from 'node:http';
 import { createLogger, HTTP_FOUNDATION, type FastLane, type HttpFoundation } from '@gatehouse/http';
 import {
@@ -9,6 +10,7 @@ import {
 import {
   bootstrapIdentity,
   ensureAccountClients,
+  ensureConsoleClient,
   loadSecretBox,
   resealUnboundSecrets,
 } from '@gatehouse/identity-data';
@@ -51,6 +53,13 @@ export const authService: ServiceDefinition<typeof authEnv> = {
       log.warn(
         { instances: accounts.nameTaken },
         'account client not created: another client of the instance is named "Gatehouse account"',
+      );
+    }
+    // the default instance's first-party console client (apps/console signs in through it), its URLs the console's
+    const consoleClient = await ensureConsoleClient(db, consoleUrlOf(env));
+    if (consoleClient.nameTaken) {
+      log.warn(
+        'console client not created: another client of the default instance is named "Gatehouse console"',
       );
     }
     // secrets sealed by an earlier release (bound to nothing) are bound to their rows, once, before keys are read

@@ -1,10 +1,19 @@
-import { authPort, databaseUrl, env, type TrustProxySetting } from '@gatehouse/config';
+import {
+  authPort,
+  consolePort,
+  consoleUrl,
+  databaseUrl,
+  env,
+  type TrustProxySetting,
+} from '@gatehouse/config';
 import { identityDataEnv } from '@gatehouse/identity-data';
 import { deliveryEnv } from '@gatehouse/delivery';
 import { outboundEnv } from '@gatehouse/outbound';
 
 export const authEnv = {
   AUTH_PORT: authPort,
+  CONSOLE_PORT: consolePort,
+  CONSOLE_URL: consoleUrl,
   DATABASE_URL: databaseUrl,
   ...identityDataEnv,
   ISSUER: env.url({

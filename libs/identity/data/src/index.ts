@@ -9,6 +9,7 @@ export * from './oidc-payloads.js';
 export * from './token-data.js';
 export * from './bootstrap.js';
 export * from './account-client.js';
+export * from './console-client.js';
 export * from './system.js';
 export * from './env.js';
 export * from './effective-permissions.js';

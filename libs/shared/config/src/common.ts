@@ -142,3 +142,58 @@ export const authUrl = env.url({
   default: 'http://127.0.0.1:3000',
   description: 'where identity and tree reach the token server (its /tokeninfo)',
 });
+
+export const consolePort = env.int({
+  default: 3003,
+  min: 1,
+  max: 65535,
+  description: 'port of apps/console (the admin console); also the default of CONSOLE_URL and CORS_ORIGINS',
+});
+export const consoleUrl = env.url({
+  optional: true,
+  description:
+    "the admin console's public URL (default http://localhost:<CONSOLE_PORT>): the token server seeds the console client's callback and sign-out URLs from it",
+});
+
+/** Parses CORS_ORIGINS: a comma-separated list of origins (`scheme://host[:port]`, no path), or `none`. */
+export function parseCorsOrigins(raw: string, name = 'CORS_ORIGINS'): string[] {
+  const v = raw.trim();
+  if (v === '' || v === 'none') return [];
+  return v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map((entry) => {
+      let url: URL;
+      try {
+        url = new URL(entry);
+      } catch {
+        throw new ConfigError(`Invalid environment variable ${name}: '${entry}' is not an origin`);
+      }
+      if (entry === '*' || !/^https?:$/.test(url.protocol) || url.origin !== entry.replace(/\/$/, '')) {
+        throw new ConfigError(
+          `Invalid environment variable ${name}: '${entry}' must be an origin (http(s)://host[:port], no path, no *)`,
+        );
+      }
+      return url.origin;
+    });
+}
+
+export const corsOrigins: EnvVar<string[]> & { optional: true } = {
+  kind: 'origin list',
+  optional: true,
+  description:
+    'browser origins allowed to call this API with CORS (comma-separated, e.g. `https://console.example.com`; `none`: no CORS at all); default: the console, CONSOLE_URL or http://localhost:<CONSOLE_PORT>',
+  parse: parseCorsOrigins,
+};
+
+/** The console's public URL: CONSOLE_URL, else http://localhost:<CONSOLE_PORT>. */
+export const consoleUrlOf = (e: { CONSOLE_URL?: string; CONSOLE_PORT?: number }): string =>
+  (e.CONSOLE_URL ?? `http://localhost:${e.CONSOLE_PORT ?? 3003}`).replace(/\/+$/, '');
+
+/** The origins an API allows (CORS_ORIGINS, else the console's origin). */
+export const allowedCorsOrigins = (e: {
+  CORS_ORIGINS?: string[];
+  CONSOLE_URL?: string;
+  CONSOLE_PORT?: number;
+}): string[] => e.CORS_ORIGINS ?? [new URL(consoleUrlOf(e)).origin];

@@ -11,6 +11,7 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Request } from 'express';
 import type { Logger } from 'pino';
+import { corsMiddleware } from './cors.js';
 import { bodyParsers } from './body-parser.js';
 import { ErrorResponder, HttpErrorFilter } from './error.filter.js';
 import { installFastLane, type FastLane } from './fast-lane.js';
@@ -72,6 +73,8 @@ export interface HttpAppOptions {
   configure?: (app: NestExpressApplication) => void | Promise<void>;
   /** Close gracefully on SIGTERM/SIGINT (default true). */
   shutdownHooks?: boolean;
+  /** Browser origins allowed by CORS (corsMiddleware); none or empty: no CORS header is ever sent. */
+  corsOrigins?: readonly string[];
 }
 
 @Injectable()
@@ -155,6 +158,7 @@ export async function createHttpApp(
     if (options.trustProxy !== undefined) app.set('trust proxy', options.trustProxy);
 
     app.use(requestLogging(logger));
+    if (options.corsOrigins?.length) app.use(corsMiddleware(options.corsOrigins));
     app.use(metrics.middleware(routes));
     app.use(limiter.middleware(routes));
     app.use(

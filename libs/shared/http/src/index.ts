@@ -4,6 +4,7 @@
  * await listen(app, port);`.
  */
 export { createHttpApp, listen, type HttpAppOptions } from './create-app.js';
+export { corsMiddleware } from './cors.js';
 export { HttpErrorFilter, ErrorResponder } from './error.filter.js';
 export {
   FastLanePipeline,

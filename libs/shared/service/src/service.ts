@@ -70,6 +70,8 @@ export interface ServiceDefinition<S extends EnvSchema> {
   urlencoded?: boolean;
   /** Last adjustments before init (global guards such as the bearer guard). */
   configure?(app: NestExpressApplication, ctx: ServiceContext<EnvOf<S>>): void | Promise<void>;
+  /** Browser origins allowed by CORS (the console's); unset: no CORS. */
+  corsOrigins?(env: EnvOf<S> & CommonEnv): readonly string[];
   /** Runs once after migrations, before the HTTP server listens (bootstrap data, keys). */
   afterMigrate?(ctx: ServiceContext<EnvOf<S>>): Promise<void>;
 }
@@ -119,6 +121,7 @@ export async function buildService<S extends EnvSchema>(
       routes: def.routes,
       oauthErrorPaths: def.oauthErrorPaths,
       urlencoded: def.urlencoded,
+      corsOrigins: def.corsOrigins?.(env),
       // runService owns SIGTERM/SIGINT: closing the app, then the database pool, then exiting.
       shutdownHooks: false,
     });

@@ -57,7 +57,7 @@ export function createProvider(deps: ProviderDeps): Provider {
     ...accountConfig(data),
     ...refreshConfig(),
     ...ttlConfig(lifetimes),
-    clientBasedCORS: () => false,
+    clientBasedCORS: (_ctx, origin, client) => browserClientOrigin(client, origin),
     renderError: render,
   };
 
@@ -69,4 +69,27 @@ export function createProvider(deps: ProviderDeps): Provider {
   useErrorShape(provider, render, log);
   onServerError(provider, log);
   return provider;
+}
+
+/**
+ * CORS at the token server's client endpoints (token, userinfo, revocation, introspection): only a public client
+ * (a browser application such as the admin console: no secret, PKCE) from the origin of one of its own callback or
+ * sign-out URLs. Every other origin, and every confidential client, gets no CORS header (as before).
+ */
+export function browserClientOrigin(
+  client: {
+    readonly clientAuthMethod?: string;
+    readonly redirectUris?: readonly string[];
+    readonly postLogoutRedirectUris?: readonly string[];
+  },
+  origin: string,
+): boolean {
+  if (client.clientAuthMethod !== 'none') return false;
+  return [...(client.redirectUris ?? []), ...(client.postLogoutRedirectUris ?? [])].some((u) => {
+    try {
+      return new URL(u).origin === origin;
+    } catch {
+      return false;
+    }
+  });
 }
