@@ -2,10 +2,12 @@ import { createRootRoute, createRoute, createRouter } from '@tanstack/react-rout
 import { ClientPage, ClientsPage } from './pages/clients';
 import { Dashboard } from './pages/dashboard';
 import { GroupPage, GroupsPage } from './pages/groups';
-import { InstancesPage, NotFoundPage, TicketsPage, TreesPage } from './pages/other';
+import { InstancesPage, NotFoundPage, TicketsPage } from './pages/other';
 import { ResourcePage, ResourcesPage } from './pages/resources';
 import { RolePage, RolesPage } from './pages/roles';
 import { TenantPage, TenantsPage } from './pages/tenants';
+import { TreePage, TreesPage } from './pages/tree/trees';
+import { VersionPage } from './pages/tree/version';
 import { UserPage, UsersPage } from './pages/users';
 import { Layout } from './ui/layout';
 
@@ -34,6 +36,8 @@ export const routeTree = root.addChildren([
   page('/instances', InstancesPage),
   page('/tickets', TicketsPage),
   page('/trees', TreesPage),
+  page('/trees/$code', TreePage),
+  page('/trees/$code/versions/$version', VersionPage),
 ]);
 
 export const createConsoleRouter = () => createRouter({ routeTree, defaultPreload: false });

@@ -1,3 +1,5 @@
+import { treeEn, treeMn } from './i18n-tree';
+
 /** The console's languages, as the sign-in pages': English and Mongolian. */
 export type Lang = 'en' | 'mn';
 export const LANGS: readonly Lang[] = ['en', 'mn'];
@@ -130,6 +132,7 @@ const en = {
   details: 'Details',
   general: 'General',
   darkAuto: 'Follows your system’s light or dark mode.',
+  ...treeEn,
 } as const;
 
 export type MessageKey = keyof typeof en;
@@ -262,6 +265,7 @@ const mn: Record<MessageKey, string> = {
   details: 'Дэлгэрэнгүй',
   general: 'Ерөнхий',
   darkAuto: 'Таны системийн гэрэл/харанхуй горимыг дагана.',
+  ...treeMn,
 };
 
 const MESSAGES: Record<Lang, Record<MessageKey, string>> = { en, mn };

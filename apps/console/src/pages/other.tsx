@@ -1,4 +1,4 @@
-import { useId, useState, type FormEvent } from 'react';
+import { useState, type FormEvent } from 'react';
 import { useGrants, useT } from '../ui/app-context';
 import { useNames } from '../ui/catalog';
 import { text } from '../ui/dialog';
@@ -105,30 +105,6 @@ export function InstancesPage() {
           </tbody>
         </table>
       ) : null}
-    </Guard>
-  );
-}
-
-/** The tree manager: the list of trees for now (versions, nodes, translations and CSV come next). */
-export function TreesPage() {
-  const t = useT();
-  const headingId = useId();
-  const q = useGet<{
-    items: { id: string; tree_code?: string; tree_name?: string; name?: string; code?: string }[];
-  }>('/api/v1/trees', { query: { limit: 100 } }, true, 'tree');
-  return (
-    <Guard group="trees">
-      <PageHeader title={t('trees')} />
-      <p>{t('treesLater')}</p>
-      <ErrorBox error={q.error} scope="trees:read" />
-      <h2 id={headingId} className="visually-hidden">
-        {t('trees')}
-      </h2>
-      <ul aria-labelledby={headingId}>
-        {(q.data?.items ?? []).map((x) => (
-          <li key={x.id}>{x.tree_name ?? x.name ?? x.tree_code ?? x.code ?? x.id}</li>
-        ))}
-      </ul>
     </Guard>
   );
 }
