@@ -5,17 +5,17 @@ import type { Session, TokenResponse, TokenTransport } from './session';
 
 export { GatehouseError, unwrap };
 
-/** Form body serializer for the token server's endpoints. */
+/** Form body of the token server's endpoints (oidc-provider reads only form-encoded /token bodies). */
 const form = (body: unknown) => new URLSearchParams(body as Record<string, string>).toString();
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 
 /** The token server through the SDK's auth client: the session's /token and /revoke. */
 export function tokenTransport(config: ConsoleConfig): TokenTransport {
-  const { auth } = createGatehouse({ ...config });
+  const { auth } = createGatehouse(config);
   return {
     async token(params) {
       const r = await auth.POST('/token', { body: params as never, bodySerializer: form, headers: FORM });
-      return unwrap(r) as TokenResponse;
+      return unwrap(r) as unknown as TokenResponse;
     },
     async revoke(params) {
       const r = await auth.POST('/revoke', {
@@ -29,10 +29,15 @@ export function tokenTransport(config: ConsoleConfig): TokenTransport {
   };
 }
 
-/** The two API clients of the signed-in administrator, each with its own access token. */
+/** The SDK's clients of the signed-in administrator: each API with its own access token from the session. */
 export function apiClients(config: ConsoleConfig, session: Session) {
-  const identity = createGatehouse({ ...config, token: () => session.token(MANAGEMENT_AUDIENCE) }).identity;
-  const tree = createGatehouse({ ...config, token: () => session.token(TREE_AUDIENCE) }).tree;
-  return { identity, tree };
+  const gh = createGatehouse({
+    ...config,
+    tokens: {
+      identity: () => session.token(MANAGEMENT_AUDIENCE),
+      tree: () => session.token(TREE_AUDIENCE),
+    },
+  });
+  return { identity: gh.identity, tree: gh.tree };
 }
 export type Api = ReturnType<typeof apiClients>;

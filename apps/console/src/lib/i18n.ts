@@ -5,6 +5,7 @@ export type Lang = 'en' | 'mn';
 export const LANGS: readonly Lang[] = ['en', 'mn'];
 
 const en = {
+  ...treeEn,
   appName: 'Gatehouse console',
   skip: 'Skip to content',
   nav: 'Main navigation',
@@ -132,12 +133,15 @@ const en = {
   details: 'Details',
   general: 'General',
   darkAuto: 'Follows your system’s light or dark mode.',
-  ...treeEn,
+  addRole: 'Add a role',
+  addToGroup: 'Add to a group',
+  emailVerified: 'E-mail verified',
 } as const;
 
 export type MessageKey = keyof typeof en;
 
 const mn: Record<MessageKey, string> = {
+  ...treeMn,
   appName: 'Gatehouse удирдлага',
   skip: 'Агуулга руу шилжих',
   nav: 'Үндсэн цэс',
@@ -265,7 +269,9 @@ const mn: Record<MessageKey, string> = {
   details: 'Дэлгэрэнгүй',
   general: 'Ерөнхий',
   darkAuto: 'Таны системийн гэрэл/харанхуй горимыг дагана.',
-  ...treeMn,
+  addRole: 'Үүрэг нэмэх',
+  addToGroup: 'Бүлэгт нэмэх',
+  emailVerified: 'И-мэйл баталгаажсан',
 };
 
 const MESSAGES: Record<Lang, Record<MessageKey, string>> = { en, mn };

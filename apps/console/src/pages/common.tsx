@@ -9,10 +9,12 @@ export function Guard({ group, children }: { group: Group | 'trees'; children: R
   const grants = useGrants();
   if (grants.read(group)) return <>{children}</>;
   return (
-    <div className="alert" role="alert" data-status="403">
-      <strong>{t('forbiddenTitle')}</strong>
-      <p>{t('forbidden', { scope: `${group}:read` })}</p>
-    </div>
+    <>
+      <h1>{t('forbiddenTitle')}</h1>
+      <div className="alert" role="alert" data-status="403">
+        <p>{t('forbidden', { scope: `${group}:read` })}</p>
+      </div>
+    </>
   );
 }
 

@@ -168,7 +168,7 @@ export function GroupPage() {
             writable={write}
             writeScope="groups:write"
             to="/roles/$id"
-            addLabel={t('add')}
+            addLabel={t('addRole')}
           />
         ) : null}
         {grants.read('users') ? (

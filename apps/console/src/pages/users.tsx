@@ -254,7 +254,7 @@ export function UserPage() {
               writable={write}
               writeScope="users:write"
               to="/roles/$id"
-              addLabel={t('add')}
+              addLabel={t('addRole')}
             />
           ) : null}
           {grants.read('groups') ? (
@@ -269,7 +269,7 @@ export function UserPage() {
               writable={write}
               writeScope="users:write"
               to="/groups/$id"
-              addLabel={t('add')}
+              addLabel={t('addToGroup')}
             />
           ) : null}
         </div>
