@@ -27,6 +27,7 @@ const n = (id: string, parentId: string | null, leaf = false): TreeNodeInfo => (
 /** r ─ a ─ a1, a2 (leaves); r ─ b (leaf); the roots' level has a second page. */
 function sample(): TreeState {
   let s = addLevel(emptyTree(), ROOT, [n('r', null)], { offset: 0, hasMore: false, total: 1 });
+  s = setExpanded(s, 'r', false);
   s = addLevel(s, 'r', [n('a', 'r'), n('b', 'r', true)], { offset: 0, hasMore: false, total: 2 });
   s = addLevel(s, 'a', [n('a1', 'a', true), n('a2', 'a', true)], { offset: 0, hasMore: true, total: 5 });
   return s;
@@ -43,6 +44,16 @@ describe('node tree state', () => {
     expect(rows.map((r) => r.key)).toEqual(['r', 'a', 'a1', 'a2', moreKey('a'), 'b']);
     expect(rows[2]).toMatchObject({ kind: 'node', level: 3, posinset: 1, setsize: 5 });
     expect(rows[4]).toMatchObject({ kind: 'more', parent: 'a', level: 3, left: 3 });
+  });
+
+  it('opens a lone root at once, and only at the first load', () => {
+    const s = addLevel(emptyTree(), ROOT, [n('r', null)], { offset: 0, hasMore: false });
+    expect(s.expanded.r).toBe(true);
+    expect(missingLevels(s)).toEqual(['r']);
+    const two = addLevel(emptyTree(), ROOT, [n('r', null), n('q', null)], { offset: 0, hasMore: false });
+    expect(two.expanded).toEqual({});
+    const again = addLevel(setExpanded(s, 'r', false), ROOT, [n('r', null)], { offset: 0, hasMore: false });
+    expect(again.expanded.r).toBeUndefined();
   });
 
   it('asks for the levels that are shown but not fetched, and nothing under collapsed nodes', () => {

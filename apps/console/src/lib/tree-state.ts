@@ -71,7 +71,12 @@ export function addLevel(
   const loading = { ...s.loading };
   delete loading[parent];
   const focus = s.focus ?? ids[0];
-  return { ...s, nodes, levels, loading, focus };
+  // a version with one root (the usual case) shows its first level at once
+  const expanded =
+    parent === ROOT && page.offset === 0 && ids.length === 1 && !nodes[ids[0]].leaf && !s.levels[ROOT]
+      ? { ...s.expanded, [ids[0]]: true }
+      : s.expanded;
+  return { ...s, nodes, levels, loading, focus, expanded };
 }
 
 export function setLoading(s: TreeState, parent: string, on: boolean): TreeState {
