@@ -260,6 +260,12 @@ jest.setTimeout(240_000);
     await m.page.goto(s.console(`/trees/${code}/versions/v1?node=${a1Id}`));
     await m.page.waitForSelector('#node-panel #node-code:text-is("A1")');
     expect(await m.page.locator('#node-tree [data-code="A1"]').getAttribute('aria-selected')).toBe('true');
+    // a Mongolian browser still edits the base name: the translation is in its own column only
+    expect(await m.page.locator('#node-panel h2').textContent()).toBe('Cash');
+    expect(await m.page.locator('.translation.base .tr-name').textContent()).toBe('Cash');
+    expect(await m.page.locator('.translation[data-lang="mn_MN"] input[name="name"]').inputValue()).toBe(
+      'Бэлэн мөнгө',
+    );
     // the roots and the root's children: two levels, nothing else
     expect(levels.sort()).toEqual(['parent_id is null', expect.stringMatching(/^parent_id = '/)].sort());
     await look(m.page, 'tree-mn-3-version');

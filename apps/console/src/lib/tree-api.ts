@@ -30,6 +30,12 @@ export const LEVEL_PAGE = 100;
 /** The attributes a row of the node tree needs (no aggregations: nothing counted per row). */
 const ROW_FIELDS = 'id,code,name,leaf,parent_id';
 
+/**
+ * The console edits base names and descriptions: `Accept-Language: *` asks for them (the browser's own language would
+ * have the tree service put a translation in their place, which a rename would then write back as the base name).
+ */
+const BASE = { 'accept-language': '*' };
+
 /** A where clause literal: 'single-quoted', '' escaping a quote (API.md, `q`). */
 export const literal = (s: string) => `'${s.replace(/'/g, "''")}'`;
 
@@ -47,27 +53,40 @@ export class TreeApi {
   // ------------------------------------------------------------------------------------------- trees
   async trees(query: { q?: string; offset: number; limit: number }) {
     const r = await this.c.GET('/api/v1/trees', {
+      headers: BASE,
       params: { query: { ...query, total_count: true, sort: 'code:asc' } },
     });
     return unwrap(r) as unknown as Page<Tree>;
   }
   async tree(code: string) {
-    return unwrap(await this.c.GET('/api/v1/trees/{tree_code}', { params: { path: { tree_code: code } } }));
+    return unwrap(
+      await this.c.GET('/api/v1/trees/{tree_code}', { headers: BASE, params: { path: { tree_code: code } } }),
+    );
   }
   async createTree(body: S['CreateTreeDto']) {
-    return unwrap(await this.c.POST('/api/v1/trees', { body }));
+    return unwrap(await this.c.POST('/api/v1/trees', { headers: BASE, body }));
   }
   async updateTree(code: string, body: S['UpdateTreeDto']) {
     return unwrap(
-      await this.c.PATCH('/api/v1/trees/{tree_code}', { params: { path: { tree_code: code } }, body }),
+      await this.c.PATCH('/api/v1/trees/{tree_code}', {
+        headers: BASE,
+        params: { path: { tree_code: code } },
+        body,
+      }),
     );
   }
   async deleteTree(code: string) {
-    unwrap(await this.c.DELETE('/api/v1/trees/{tree_code}', { params: { path: { tree_code: code } } }));
+    unwrap(
+      await this.c.DELETE('/api/v1/trees/{tree_code}', {
+        headers: BASE,
+        params: { path: { tree_code: code } },
+      }),
+    );
   }
   async changeTreeCode(code: string, newCode: string) {
     return unwrap(
       await this.c.POST('/api/v1/trees/{tree_code}/change-code', {
+        headers: BASE,
         params: { path: { tree_code: code } },
         body: { new_code: newCode },
       }),
@@ -77,6 +96,7 @@ export class TreeApi {
   // ---------------------------------------------------------------------------------------- versions
   async versions(code: string) {
     const r = await this.c.GET('/api/v1/trees/{tree_code}/versions', {
+      headers: BASE,
       params: { path: { tree_code: code }, query: { limit: 100 } },
     });
     return unwrap(r) as unknown as Page<Version>;
@@ -84,6 +104,7 @@ export class TreeApi {
   async version(code: string, version: string) {
     return unwrap(
       await this.c.GET('/api/v1/trees/{tree_code}/versions/{tree_version}', {
+        headers: BASE,
         params: { path: { tree_code: code, tree_version: version } },
       }),
     );
@@ -91,6 +112,7 @@ export class TreeApi {
   async createVersion(code: string, body: S['CreateVersionDto']) {
     return unwrap(
       await this.c.POST('/api/v1/trees/{tree_code}/versions', {
+        headers: BASE,
         params: { path: { tree_code: code } },
         body,
       }),
@@ -99,6 +121,7 @@ export class TreeApi {
   async updateVersion(code: string, version: string, body: S['UpdateVersionDto']) {
     return unwrap(
       await this.c.PATCH('/api/v1/trees/{tree_code}/versions/{tree_version}', {
+        headers: BASE,
         params: { path: { tree_code: code, tree_version: version } },
         body,
       }),
@@ -107,6 +130,7 @@ export class TreeApi {
   async deleteVersion(code: string, version: string) {
     unwrap(
       await this.c.DELETE('/api/v1/trees/{tree_code}/versions/{tree_version}', {
+        headers: BASE,
         params: { path: { tree_code: code, tree_version: version } },
       }),
     );
@@ -114,6 +138,7 @@ export class TreeApi {
   async cloneVersion(code: string, version: string, body: S['CloneVersionDto']) {
     return unwrap(
       await this.c.POST('/api/v1/trees/{tree_code}/versions/{tree_version}/clone', {
+        headers: BASE,
         params: { path: { tree_code: code, tree_version: version } },
         body,
       }),
@@ -122,6 +147,7 @@ export class TreeApi {
   async changeVersionCode(code: string, version: string, newVersion: string) {
     return unwrap(
       await this.c.POST('/api/v1/trees/{tree_code}/versions/{tree_version}/change-code', {
+        headers: BASE,
         params: { path: { tree_code: code, tree_version: version } },
         body: { new_version: newVersion },
       }),
@@ -132,6 +158,7 @@ export class TreeApi {
   /** One page of a level: the roots (`ROOT`) or a node's children, in the API's order (creation order). */
   async level(code: string, version: string, parent: string, offset = 0) {
     const r = await this.c.GET('/api/v1/trees/{tree_code}/versions/{tree_version}/nodes', {
+      headers: BASE,
       params: {
         path: { tree_code: code, tree_version: version },
         query: {
@@ -149,6 +176,7 @@ export class TreeApi {
   async search(code: string, version: string, text: string) {
     const like = literal(`%${text.replace(/[\\%_]/g, (m) => `\\${m}`)}%`);
     const r = await this.c.GET('/api/v1/trees/{tree_code}/versions/{tree_version}/nodes', {
+      headers: BASE,
       params: {
         path: { tree_code: code, tree_version: version },
         query: { q: `code ilike ${like} or name ilike ${like}`, fields: ROW_FIELDS + ',depth', limit: 20 },
@@ -159,6 +187,7 @@ export class TreeApi {
   async node(code: string, version: string, id: string) {
     return unwrap(
       await this.c.GET('/api/v1/trees/{tree_code}/versions/{tree_version}/nodes/{tree_node_id}', {
+        headers: BASE,
         params: { path: { tree_code: code, tree_version: version, tree_node_id: id } },
       }),
     );
@@ -168,6 +197,7 @@ export class TreeApi {
     const path = [id];
     for (let cur = id; path.length < 10_000;) {
       const r = await this.c.GET('/api/v1/trees/{tree_code}/versions/{tree_version}/nodes/{tree_node_id}', {
+        headers: BASE,
         params: {
           path: { tree_code: code, tree_version: version, tree_node_id: cur },
           query: { fields: 'id,parent_id' },
@@ -185,6 +215,7 @@ export class TreeApi {
     const r = await this.c.GET(
       '/api/v1/trees/{tree_code}/versions/{tree_version}/nodes/{tree_node_id}/descendants',
       {
+        headers: BASE,
         params: {
           path: { tree_code: code, tree_version: version, tree_node_id: id },
           query: { fields: 'id', limit: 1, total_count: true },
@@ -196,6 +227,7 @@ export class TreeApi {
   async createNode(code: string, version: string, body: S['CreateNodeDto']) {
     return unwrap(
       await this.c.POST('/api/v1/trees/{tree_code}/versions/{tree_version}/nodes', {
+        headers: BASE,
         params: { path: { tree_code: code, tree_version: version } },
         body,
       }),
@@ -204,6 +236,7 @@ export class TreeApi {
   async updateNode(code: string, version: string, id: string, body: S['UpdateNodeDto']) {
     return unwrap(
       await this.c.PATCH('/api/v1/trees/{tree_code}/versions/{tree_version}/nodes/{tree_node_id}', {
+        headers: BASE,
         params: { path: { tree_code: code, tree_version: version, tree_node_id: id } },
         body,
       }),
@@ -212,6 +245,7 @@ export class TreeApi {
   async deleteNode(code: string, version: string, id: string, cascade: boolean) {
     unwrap(
       await this.c.DELETE('/api/v1/trees/{tree_code}/versions/{tree_version}/nodes/{tree_node_id}', {
+        headers: BASE,
         params: {
           path: { tree_code: code, tree_version: version, tree_node_id: id },
           query: { cascade },
@@ -225,6 +259,7 @@ export class TreeApi {
     const r = await this.c.GET(
       '/api/v1/trees/{tree_code}/versions/{tree_version}/nodes/{tree_node_id}/translations',
       {
+        headers: BASE,
         params: { path: { tree_code: code, tree_version: version, tree_node_id: id }, query: { limit: 100 } },
       },
     );
@@ -240,6 +275,7 @@ export class TreeApi {
       await this.c.POST(
         '/api/v1/trees/{tree_code}/versions/{tree_version}/nodes/{tree_node_id}/translations',
         {
+          headers: BASE,
           params: { path: { tree_code: code, tree_version: version, tree_node_id: id } },
           body: body as never,
         },
@@ -257,6 +293,7 @@ export class TreeApi {
       await this.c.PATCH(
         '/api/v1/trees/{tree_code}/versions/{tree_version}/nodes/{tree_node_id}/translations/{language}',
         {
+          headers: BASE,
           params: { path: { tree_code: code, tree_version: version, tree_node_id: id, language } },
           body: body as never,
         },
@@ -267,7 +304,10 @@ export class TreeApi {
     unwrap(
       await this.c.DELETE(
         '/api/v1/trees/{tree_code}/versions/{tree_version}/nodes/{tree_node_id}/translations/{language}',
-        { params: { path: { tree_code: code, tree_version: version, tree_node_id: id, language } } },
+        {
+          headers: BASE,
+          params: { path: { tree_code: code, tree_version: version, tree_node_id: id, language } },
+        },
       ),
     );
   }
@@ -276,6 +316,7 @@ export class TreeApi {
   /** The version as CSV text, as the service exports it. */
   async exportCsv(code: string, version: string): Promise<string> {
     const r = await this.c.GET('/api/v1/trees/{tree_code}/versions/{tree_version}/export', {
+      headers: BASE,
       params: { path: { tree_code: code, tree_version: version } },
       parseAs: 'text',
     });
@@ -293,7 +334,7 @@ export class TreeApi {
       params: { path: { tree_code: code, tree_version: version }, query: { replace } } as never,
       body: file as never,
       bodySerializer: (b: unknown) => b as Blob,
-      headers: { 'content-type': 'text/csv' },
+      headers: { ...BASE, 'content-type': 'text/csv' },
       fetch: progressFetch(onProgress),
     });
     return unwrap(r) as unknown as S['ImportResultDoc'];

@@ -74,7 +74,7 @@ describe('node tree state', () => {
   });
 
   it('moves with the keys of a WAI-ARIA tree view', () => {
-    let s = { ...sample(), focus: 'r' };
+    let s: TreeState = { ...sample(), focus: 'r' };
     const press = (key: string) => {
       const a = keyAction(s, visibleRows(s), key);
       if (a.type === 'focus') s = { ...s, focus: a.key };

@@ -115,6 +115,7 @@ export function NodeTree({
               role="treeitem"
               data-key={row.key}
               data-code={row.node.code}
+              data-parent={row.node.parentId ?? ''}
               aria-level={row.level}
               aria-posinset={row.posinset}
               aria-setsize={row.setsize}
