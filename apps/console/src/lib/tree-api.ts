@@ -172,17 +172,26 @@ export class TreeApi {
     });
     return unwrap(r) as unknown as Page<TreeNode>;
   }
-  /** Nodes whose code or name holds `text` (the first 20). */
+  /** Nodes whose code or name holds `text` (the first 20), the node coded exactly `text` first. */
   async search(code: string, version: string, text: string) {
     const like = literal(`%${text.replace(/[\\%_]/g, (m) => `\\${m}`)}%`);
-    const r = await this.c.GET('/api/v1/trees/{tree_code}/versions/{tree_version}/nodes', {
-      headers: BASE,
-      params: {
-        path: { tree_code: code, tree_version: version },
-        query: { q: `code ilike ${like} or name ilike ${like}`, fields: ROW_FIELDS + ',depth', limit: 20 },
-      },
-    });
-    return unwrap(r) as unknown as Page<TreeNode>;
+    const find = async (q: string) =>
+      unwrap(
+        await this.c.GET('/api/v1/trees/{tree_code}/versions/{tree_version}/nodes', {
+          headers: BASE,
+          params: {
+            path: { tree_code: code, tree_version: version },
+            query: { q, fields: ROW_FIELDS + ',depth', limit: 20 },
+          },
+        }),
+      ) as unknown as Page<TreeNode>;
+    // the exact code reads one row by its unique index; the pattern may have to look at every node
+    const [exact, some] = await Promise.all([
+      find(`code = ${literal(text)}`),
+      find(`code ilike ${like} or name ilike ${like}`),
+    ]);
+    const items = [...exact.items, ...some.items.filter((x) => !exact.items.some((e) => e.id === x.id))];
+    return { ...some, items: items.slice(0, 20), count: Math.min(items.length, 20) };
   }
   async node(code: string, version: string, id: string) {
     return unwrap(

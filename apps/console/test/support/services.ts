@@ -7,9 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-/* eslint-disable @nx/enforce-module-boundaries -- test harness: free ports and the shared dist lock */
 import { getFreePort, holdTestLock } from '@gatehouse/testing';
-/* eslint-enable @nx/enforce-module-boundaries */
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../..');
 const PG = process.env.TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';

@@ -121,7 +121,6 @@ export function VersionPage() {
   useEffect(() => {
     if (selected && !state.nodes[selected] && opening.current !== selected) void openNode(selected);
     // only when the selection changes (state.nodes is read, not watched)
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [selected, openNode]);
 
   // every level on screen but not fetched yet (the roots at first; a node's children once it is expanded)
@@ -254,6 +253,7 @@ function FindNode({ code, version, onOpen }: { code: string; version: string; on
                 <button
                   type="button"
                   className="secondary small"
+                  data-node={n.id}
                   onClick={() => {
                     setTyped('');
                     setSearch('');
