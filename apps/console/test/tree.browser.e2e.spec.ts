@@ -261,7 +261,7 @@ jest.setTimeout(240_000);
     await m.page.waitForSelector('#node-panel #node-code:text-is("A1")');
     expect(await m.page.locator('#node-tree [data-code="A1"]').getAttribute('aria-selected')).toBe('true');
     // a Mongolian browser still edits the base name: the translation is in its own column only
-    expect(await m.page.locator('#node-panel h2').textContent()).toBe('Cash');
+    expect(await m.page.locator('#node-h').textContent()).toBe('Cash');
     expect(await m.page.locator('.translation.base .tr-name').textContent()).toBe('Cash');
     expect(await m.page.locator('.translation[data-lang="mn_MN"] input[name="name"]').inputValue()).toBe(
       'Бэлэн мөнгө',
