@@ -201,23 +201,16 @@ export class TreeApi {
       }),
     );
   }
-  /** The ids from the root down to `id`, by the parent links (one small read a level). */
-  async ancestry(code: string, version: string, id: string): Promise<string[]> {
-    const path = [id];
-    for (let cur = id; path.length < 10_000;) {
-      const r = await this.c.GET('/api/v1/trees/{tree_code}/versions/{tree_version}/nodes/{tree_node_id}', {
-        headers: BASE,
-        params: {
-          path: { tree_code: code, tree_version: version, tree_node_id: cur },
-          query: { fields: 'id,parent_id' },
-        },
-      });
-      const n = unwrap(r) as unknown as { parent_id: string | null };
-      if (!n.parent_id) break;
-      path.unshift(n.parent_id);
-      cur = n.parent_id;
-    }
-    return path;
+  /** One node with only what a row of the node tree shows (a step of the walk up to the root). */
+  async nodeRow(code: string, version: string, id: string): Promise<TreeNodeInfo> {
+    const r = await this.c.GET('/api/v1/trees/{tree_code}/versions/{tree_version}/nodes/{tree_node_id}', {
+      headers: BASE,
+      params: {
+        path: { tree_code: code, tree_version: version, tree_node_id: id },
+        query: { fields: ROW_FIELDS },
+      },
+    });
+    return toInfo(unwrap(r) as unknown as TreeNode);
   }
   /** How many nodes are below `id` (its subtree without itself). */
   async subtreeSize(code: string, version: string, id: string): Promise<number> {

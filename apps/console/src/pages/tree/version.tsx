@@ -82,23 +82,41 @@ export function VersionPage() {
   const [openTick, setOpenTick] = useState(0);
   const write = grants.write('trees');
 
-  /** Opens the way to a node: its ancestors (by parent links), then their levels at once, all ancestors expanded. */
+  /** What the search already knows of a node it offered (its parent: one step less up the tree). */
+  const hints = useRef(new Map<string, TreeNodeInfo>());
+  /**
+   * Opens the way to a node: its ancestors by parent links, each ancestor's level asked for as soon as the ancestor
+   * is known (so the levels load while the walk goes on), then every ancestor expanded and the node focused.
+   */
   const openNode = useCallback(
     async (id: string) => {
       opening.current = id;
       setTreeError(undefined);
       try {
-        const path = await api.ancestry(code, version, id);
+        const levels = new Map<string, ReturnType<TreeApi['level']>>();
+        const level = (p: string) => {
+          if (!levels.has(p)) levels.set(p, api.level(code, version, p, 0));
+        };
+        level(ROOT);
+        const known = new Map<string, TreeNodeInfo>();
+        let cur = hints.current.get(id) ?? (await api.nodeRow(code, version, id));
+        known.set(cur.id, cur);
+        const path = [cur.id];
+        while (cur.parentId && path.length < 10_000) {
+          level(cur.parentId);
+          cur = await api.nodeRow(code, version, cur.parentId);
+          known.set(cur.id, cur);
+          path.unshift(cur.id);
+        }
         const parents = [ROOT, ...path.slice(0, -1)];
-        const pages = await Promise.all(parents.map((p) => api.level(code, version, p, 0)));
-        const self = await api.node(code, version, id).catch(() => undefined);
+        const pages = await Promise.all(parents.map((p) => levels.get(p) ?? api.level(code, version, p, 0)));
         setState((s0) => {
           let s = s0;
           parents.forEach((p, i) => {
             const items: TreeNodeInfo[] = pages[i].items.map(toInfo);
             // a node on the way that is not on its level's first page is shown after it
-            const want = path[i];
-            if (!items.some((x) => x.id === want) && want === id && self) items.push(toInfo(self));
+            const want = known.get(path[i]);
+            if (want && !items.some((x) => x.id === want.id)) items.push(want);
             s = addLevel(s, p, items, {
               offset: 0,
               hasMore: pages[i].has_more,
@@ -175,7 +193,14 @@ export function VersionPage() {
           })}
         </p>
       ) : null}
-      <FindNode code={code} version={version} onOpen={(id) => select(id)} />
+      <FindNode
+        code={code}
+        version={version}
+        onOpen={(n) => {
+          hints.current.set(n.id, toInfo(n));
+          select(n.id);
+        }}
+      />
       <div className="tree-layout">
         <section aria-labelledby="nodes-h" className="tree-pane">
           <h2 id="nodes-h">{t('treeNodes')}</h2>
@@ -223,7 +248,7 @@ export function VersionPage() {
 }
 
 /** Find a node by code or name; choosing one opens the tree down to it. */
-function FindNode({ code, version, onOpen }: { code: string; version: string; onOpen(id: string): void }) {
+function FindNode({ code, version, onOpen }: { code: string; version: string; onOpen(n: TreeNode): void }) {
   const t = useT();
   const api = useTreeApi();
   const id = useId();
@@ -257,7 +282,7 @@ function FindNode({ code, version, onOpen }: { code: string; version: string; on
                   onClick={() => {
                     setTyped('');
                     setSearch('');
-                    onOpen(n.id);
+                    onOpen(n);
                   }}
                 >
                   {n.name} <code>{n.code}</code> · {t('nodeDepthN', { n: n.depth })}
