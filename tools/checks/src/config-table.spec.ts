@@ -28,6 +28,25 @@ const toolVars: [string, string, string][] = [
     'generated into `DATA_DIR/pg-password`',
     '`npm start`: password of the embedded PostgreSQL (secret)',
   ],
+  // apps/console/server/main.mjs (plain JavaScript, no schema object); CONSOLE_PORT is in the services' schemas
+  [
+    'CONSOLE_AUTH_URL',
+    '`ISSUER`, else http://localhost:<AUTH_PORT>',
+    "console: the token server as the browser reaches it (the console's /config.json and CSP)",
+  ],
+  [
+    'CONSOLE_IDENTITY_URL',
+    'http://localhost:<IDENTITY_PORT>',
+    'console: the management API as the browser reaches it',
+  ],
+  ['CONSOLE_TREE_URL', 'http://localhost:<TREE_PORT>', 'console: the tree API as the browser reaches it'],
+  [
+    'CONSOLE_CLIENT_ID',
+    'the seeded console client',
+    'console: the OAuth client it signs in as (the token server seeds `a3f7c2d0-5e1b-5c8a-9d4f-0c6b1e2a7f93`)',
+  ],
+  ['CONSOLE_HOST', 'all interfaces', 'console: the address its static server listens on'],
+  ['CONSOLE_STATIC_DIR', '`dist/apps/console/public`', 'console: the built single-page app it serves'],
   ['LAUNCHER_SKIP_BUILD', 'false', '`npm start`: skip the swc build and run what is in `dist/`'],
   ['LAUNCHER_DIST_DIR', '`dist`', '`npm start`: where the built apps are'],
   ['LAUNCHER_READY_TIMEOUT_SEC', '60', '`npm start`: how long to wait for every `/readyz`'],

@@ -14,7 +14,10 @@ import {
   splitLines,
 } from '../ui/kit';
 import { ListTable, type Row } from '../ui/list-page';
+import { useNames } from '../ui/catalog';
+import { LinkedList } from '../ui/links';
 import { BackLink, Guard, yesNo } from './common';
+import { PermissionEditor } from './roles';
 
 const GRANT_TYPES = [
   'authorization_code',
@@ -197,17 +200,6 @@ export function ClientsPage() {
   );
 }
 
-interface ClientResource extends Row {
-  resource_id: string;
-  resource_data: { resource_name: string; identifier_url?: string | null };
-}
-interface ClientPermission extends Row {
-  resource_id: string;
-  scope_id: string;
-  resource_data: { resource_name: string };
-  scope_data: { scope_name: string };
-}
-
 export function ClientPage() {
   const t = useT();
   const grants = useGrants();
@@ -215,14 +207,7 @@ export function ClientPage() {
   const { id } = useParams({ strict: false }) as { id: string };
   const path = { client_id: id };
   const client = useGet<Client>('/api/v1/clients/{client_id}', { path });
-  const resources = useGet<{ items: ClientResource[] }>('/api/v1/clients/{client_id}/resources', {
-    path,
-    query: { limit: 100 },
-  });
-  const permissions = useGet<{ items: ClientPermission[] }>('/api/v1/clients/{client_id}/permissions', {
-    path,
-    query: { limit: 100 },
-  });
+  const resourceNames = useNames('/api/v1/resources', 'resource_name', grants.read('resources'));
   const [secret, setSecret] = useState<string>();
   const [saved, setSaved] = useState(false);
   const update = useChange((call, d: FormData) =>
@@ -289,30 +274,27 @@ export function ClientPage() {
           {write ? <button type="submit">{t('save')}</button> : null}
         </form>
       </section>
-      <section aria-labelledby="client-resources">
-        <h2 id="client-resources">{t('authorizedResources')}</h2>
-        <ErrorBox error={resources.error} scope="clients:read" />
-        <ul>
-          {(resources.data?.items ?? []).map((r) => (
-            <li key={r.id}>
-              {r.resource_data.resource_name} <code>{r.resource_data.identifier_url}</code>
-            </li>
-          ))}
-        </ul>
-        {resources.data && !resources.data.items.length ? <p>{t('none')}</p> : null}
-      </section>
-      <section aria-labelledby="client-permissions">
-        <h2 id="client-permissions">{t('permissions')}</h2>
-        <ErrorBox error={permissions.error} scope="clients:read" />
-        <ul className="chips">
-          {(permissions.data?.items ?? []).map((p) => (
-            <li key={p.id}>
-              <code>{p.scope_data.scope_name}</code>
-            </li>
-          ))}
-        </ul>
-        {permissions.data && !permissions.data.items.length ? <p>{t('none')}</p> : null}
-      </section>
+      <div className="columns">
+        <LinkedList
+          title={t('authorizedResources')}
+          listPath="/api/v1/clients/{client_id}/resources"
+          path={path}
+          bodyKey="resources"
+          linkField="resource_id"
+          choices={resourceNames.items}
+          name={resourceNames.name}
+          writable={write}
+          writeScope="clients:write"
+          to="/resources/$id"
+          addLabel={t('authorizeResource')}
+        />
+        <PermissionEditor
+          listPath="/api/v1/clients/{client_id}/permissions"
+          path={path}
+          writable={write}
+          writeScope="clients:write"
+        />
+      </div>
     </Guard>
   );
 }

@@ -63,11 +63,13 @@ export function RolesPage() {
 
 /** A role's, user's or client's scopes on resources: the list, remove, and add from the scope catalog. */
 export function PermissionEditor({
+  title,
   listPath,
   path,
   writable,
   writeScope,
 }: {
+  title?: string;
   listPath: string;
   path: Record<string, string>;
   writable: boolean;
@@ -100,7 +102,7 @@ export function PermissionEditor({
   };
   return (
     <section aria-labelledby={`${pickId}-h`}>
-      <h2 id={`${pickId}-h`}>{t('permissions')}</h2>
+      <h2 id={`${pickId}-h`}>{title ?? t('permissions')}</h2>
       <ErrorBox
         error={list.error ?? add.error ?? remove.error}
         scope={add.error || remove.error ? writeScope : undefined}

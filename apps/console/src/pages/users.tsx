@@ -4,9 +4,11 @@ import { useApp, useGrants, useT } from '../ui/app-context';
 import { useNames, useScopeCatalog } from '../ui/catalog';
 import { FormDialog, text } from '../ui/dialog';
 import { useChange, useGet } from '../ui/hooks';
-import { ConfirmButton, ErrorBox, Field, Loading, Notice, PageHeader } from '../ui/kit';
+import { ConfirmButton, ErrorBox, Field, formatDate, Loading, Notice, PageHeader } from '../ui/kit';
 import { LinkedList } from '../ui/links';
 import { ListTable, type Row } from '../ui/list-page';
+import { SubList } from '../ui/sub-list';
+import { PermissionEditor } from './roles';
 import { BackLink, Guard } from './common';
 
 interface User extends Row {
@@ -50,6 +52,16 @@ export function UsersPage() {
       },
     }),
   );
+  const invite = useChange((call, d: FormData) =>
+    call<User>('POST', '/api/v1/users/invite', {
+      body: {
+        user_email: text(d, 'user_email'),
+        user_fullName: text(d, 'user_fullName') || null,
+        user_phone_verified: false,
+        ...(session.user?.tenantId ? { tenant_id: session.user.tenantId } : {}),
+      },
+    }),
+  );
   return (
     <Guard group="users">
       <PageHeader title={t('users')}>
@@ -72,6 +84,24 @@ export function UsersPage() {
             <Field label={t('password')}>
               {(id) => <input id={id} name="password" type="password" autoComplete="new-password" />}
             </Field>
+          </FormDialog>
+        ) : null}
+        {grants.write('users') ? (
+          <FormDialog
+            id="invite-user"
+            label={t('inviteUser')}
+            title={t('inviteUser')}
+            submitLabel={t('invite')}
+            scope="users:write"
+            onSubmit={async (d) => {
+              await invite.mutateAsync(d);
+              return <Notice>{t('inviteSent')}</Notice>;
+            }}
+          >
+            <Field label={t('email')}>
+              {(id) => <input id={id} name="user_email" type="email" required />}
+            </Field>
+            <Field label={t('name')}>{(id) => <input id={id} name="user_fullName" />}</Field>
           </FormDialog>
         ) : null}
       </PageHeader>
@@ -101,6 +131,7 @@ export function UsersPage() {
 
 export function UserPage() {
   const t = useT();
+  const { lang } = useApp();
   const grants = useGrants();
   const navigate = useNavigate();
   const { id } = useParams({ strict: false }) as { id: string };
@@ -300,6 +331,73 @@ export function UserPage() {
         </table>
         {effective.data && !effective.data.items.length ? <p>{t('none')}</p> : null}
       </section>
+      <div className="columns">
+        <PermissionEditor
+          title={t('directPermissions')}
+          listPath="/api/v1/users/{user_id}/permissions"
+          path={path}
+          writable={write}
+          writeScope="users:write"
+        />
+        <SubList<{
+          id: string;
+          identity_provider: string;
+          identity_provider_id: string | null;
+          issuer: string | null;
+        }>
+          title={t('identities')}
+          listPath="/api/v1/users/{user_id}/identities"
+          path={path}
+          deletePath="/api/v1/users/{user_id}/identities/{identity_id}"
+          idParam="identity_id"
+          describe={(r) => r.identity_provider}
+          writable={write}
+          writeScope="users:write"
+          readScope="users:read"
+          columns={[
+            { label: t('provider'), render: (r) => r.identity_provider },
+            { label: t('id'), render: (r) => <code>{r.identity_provider_id ?? r.issuer ?? ''}</code> },
+          ]}
+        />
+      </div>
+      <SubList<{
+        id: string;
+        client_name: string | null;
+        client_id: string;
+        scopes: string[];
+        expires_at: string | null;
+      }>
+        title={t('grants')}
+        listPath="/api/v1/users/{user_id}/grants"
+        path={path}
+        deletePath="/api/v1/users/{user_id}/grants/{grant_id}"
+        idParam="grant_id"
+        deleteLabel={t('revoke')}
+        describe={(r) => r.client_name ?? r.client_id}
+        writable={write}
+        writeScope="users:write"
+        readScope="users:read"
+        columns={[
+          { label: t('application'), render: (r) => r.client_name ?? r.client_id },
+          { label: t('scopes'), render: (r) => <code>{r.scopes.join(' ')}</code> },
+        ]}
+      />
+      <SubList<{ id: string; type: string; name: string; confirmed_at: string | null }>
+        title={t('authenticators')}
+        listPath="/api/v1/users/{user_id}/authenticators"
+        path={path}
+        deletePath="/api/v1/users/{user_id}/authenticators/{authenticator_id}"
+        idParam="authenticator_id"
+        describe={(r) => r.name}
+        writable={write}
+        writeScope="users:write"
+        readScope="users:read"
+        columns={[
+          { label: t('type'), render: (r) => r.type },
+          { label: t('name'), render: (r) => r.name },
+          { label: t('created'), render: (r) => formatDate(r.confirmed_at, lang) },
+        ]}
+      />
     </Guard>
   );
 }

@@ -2,7 +2,9 @@ import { Link, Outlet } from '@tanstack/react-router';
 import { useId } from 'react';
 import { LANGS, type Lang } from '../lib/i18n';
 import type { Group } from '../lib/scopes';
+import { GatehouseError } from '../lib/api';
 import { useApp, useGrants, useT } from './app-context';
+import { useGet } from './hooks';
 
 /** The navigation: only the sections the administrator's scopes let them read. */
 const SECTIONS: { to: string; label: Parameters<ReturnType<typeof useT>>[0]; group?: Group | 'trees' }[] = [
@@ -41,6 +43,13 @@ export function Layout() {
   const { session } = useApp();
   const grants = useGrants();
   const who = session.user?.email ?? session.user?.name ?? session.user?.id ?? '';
+  // Instances only in multi-instance mode: the API answers 501 otherwise, and the section is not offered.
+  const instances = useGet(
+    '/api/v1/instances',
+    { query: { limit: 1, fields: 'id' } },
+    grants.read('instances'),
+  );
+  const singleInstance = instances.error instanceof GatehouseError && instances.error.status === 501;
   return (
     <div className="shell">
       <a className="skip" href="#main">
@@ -73,7 +82,9 @@ export function Layout() {
       <div className="body">
         <nav aria-label={t('nav')} className="sidenav">
           <ul>
-            {SECTIONS.filter((s) => !s.group || grants.read(s.group)).map((s) => (
+            {SECTIONS.filter(
+              (s) => (!s.group || grants.read(s.group)) && !(s.group === 'instances' && singleInstance),
+            ).map((s) => (
               <li key={s.to}>
                 <Link
                   to={s.to}

@@ -37,8 +37,10 @@ export function ListTable({
   defaultFields,
   rowLink,
   caption,
+  service = 'identity',
 }: {
-  group: Group;
+  group: Group | 'trees';
+  service?: 'identity' | 'tree';
   path: string;
   columns: Column[];
   searchFields: string[];
@@ -61,10 +63,13 @@ export function ListTable({
     return () => clearTimeout(h);
   }, [typed]);
   const query = useQuery({
-    queryKey: [path, state],
+    queryKey: [service, path, state],
     queryFn: async () =>
       unwrap(
-        await api.identity.GET(path as never, { params: { query: listQuery(state, searchFields) } } as never),
+        await (api[service] as typeof api.identity).GET(
+          path as never,
+          { params: { query: listQuery(state, searchFields) } } as never,
+        ),
       ) as Envelope,
     placeholderData: keepPreviousData,
     enabled: grants.read(group),
