@@ -209,6 +209,10 @@ jest.setTimeout(240_000);
     await mn.getByRole('button', { name: 'Save' }).waitFor();
     expect(await mn.getByLabel('Name').inputValue()).toBe('Бэлэн мөнгө');
     const a1Id = await page.locator('#node-panel').getAttribute('data-node');
+    // the console's own link to a node names its ancestors (a link that opens without walking up the tree)
+    const a1Link = new URL(page.url());
+    expect(a1Link.searchParams.get('node')).toBe(a1Id);
+    expect(a1Link.searchParams.get('path')).toMatch(/^[0-9a-f-]{36}$/);
     await look(page, 'tree-en-3-version');
 
     // ---- CSV: export v1, import it into v2 (replacing its root), export v2: the same lines
@@ -269,6 +273,17 @@ jest.setTimeout(240_000);
     // the roots and the root's children: two levels, nothing else
     expect(levels.sort()).toEqual(['parent_id is null', expect.stringMatching(/^parent_id = '/)].sort());
     await look(m.page, 'tree-mn-3-version');
+    // the link with the ancestors: the same two levels, and no node read on the way up
+    levels.length = 0;
+    const walks: string[] = [];
+    m.page.on('request', (r) => {
+      if (/\/nodes\/[0-9a-f-]{36}\?fields=/.test(r.url())) walks.push(r.url());
+    });
+    await m.page.goto(s.console(a1Link.pathname + a1Link.search));
+    await m.page.waitForSelector('#node-panel #node-code:text-is("A1")');
+    expect(await m.page.locator('#node-tree [data-code="A1"]').getAttribute('aria-selected')).toBe('true');
+    expect(levels.length).toBe(2);
+    expect(walks).toEqual([]);
     await m.ctx.close();
   });
 });

@@ -1,7 +1,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { Link, useNavigate, useParams, useSearch } from '@tanstack/react-router';
 import { useCallback, useEffect, useId, useRef, useState, type FormEvent } from 'react';
-import { toInfo, type TreeApi, type TreeNode } from '../../lib/tree-api';
+import { toInfo, type Page, type TreeApi, type TreeNode } from '../../lib/tree-api';
 import {
   csvRecordCount,
   exportFileName,
@@ -17,6 +17,7 @@ import {
   missingLevels,
   moveNode,
   openPath,
+  pathTo,
   removeNode,
   ROOT,
   setLoading,
@@ -69,8 +70,11 @@ export function VersionPage() {
   const refresh = useTreeRefresh();
   const navigate = useNavigate();
   const { code, version } = useParams({ strict: false }) as { code: string; version: string };
-  const search = useSearch({ strict: false }) as { node?: string };
+  const search = useSearch({ strict: false }) as { node?: string; path?: string };
   const selected = typeof search.node === 'string' ? search.node : undefined;
+  // the ancestors of the selected node, root first, as the link names them (the console's own links do)
+  const via = typeof search.path === 'string' ? search.path.split(',').filter(Boolean) : [];
+  const viaKey = via.join(',');
   const v = useQuery({
     queryKey: [TREE_KEY, 'version', code, version],
     queryFn: () => api.version(code, version),
@@ -86,13 +90,41 @@ export function VersionPage() {
   const hints = useRef(new Map<string, TreeNodeInfo>());
   /**
    * Opens the way to a node: its ancestors by parent links, each ancestor's level asked for as soon as the ancestor
-   * is known (so the levels load while the walk goes on), then every ancestor expanded and the node focused.
+   * is known (so the levels load while the walk goes on), then every ancestor expanded and the node focused. A link
+   * naming the ancestors (`?path=`) needs no walk: their levels are fetched at once, and if the node is still where
+   * the link says (each one in the level before), that is all.
    */
   const openNode = useCallback(
-    async (id: string) => {
+    async (id: string, ancestors: string[]) => {
       opening.current = id;
       setTreeError(undefined);
+      const show = (
+        parents: string[],
+        pages: Page<TreeNode>[],
+        path: string[],
+        known: Map<string, TreeNodeInfo>,
+      ) =>
+        setState((s0) => {
+          let s = s0;
+          parents.forEach((p, i) => {
+            const items: TreeNodeInfo[] = pages[i].items.map(toInfo);
+            // a node on the way that is not on its level's first page is shown after it
+            const want = known.get(path[i]);
+            if (want && !items.some((x) => x.id === want.id)) items.push(want);
+            s = addLevel(s, p, items, { offset: 0, hasMore: pages[i].has_more, total: pages[i].total_count });
+          });
+          return openPath(s, path);
+        });
       try {
+        if (ancestors.length) {
+          const parents = [ROOT, ...ancestors];
+          const path = [...ancestors, id];
+          const pages = await Promise.all(parents.map((p) => api.level(code, version, p, 0)));
+          if (path.every((x, i) => pages[i].items.some((n) => n.id === x))) {
+            show(parents, pages, path, new Map());
+            return;
+          }
+        }
         const levels = new Map<string, ReturnType<TreeApi['level']>>();
         const level = (p: string) => {
           if (!levels.has(p)) levels.set(p, api.level(code, version, p, 0));
@@ -110,21 +142,7 @@ export function VersionPage() {
         }
         const parents = [ROOT, ...path.slice(0, -1)];
         const pages = await Promise.all(parents.map((p) => levels.get(p) ?? api.level(code, version, p, 0)));
-        setState((s0) => {
-          let s = s0;
-          parents.forEach((p, i) => {
-            const items: TreeNodeInfo[] = pages[i].items.map(toInfo);
-            // a node on the way that is not on its level's first page is shown after it
-            const want = known.get(path[i]);
-            if (want && !items.some((x) => x.id === want.id)) items.push(want);
-            s = addLevel(s, p, items, {
-              offset: 0,
-              hasMore: pages[i].has_more,
-              total: pages[i].total_count,
-            });
-          });
-          return openPath(s, path);
-        });
+        show(parents, pages, path, known);
       } catch (err) {
         setTreeError(err);
       } finally {
@@ -137,9 +155,10 @@ export function VersionPage() {
 
   // a link to a node that is not on screen: open the way to it
   useEffect(() => {
-    if (selected && !state.nodes[selected] && opening.current !== selected) void openNode(selected);
+    if (selected && !state.nodes[selected] && opening.current !== selected)
+      void openNode(selected, viaKey ? viaKey.split(',') : []);
     // only when the selection changes (state.nodes is read, not watched)
-  }, [selected, openNode]);
+  }, [selected, viaKey, openNode]);
 
   // every level on screen but not fetched yet (the roots at first; a node's children once it is expanded)
   const missing = missingLevels(state)
@@ -152,8 +171,12 @@ export function VersionPage() {
     }
   }, [missing, openTick, api, code, version]);
 
-  const select = (id: string | undefined) =>
-    void navigate({ to: '.', search: id ? { node: id } : {}, replace: true } as never);
+  /** The selection into the URL, with the node's ancestors when they are known: a link that opens in one round. */
+  const select = (id: string | undefined) => {
+    const ancestors = id ? pathTo(state, id).slice(0, -1) : [];
+    const next = id ? { node: id, ...(ancestors.length ? { path: ancestors.join(',') } : {}) } : {};
+    void navigate({ to: '.', search: next, replace: true } as never);
+  };
 
   const move = async (id: string, parent: string | null) => {
     await api.updateNode(code, version, id, { parent_id: parent });
