@@ -11,7 +11,9 @@
 //     GET .../nodes?q=parent_id = '...', 100 a page); BENCH_REPEAT different nodes a depth, each fetched for the
 //     first time;
 //   - open: a node of depth d (1-6) chosen in the search results of a freshly loaded page, until its row is shown
-//     selected (its ancestors by parent links, then their levels at once).
+//     selected (its ancestors by parent links, their levels asked for as the walk goes);
+//   - link: the console's own link to a node of depth d (?node=<id>&path=<ancestor ids>) followed inside the app on
+//     a freshly loaded page: the ancestors' levels at once.
 // Variables: BENCH_FANOUT (10), BENCH_DEPTH (6), BENCH_REPEAT (5), BENCH_DOCS (docs/benchmarks.md; empty: not
 // written), CHROMIUM_PATH (/usr/bin/chromium), BENCH_KEEP=1 (keep the databases).
 // Prints a table and writes it into the "Console: the tree view" section of docs/benchmarks.md.
@@ -94,7 +96,7 @@ launcher.stdout.on('data', (d) => (output += d));
 launcher.stderr.on('data', (d) => (output += d));
 const pool = new pg.Pool({ connectionString: withDb(adminUrl, `${db}_tree`), max: 2 });
 let browser;
-const results = { expand: [], open: [] };
+const results = { expand: [], open: [], link: [] };
 const startLoad = os.loadavg()[0];
 
 async function cleanUp() {
@@ -113,7 +115,7 @@ async function cleanUp() {
 }
 
 /** In the page: clicks `click`, resolves when `done` matches; milliseconds to the DOM change and the next frame. */
-/* global document, MutationObserver, requestAnimationFrame -- the timed part runs in the page */
+/* global document, window, MutationObserver, PopStateEvent, requestAnimationFrame -- the timed part runs in the page */
 const timed = (page, click, done) =>
   page.evaluate(
     async ([c, d]) => {
@@ -136,6 +138,35 @@ const timed = (page, click, done) =>
       return { dom, frame: performance.now() - t0 };
     },
     [click, done],
+  );
+
+/** In the page: follows a link of the app (history push, as a router link does), until `done` matches. */
+const timedLink = (page, href, done) =>
+  page.evaluate(
+    async ([h, d]) => {
+      const t0 = performance.now();
+      let dom = 0;
+      await new Promise((resolve) => {
+        const mo = new MutationObserver(() => {
+          if (document.querySelector(d)) {
+            dom = performance.now() - t0;
+            mo.disconnect();
+            resolve();
+          }
+        });
+        mo.observe(document.body, { childList: true, subtree: true, attributes: true });
+        setTimeout(() => {
+          mo.disconnect();
+          dom = Number.NaN;
+          resolve();
+        }, 30_000);
+        window.history.pushState(null, '', h);
+        window.dispatchEvent(new PopStateEvent('popstate'));
+      });
+      await new Promise((r) => requestAnimationFrame(() => r()));
+      return { dom, frame: performance.now() - t0 };
+    },
+    [href, done],
   );
 
 try {
@@ -227,6 +258,26 @@ try {
       results.open.push({ depth: d, ...r });
     }
   }
+  // ---- link: the console's own link to a deep node (?node=&path=<ancestors>), followed inside the app
+  const parentLabel = (label, d) =>
+    firstLabel(FANOUT, d - 1) + Math.floor((label - firstLabel(FANOUT, d)) / FANOUT);
+  for (let d = 1; d <= DEPTH; d++) {
+    for (let i = 0; i < Math.min(REPEAT, FANOUT ** d); i++) {
+      const label = firstLabel(FANOUT, d) + Math.floor(((i + 0.5) * FANOUT ** d) / REPEAT);
+      const labels = [label];
+      for (let k = d; k > 0; k--) labels.unshift(parentLabel(labels[0], k));
+      const ids = await Promise.all(labels.map(idOf));
+      const id = ids.pop();
+      await load();
+      const r = await timedLink(
+        page,
+        `/trees/bench/versions/v1?node=${id}&path=${ids.join(',')}`,
+        `#node-tree [data-key="${id}"][aria-selected="true"]`,
+      );
+      if (Number.isNaN(r.dom)) throw new Error(`the link to ${id} did not show it within 30 s`);
+      results.link.push({ depth: d, ...r });
+    }
+  }
 } catch (err) {
   console.error(err);
   process.exitCode = 1;
@@ -246,6 +297,7 @@ if (process.exitCode !== 1) {
   for (const [kind, label] of [
     ['expand', 'expand a node: its children fetched and shown'],
     ['open', 'open a node found by search: ancestors, then their levels'],
+    ['link', "open the console's link to a node (ancestors named): their levels at once"],
   ]) {
     const depths = [...new Set(results[kind].map((r) => r.depth))];
     for (const d of depths) {
@@ -273,7 +325,9 @@ if (process.exitCode !== 1) {
       'admin. Timed in the page, from the click to the DOM change (MutationObserver) and to the next animation frame:',
       `expanding a node (${REPEAT} different nodes a depth, each level fetched for the first time: one`,
       '`GET .../nodes?q=parent_id = ...` of 100 rows at most) and opening a node chosen in the search results on a',
-      'freshly loaded page (its ancestors read by parent links, then their levels at once).',
+      'freshly loaded page (its ancestors read by parent links, each level asked for as soon as its node is known), and',
+      "following the console's own link to a node, which names its ancestors (`?node=<id>&path=<ids>`: their levels at",
+      'once, no walk), inside the app (history push and popstate, as a router link).',
       '',
       `Machine: ${machine}. Load average ${startLoad.toFixed(2)} at the start, ${endLoad.toFixed(2)} at the end: the machine`,
       'was shared with other sessions running builds and tests, so these are figures of a busy machine.',
