@@ -3,10 +3,11 @@ import { ClientPage, ClientsPage } from './pages/clients';
 import { Dashboard } from './pages/dashboard';
 import { GroupPage, GroupsPage } from './pages/groups';
 import { InstancesPage, NotFoundPage, TicketsPage } from './pages/other';
-import { TreePage, TreesPage, VersionPage } from './pages/trees';
 import { ResourcePage, ResourcesPage } from './pages/resources';
 import { RolePage, RolesPage } from './pages/roles';
 import { TenantPage, TenantsPage } from './pages/tenants';
+import { TreePage, TreesPage } from './pages/tree/trees';
+import { VersionPage } from './pages/tree/version';
 import { UserPage, UsersPage } from './pages/users';
 import { Layout } from './ui/layout';
 

@@ -9,7 +9,7 @@
 // CONSOLE_E2E_REUSE=<auth>,<identity>,<tree>,<console> ports: use services already running (development only).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -443,66 +443,8 @@ async function admin(sql: string) {
     await t.ctx.close();
   });
 
-  it('builds a small tree, moves a subtree, adds a translation, exports and imports CSV', async () => {
-    const { ctx, page } = await signIn(credentials);
-    const code = `org${suffix}`;
-    await visit(page, 'Trees', 'en-22-trees');
-    const d = await fillDialog(page, '#new-tree', { Code: code, Name: 'Organisation' });
-    await d.getByRole('button', { name: 'Create' }).click();
-    await page.waitForSelector('main .back');
-    await page.waitForLoadState('networkidle');
-    await accessible(page, 'tree');
-    await shot(page, 'en-22b-tree-versions');
-    await page.getByRole('link', { name: 'v1' }).click();
-    await page.waitForSelector('#node-tree [data-node]');
-    // under the version's root: two children, then the second moved under the first ("move to")
-    await page.locator('#node-tree button.node-name').first().click();
-    for (const [c, n] of [
-      ['hr', 'People'],
-      ['it', 'Computers'],
-    ]) {
-      const nd = await fillDialog(page, '#new-node', { Code: c, Name: n });
-      await nd.getByRole('button', { name: 'Create' }).click();
-      await page.locator('dialog[open]').waitFor({ state: 'detached' });
-    }
-    await page.locator('#node-tree button.twisty').first().click();
-    await page.click('[data-node="hr"]');
-    const hrId = (await page.locator('#node-h ~ p.hint code').textContent()) ?? '';
-    await page.click('[data-node="it"]');
-    await page.getByLabel('Move to…').fill(hrId);
-    await page.getByRole('button', { name: 'Move', exact: true }).click();
-    // the subtree moved: hr opens on it (children read on demand)
-    await page.locator('[data-node="it"]').waitFor({ state: 'detached' });
-    await page.getByRole('button', { name: 'Show children of People' }).click();
-    await page.waitForSelector('[data-node="it"]');
-    await page.click('[data-node="it"]');
-    await page.getByLabel('Name (mn_MN)').fill('Компьютер');
-    await page.locator('form[lang="mn"]').getByRole('button', { name: 'Save' }).click();
-    await page.waitForSelector('main .notice');
-    await page.waitForLoadState('networkidle');
-    await accessible(page, 'tree version');
-    await shot(page, 'en-23-tree-version');
-    const [download] = await Promise.all([
-      page.waitForEvent('download'),
-      page.getByRole('button', { name: 'Export CSV' }).click(),
-    ]);
-    const csvPath = path.join(shots, `${code}.csv`);
-    await download.saveAs(csvPath);
-    const csv = readFileSync(csvPath, 'utf8');
-    expect(csv.split('\n')[0]).toBe('code,parent_code,name,description,name@mn_MN,description@mn_MN');
-    expect(csv).toContain('it,hr,Computers,,Компьютер,');
-    // into a new version of the tree: the import's count shown, its root in the node tree
-    await page.getByRole('link', { name: `← ${code}` }).click();
-    await page.getByRole('button', { name: 'New version' }).click();
-    await page.getByRole('link', { name: 'v2' }).click();
-    await page.waitForSelector('#node-tree [data-node]');
-    writeFileSync(csvPath, csv.replaceAll(`${code},`, `${code}x,`));
-    await page.locator('input[type=file]').setInputFiles(csvPath);
-    await page.waitForSelector('main .notice:has-text("nodes imported")');
-    await page.waitForSelector(`[data-node="${code}x"]`);
-    await shot(page, 'en-24-tree-imported');
-    await ctx.close();
-  });
+  // The tree manager's pages: tree.browser.e2e.spec.ts (a tree built, a subtree moved by the dialog and by drag
+  // and drop, a translation, CSV import and export, deep links).
 
   it('shows every page in Mongolian, and in dark mode', async () => {
     for (const [lang, dark] of [

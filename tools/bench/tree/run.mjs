@@ -40,6 +40,7 @@ import {
   stopEmbeddedPostgres,
 } from '../../../libs/shared/testing/src/embedded-pg.mjs';
 import { median, percentile } from '../lib/stats.mjs';
+import { firstLabel, seedGeneratedVersion, totalNodes } from './seed.mjs';
 
 const root = benchRoot;
 const mains = builtFiles(['auth', 'tree']);
@@ -62,7 +63,7 @@ for (const o of ONLY) {
   }
 }
 const selected = (o) => ONLY.includes(o) || (o === 'export' && ONLY.includes('import'));
-const TOTAL = Array.from({ length: DEPTH + 1 }, (_, d) => FANOUT ** d).reduce((a, b) => a + b, 0);
+const TOTAL = totalNodes(FANOUT, DEPTH);
 const PG_FLAGS = [
   ['shared_buffers', '1GB'],
   ['work_mem', '64MB'],
@@ -337,27 +338,8 @@ try {
   /** @type {(text: string, params?: unknown[]) => Promise<import('pg').QueryResult<any>>} */
   const q = (text, params) => pool.query(text, params);
   log(`generating ${TOTAL.toLocaleString('en')} nodes (fan-out ${FANOUT}, depth ${DEPTH}) with SQL ...`);
-  // The generated tree has its own root (label 1): it takes the place of the root v1 was created with.
-  await q(`DELETE FROM tree_nodes WHERE tree_version_id = $1`, [v1.id]);
+  const genMs = await seedGeneratedVersion(q, v1, FANOUT, DEPTH);
   let t0 = performance.now();
-  // Level-order labels: node i of level d has label first(d) + i, first(d) = 1 + sum of the sizes of levels < d.
-  await q(
-    `INSERT INTO tree_nodes (id, tree_id, tree_version_id, code, name, description, depth, leaf, parent_id, path)
-     SELECT tree_node_id($1::uuid, g.label::int), $2, $1, 'N' || g.label, 'Node ' || g.label, NULL, g.d, g.d = $4,
-            CASE WHEN g.d = 0 THEN NULL ELSE tree_path_node_id($1::uuid, substring(g.path for 4 * g.d)) END, g.path
-       FROM (SELECT lv.d, (lv.first + i)::int AS label,
-                    (SELECT string_agg(int4send(((power($3::numeric, k) - 1) / ($3 - 1))::int + 1
-                                                + (i / power($3::numeric, lv.d - k)::bigint)::int), ''::bytea ORDER BY k)
-                       FROM generate_series(0, lv.d) k) AS path
-               FROM (SELECT d, ((power($3::numeric, d) - 1) / ($3 - 1))::int + 1 AS first, power($3::numeric, d)::bigint AS size
-                       FROM generate_series(0, $4) d) lv,
-                    generate_series(0, lv.size - 1) i) g
-      ORDER BY g.path`,
-    [v1.id, v1.tree_id, FANOUT, DEPTH],
-  );
-  await q(`UPDATE tree_versions SET next_label = $2, node_count = $2 WHERE id = $1`, [v1.id, TOTAL]);
-  const genMs = ms(t0);
-  t0 = performance.now();
   await q('VACUUM ANALYZE tree_nodes');
   log(`generated in ${(genMs / 1000).toFixed(1)} s, vacuum analyze ${(ms(t0) / 1000).toFixed(1)} s`);
   const size = (
@@ -373,7 +355,7 @@ try {
     throw new Error(`generated version looks wrong: ${JSON.stringify(check.aggregations)}`);
   }
   const idOf = async (label) => (await q(`SELECT tree_node_id($1, $2) AS id`, [v1.id, label])).rows[0].id;
-  const first = (d) => (FANOUT ** d - 1) / (FANOUT - 1) + 1;
+  const first = (d) => firstLabel(FANOUT, d);
 
   // ------------------------------------------------------------------ 0. list the trees (10 trees)
   if (selected('list')) {

@@ -1,8 +1,11 @@
+import { treeEn, treeMn } from './i18n-tree';
+
 /** The console's languages, as the sign-in pages': English and Mongolian. */
 export type Lang = 'en' | 'mn';
 export const LANGS: readonly Lang[] = ['en', 'mn'];
 
 const en = {
+  ...treeEn,
   appName: 'Gatehouse console',
   skip: 'Skip to content',
   nav: 'Main navigation',
@@ -124,7 +127,6 @@ const en = {
   pickUser: 'Choose a user',
   pick: 'Choose…',
   instance: 'Instance',
-  treesLater: 'The tree manager pages are coming.',
   notFound: 'This page does not exist.',
   back: 'Back',
   details: 'Details',
@@ -141,23 +143,18 @@ const en = {
   invite: 'Invite',
   inviteSent: 'The invitation was sent.',
   authorizeResource: 'Authorize a resource',
-  newTree: 'New tree',
   code: 'Code',
   versions: 'Versions',
   newVersion: 'New version',
   version: 'Version',
   nodes: 'Nodes',
-  newNode: 'New node',
-  newChild: 'New child',
   rename: 'Rename',
-  moveTo: 'Move to…',
   move: 'Move',
   root: '(top level)',
   expand: 'Show children of {name}',
   collapse: 'Hide children of {name}',
   deleteNode: 'Delete {name}, its {n} child nodes and everything under them? This cannot be undone.',
   translations: 'Translations',
-  selectNode: 'Choose a node to see its translations.',
   exportCsv: 'Export CSV',
   importCsv: 'Import CSV',
   imported: '{n} nodes imported.',
@@ -168,6 +165,7 @@ const en = {
 export type MessageKey = keyof typeof en;
 
 const mn: Record<MessageKey, string> = {
+  ...treeMn,
   appName: 'Gatehouse удирдлага',
   skip: 'Агуулга руу шилжих',
   nav: 'Үндсэн цэс',
@@ -289,7 +287,6 @@ const mn: Record<MessageKey, string> = {
   pickUser: 'Хэрэглэгч сонгох',
   pick: 'Сонгох…',
   instance: 'Инстанс',
-  treesLater: 'Модны удирдлагын хуудсууд удахгүй.',
   notFound: 'Ийм хуудас байхгүй.',
   back: 'Буцах',
   details: 'Дэлгэрэнгүй',
@@ -306,23 +303,18 @@ const mn: Record<MessageKey, string> = {
   invite: 'Урих',
   inviteSent: 'Урилга илгээлээ.',
   authorizeResource: 'Нөөц зөвшөөрөх',
-  newTree: 'Шинэ мод',
   code: 'Код',
   versions: 'Хувилбарууд',
   newVersion: 'Шинэ хувилбар',
   version: 'Хувилбар',
   nodes: 'Зангилаанууд',
-  newNode: 'Шинэ зангилаа',
-  newChild: 'Дэд зангилаа',
   rename: 'Нэр солих',
-  moveTo: 'Зөөх…',
   move: 'Зөөх',
   root: '(дээд түвшин)',
   expand: '{name}-ийн дэд зангилааг харуулах',
   collapse: '{name}-ийн дэд зангилааг нуух',
   deleteNode: '{name}, түүний {n} дэд зангилаа болон тэдгээрийн доорх бүгдийг устгах уу? Буцаах боломжгүй.',
   translations: 'Орчуулгууд',
-  selectNode: 'Орчуулгыг харахын тулд зангилаа сонгоно уу.',
   exportCsv: 'CSV татах',
   importCsv: 'CSV оруулах',
   imported: '{n} зангилаа орууллаа.',
