@@ -20,9 +20,11 @@ const available = engine.status === 0 && engine.stdout.trim() !== '';
 const required = process.env.DOCKER_IMAGE_TEST === '1';
 // What the image adds to its runtime base (docker image inspect's uncompressed sizes; docs/deployment.md, "Image
 // size"): Node's binary, stripped of its debug symbols (about 107 MB for Node 22), and Gatehouse's own layers (56.7 MB
-// measured on 2026-11-29, 30 MB of it recheck's native ReDoS checker). The bounds leave room for ordinary dependency
-// and Node updates and fail on a regression such as a development package, a second build or an unstripped Node.
-const OWN_LAYERS_LIMIT_MB = 60;
+// measured on 2026-11-29, 30 MB of it recheck's native ReDoS checker; 61.5 MB on 2026-12-08 with the passkeys'
+// @simplewebauthn/server and its @peculiar/asn1 parsers, about 5 MB, and the console's static files). The bounds leave
+// room for ordinary dependency and Node updates and fail on a regression such as a development package, a second
+// build or an unstripped Node.
+const OWN_LAYERS_LIMIT_MB = 65;
 const NODE_LIMIT_MB = 112;
 // debian:bookworm-slim (amd64) as docker-library/repo-info lists it: not pullable here, so not measured. The target
 // for the whole runtime image on it (issue 27): 250 MB.
