@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+/// <reference lib="dom" />
 // The console's node tree on a 1,111,111-node version (fan-out 10, depth 6, tools/bench/tree/seed.mjs): how long
 // until a level is on screen, in Debian's Chromium, through the built console and the real services.
 //
@@ -49,7 +50,7 @@ const freePort = () =>
     const s = net.createServer();
     s.once('error', reject);
     s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
+      const { port } = /** @type {import('node:net').AddressInfo} */ (s.address());
       s.close(() => resolve(port));
     });
   });
@@ -72,7 +73,8 @@ const ports = {
   tree: await freePort(),
   console: await freePort(),
 };
-const svcEnv = benchServiceEnv({ BOOTSTRAP_ADMIN_EMAIL: `bench-${randomUUID().slice(0, 8)}@example.test` });
+const adminEmail = `bench-${randomUUID().slice(0, 8)}@example.test`;
+const svcEnv = benchServiceEnv({ BOOTSTRAP_ADMIN_EMAIL: adminEmail });
 const childEnv = { ...env };
 for (const v of ['ISSUER', 'AUTH_URL', 'CONSOLE_URL', 'CORS_ORIGINS', 'NODE_OPTIONS']) delete childEnv[v];
 let output = '';
@@ -163,7 +165,7 @@ const timedLink = (page, href, done) =>
         window.history.pushState(null, '', h);
         window.dispatchEvent(new PopStateEvent('popstate'));
       });
-      await new Promise((r) => requestAnimationFrame(() => r()));
+      await new Promise((r) => window.requestAnimationFrame(() => r(undefined)));
       return { dom, frame: performance.now() - t0 };
     },
     [href, done],
@@ -193,7 +195,10 @@ try {
     return r.json();
   };
   await call('POST', '/api/v1/trees', { code: 'bench', name: 'Benchmark tree' });
-  const v1 = await call('GET', '/api/v1/trees/bench/versions/v1');
+  const v1 = /** @type {{ id: string; tree_id: string }} */ (
+    await call('GET', '/api/v1/trees/bench/versions/v1')
+  );
+  /** @type {(text: string, params?: unknown[]) => Promise<any>} */
   const q = (text, params) => pool.query(text, params);
   log(`generating ${TOTAL.toLocaleString('en')} nodes (fan-out ${FANOUT}, depth ${DEPTH}) ...`);
   const genMs = await seedGeneratedVersion(q, v1, FANOUT, DEPTH);
@@ -202,7 +207,9 @@ try {
   log(
     `generated in ${(genMs / 1000).toFixed(1)} s, vacuum analyze ${((performance.now() - t0) / 1000).toFixed(1)} s`,
   );
-  const idOf = async (label) => (await q(`SELECT tree_node_id($1, $2) AS id`, [v1.id, label])).rows[0].id;
+  const idOf = async (label) =>
+    /** @type {{ rows: { id: string }[] }} */ (await q(`SELECT tree_node_id($1, $2) AS id`, [v1.id, label]))
+      .rows[0].id;
 
   browser = await chromium.launch({
     executablePath: CHROMIUM,
@@ -213,7 +220,7 @@ try {
   await page.goto(consoleUrl('/'));
   await page.click('#sign-in');
   await page.waitForSelector('input[name="username"]');
-  await page.fill('input[name="username"]', svcEnv.BOOTSTRAP_ADMIN_EMAIL);
+  await page.fill('input[name="username"]', adminEmail);
   await page.fill('input[name="password"]', svcEnv.BOOTSTRAP_ADMIN_PASSWORD);
   await page.keyboard.press('Enter');
   await page.waitForSelector('#signed-in-as');
