@@ -177,8 +177,11 @@ describe('npm start (tools/launcher/start.mjs)', () => {
     expect(current.output()).toMatch(/embedded PostgreSQL created and started/);
     for (const name of ['[auth] ', '[identity] ', '[tree] ', '[console] '])
       expect(current.output()).toContain(name);
-    // the console's line, as the services' (API.md, "Operating surface")
-    expect(current.output()).toContain(`  console   http://localhost:${ports.console}\n`);
+    // the console's line, as the services' (API.md, "Operating surface"): printed once the launcher's own readiness
+    // polls have all answered, which may be a moment after ours
+    const line = `  console   http://localhost:${ports.console}\n`;
+    for (let waited = 0; !current.output().includes(line) && waited < 15_000; waited += 100) await sleep(100);
+    expect(current.output()).toContain(line);
     await withGatehouseDb(dataDir, ports.pg, async (c) => {
       await c.query(
         'CREATE TABLE IF NOT EXISTS smoke_marker (id text PRIMARY KEY, at timestamptz NOT NULL DEFAULT now())',
